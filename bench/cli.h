@@ -1,0 +1,71 @@
+/* cli.h - shared pieces of the lbscale command line (bench/ only). */
+#ifndef LBS_CLI_H
+#define LBS_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "lbscale/error.h"
+#include "results.h"
+
+/* Exit codes: 0 ok, 1 runtime failure, 2 bad input. */
+#define EXIT_BAD_INPUT 2
+#define EXIT_RUNTIME 1
+
+/* Print "lbscale: <what>: <why>" on stderr. */
+void cli_error(const char *what, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Exit code for a library return code. */
+int cli_exit_code(int rc);
+
+/* Strict option values; on failure print the error and return -EINVAL. */
+int cli_size(const char *opt, const char *s, size_t *out);
+int cli_int(const char *opt, const char *s, long lo, long hi, long *out);
+int cli_double(const char *opt, const char *s, double lo, double hi,
+               double *out);
+
+/* Monotonic seconds. */
+double cli_now(void);
+/* Median/min/max of n samples (sorts x). */
+struct cli_stats { double median, min, max; };
+struct cli_stats cli_stats(double *x, size_t n);
+
+/* Threads: set OpenMP's count (0 = leave default) and return it. */
+int cli_threads(long t);
+
+/* Options every benchmark verb shares. */
+struct cli_common {
+    int json;            /* --json: one JSON object per result line */
+    int save;            /* write results/ (default on; --no-save) */
+    const char *out;     /* --out DIR: results into this run directory */
+};
+/* Handle one of --json --no-save --out DIR; returns 1 if consumed (and
+ * advances *i past a value), 0 if not a common option, -1 on error. */
+int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i);
+#define CLI_COMMON_HELP \
+    "  --json          one JSON object per result line on stdout\n" \
+    "  --out DIR       write results into run directory DIR (default: a new\n" \
+    "                  results/<UTC time>-<git rev>/, root from $LBSCALE_RESULTS)\n" \
+    "  --no-save       do not write results files\n" \
+    "  -h, --help      this help\n"
+
+/* Open the results run for a verb according to c (NULL run when
+ * --no-save).  argc/argv are recorded in meta.json. */
+int cli_open_run(const struct cli_common *c, const char *verb, int argc,
+                 char **argv, struct lbs_run **run);
+
+/* Verbs. */
+int verb_stream(int argc, char **argv);
+int verb_optim(int argc, char **argv);
+int verb_demo(int argc, char **argv);
+
+/* STREAM kernels callable from other verbs: measures triad and copy with
+ * the current thread count over n doubles per array.  Returns 0 or -ENOMEM. */
+struct stream_result {
+    double copy_gbps, triad_gbps;   /* best of iters, STREAM convention */
+    long wrong;                     /* elements failing the value check */
+    size_t n;
+};
+int stream_measure(size_t n, int iters, struct stream_result *r);
+
+#endif

@@ -1,0 +1,54 @@
+/* main.c - `lbscale VERB ...`: dispatch to the verbs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "git_rev.h"
+#include "lbs_config.h"
+
+struct verb {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct verb verbs[] = {
+    {"stream", verb_stream, "memory bandwidth (STREAM copy/triad)"},
+    {"optim", verb_optim, "time one optimizer step vs the STREAM roofline"},
+    {"demo", verb_demo, "the default suite: stream + every optimizer"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: lbscale VERB [options]   (lbscale VERB --help)\n\n"
+               "verbs:\n");
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(f, "\nexit status: 0 ok, 1 runtime failure, 2 bad input\n"
+               "results land in results/<UTC time>-<git rev>/ "
+               "(meta.json + one JSONL per verb)\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    const char *v = argv[1];
+    if (!strcmp(v, "-h") || !strcmp(v, "--help") || !strcmp(v, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(v, "--version") || !strcmp(v, "version")) {
+        printf("lbscale %s (git %s, mpi %s, cuda %s)\n", LBS_VERSION,
+               LBS_GIT_REV, LBS_HAVE_MPI ? "yes" : "no",
+               LBS_HAVE_CUDA ? "yes" : "no");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (!strcmp(v, verbs[i].name))
+            return verbs[i].fn(argc - 1, argv + 1);
+    cli_error(v, "unknown verb (run 'lbscale --help' for the list)");
+    return EXIT_BAD_INPUT;
+}

@@ -1,0 +1,262 @@
+/* optim_bench.c - `lbscale optim`: one optimizer step, timed, against the
+ * machine's STREAM triad bandwidth measured in the same run.
+ *
+ * Effective GB/s = elements x bytes_per_element / step time, where the
+ * bytes model is the optimizer's own (lbs_optim_bytes_per_elem, documented
+ * in each core/optim file: e.g. LAMB 40 B = two fused passes).  The
+ * roofline fraction is that divided by STREAM triad, which counts bytes
+ * the same way (no write-allocate traffic). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "layers.h"
+#include "lbscale/optim.h"
+#include "optim_bench.h"
+
+static long count_nonfinite(const struct layer_set *s)
+{
+    long bad = 0;
+    for (size_t l = 0; l < s->n; l++) {
+        const float *w = s->l[l].w;
+        size_t n = s->l[l].n;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++)
+            bad += !isfinite(w[i]);
+    }
+    return bad;
+}
+
+int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
+                    json_t **row, struct lbs_err *err)
+{
+    struct layer_set set;
+    int rc = layers_make(a->layers, a->elements, 1, &set, err);
+    if (rc)
+        return rc;
+    struct lbs_optim *o;
+    rc = lbs_optim_new(a->spec, set.l, set.n, comm, &o, err);
+    if (rc) {
+        layers_free(&set);
+        return rc;
+    }
+    double *t = calloc((size_t)a->iters, sizeof *t);
+    if (!t) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
+        if (comm)
+            lbs_barrier(comm);
+        double t0 = cli_now();
+        rc = lbs_optim_step(o, err);
+        if (i >= a->warmup)
+            t[i - a->warmup] = cli_now() - t0;
+    }
+    if (rc)
+        goto out;
+    struct cli_stats st = cli_stats(t, (size_t)a->iters);
+    double bpe = lbs_optim_bytes_per_elem(o);
+    double gbps = (double)set.elements * bpe / st.median / 1e9;
+    long wrong = count_nonfinite(&set);
+    *row = json_pack(
+        "{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
+        "s:f,s:I}",
+        "bench", "optim", "optim", lbs_optim_name(o), "params",
+        lbs_optim_params(o), "elements", (json_int_t)set.elements, "layers",
+        (json_int_t)set.n, "threads", a->threads, "ranks",
+        comm ? comm->size : 1, "warmup", (int)a->warmup, "iters",
+        (int)a->iters, "step_ms_median", st.median * 1e3, "step_ms_min",
+        st.min * 1e3, "step_ms_max", st.max * 1e3, "melem_per_s",
+        (double)set.elements / st.median / 1e6, "bytes_per_elem", bpe,
+        "gbps", gbps, "stream_gbps", a->stream_gbps, "roofline_frac",
+        gbps / a->stream_gbps, "wrong", (json_int_t)wrong);
+    json_object_set_new(*row, "layer_preset", json_string(a->layers));
+out:
+    free(t);
+    lbs_optim_free(o);
+    layers_free(&set);
+    return rc;
+}
+
+void optim_bench_header(void)
+{
+    printf("# %-7s %11s %6s %7s %10s %9s %9s %9s %6s %8s %8s %8s %6s\n",
+           "optim", "elements", "layers", "threads", "step(ms)", "min(ms)",
+           "max(ms)", "Melem/s", "B/elem", "GB/s", "STREAM", "roofline",
+           "#wrong");
+}
+
+void optim_bench_print(const json_t *r)
+{
+    printf("  %-7s %11lld %6lld %7lld %10.2f %9.2f %9.2f %9.1f %6.0f %8.2f "
+           "%8.2f %8.3f %6lld\n",
+           json_string_value(json_object_get(r, "optim")),
+           (long long)json_integer_value(json_object_get(r, "elements")),
+           (long long)json_integer_value(json_object_get(r, "layers")),
+           (long long)json_integer_value(json_object_get(r, "threads")),
+           json_real_value(json_object_get(r, "step_ms_median")),
+           json_real_value(json_object_get(r, "step_ms_min")),
+           json_real_value(json_object_get(r, "step_ms_max")),
+           json_real_value(json_object_get(r, "melem_per_s")),
+           json_real_value(json_object_get(r, "bytes_per_elem")),
+           json_real_value(json_object_get(r, "gbps")),
+           json_real_value(json_object_get(r, "stream_gbps")),
+           json_real_value(json_object_get(r, "roofline_frac")),
+           (long long)json_integer_value(json_object_get(r, "wrong")));
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: lbscale optim --optim SPEC [--elements N] [--layers PRESET]\n"
+"                     [--threads T] [--iters K] [--warmup W]\n"
+"                     [--stream-gbps X] [--comm self|mpi] [--json]\n"
+"       lbscale optim --list            optimizers and their keys\n"
+"       lbscale optim --help [NAME]     this help, or one optimizer's keys\n"
+"\n"
+"Times one optimizer step over N fp32 parameters (warm-up W steps, then K\n"
+"timed steps; median, min, max).  GB/s = N x bytes/elem / median time,\n"
+"where bytes/elem is the optimizer's documented traffic model (lamb 40,\n"
+"adamw 28, lars 28, sgd 20).  roofline = GB/s / STREAM triad GB/s\n"
+"measured in the same run with the same threads (or given by\n"
+"--stream-gbps).  #wrong counts non-finite parameters after the run.\n"
+"\n"
+"  --optim SPEC    e.g. lamb or lamb:lr=0.01,wd=0.01 (see --list)\n"
+"  --elements N    parameters (default 100M; suffixes K M G, Ki Mi Gi)\n"
+"  --layers P      layer preset (default uniform:16):\n"
+LAYERS_PRESETS_HELP
+"  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
+"  --iters K       timed steps (default 10)\n"
+"  --warmup W      untimed steps first (default 2)\n"
+"  --stream-gbps X skip the STREAM measurement and use X GB/s\n"
+"  --comm B        self (default) or mpi (under mpirun; gradients are\n"
+"                  averaged across ranks inside the timed step)\n"
+CLI_COMMON_HELP);
+}
+
+int verb_optim(int argc, char **argv)
+{
+    struct cli_common com = {.save = 1};
+    struct optim_bench_args a = {.elements = 100000000, .layers = "uniform:16",
+                                 .iters = 10, .warmup = 2};
+    const char *backend = "self";
+    long threads = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int c = cli_common_opt(&com, argc, argv, &i);
+        if (c < 0)
+            return EXIT_BAD_INPUT;
+        if (c)
+            continue;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            if (v && v[0] != '-') {
+                if (lbs_optim_help(v, stdout)) {
+                    cli_error("optim", "unknown optimizer '%s' (see --list)",
+                              v);
+                    return EXIT_BAD_INPUT;
+                }
+                return 0;
+            }
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(o, "--list")) {
+            lbs_optim_help(NULL, stdout);
+            return 0;
+        } else if (!strcmp(o, "--optim")) {
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            a.spec = v;
+            i++;
+        } else if (!strcmp(o, "--elements")) {
+            if (cli_size(o, v, &a.elements)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--layers")) {
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            a.layers = v;
+            i++;
+        } else if (!strcmp(o, "--threads")) {
+            if (cli_int(o, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--iters")) {
+            if (cli_int(o, v, 1, 1000000, &a.iters)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--warmup")) {
+            if (cli_int(o, v, 0, 1000000, &a.warmup)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--stream-gbps")) {
+            if (cli_double(o, v, 1e-3, 1e6, &a.stream_gbps))
+                return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--comm")) {
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            backend = v;
+            i++;
+        } else {
+            cli_error("optim", "unknown option '%s' (see --help)", o);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (!a.spec) {
+        cli_error("optim", "--optim SPEC is required (see --list)");
+        return EXIT_BAD_INPUT;
+    }
+    a.threads = cli_threads(threads);
+    return optim_bench_main(&a, backend, &com, argc, argv);
+}
+
+int optim_bench_main(struct optim_bench_args *a, const char *backend,
+                     const struct cli_common *com, int argc, char **argv)
+{
+    struct lbs_err e;
+    struct lbs_comm *comm = NULL;
+    int rc = lbs_comm_new(backend, &comm, &e);
+    if (rc) {
+        cli_error("--comm", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    struct lbs_run *run = NULL;
+    int lead = comm->rank == 0;
+    if (lead && cli_open_run(com, "optim", argc, argv, &run)) {
+        lbs_comm_free(comm);
+        return EXIT_RUNTIME;
+    }
+    if (a->stream_gbps <= 0) {
+        struct stream_result s;
+        if (stream_measure(32000000, 5, &s) || s.wrong) {
+            cli_error("optim", "STREAM reference measurement failed");
+            rc = -EIO;
+            goto out;
+        }
+        a->stream_gbps = s.triad_gbps;
+    }
+    json_t *row = NULL;
+    rc = optim_bench_run(a, comm, &row, &e);
+    if (rc) {
+        cli_error("optim", "%s", e.msg);
+        goto out;
+    }
+    if (lead) {
+        if (com->json) {
+            char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+            puts(s);
+            free(s);
+        } else {
+            optim_bench_header();
+            optim_bench_print(row);
+        }
+        if (run && (rc = lbs_run_append(run, "optim", json_incref(row), &e)))
+            cli_error("optim", "%s", e.msg);
+        else if (run && !com->json)
+            fprintf(stderr, "results: %s/optim.jsonl\n", lbs_run_dir(run));
+    }
+    if (!rc && json_integer_value(json_object_get(row, "wrong"))) {
+        cli_error("optim", "non-finite parameters after the run");
+        rc = -EDOM;
+    }
+    json_decref(row);
+out:
+    lbs_run_close(run);
+    lbs_comm_free(comm);
+    return cli_exit_code(rc);
+}

@@ -1,0 +1,28 @@
+/* optim_bench.h - the optimizer-step benchmark, shared by optim and demo. */
+#ifndef LBS_OPTIM_BENCH_H
+#define LBS_OPTIM_BENCH_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "cli.h"
+#include "lbscale/comm.h"
+
+struct optim_bench_args {
+    const char *spec;
+    size_t elements;
+    const char *layers;
+    long iters, warmup;
+    int threads;
+    double stream_gbps;   /* <= 0: measure */
+};
+
+/* Run one benchmark; *row gets a new JSON object on success. */
+int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
+                    json_t **row, struct lbs_err *err);
+int optim_bench_main(struct optim_bench_args *a, const char *backend,
+                     const struct cli_common *com, int argc, char **argv);
+void optim_bench_header(void);
+void optim_bench_print(const json_t *row);
+
+#endif

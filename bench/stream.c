@@ -1,0 +1,168 @@
+/* stream.c - `lbscale stream`: the machine's memory bandwidth, measured
+ * the way McCalpin's STREAM does it (copy c=a, triad a=b+s*c on doubles,
+ * best of N iterations, bytes = 16 per element for copy, 24 for triad,
+ * write-allocate traffic not counted) with OpenMP threads.  Every other
+ * bandwidth lbscale reports is compared against this number. */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void stream_init(double *a, double *b, double *c, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        a[i] = 1.0;
+        b[i] = 2.0;
+        c[i] = 0.0;
+    }
+}
+
+static void stream_copy(const double *restrict a, double *restrict c,
+                        size_t n)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++)
+        c[i] = a[i];
+}
+
+static void stream_triad(double *restrict a, const double *restrict b,
+                         const double *restrict c, double s, size_t n)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++)
+        a[i] = b[i] + s * c[i];
+}
+
+/* After k rounds of (copy; triad) from a=1, b=2: c holds a's previous
+ * value and a = 2 + 3c.  Count elements that disagree. */
+static long stream_check(const double *a, const double *c, size_t n,
+                         double a_exp, double c_exp)
+{
+    long wrong = 0;
+#pragma omp parallel for reduction(+ : wrong) schedule(static)
+    for (size_t i = 0; i < n; i++)
+        wrong += (a[i] != a_exp) + (c[i] != c_exp);
+    return wrong;
+}
+
+int stream_measure(size_t n, int iters, struct stream_result *r)
+{
+    double *a = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    double *b = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    double *c = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    if (!a || !b || !c) {
+        free(a); free(b); free(c);
+        return -ENOMEM;
+    }
+    stream_init(a, b, c, n);
+    double best_copy = 1e30, best_triad = 1e30, a_exp = 1.0, c_exp = 0.0;
+    for (int k = 0; k < iters + 1; k++) {   /* first round is warm-up */
+        double t0 = cli_now();
+        stream_copy(a, c, n);
+        double t1 = cli_now();
+        stream_triad(a, b, c, 3.0, n);
+        double t2 = cli_now();
+        c_exp = a_exp;
+        a_exp = 2.0 + 3.0 * c_exp;
+        if (k > 0) {
+            best_copy = t1 - t0 < best_copy ? t1 - t0 : best_copy;
+            best_triad = t2 - t1 < best_triad ? t2 - t1 : best_triad;
+        }
+    }
+    r->n = n;
+    r->copy_gbps = 16.0 * (double)n / best_copy / 1e9;
+    r->triad_gbps = 24.0 * (double)n / best_triad / 1e9;
+    r->wrong = stream_check(a, c, n, a_exp, c_exp);
+    free(a); free(b); free(c);
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: lbscale stream [--elements N] [--iters K] [--threads T] [--json]\n"
+"\n"
+"Measures memory bandwidth like STREAM: copy (c=a) and triad (a=b+s*c)\n"
+"over three arrays of N doubles, best of K timed iterations after one\n"
+"warm-up, GB/s = 1e9 bytes/s counting 16 (copy) and 24 (triad) bytes per\n"
+"element.  #wrong counts elements whose final value is not the exact\n"
+"expected one.\n"
+"\n"
+"  --elements N    doubles per array (default 32M; suffixes K M G, Ki Mi Gi)\n"
+"  --iters K       timed iterations (default 10)\n"
+"  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
+CLI_COMMON_HELP);
+}
+
+int verb_stream(int argc, char **argv)
+{
+    struct cli_common com = {.save = 1};
+    size_t n = 32000000;
+    long iters = 10, threads = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int c = cli_common_opt(&com, argc, argv, &i);
+        if (c < 0)
+            return EXIT_BAD_INPUT;
+        if (c)
+            continue;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--elements")) {
+            if (cli_size(a, v, &n)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(a, "--iters")) {
+            if (cli_int(a, v, 1, 100000, &iters)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(a, "--threads")) {
+            if (cli_int(a, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;
+            i++;
+        } else {
+            cli_error("stream", "unknown option '%s' (see --help)", a);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    int nt = cli_threads(threads);
+    struct lbs_run *run;
+    if (cli_open_run(&com, "stream", argc, argv, &run))
+        return EXIT_RUNTIME;
+    struct stream_result r;
+    if (stream_measure(n, (int)iters, &r)) {
+        cli_error("stream", "cannot allocate 3 x %zu doubles", n);
+        lbs_run_close(run);
+        return EXIT_RUNTIME;
+    }
+    json_t *row = json_pack("{s:s,s:I,s:i,s:i,s:f,s:f,s:I}", "bench", "stream",
+                            "elements", (json_int_t)n, "threads", nt, "iters", (int)iters,
+                            "copy_gbps", r.copy_gbps, "triad_gbps",
+                            r.triad_gbps, "wrong", (json_int_t)r.wrong);
+    if (com.json) {
+        char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(s);
+        free(s);
+    } else {
+        printf("# %12s %8s %14s %15s %7s\n", "elements", "threads",
+               "copy(GB/s)", "triad(GB/s)", "#wrong");
+        printf("  %12zu %8d %14.2f %15.2f %7ld\n", n, nt, r.copy_gbps,
+               r.triad_gbps, r.wrong);
+    }
+    int rc = 0;
+    if (run) {
+        struct lbs_err e;
+        if (lbs_run_append(run, "stream", json_incref(row), &e)) {
+            cli_error("stream", "%s", e.msg);
+            rc = EXIT_RUNTIME;
+        } else if (!com.json)
+            fprintf(stderr, "results: %s/stream.jsonl\n", lbs_run_dir(run));
+    }
+    json_decref(row);
+    lbs_run_close(run);
+    if (!rc && r.wrong) {
+        cli_error("stream", "%ld elements have wrong values", r.wrong);
+        rc = EXIT_RUNTIME;
+    }
+    return rc;
+}

@@ -1,0 +1,80 @@
+/* comm.c - dispatch from the lbs_* calls to a backend's ops table. */
+#include <string.h>
+
+#include "lbscale/comm.h"
+
+size_t lbs_dtype_size(enum lbs_dtype t)
+{
+    switch (t) {
+    case LBS_FLOAT32: case LBS_INT32: return 4;
+    case LBS_FLOAT64: case LBS_INT64: return 8;
+    case LBS_UINT8: return 1;
+    }
+    return 0;
+}
+
+int lbs_comm_new(const char *backend, struct lbs_comm **out,
+                 struct lbs_err *err)
+{
+    if (!strcmp(backend, "self"))
+        return lbs_comm_self_new(out, err);
+    if (!strcmp(backend, "mpi"))
+        return lbs_comm_mpi_new(out, err);
+    return lbs_err_set(err, -ENOENT, "unknown comm backend '%s' (self, mpi)",
+                       backend);
+}
+
+void lbs_comm_free(struct lbs_comm *c)
+{
+    if (c)
+        c->ops->free(c);
+}
+
+int lbs_allreduce(struct lbs_comm *c, void *buf, size_t count,
+                  enum lbs_dtype t, enum lbs_redop op, int layer)
+{
+    return c->ops->allreduce(c, buf, count, t, op, layer);
+}
+
+int lbs_allgather(struct lbs_comm *c, const void *send, void *recv,
+                  size_t count, enum lbs_dtype t, int layer)
+{
+    return c->ops->allgather(c, send, recv, count, t, layer);
+}
+
+int lbs_allgatherv(struct lbs_comm *c, const void *send, size_t count,
+                   void *recv, const size_t *counts, const size_t *displs,
+                   enum lbs_dtype t, int layer)
+{
+    return c->ops->allgatherv(c, send, count, recv, counts, displs, t, layer);
+}
+
+int lbs_alltoall(struct lbs_comm *c, const void *send, void *recv,
+                 size_t count, enum lbs_dtype t, int layer)
+{
+    return c->ops->alltoall(c, send, recv, count, t, layer);
+}
+
+int lbs_bcast(struct lbs_comm *c, void *buf, size_t count, enum lbs_dtype t,
+              int root, int layer)
+{
+    return c->ops->bcast(c, buf, count, t, root, layer);
+}
+
+int lbs_barrier(struct lbs_comm *c)
+{
+    return c->ops->barrier(c);
+}
+
+int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
+                           int layer)
+{
+    int rc = lbs_allreduce(c, buf, count, LBS_FLOAT32, LBS_SUM, layer);
+    if (rc || c->size == 1)
+        return rc;
+    const float inv = 1.0f / (float)c->size;
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < count; i++)
+        buf[i] *= inv;
+    return 0;
+}

@@ -1,0 +1,14 @@
+/* lbscale/lbscale.h - the public API in one include.
+ * Link with `pkg-config --cflags --libs lbscale`. */
+#ifndef LBSCALE_H
+#define LBSCALE_H
+
+#include "lbscale/comm.h"
+#include "lbscale/error.h"
+#include "lbscale/layer.h"
+#include "lbscale/optim.h"
+#include "lbscale/param.h"
+
+#define LBSCALE_VERSION "0.1.0"
+
+#endif

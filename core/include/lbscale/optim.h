@@ -1,0 +1,71 @@
+/* lbscale/optim.h - optimizers made from spec strings.
+ *
+ *   struct lbs_optim *o;
+ *   struct lbs_err e;
+ *   if (lbs_optim_new("lamb:lr=0.01,wd=0.01", layers, nlayers, comm, &o, &e))
+ *       fprintf(stderr, "%s\n", e.msg);
+ *   for (...) { fill layers[i].g; lbs_optim_step(o, &e); }
+ *   lbs_optim_free(o);
+ *
+ * Ownership: lbs_optim_new copies the layer array (not the w/g buffers, nor
+ * the name strings, which must outlive the optimizer) and allocates all
+ * per-layer state; lbs_optim_free releases it.  comm may be NULL (a private
+ * "self" comm is created and owned); otherwise it is borrowed and must
+ * outlive the optimizer.
+ *
+ * What a step does: data-parallel optimizers (sgd, lars, lamb, adamw)
+ * average every layer's g across the comm's ranks in place (so g holds the
+ * averaged gradient afterwards), then update w.
+ *
+ * Threading: one optimizer is driven by one thread; the kernels inside use
+ * OpenMP (omp_set_num_threads / OMP_NUM_THREADS choose how many threads).
+ * Distinct optimizer objects are independent.
+ *
+ * Errors: 0 or a negative code (lbscale/error.h) with a one-line message.
+ * Unknown optimizer or key: -ENOENT; bad value: -EINVAL; a NaN/Inf gradient
+ * found during a step: -EDOM naming the layer - the step may have been
+ * partly applied, so the optimizer should be freed.
+ */
+#ifndef LBSCALE_OPTIM_H
+#define LBSCALE_OPTIM_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "lbscale/comm.h"
+#include "lbscale/error.h"
+#include "lbscale/layer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lbs_optim;
+
+int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
+                  size_t nlayers, struct lbs_comm *comm,
+                  struct lbs_optim **out, struct lbs_err *err);
+int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err);
+void lbs_optim_free(struct lbs_optim *o);
+
+/* Name of the algorithm ("lamb") and the effective "key=value,..." list. */
+const char *lbs_optim_name(const struct lbs_optim *o);
+const char *lbs_optim_params(const struct lbs_optim *o);
+/* Steps taken so far. */
+long lbs_optim_steps(const struct lbs_optim *o);
+/* Scale every learning rate by f from the next step on (schedules). */
+void lbs_optim_set_lr_scale(struct lbs_optim *o, double f);
+
+/* Memory traffic model of one step, bytes per parameter element, for
+ * roofline reports (documented per optimizer in its source file). */
+double lbs_optim_bytes_per_elem(const struct lbs_optim *o);
+
+/* Registry: the names in registration order, NULL-terminated. */
+const char *const *lbs_optim_names(void);
+/* Print "name - summary" and the key table of one optimizer (or all when
+ * name is NULL).  Returns -ENOENT for an unknown name. */
+int lbs_optim_help(const char *name, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,71 @@
+/* lbscale/param.h - spec strings: "name:key=value,key=value".
+ *
+ * Each optimizer (and later each compressor) declares its keys as data: a
+ * table of struct lbs_param_spec ending with a {NULL} entry.  One parser
+ * validates every spec against such a table and one printer writes every
+ * --help from it, so a key can never be accepted in one place and
+ * rejected in another.  Values are stored as doubles at `offset` inside a
+ * caller-provided config struct.
+ */
+#ifndef LBSCALE_PARAM_H
+#define LBSCALE_PARAM_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include "lbscale/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum lbs_param_type {
+    LBS_P_REAL,  /* any finite number in range */
+    LBS_P_INT,   /* integral value in range */
+    LBS_P_BOOL,  /* 0/1, also accepts true/false/on/off/yes/no */
+    LBS_P_ENUM,  /* one of the names in choices (stored as its index) */
+};
+
+/* Range flags: open bounds exclude the bound itself. */
+#define LBS_P_MIN_OPEN 1u
+#define LBS_P_MAX_OPEN 2u
+
+struct lbs_param_spec {
+    const char *key;
+    enum lbs_param_type type;
+    double def;
+    double min, max;
+    unsigned flags;
+    size_t offset;              /* offsetof(config struct, field); a double */
+    const char *help;
+    const char *const *choices; /* LBS_P_ENUM only, NULL-terminated */
+};
+
+/* Split "name:k=v,..." into name (copied into name, at most namelen-1
+ * chars) and a pointer to the argument part inside spec ("" if none). */
+int lbs_spec_split(const char *spec, char *name, size_t namelen,
+                   const char **args, struct lbs_err *err);
+
+/* Set defaults from table into cfg, then apply args ("k=v,k=v").  `what`
+ * names the object in messages (e.g. "lamb").  Duplicate keys, unknown
+ * keys, malformed numbers ("1e", "abc", "10Q"), NaN/Inf and out-of-range
+ * values are -EINVAL (unknown key: -ENOENT) with a message naming the key. */
+int lbs_params_parse(const struct lbs_param_spec *table, const char *what,
+                     const char *args, void *cfg, struct lbs_err *err);
+
+/* Parse one strict number: the whole string must be a finite number. */
+int lbs_parse_double(const char *s, double *out);
+/* Sizes with optional K/M/G suffix (powers of 1000 and, with "i", 1024):
+ * "100M" = 1e8, "4Ki" = 4096.  Rejects negatives and garbage. */
+int lbs_parse_size(const char *s, size_t *out);
+
+/* Write the table as "  key=default  [range]  help" lines. */
+void lbs_params_print(const struct lbs_param_spec *table, FILE *f);
+
+/* Format the effective config as "key=value,..." into buf (for results). */
+void lbs_params_format(const struct lbs_param_spec *table, const void *cfg,
+                       char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

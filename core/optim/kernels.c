@@ -1,0 +1,97 @@
+/* kernels.c - building blocks shared by the optimizer files. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optim_impl.h"
+
+int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
+{
+    if (o->comm->size == 1)
+        return 0;
+    o->comm->err = err;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        int rc = lbs_allreduce_mean_f32(o->comm, o->layers[i].g,
+                                        o->layers[i].n, (int)i);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+double lbs_sumsq(const float *x, size_t n)
+{
+    double s = 0;
+#pragma omp parallel for simd reduction(+ : s) schedule(static)
+    for (size_t i = 0; i < n; i++)
+        s += (double)x[i] * x[i];
+    return s;
+}
+
+int lbs_check_finite(const struct lbs_optim *o, size_t layer, double x,
+                     struct lbs_err *err)
+{
+    if (isfinite(x))
+        return 0;
+    return lbs_err_set(err, -EDOM, "%s: non-finite gradient or update in "
+                       "layer %zu ('%s') at step %ld", o->ops->name, layer,
+                       o->layers[layer].name ? o->layers[layer].name : "?",
+                       o->t);
+}
+
+int lbs_clip_factor(struct lbs_optim *o, double max_norm, double *scale,
+                    struct lbs_err *err)
+{
+    *scale = 1.0;
+    if (max_norm <= 0)
+        return 0;
+    double total = 0;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        double s = lbs_sumsq(o->layers[i].g, o->layers[i].n);
+        int rc = lbs_check_finite(o, i, s, err);
+        if (rc)
+            return rc;
+        total += s;
+    }
+    double norm = sqrt(total);
+    if (norm > max_norm)
+        *scale = max_norm / norm;
+    return 0;
+}
+
+double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi)
+{
+    double r = (wnorm > 0 && unorm > 0) ? wnorm / unorm : 1.0;
+    return r < lo ? lo : r > hi ? hi : r;
+}
+
+float *lbs_zalloc_f32(size_t n)
+{
+    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
+    float *p = aligned_alloc(64, bytes);
+    if (p)
+        memset(p, 0, bytes);   /* also first-touches pages (NUMA) */
+    return p;
+}
+
+float **lbs_alloc_layer_state(const struct lbs_optim *o)
+{
+    float **s = calloc(o->nlayers, sizeof *s);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < o->nlayers; i++)
+        if (!(s[i] = lbs_zalloc_f32(o->layers[i].n))) {
+            lbs_free_layer_state(o, s);
+            return NULL;
+        }
+    return s;
+}
+
+void lbs_free_layer_state(const struct lbs_optim *o, float **s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < o->nlayers; i++)
+        free(s[i]);
+    free(s);
+}

@@ -1,0 +1,169 @@
+/* lamb.c - LAMB (You et al. 2019), layer-wise adaptive Adam.
+ *
+ *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+ *   u = (m/bc1) / (sqrt(v/bc2) + eps) + wd w     (bc = 1 - b^t, or 1 when
+ *                                                 bias correction is off)
+ *   phi = clamp(||w|| / ||u||, cmin, cmax)       (ratio 1 if a norm is 0)
+ *   w  -= lr phi u
+ *
+ * g is first averaged over ranks and, when clip > 0, scaled by
+ * min(1, clip/||g||_global) (apex FusedLAMB's max_grad_norm).  With
+ * exclude_1d (the default, like apex with its usual parameter groups)
+ * 1-D tensors - biases, LayerNorm - get phi = 1 and no weight decay.
+ *
+ * Two fused passes per layer so no u array is ever stored: pass 1 reads
+ * g, m, v, w and writes m, v while summing ||w||^2 and ||u||^2; pass 2
+ * reads m, v, w, recomputes u bit-identically and writes w.
+ * Bytes per element: 16 + 8 (pass 1) + 12 + 4 (pass 2) = 40, plus 4 for
+ * the gradient-norm pass when clip > 0.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "optim_impl.h"
+
+struct lamb_cfg {
+    double lr, b1, b2, eps, wd, bias_correction, cmin, cmax, clip,
+        exclude_1d;
+};
+
+#define K(f) offsetof(struct lamb_cfg, f)
+static const struct lbs_param_spec lamb_params[] = {
+    {"lr", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(lr), "learning rate", NULL},
+    {"b1", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(b1), "first-moment decay", NULL},
+    {"b2", LBS_P_REAL, 0.999, 0, 1, LBS_P_MAX_OPEN, K(b2), "second-moment decay", NULL},
+    {"eps", LBS_P_REAL, 1e-6, 0, 1, LBS_P_MIN_OPEN, K(eps), "added to sqrt(v)", NULL},
+    {"wd", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(wd), "decoupled weight decay", NULL},
+    {"bias_correction", LBS_P_BOOL, 1, 0, 1, 0, K(bias_correction), "divide m, v by 1-b^t", NULL},
+    {"cmin", LBS_P_REAL, 0, 0, INFINITY, 0, K(cmin), "lower clamp of the trust ratio", NULL},
+    {"cmax", LBS_P_REAL, 1e9, 0, INFINITY, LBS_P_MIN_OPEN, K(cmax), "upper clamp of the trust ratio", NULL},
+    {"clip", LBS_P_REAL, 0, 0, INFINITY, 0, K(clip), "global grad-norm clip (0: off)", NULL},
+    {"exclude_1d", LBS_P_BOOL, 1, 0, 1, 0, K(exclude_1d), "no trust ratio/wd for 1-D tensors", NULL},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+#undef K
+
+struct lamb_state {
+    float **m, **v;
+};
+
+/* The per-element update direction, shared by both passes so pass 2
+ * recomputes exactly what pass 1 measured. */
+struct lamb_coef {
+    float b1, b2, c1, c2, ibc1, ibc2, eps, wd, gscale;
+};
+
+static inline float lamb_u(const struct lamb_coef *k, float m, float v,
+                           float w)
+{
+    return (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
+}
+
+static void lamb_pass1(const struct lamb_coef *k, const float *g, float *m,
+                       float *v, const float *w, size_t n, double *wn,
+                       double *un)
+{
+    double sw = 0, su = 0;
+#pragma omp parallel for simd reduction(+ : sw, su) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] * k->gscale;
+        float mi = k->b1 * m[i] + k->c1 * gi;
+        float vi = k->b2 * v[i] + k->c2 * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        float u = lamb_u(k, mi, vi, w[i]);
+        sw += (double)w[i] * w[i];
+        su += (double)u * u;
+    }
+    *wn = sqrt(sw);
+    *un = sqrt(su);
+}
+
+static void lamb_pass2(const struct lamb_coef *k, const float *m,
+                       const float *v, float *w, size_t n, float step)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++)
+        w[i] -= step * lamb_u(k, m[i], v[i], w[i]);
+}
+
+static int lamb_init(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct lamb_cfg *c = o->cfg;
+    if (c->cmin > c->cmax)
+        return lbs_err_set(err, -EINVAL, "lamb: cmin (%g) > cmax (%g)",
+                           c->cmin, c->cmax);
+    struct lamb_state *s = calloc(1, sizeof *s);
+    if (!s || !(s->m = lbs_alloc_layer_state(o)) ||
+        !(s->v = lbs_alloc_layer_state(o))) {
+        if (s)
+            lbs_free_layer_state(o, s->m);
+        free(s);
+        return lbs_err_set(err, -ENOMEM, "lamb: out of memory for state");
+    }
+    o->state = s;
+    return 0;
+}
+
+static int lamb_step(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct lamb_cfg *c = o->cfg;
+    struct lamb_state *s = o->state;
+    int rc = lbs_optim_average_grads(o, err);
+    double gscale;
+    if (!rc)
+        rc = lbs_clip_factor(o, c->clip, &gscale, err);
+    if (rc)
+        return rc;
+    struct lamb_coef k = {
+        .b1 = (float)c->b1, .b2 = (float)c->b2,
+        .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
+        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps,
+        .gscale = (float)gscale,
+    };
+    if (c->bias_correction) {
+        k.ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
+        k.ibc2 = (float)(1.0 / (1.0 - pow(c->b2, (double)o->t)));
+    }
+    double lr = c->lr * o->lr_scale;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        const struct lbs_layer *L = &o->layers[i];
+        int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
+        k.wd = plain ? 0.0f : (float)c->wd;
+        double wn, un;
+        lamb_pass1(&k, L->g, s->m[i], s->v[i], L->w, L->n, &wn, &un);
+        if ((rc = lbs_check_finite(o, i, un, err)))
+            return rc;
+        double phi = plain ? 1.0 : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
+        lamb_pass2(&k, s->m[i], s->v[i], L->w, L->n, (float)(lr * phi));
+    }
+    return 0;
+}
+
+static void lamb_fini(struct lbs_optim *o)
+{
+    struct lamb_state *s = o->state;
+    if (!s)
+        return;
+    lbs_free_layer_state(o, s->m);
+    lbs_free_layer_state(o, s->v);
+    free(s);
+}
+
+static double lamb_bytes(const struct lbs_optim *o)
+{
+    const struct lamb_cfg *c = o->cfg;
+    return 40.0 + (c->clip > 0 ? 4.0 : 0.0);
+}
+
+const struct lbs_optim_ops lbs_optim_lamb = {
+    .name = "lamb",
+    .summary = "LAMB: Adam direction scaled per layer by ||w||/||u||",
+    .params = lamb_params,
+    .cfg_size = sizeof(struct lamb_cfg),
+    .bytes_per_elem = lamb_bytes,
+    .init = lamb_init,
+    .step = lamb_step,
+    .fini = lamb_fini,
+};

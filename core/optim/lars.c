@@ -1,0 +1,108 @@
+/* lars.c - LARS (You, Gitman & Ginsburg 2017).
+ *
+ *   local_lr = eta ||w|| / (||g|| + wd ||w||)   (1 if ||w|| or ||g|| is 0)
+ *   v = mu v + lr local_lr (g + wd w);   w -= v
+ *
+ * With exclude_1d (default) 1-D tensors use local_lr = 1 and no weight
+ * decay, as the usual LARS recipes do for biases and BatchNorm.
+ * Two passes: norms (read g, w: 8 bytes/element), then the fused update
+ * (read g, v, w; write v, w: 20) = 28 bytes/element.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "optim_impl.h"
+
+struct lars_cfg {
+    double lr, momentum, wd, eta, exclude_1d;
+};
+
+#define K(f) offsetof(struct lars_cfg, f)
+static const struct lbs_param_spec lars_params[] = {
+    {"lr", LBS_P_REAL, 0.1, 0, INFINITY, 0, K(lr), "global learning rate", NULL},
+    {"momentum", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(momentum), "momentum factor mu", NULL},
+    {"wd", LBS_P_REAL, 0.0005, 0, INFINITY, 0, K(wd), "weight decay", NULL},
+    {"eta", LBS_P_REAL, 0.001, 0, INFINITY, LBS_P_MIN_OPEN, K(eta), "trust coefficient", NULL},
+    {"exclude_1d", LBS_P_BOOL, 1, 0, 1, 0, K(exclude_1d), "local_lr=1, no wd for 1-D tensors", NULL},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+#undef K
+
+static int lars_init(struct lbs_optim *o, struct lbs_err *err)
+{
+    if (!(o->state = lbs_alloc_layer_state(o)))
+        return lbs_err_set(err, -ENOMEM, "lars: out of memory for state");
+    return 0;
+}
+
+static void lars_norms(const float *g, const float *w, size_t n, double *gn,
+                       double *wn)
+{
+    double sg = 0, sw = 0;
+#pragma omp parallel for simd reduction(+ : sg, sw) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        sg += (double)g[i] * g[i];
+        sw += (double)w[i] * w[i];
+    }
+    *gn = sqrt(sg);
+    *wn = sqrt(sw);
+}
+
+static void lars_update(float mu, float scale, float wd, const float *g,
+                        float *v, float *w, size_t n)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float vi = mu * v[i] + scale * (g[i] + wd * w[i]);
+        v[i] = vi;
+        w[i] -= vi;
+    }
+}
+
+static int lars_step(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct lars_cfg *c = o->cfg;
+    float **v = o->state;
+    int rc = lbs_optim_average_grads(o, err);
+    if (rc)
+        return rc;
+    double lr = c->lr * o->lr_scale;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        const struct lbs_layer *L = &o->layers[i];
+        int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
+        double wd = plain ? 0.0 : c->wd;
+        double gn, wn;
+        lars_norms(L->g, L->w, L->n, &gn, &wn);
+        if ((rc = lbs_check_finite(o, i, gn + wn, err)))
+            return rc;
+        double local = 1.0;
+        if (!plain && wn > 0 && gn > 0)
+            local = c->eta * wn / (gn + wd * wn);
+        lars_update((float)c->momentum, (float)(lr * local), (float)wd, L->g,
+                    v[i], L->w, L->n);
+    }
+    return 0;
+}
+
+static void lars_fini(struct lbs_optim *o)
+{
+    lbs_free_layer_state(o, o->state);
+}
+
+static double lars_bytes(const struct lbs_optim *o)
+{
+    (void)o;
+    return 28.0;
+}
+
+const struct lbs_optim_ops lbs_optim_lars = {
+    .name = "lars",
+    .summary = "LARS: momentum SGD with layer-wise eta*||w||/||g|| rate",
+    .params = lars_params,
+    .cfg_size = sizeof(struct lars_cfg),
+    .bytes_per_elem = lars_bytes,
+    .init = lars_init,
+    .step = lars_step,
+    .fini = lars_fini,
+};

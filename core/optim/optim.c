@@ -1,0 +1,154 @@
+/* optim.c - the driver: spec parsing, lifetime, the step counter. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "optim_impl.h"
+
+extern const struct lbs_optim_ops *const lbs_optim_registry[];
+
+static const struct lbs_optim_ops *lookup(const char *name)
+{
+    for (size_t i = 0; lbs_optim_registry[i]; i++)
+        if (!strcmp(lbs_optim_registry[i]->name, name))
+            return lbs_optim_registry[i];
+    return NULL;
+}
+
+const char *const *lbs_optim_names(void)
+{
+    static const char *names[64];
+    if (!names[0])
+        for (size_t i = 0; lbs_optim_registry[i] && i < 63; i++)
+            names[i] = lbs_optim_registry[i]->name;
+    return names;
+}
+
+static int check_layers(const struct lbs_layer *l, size_t n,
+                        struct lbs_err *err)
+{
+    if (n == 0 || !l)
+        return lbs_err_set(err, -EINVAL, "no layers given");
+    for (size_t i = 0; i < n; i++) {
+        const char *name = l[i].name ? l[i].name : "?";
+        if (l[i].n == 0 || !l[i].w || !l[i].g)
+            return lbs_err_set(err, -EINVAL,
+                               "layer %zu ('%s'): empty or NULL buffers", i,
+                               name);
+        if (l[i].ndim < 1 || l[i].ndim > LBS_MAX_DIMS)
+            return lbs_err_set(err, -EINVAL, "layer %zu ('%s'): ndim %d not "
+                               "in 1..%d", i, name, l[i].ndim, LBS_MAX_DIMS);
+        size_t prod = 1;
+        for (int d = 0; d < l[i].ndim; d++)
+            prod *= l[i].shape[d];
+        if (prod != l[i].n)
+            return lbs_err_set(err, -EINVAL, "layer %zu ('%s'): shape has %zu "
+                               "elements but n = %zu", i, name, prod, l[i].n);
+    }
+    return 0;
+}
+
+int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
+                  size_t nlayers, struct lbs_comm *comm,
+                  struct lbs_optim **out, struct lbs_err *err)
+{
+    char name[64];
+    const char *args;
+    *out = NULL;
+    int rc = lbs_spec_split(spec, name, sizeof name, &args, err);
+    if (rc)
+        return rc;
+    const struct lbs_optim_ops *ops = lookup(name);
+    if (!ops)
+        return lbs_err_set(err, -ENOENT, "unknown optimizer '%s' (see "
+                           "lbscale optim --list)", name);
+    rc = check_layers(layers, nlayers, err);
+    if (rc)
+        return rc;
+    struct lbs_optim *o = calloc(1, sizeof *o);
+    if (!o)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    o->ops = ops;
+    o->lr_scale = 1.0;
+    o->cfg = calloc(1, ops->cfg_size);
+    o->layers = malloc(nlayers * sizeof *layers);
+    if (!o->cfg || !o->layers) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+        goto fail;
+    }
+    memcpy(o->layers, layers, nlayers * sizeof *layers);
+    o->nlayers = nlayers;
+    rc = lbs_params_parse(ops->params, ops->name, args, o->cfg, err);
+    if (rc)
+        goto fail;
+    lbs_params_format(ops->params, o->cfg, o->params_str,
+                      sizeof o->params_str);
+    if (comm) {
+        o->comm = comm;
+    } else {
+        rc = lbs_comm_self_new(&o->comm, err);
+        if (rc)
+            goto fail;
+        o->own_comm = 1;
+    }
+    rc = ops->init(o, err);
+    if (rc)
+        goto fail;
+    *out = o;
+    return 0;
+fail:
+    if (o->own_comm)
+        lbs_comm_free(o->comm);
+    free(o->cfg);
+    free(o->layers);
+    free(o);
+    return rc;
+}
+
+int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err)
+{
+    o->t++;
+    lbs_comm_set_step(o->comm, o->t);
+    return o->ops->step(o, err);
+}
+
+void lbs_optim_free(struct lbs_optim *o)
+{
+    if (!o)
+        return;
+    o->ops->fini(o);
+    if (o->own_comm)
+        lbs_comm_free(o->comm);
+    free(o->cfg);
+    free(o->layers);
+    free(o);
+}
+
+const char *lbs_optim_name(const struct lbs_optim *o) { return o->ops->name; }
+const char *lbs_optim_params(const struct lbs_optim *o) { return o->params_str; }
+long lbs_optim_steps(const struct lbs_optim *o) { return o->t; }
+void lbs_optim_set_lr_scale(struct lbs_optim *o, double f) { o->lr_scale = f; }
+
+double lbs_optim_bytes_per_elem(const struct lbs_optim *o)
+{
+    return o->ops->bytes_per_elem(o);
+}
+
+static void help_one(const struct lbs_optim_ops *ops, FILE *f)
+{
+    fprintf(f, "  %s - %s\n", ops->name, ops->summary);
+    lbs_params_print(ops->params, f);
+}
+
+int lbs_optim_help(const char *name, FILE *f)
+{
+    if (name) {
+        const struct lbs_optim_ops *ops = lookup(name);
+        if (!ops)
+            return -ENOENT;
+        help_one(ops, f);
+        return 0;
+    }
+    for (size_t i = 0; lbs_optim_registry[i]; i++)
+        help_one(lbs_optim_registry[i], f);
+    return 0;
+}

@@ -1,0 +1,73 @@
+/* optim_impl.h - what an optimizer file implements (internal to core).
+ *
+ * One file per optimizer fills one struct lbs_optim_ops and adds one line to
+ * registry.c.  The driver (optim.c) parses the spec against ops->params into
+ * a freshly allocated config of ops->cfg_size bytes, calls init, and on
+ * every lbs_optim_step() advances o->t (1-based) and calls step.  A step
+ * talks to other ranks only through o->comm.
+ */
+#ifndef LBS_OPTIM_IMPL_H
+#define LBS_OPTIM_IMPL_H
+
+#include "lbscale/optim.h"
+#include "lbscale/param.h"
+
+struct lbs_optim;
+
+struct lbs_optim_ops {
+    const char *name;
+    const char *summary;                  /* one line for --help */
+    const struct lbs_param_spec *params;  /* {NULL}-terminated */
+    size_t cfg_size;                      /* a struct of doubles */
+    /* Bytes moved per element by one step (roofline model). */
+    double (*bytes_per_elem)(const struct lbs_optim *o);
+    int (*init)(struct lbs_optim *o, struct lbs_err *err);
+    int (*step)(struct lbs_optim *o, struct lbs_err *err);
+    void (*fini)(struct lbs_optim *o);
+};
+
+struct lbs_optim {
+    const struct lbs_optim_ops *ops;
+    struct lbs_layer *layers;   /* owned copy of the caller's array */
+    size_t nlayers;
+    struct lbs_comm *comm;
+    int own_comm;
+    void *cfg;                  /* owned, ops->cfg_size bytes */
+    void *state;                /* owned by the optimizer file */
+    long t;                     /* steps taken, 1-based during step() */
+    double lr_scale;            /* schedule factor, 1 by default */
+    char params_str[512];
+};
+
+/* ---- helpers shared by optimizer files (kernels.c) ---- */
+
+/* Average every layer's gradient over the comm (no-op on one rank). */
+int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err);
+/* Sum of squares in double, OpenMP-parallel. */
+double lbs_sumsq(const float *x, size_t n);
+/* Global clipping factor min(1, max_norm/||g||) over all layers; 1 when
+ * max_norm == 0.  -EDOM if the global norm is not finite. */
+int lbs_clip_factor(struct lbs_optim *o, double max_norm, double *scale,
+                    struct lbs_err *err);
+/* Trust ratio ||w||/||u|| (1 when either is 0) clamped to [lo, hi]. */
+double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi);
+/* -EDOM naming the layer when x (a norm or sum) is not finite. */
+int lbs_check_finite(const struct lbs_optim *o, size_t layer, double x,
+                     struct lbs_err *err);
+/* Zeroed float array of n elements (aligned), or NULL. */
+float *lbs_zalloc_f32(size_t n);
+/* Per-layer float state: nlayers arrays of layers[i].n zeros. */
+float **lbs_alloc_layer_state(const struct lbs_optim *o);
+void lbs_free_layer_state(const struct lbs_optim *o, float **s);
+/* Is layer i excluded from trust ratio and weight decay (1-D tensors)? */
+static inline int lbs_layer_is_1d(const struct lbs_optim *o, size_t i)
+{
+    return o->layers[i].ndim <= 1;
+}
+
+extern const struct lbs_optim_ops lbs_optim_sgd;
+extern const struct lbs_optim_ops lbs_optim_lars;
+extern const struct lbs_optim_ops lbs_optim_lamb;
+extern const struct lbs_optim_ops lbs_optim_adamw;
+
+#endif
