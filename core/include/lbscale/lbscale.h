@@ -8,6 +8,7 @@
 #include "lbscale/layer.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
+#include "lbscale/rng.h"
 
 #define LBSCALE_VERSION "0.1.0"
 

@@ -1,0 +1,50 @@
+/* lbscale/rng.h - counter-based random numbers that ranks agree on.
+ *
+ * Random-k masks and JointSpar layer samples must be identical on every
+ * rank without sending indices, and any rank (or a GPU kernel) must be able
+ * to recompute element i's draw on its own.  So a draw is a pure function
+ * of (seed, step, layer, i): a key is derived from the first three and the
+ * element index is the counter.  The mixer is SplitMix64's finaliser
+ * applied twice, which passes BigCrush as a counter-mode generator and is
+ * a handful of integer ops, identical in C and CUDA.
+ * Header-only, no state, thread-safe.
+ */
+#ifndef LBSCALE_RNG_H
+#define LBSCALE_RNG_H
+
+#include <stdint.h>
+
+static inline uint64_t lbs_mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The key for one (seed, step, layer) stream. */
+static inline uint64_t lbs_rng_key(uint64_t seed, uint64_t step,
+                                   uint64_t layer)
+{
+    return lbs_mix64(lbs_mix64(lbs_mix64(seed) ^ step) ^ (layer << 1 | 1));
+}
+
+/* 64 random bits for counter i of stream key. */
+static inline uint64_t lbs_rng_u64(uint64_t key, uint64_t i)
+{
+    return lbs_mix64(key ^ lbs_mix64(i));
+}
+
+/* Uniform double in [0, 1) with 53 random bits. */
+static inline double lbs_rng_uniform(uint64_t key, uint64_t i)
+{
+    return (double)(lbs_rng_u64(key, i) >> 11) * 0x1.0p-53;
+}
+
+/* Uniform integer in [0, n) (Lemire's multiply-shift; bias < n/2^64). */
+static inline uint64_t lbs_rng_below(uint64_t key, uint64_t i, uint64_t n)
+{
+    return (uint64_t)(((unsigned __int128)lbs_rng_u64(key, i) * n) >> 64);
+}
+
+#endif
