@@ -73,9 +73,7 @@ static int adamw_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct adamw_cfg *c = o->cfg;
     struct adamw_state *s = o->state;
-    int rc = lbs_optim_average_grads(o, err);
-    if (rc)
-        return rc;
+    int rc;
     float ibc1 = 1, ibc2 = 1;
     if (c->bias_correction) {
         ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
@@ -112,6 +110,7 @@ const struct lbs_optim_ops lbs_optim_adamw = {
     .name = "adamw",
     .summary = "AdamW: Adam with decoupled weight decay",
     .params = adamw_params,
+    .dense = 1,
     .cfg_size = sizeof(struct adamw_cfg),
     .bytes_per_elem = adamw_bytes,
     .init = adamw_init,

@@ -39,24 +39,9 @@ int lbs_check_finite(const struct lbs_optim *o, size_t layer, double x,
                        o->t);
 }
 
-int lbs_clip_factor(struct lbs_optim *o, double max_norm, double *scale,
-                    struct lbs_err *err)
+double lbs_clip_scale(const struct lbs_optim *o, double max_norm)
 {
-    *scale = 1.0;
-    if (max_norm <= 0)
-        return 0;
-    double total = 0;
-    for (size_t i = 0; i < o->nlayers; i++) {
-        double s = lbs_sumsq(o->layers[i].g, o->layers[i].n);
-        int rc = lbs_check_finite(o, i, s, err);
-        if (rc)
-            return rc;
-        total += s;
-    }
-    double norm = sqrt(total);
-    if (norm > max_norm)
-        *scale = max_norm / norm;
-    return 0;
+    return (max_norm > 0 && o->gnorm > max_norm) ? max_norm / o->gnorm : 1.0;
 }
 
 double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi)

@@ -14,8 +14,8 @@
  * Two fused passes per layer so no u array is ever stored: pass 1 reads
  * g, m, v, w and writes m, v while summing ||w||^2 and ||u||^2; pass 2
  * reads m, v, w, recomputes u bit-identically and writes w.
- * Bytes per element: 16 + 8 (pass 1) + 12 + 4 (pass 2) = 40, plus 4 for
- * the gradient-norm pass when clip > 0.
+ * Bytes per element: 16 + 8 (pass 1) + 12 + 4 (pass 2) = 40; the global
+ * gradient norm for clipping comes free from the driver's check pass.
  */
 #include <math.h>
 #include <stddef.h>
@@ -110,12 +110,8 @@ static int lamb_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct lamb_cfg *c = o->cfg;
     struct lamb_state *s = o->state;
-    int rc = lbs_optim_average_grads(o, err);
-    double gscale;
-    if (!rc)
-        rc = lbs_clip_factor(o, c->clip, &gscale, err);
-    if (rc)
-        return rc;
+    int rc;
+    double gscale = lbs_clip_scale(o, c->clip);
     struct lamb_coef k = {
         .b1 = (float)c->b1, .b2 = (float)c->b2,
         .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
@@ -153,14 +149,15 @@ static void lamb_fini(struct lbs_optim *o)
 
 static double lamb_bytes(const struct lbs_optim *o)
 {
-    const struct lamb_cfg *c = o->cfg;
-    return 40.0 + (c->clip > 0 ? 4.0 : 0.0);
+    (void)o;
+    return 40.0;
 }
 
 const struct lbs_optim_ops lbs_optim_lamb = {
     .name = "lamb",
     .summary = "LAMB: Adam direction scaled per layer by ||w||/||u||",
     .params = lamb_params,
+    .dense = 1,
     .cfg_size = sizeof(struct lamb_cfg),
     .bytes_per_elem = lamb_bytes,
     .init = lamb_init,

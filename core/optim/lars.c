@@ -5,8 +5,8 @@
  *
  * With exclude_1d (default) 1-D tensors use local_lr = 1 and no weight
  * decay, as the usual LARS recipes do for biases and BatchNorm.
- * Two passes: norms (read g, w: 8 bytes/element), then the fused update
- * (read g, v, w; write v, w: 20) = 28 bytes/element.
+ * ||g|| comes from the driver's check pass; then ||w|| (read w: 4 bytes
+ * per element) and the fused update (read g, v, w; write v, w: 20) = 24.
  */
 #include <math.h>
 #include <stddef.h>
@@ -36,19 +36,6 @@ static int lars_init(struct lbs_optim *o, struct lbs_err *err)
     return 0;
 }
 
-static void lars_norms(const float *g, const float *w, size_t n, double *gn,
-                       double *wn)
-{
-    double sg = 0, sw = 0;
-#pragma omp parallel for simd reduction(+ : sg, sw) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        sg += (double)g[i] * g[i];
-        sw += (double)w[i] * w[i];
-    }
-    *gn = sqrt(sg);
-    *wn = sqrt(sw);
-}
-
 static void lars_update(float mu, float scale, float wd, const float *g,
                         float *v, float *w, size_t n)
 {
@@ -64,17 +51,14 @@ static int lars_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct lars_cfg *c = o->cfg;
     float **v = o->state;
-    int rc = lbs_optim_average_grads(o, err);
-    if (rc)
-        return rc;
+    int rc;
     double lr = c->lr * o->lr_scale;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
         double wd = plain ? 0.0 : c->wd;
-        double gn, wn;
-        lars_norms(L->g, L->w, L->n, &gn, &wn);
-        if ((rc = lbs_check_finite(o, i, gn + wn, err)))
+        double gn = sqrt(o->gsq[i]), wn = sqrt(lbs_sumsq(L->w, L->n));
+        if ((rc = lbs_check_finite(o, i, wn, err)))
             return rc;
         double local = 1.0;
         if (!plain && wn > 0 && gn > 0)
@@ -93,13 +77,14 @@ static void lars_fini(struct lbs_optim *o)
 static double lars_bytes(const struct lbs_optim *o)
 {
     (void)o;
-    return 28.0;
+    return 24.0;
 }
 
 const struct lbs_optim_ops lbs_optim_lars = {
     .name = "lars",
     .summary = "LARS: momentum SGD with layer-wise eta*||w||/||g|| rate",
     .params = lars_params,
+    .dense = 1,
     .cfg_size = sizeof(struct lars_cfg),
     .bytes_per_elem = lars_bytes,
     .init = lars_init,

@@ -1,4 +1,6 @@
 /* optim.c - the driver: spec parsing, lifetime, the step counter. */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,7 +73,8 @@ int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
     o->lr_scale = 1.0;
     o->cfg = calloc(1, ops->cfg_size);
     o->layers = malloc(nlayers * sizeof *layers);
-    if (!o->cfg || !o->layers) {
+    o->gsq = calloc(nlayers, sizeof *o->gsq);
+    if (!o->cfg || !o->layers || !o->gsq) {
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
         goto fail;
     }
@@ -100,16 +103,59 @@ fail:
         lbs_comm_free(o->comm);
     free(o->cfg);
     free(o->layers);
+    free(o->gsq);
     free(o);
     return rc;
 }
 
+/* Measure every layer's ||g||^2 (the optimizers reuse it for clipping and
+ * trust ratios) and agree across ranks whether any gradient is non-finite.
+ * After a dense average a NaN on one rank is a NaN on all of them; without
+ * one, a single-int MAX allreduce makes every rank take the same decision,
+ * so no rank can apply a step that another skipped. */
+static int grads_finite(struct lbs_optim *o, int *finite, struct lbs_err *err)
+{
+    double total = 0;
+    int bad = 0;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        o->gsq[i] = lbs_sumsq(o->layers[i].g, o->layers[i].n);
+        bad |= !isfinite(o->gsq[i]);
+        total += o->gsq[i];
+    }
+    o->gnorm = sqrt(total);
+    if (!o->ops->dense && o->comm->size > 1) {
+        int32_t flag = bad;
+        o->comm->err = err;
+        int rc = lbs_allreduce(o->comm, &flag, 1, LBS_INT32, LBS_MAX, -1);
+        if (rc)
+            return rc;
+        bad = flag != 0;
+    }
+    *finite = !bad;
+    return 0;
+}
+
 int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err)
 {
+    lbs_comm_set_step(o->comm, o->t + 1);
+    int rc = o->ops->dense ? lbs_optim_average_grads(o, err) : 0;
+    int finite = 1;
+    if (!rc)
+        rc = grads_finite(o, &finite, err);
+    if (rc)
+        return rc;
+    if (!finite) {
+        o->skipped++;
+        lbs_err_set(err, 1, "%s: step %ld skipped: non-finite gradient on "
+                    "some rank (%ld skipped so far)", o->ops->name, o->t + 1,
+                    o->skipped);
+        return 1;
+    }
     o->t++;
-    lbs_comm_set_step(o->comm, o->t);
     return o->ops->step(o, err);
 }
+
+long lbs_optim_skipped(const struct lbs_optim *o) { return o->skipped; }
 
 void lbs_optim_free(struct lbs_optim *o)
 {
@@ -120,6 +166,7 @@ void lbs_optim_free(struct lbs_optim *o)
         lbs_comm_free(o->comm);
     free(o->cfg);
     free(o->layers);
+    free(o->gsq);
     free(o);
 }
 
@@ -130,7 +177,7 @@ void lbs_optim_set_lr_scale(struct lbs_optim *o, double f) { o->lr_scale = f; }
 
 double lbs_optim_bytes_per_elem(const struct lbs_optim *o)
 {
-    return o->ops->bytes_per_elem(o);
+    return o->ops->bytes_per_elem(o) + 4.0;   /* + the gradient check */
 }
 
 static void help_one(const struct lbs_optim_ops *ops, FILE *f)

@@ -19,7 +19,11 @@ struct lbs_optim_ops {
     const char *summary;                  /* one line for --help */
     const struct lbs_param_spec *params;  /* {NULL}-terminated */
     size_t cfg_size;                      /* a struct of doubles */
-    /* Bytes moved per element by one step (roofline model). */
+    /* Data-parallel: the driver averages g over the comm before step().
+     * Optimizers that communicate otherwise (SLAMB, decentralized) set 0. */
+    int dense;
+    /* Bytes moved per element by step() alone (roofline model); the
+     * driver adds 4 for its gradient check pass. */
     double (*bytes_per_elem)(const struct lbs_optim *o);
     int (*init)(struct lbs_optim *o, struct lbs_err *err);
     int (*step)(struct lbs_optim *o, struct lbs_err *err);
@@ -34,7 +38,11 @@ struct lbs_optim {
     int own_comm;
     void *cfg;                  /* owned, ops->cfg_size bytes */
     void *state;                /* owned by the optimizer file */
-    long t;                     /* steps taken, 1-based during step() */
+    long t;                     /* steps applied, 1-based during step() */
+    long skipped;               /* steps skipped for non-finite gradients */
+    double *gsq;                /* per layer ||g||^2 after averaging, set by
+                                   the driver before step() */
+    double gnorm;               /* global ||g|| over all layers */
     double lr_scale;            /* schedule factor, 1 by default */
     char params_str[512];
 };
@@ -43,12 +51,11 @@ struct lbs_optim {
 
 /* Average every layer's gradient over the comm (no-op on one rank). */
 int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err);
+/* min(1, max_norm / o->gnorm), or 1 when max_norm == 0: apex-style global
+ * gradient clipping from the norm the driver already measured. */
+double lbs_clip_scale(const struct lbs_optim *o, double max_norm);
 /* Sum of squares in double, OpenMP-parallel. */
 double lbs_sumsq(const float *x, size_t n);
-/* Global clipping factor min(1, max_norm/||g||) over all layers; 1 when
- * max_norm == 0.  -EDOM if the global norm is not finite. */
-int lbs_clip_factor(struct lbs_optim *o, double max_norm, double *scale,
-                    struct lbs_err *err);
 /* Trust ratio ||w||/||u|| (1 when either is 0) clamped to [lo, hi]. */
 double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi);
 /* -EDOM naming the layer when x (a norm or sum) is not finite. */

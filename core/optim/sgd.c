@@ -57,9 +57,7 @@ static int sgd_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct sgd_cfg *c = o->cfg;
     float **b = o->state;
-    int rc = lbs_optim_average_grads(o, err);
-    if (rc)
-        return rc;
+    int rc;
     float lr = (float)(c->lr * o->lr_scale);
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
@@ -85,6 +83,7 @@ const struct lbs_optim_ops lbs_optim_sgd = {
     .name = "sgd",
     .summary = "momentum SGD (optionally Nesterov), PyTorch semantics",
     .params = sgd_params,
+    .dense = 1,
     .cfg_size = sizeof(struct sgd_cfg),
     .bytes_per_elem = sgd_bytes,
     .init = sgd_init,

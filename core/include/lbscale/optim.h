@@ -15,16 +15,18 @@
  *
  * What a step does: data-parallel optimizers (sgd, lars, lamb, adamw)
  * average every layer's g across the comm's ranks in place (so g holds the
- * averaged gradient afterwards), then update w.
+ * averaged gradient afterwards); then every optimizer reads all gradients
+ * once to measure their norms and to refuse NaN/Inf (the step is skipped on
+ * every rank and counted, state untouched); then it updates w.
  *
  * Threading: one optimizer is driven by one thread; the kernels inside use
  * OpenMP (omp_set_num_threads / OMP_NUM_THREADS choose how many threads).
  * Distinct optimizer objects are independent.
  *
  * Errors: 0 or a negative code (lbscale/error.h) with a one-line message.
- * Unknown optimizer or key: -ENOENT; bad value: -EINVAL; a NaN/Inf gradient
- * found during a step: -EDOM naming the layer - the step may have been
- * partly applied, so the optimizer should be freed.
+ * Unknown optimizer or key: -ENOENT; bad value: -EINVAL; a non-finite
+ * update despite finite gradients (e.g. NaN parameters): -EDOM naming the
+ * layer - that step may have been partly applied.
  */
 #ifndef LBSCALE_OPTIM_H
 #define LBSCALE_OPTIM_H
@@ -44,7 +46,12 @@ struct lbs_optim;
 int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
                   size_t nlayers, struct lbs_comm *comm,
                   struct lbs_optim **out, struct lbs_err *err);
+/* Returns 0 when the step was applied, 1 when it was skipped because a
+ * gradient held NaN/Inf on some rank (every rank skips the same step; err
+ * says so), or a negative code. */
 int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err);
+/* Steps skipped so far for non-finite gradients. */
+long lbs_optim_skipped(const struct lbs_optim *o);
 void lbs_optim_free(struct lbs_optim *o);
 
 /* Name of the algorithm ("lamb") and the effective "key=value,..." list. */
@@ -56,7 +63,9 @@ long lbs_optim_steps(const struct lbs_optim *o);
 void lbs_optim_set_lr_scale(struct lbs_optim *o, double f);
 
 /* Memory traffic model of one step, bytes per parameter element, for
- * roofline reports (documented per optimizer in its source file). */
+ * roofline reports: the optimizer's own passes (documented in its source
+ * file) plus 4 for the driver's gradient check; the gradient average is
+ * communication and not counted. */
 double lbs_optim_bytes_per_elem(const struct lbs_optim *o);
 
 /* Registry: the names in registration order, NULL-terminated. */
