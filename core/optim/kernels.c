@@ -22,9 +22,15 @@ int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
 double lbs_sumsq(const float *x, size_t n)
 {
     double s = 0;
-#pragma omp parallel for simd reduction(+ : s) schedule(static)
-    for (size_t i = 0; i < n; i++)
-        s += (double)x[i] * x[i];
+#pragma omp parallel for reduction(+ : s) schedule(static)
+    for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
+        float f = 0;
+#pragma omp simd reduction(+ : f)
+        for (size_t i = b; i < e; i++)
+            f += x[i] * x[i];
+        s += f;
+    }
     return s;
 }
 

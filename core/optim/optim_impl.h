@@ -54,7 +54,10 @@ int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err);
 /* min(1, max_norm / o->gnorm), or 1 when max_norm == 0: apex-style global
  * gradient clipping from the norm the driver already measured. */
 double lbs_clip_scale(const struct lbs_optim *o, double max_norm);
-/* Sum of squares in double, OpenMP-parallel. */
+/* Norms accumulate in float over blocks of this many elements, then in
+ * double across blocks. */
+#define LBS_NORM_BLOCK 1024
+/* Sum of squares (blocked as above), OpenMP-parallel. */
 double lbs_sumsq(const float *x, size_t n);
 /* Trust ratio ||w||/||u|| (1 when either is 0) clamped to [lo, hi]. */
 double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi);
