@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "layers.h"
 #include "lbscale/param.h"
 
@@ -83,12 +85,115 @@ static int make_bert(struct layer_set *s, size_t cap, size_t elements)
     return 0;
 }
 
-int layers_make(const char *preset, size_t elements, unsigned seed,
-                struct layer_set *out, struct lbs_err *err)
+/* BERT-Large (Devlin et al.): hidden 1024, 24 blocks, FFN 4096, vocab
+ * 30522, 512 positions, 2 token types, pooler and MLM transform head. */
+static int make_bert_large(struct layer_set *s, size_t cap)
 {
-    memset(out, 0, sizeof *out);
-    size_t k = 0, cap;
-    int bert = 0;
+    const size_t h = 1024, f = 4096;
+    char name[64];
+    static const char *ln = "LayerNorm";
+    int rc = add(s, cap, "embeddings.word", 2, 30522, h) |
+             add(s, cap, "embeddings.position", 2, 512, h) |
+             add(s, cap, "embeddings.token_type", 2, 2, h) |
+             add(s, cap, "embeddings.LayerNorm.weight", 1, h, 0) |
+             add(s, cap, "embeddings.LayerNorm.bias", 1, h, 0);
+    static const char *att[] = {"query", "key", "value", "output"};
+    for (int b = 0; b < 24 && !rc; b++) {
+        for (int j = 0; j < 4; j++) {
+            snprintf(name, sizeof name, "layer%d.attention.%s.weight", b, att[j]);
+            rc |= add(s, cap, name, 2, h, h);
+            snprintf(name, sizeof name, "layer%d.attention.%s.bias", b, att[j]);
+            rc |= add(s, cap, name, 1, h, 0);
+        }
+        snprintf(name, sizeof name, "layer%d.attention.%s.weight", b, ln);
+        rc |= add(s, cap, name, 1, h, 0);
+        snprintf(name, sizeof name, "layer%d.attention.%s.bias", b, ln);
+        rc |= add(s, cap, name, 1, h, 0);
+        snprintf(name, sizeof name, "layer%d.intermediate.weight", b);
+        rc |= add(s, cap, name, 2, f, h);
+        snprintf(name, sizeof name, "layer%d.intermediate.bias", b);
+        rc |= add(s, cap, name, 1, f, 0);
+        snprintf(name, sizeof name, "layer%d.output.weight", b);
+        rc |= add(s, cap, name, 2, h, f);
+        snprintf(name, sizeof name, "layer%d.output.bias", b);
+        rc |= add(s, cap, name, 1, h, 0);
+        snprintf(name, sizeof name, "layer%d.output.%s.weight", b, ln);
+        rc |= add(s, cap, name, 1, h, 0);
+        snprintf(name, sizeof name, "layer%d.output.%s.bias", b, ln);
+        rc |= add(s, cap, name, 1, h, 0);
+    }
+    if (rc)
+        return -ENOMEM;
+    return add(s, cap, "pooler.weight", 2, h, h) |
+           add(s, cap, "pooler.bias", 1, h, 0) |
+           add(s, cap, "cls.transform.weight", 2, h, h) |
+           add(s, cap, "cls.transform.bias", 1, h, 0) |
+           add(s, cap, "cls.transform.LayerNorm.weight", 1, h, 0) |
+           add(s, cap, "cls.transform.LayerNorm.bias", 1, h, 0) |
+           add(s, cap, "cls.decoder.bias", 1, 30522, 0);
+}
+
+/* Layers from a JSON file: {"layers": [{"name": s, "shape": [d0, ...]}]} */
+static int make_from_file(const char *path, struct layer_set *s, int dry,
+                          struct lbs_err *err)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root)
+        return lbs_err_set(err, -EINVAL, "--layers %s: %s (line %d)", path,
+                           je.text, je.line);
+    json_t *arr = json_object_get(root, "layers");
+    size_t n = json_array_size(arr);
+    int rc = 0;
+    if (!json_is_array(arr) || n == 0) {
+        rc = lbs_err_set(err, -EINVAL, "--layers %s: needs a non-empty "
+                         "\"layers\" array", path);
+        goto out;
+    }
+    if (!dry && !(s->l = calloc(n, sizeof *s->l))) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *L = json_array_get(arr, i), *shape = json_object_get(L, "shape");
+        const char *name = json_string_value(json_object_get(L, "name"));
+        size_t nd = json_array_size(shape), d[2] = {1, 1};
+        if (!name || !json_is_array(shape) || nd < 1 || nd > LBS_MAX_DIMS) {
+            rc = lbs_err_set(err, -EINVAL, "--layers %s: layer %zu needs "
+                             "\"name\" and a \"shape\" of 1..%d positive "
+                             "integers", path, i, LBS_MAX_DIMS);
+            goto out;
+        }
+        /* collapse to 2-D: the optimizers only care about 1-D vs more */
+        for (size_t j = 0; j < nd; j++) {
+            json_int_t v = json_integer_value(json_array_get(shape, j));
+            if (!json_is_integer(json_array_get(shape, j)) || v <= 0 ||
+                v > ((json_int_t)1 << 34)) {
+                rc = lbs_err_set(err, -EINVAL, "--layers %s: layer '%s': "
+                                 "dimension %zu is not a positive integer",
+                                 path, name, j);
+                goto out;
+            }
+            d[j == 0 ? 0 : 1] *= (size_t)v;
+        }
+        if (!dry && add(s, n, name, nd == 1 ? 1 : 2, d[0], d[1])) {
+            rc = lbs_err_set(err, -ENOMEM, "--layers %s: out of memory", path);
+            goto out;
+        }
+    }
+out:
+    json_decref(root);
+    return rc;
+}
+
+enum preset_kind { P_UNIFORM, P_BERT, P_BERT_LARGE, P_FILE };
+
+/* Parse preset (no allocation; a file preset is read and validated). */
+static int parse_preset(const char *preset, size_t elements, size_t *kp,
+                        enum preset_kind *kind, struct lbs_err *err)
+{
+    size_t k = 0, len = strlen(preset);
+    *kind = P_UNIFORM;
     if (!strcmp(preset, "flat")) {
         k = 1;
     } else if (!strncmp(preset, "uniform:", 8)) {
@@ -96,33 +201,71 @@ int layers_make(const char *preset, size_t elements, unsigned seed,
             return lbs_err_set(err, -EINVAL, "--layers: '%s': K must be an "
                                "integer in 1..100000", preset);
     } else if (!strcmp(preset, "bert")) {
-        bert = 1;
+        *kind = P_BERT;
+    } else if (!strcmp(preset, "bert-large")) {
+        *kind = P_BERT_LARGE;
+    } else if (len > 5 && !strcmp(preset + len - 5, ".json")) {
+        struct layer_set none = {0};
+        *kind = P_FILE;
+        return make_from_file(preset, &none, 1, err);
     } else {
         return lbs_err_set(err, -EINVAL, "--layers: unknown preset '%s' "
-                           "(flat, uniform:K, bert)", preset);
+                           "(flat, uniform:K, bert, bert-large, FILE.json)",
+                           preset);
     }
-    if (!bert && elements < k)
+    if (*kind == P_UNIFORM && elements < k)
         return lbs_err_set(err, -EINVAL, "--layers: %zu elements cannot "
                            "fill %zu layers", elements, k);
-    cap = bert ? 24 * 14 : k;
-    out->l = calloc(cap, sizeof *out->l);
-    if (!out->l)
-        return lbs_err_set(err, -ENOMEM, "out of memory");
+    *kp = k;
+    return 0;
+}
+
+int layers_check(const char *preset, size_t elements, struct lbs_err *err)
+{
+    size_t k;
+    enum preset_kind kind;
+    return parse_preset(preset, elements, &k, &kind, err);
+}
+
+static int make_uniform(struct layer_set *s, size_t k, size_t elements)
+{
+    char name[64];
     int rc = 0;
-    if (bert) {
-        rc = make_bert(out, cap, elements);
-    } else {
-        char name[64];
-        for (size_t i = 0; i < k && !rc; i++) {
-            size_t n = elements / k + (i < elements % k);
-            snprintf(name, sizeof name, "layer%zu.weight", i);
-            rc = add(out, cap, name, 2, 1, n);
-        }
+    for (size_t i = 0; i < k && !rc; i++) {
+        size_t n = elements / k + (i < elements % k);
+        snprintf(name, sizeof name, "layer%zu.weight", i);
+        rc = add(s, k, name, 2, 1, n);
     }
-    if (rc) {
-        layers_free(out);
-        return lbs_err_set(err, -ENOMEM, "cannot allocate %zu elements of "
-                           "parameters and gradients", elements);
+    return rc;
+}
+
+int layers_make(const char *preset, size_t elements, unsigned seed,
+                struct layer_set *out, struct lbs_err *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t k = 0;
+    enum preset_kind kind;
+    int rc = parse_preset(preset, elements, &k, &kind, err);
+    if (rc)
+        return rc;
+    if (kind == P_FILE) {
+        rc = make_from_file(preset, out, 0, err);
+        if (rc) {
+            layers_free(out);
+            return rc;
+        }
+    } else {
+        size_t cap = kind == P_BERT ? 24 * 14 : kind == P_BERT_LARGE ? 24 * 16 + 12 : k;
+        if (!(out->l = calloc(cap, sizeof *out->l)))
+            return lbs_err_set(err, -ENOMEM, "out of memory");
+        rc = kind == P_BERT ? make_bert(out, cap, elements)
+             : kind == P_BERT_LARGE ? make_bert_large(out, cap)
+             : make_uniform(out, k, elements);
+        if (rc) {
+            layers_free(out);
+            return lbs_err_set(err, -ENOMEM, "cannot allocate the parameters "
+                               "and gradients of --layers %s", preset);
+        }
     }
     for (size_t i = 0; i < out->n; i++) {
         fill(out->l[i].w, out->l[i].n, seed * 1000003ull + 2 * i, 0.1f);

@@ -11,7 +11,10 @@
 "  flat          one 2-D tensor of N elements\n" \
 "  uniform:K     K equal 2-D tensors (default uniform:16)\n" \
 "  bert          BERT-like: 24 blocks of attention/FFN matrices, biases and\n" \
-"                LayerNorm vectors, hidden size chosen so the total is ~N\n"
+"                LayerNorm vectors, hidden size chosen so the total is ~N\n" \
+"  bert-large    the real BERT-Large shapes (335M parameters; ignores N)\n" \
+"  FILE.json     {\"layers\": [{\"name\": \"fc1.weight\", \"shape\": [512, 784]},\n" \
+"                ...]} (ignores N)\n"
 
 struct layer_set {
     struct lbs_layer *l;
@@ -22,5 +25,8 @@ struct layer_set {
 int layers_make(const char *preset, size_t elements, unsigned seed,
                 struct layer_set *out, struct lbs_err *err);
 void layers_free(struct layer_set *s);
+/* Validate a preset for `elements` without allocating (same errors as
+ * layers_make). */
+int layers_check(const char *preset, size_t elements, struct lbs_err *err);
 
 #endif
