@@ -205,12 +205,35 @@ int verb_optim(int argc, char **argv)
     return optim_bench_main(&a, backend, &com, argc, argv);
 }
 
+/* Validate the spec and the layer preset before anything is measured or
+ * written: a bad input must not leave a results directory behind. */
+static int optim_bench_check(const struct optim_bench_args *a,
+                             struct lbs_err *err)
+{
+    int rc = layers_check(a->layers, a->elements, err);
+    if (rc)
+        return rc;
+    float w = 0, g = 0;
+    struct lbs_layer probe = {.name = "probe", .w = &w, .g = &g, .n = 1,
+                              .ndim = 1, .shape = {1}};
+    struct lbs_optim *o;
+    rc = lbs_optim_new(a->spec, &probe, 1, NULL, &o, err);
+    if (!rc)
+        lbs_optim_free(o);
+    return rc;
+}
+
 int optim_bench_main(struct optim_bench_args *a, const char *backend,
                      const struct cli_common *com, int argc, char **argv)
 {
     struct lbs_err e;
     struct lbs_comm *comm = NULL;
-    int rc = lbs_comm_new(backend, &comm, &e);
+    int rc = optim_bench_check(a, &e);
+    if (rc) {
+        cli_error("optim", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    rc = lbs_comm_new(backend, &comm, &e);
     if (rc) {
         cli_error("--comm", "%s", e.msg);
         return cli_exit_code(rc);

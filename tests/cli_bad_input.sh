@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# cli_bad_input.sh BINARY - the real lbscale binary against bad and good
+# command lines, printed as TAP.
+#
+# Every bad input must: exit exactly 2, print exactly one line on stderr
+# that starts with "lbscale: " and names the offending word, print nothing
+# on stdout, and create no file (neither under $LBSCALE_RESULTS nor in the
+# working directory).  The good cases check --help, --list and one tiny
+# optimizer run with its results directory (meta.json, optim.jsonl).
+#
+# Every invocation is tiny (1M elements, --stream-gbps given) and under a
+# timeout, so even a regression that lets a bad input run stays cheap.
+set -u
+
+BIN=${1:?usage: cli_bad_input.sh LBSCALE_BINARY}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+
+TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-cli.XXXXXX") || exit 1
+trap 'rm -rf "$TOP"' EXIT
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)); failed=$((failed + 1))
+    echo "not ok $n - $1"
+    shift
+    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
+}
+
+# run NAME ARGS...: run BIN in a fresh cwd with a fresh results root.
+# Sets RC, OUT (stdout file), ERR (stderr file), RES (results root), CWD.
+case_no=0
+run() {
+    case_no=$((case_no + 1))
+    local d=$TOP/c$case_no
+    mkdir -p "$d/res" "$d/cwd"
+    RES=$d/res CWD=$d/cwd OUT=$d/stdout ERR=$d/stderr
+    (cd "$CWD" && LBSCALE_RESULTS=$RES timeout 60 "$BIN" "$@" \
+        >"$OUT" 2>"$ERR")
+    RC=$?
+}
+
+# bad DESC 'PATTERN1|PATTERN2' ARGS...: all |-separated fixed strings must
+# appear in the single stderr line.
+bad() {
+    local desc=$1 pats=$2
+    shift 2
+    run "$@"
+    local why=() lines
+    lines=$(wc -l <"$ERR")
+    [ "$RC" -eq 2 ] || why+=("exit code $RC, expected 2")
+    if [ "$lines" -ne 1 ] || [ "$(awk 'END { print NR }' "$ERR")" -ne 1 ]; then
+        why+=("stderr has $lines newline-terminated lines, expected exactly 1")
+    fi
+    head -n1 "$ERR" | grep -q '^lbscale: ' ||
+        why+=("stderr does not start with 'lbscale: '")
+    local IFS='|' p
+    for p in $pats; do
+        head -n1 "$ERR" | grep -qF -- "$p" || why+=("stderr does not name '$p'")
+    done
+    unset IFS
+    [ -s "$OUT" ] && why+=("stdout not empty: $(head -c 200 "$OUT")")
+    [ -z "$(find "$RES" "$CWD" -mindepth 1 | head -n1)" ] ||
+        why+=("files created: $(find "$RES" "$CWD" -mindepth 1 | head -n5 | tr '\n' ' ')")
+    if [ ${#why[@]} -eq 0 ]; then
+        ok "$desc"
+    else
+        not_ok "$desc" "command: lbscale $*" "${why[@]}" \
+            "stderr: $(head -c 500 "$ERR")"
+    fi
+}
+
+# Cheap defaults for optim cases whose point is elsewhere.
+Q=(--elements 1M --iters 1 --warmup 0 --stream-gbps 10 --no-save)
+# Same but saving (default), to prove a bad spec writes nothing.
+S=(--elements 1M --iters 1 --warmup 0 --stream-gbps 10)
+
+bad "unknown verb"                     "bogusverb"        bogusverb
+bad "unknown option"                   "--bogus-opt"      optim --optim sgd "${S[@]}" --bogus-opt
+bad "unknown option (stream)"          "--bogus-opt"      stream --elements 1M --bogus-opt
+bad "unknown option (demo)"            "--bogus-opt"      demo --elements 1M --bogus-opt
+bad "unknown optimizer"                "foo"              optim --optim foo "${S[@]}"
+bad "unknown key"                      "zz"               optim --optim lamb:zz=1 "${S[@]}"
+bad "key of another optimizer"         "b1"               optim --optim sgd:b1=0.9 "${S[@]}"
+bad "lr < 0"                           "'lr'|-0.5"        optim --optim lamb:lr=-0.5 "${S[@]}"
+bad "b1 = 1"                           "'b1'"             optim --optim lamb:b1=1 "${S[@]}"
+bad "b2 = -0.1"                        "'b2'|-0.1"        optim --optim lamb:b2=-0.1 "${S[@]}"
+bad "eps = 0"                          "'eps'"            optim --optim lamb:eps=0 "${S[@]}"
+bad "eps = -1"                         "'eps'|-1"         optim --optim adamw:eps=-1 "${S[@]}"
+bad "lr = nan"                         "'lr'|nan"         optim --optim lamb:lr=nan "${S[@]}"
+bad "lr = inf"                         "'lr'|inf"         optim --optim sgd:lr=inf "${S[@]}"
+bad "malformed number '1e'"            "'lr'|1e"          optim --optim lamb:lr=1e "${S[@]}"
+bad "malformed number 'abc'"           "'wd'|abc"         optim --optim lamb:wd=abc "${S[@]}"
+bad "malformed number '10Q'"           "'lr'|10Q"         optim --optim lars:lr=10Q "${S[@]}"
+bad "duplicate key"                    "'lr'|twice"       optim --optim lamb:lr=0.1,lr=0.2 "${S[@]}"
+bad "trailing comma in spec"           "lamb"             optim --optim lamb:lr=0.1, "${S[@]}"
+bad "spec item without '='"            "lr"               optim --optim lamb:lr "${S[@]}"
+bad "empty spec"                       "empty"            optim --optim "" "${S[@]}"
+bad "missing --optim"                  "--optim"          optim "${S[@]}"
+bad "missing value for --optim"        "--optim"          optim --elements 1M --optim
+bad "--elements 10Q"                   "--elements|10Q"   optim --optim sgd --stream-gbps 10 --elements 10Q
+bad "--elements abc"                   "--elements|abc"   optim --optim sgd --stream-gbps 10 --elements abc
+bad "--elements 0"                     "--elements|0"     optim --optim sgd --stream-gbps 10 --elements 0
+bad "--elements -5"                    "--elements|-5"    optim --optim sgd --stream-gbps 10 --elements -5
+bad "--elements 1.5"                   "--elements|1.5"   stream --elements 1.5
+bad "--threads 0"                      "--threads"        optim --optim sgd "${S[@]}" --threads 0
+bad "--threads 0 (stream)"             "--threads"        stream --elements 1M --threads 0
+bad "--iters abc"                      "--iters|abc"      optim --optim sgd --elements 1M --stream-gbps 10 --iters abc
+bad "--iters 0 (stream)"               "--iters"          stream --elements 1M --iters 0
+bad "--stream-gbps nan"                "--stream-gbps"    optim --optim sgd --elements 1M --stream-gbps nan
+bad "--layers unknown preset"          "nope"             optim --optim sgd "${S[@]}" --layers nope
+bad "--layers uniform:0"               "uniform:0"        optim --optim sgd "${S[@]}" --layers uniform:0
+bad "--layers more layers than elements" "--layers"       optim --optim sgd --elements 10 --stream-gbps 10 --layers uniform:20
+bad "--comm bogus"                     "bogus"            optim --optim sgd "${S[@]}" --comm bogus
+bad "optim --help bogusname"           "bogusname"        optim --help bogusname
+bad "--out without directory"          "--out"            optim --optim sgd --elements 1M --stream-gbps 10 --out
+
+# ---- good inputs ----------------------------------------------------------
+
+# good DESC CHECK ARGS...: exit 0, CHECK (a shell snippet) must succeed.
+good() {
+    local desc=$1 check=$2
+    shift 2
+    run "$@"
+    local why=()
+    [ "$RC" -eq 0 ] || why+=("exit code $RC, expected 0")
+    (eval "$check") || why+=("check failed: $check")
+    if [ ${#why[@]} -eq 0 ]; then
+        ok "$desc"
+    else
+        not_ok "$desc" "command: lbscale $*" "${why[@]}" \
+            "stdout: $(head -c 500 "$OUT")" "stderr: $(head -c 500 "$ERR")"
+    fi
+}
+
+good "lbscale --help" 'grep -q "^usage: lbscale" "$OUT" && [ ! -s "$ERR" ]' --help
+for v in stream optim demo; do
+    good "$v --help" "grep -q '^usage: lbscale $v' \"\$OUT\" && [ ! -s \"\$ERR\" ] &&
+        [ -z \"\$(find \"\$RES\" \"\$CWD\" -mindepth 1)\" ]" $v --help
+done
+good "optim --help lamb lists its keys" \
+    'grep -q "lamb" "$OUT" && grep -qw "b1" "$OUT" && grep -qw "wd" "$OUT"' \
+    optim --help lamb
+good "optim --list lists sgd lars lamb adamw" \
+    'for o in sgd lars lamb adamw; do grep -qw "$o" "$OUT" || exit 1; done' \
+    optim --list
+
+for o in sgd lars lamb adamw; do
+    good "tiny $o run (--no-save) exits 0" \
+        '[ -z "$(find "$RES" "$CWD" -mindepth 1)" ] && [ -s "$OUT" ]' \
+        optim --optim $o "${Q[@]}" --layers uniform:4
+done
+good "tiny run with bert layers" '[ -s "$OUT" ]' \
+    optim --optim lamb:lr=0.01,wd=0.01 "${Q[@]}" --layers bert
+
+# The full good run: one JSON line, a results dir with meta.json + optim.jsonl.
+run optim --optim sgd --elements 1M --iters 2 --warmup 1 --stream-gbps 10 \
+    --json --out "$TOP/outdir"
+why=()
+[ "$RC" -eq 0 ] || why+=("exit code $RC")
+[ "$(wc -l <"$OUT")" -eq 1 ] || why+=("stdout has $(wc -l <"$OUT") lines, expected 1")
+[ -s "$ERR" ] && why+=("stderr not empty: $(head -c 300 "$ERR")")
+msg=$("$PY" -c '
+import json, sys
+row = json.loads(open(sys.argv[1]).read())
+need = ["optim", "elements", "threads", "step_ms_median", "gbps",
+        "stream_gbps", "roofline_frac", "wrong"]
+miss = [k for k in need if k not in row]
+if miss: sys.exit("missing fields %s" % miss)
+if row["optim"] != "sgd": sys.exit("optim = %r" % row["optim"])
+if row["elements"] != 1000000: sys.exit("elements = %r" % row["elements"])
+if row["wrong"] != 0: sys.exit("wrong = %r" % row["wrong"])
+if row["stream_gbps"] != 10: sys.exit("stream_gbps = %r" % row["stream_gbps"])
+if not row["step_ms_median"] > 0: sys.exit("step_ms_median not > 0")
+if abs(row["roofline_frac"] - row["gbps"] / 10) > 1e-9 * max(1, row["gbps"]):
+    sys.exit("roofline_frac != gbps / stream_gbps")
+' "$OUT" 2>&1) || why+=("JSON line: $msg")
+if [ ${#why[@]} -eq 0 ]; then ok "good run prints one JSON line with the fields"
+else not_ok "good run prints one JSON line with the fields" "${why[@]}"; fi
+
+why=()
+msg=$("$PY" -c '
+import json, sys
+m = json.load(open(sys.argv[1]))
+for k in ["cpu_model", "topology", "versions", "git_rev", "command"]:
+    if k not in m: sys.exit("meta.json lacks %s" % k)
+if not isinstance(m["command"], list) or "--optim" not in m["command"]:
+    sys.exit("meta.json command = %r" % (m["command"],))
+if not isinstance(m["topology"], dict) or not isinstance(m["versions"], dict):
+    sys.exit("topology/versions not objects")
+' "$TOP/outdir/meta.json" 2>&1) || why+=("$msg")
+if [ ${#why[@]} -eq 0 ]; then ok "--out DIR has a valid meta.json"
+else not_ok "--out DIR has a valid meta.json" "${why[@]}"; fi
+
+why=()
+f=$TOP/outdir/optim.jsonl
+if [ ! -f "$f" ]; then
+    why+=("no optim.jsonl")
+else
+    [ "$(wc -l <"$f")" -eq 1 ] || why+=("optim.jsonl has $(wc -l <"$f") lines")
+    msg=$("$PY" -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("optim") != "sgd": sys.exit("row optim = %r" % r.get("optim"))
+' "$f" 2>&1) || why+=("optim.jsonl: $msg")
+fi
+left=$(find "$TOP/outdir" -name '*.tmp.*')
+[ -z "$left" ] && [ "$(find "$TOP/outdir" -type f | wc -l)" -eq 2 ] ||
+    why+=("unexpected files: $(find "$TOP/outdir" -type f | tr '\n' ' ')")
+if [ ${#why[@]} -eq 0 ]; then ok "optim.jsonl has one row, no leftover temp files"
+else not_ok "optim.jsonl has one row, no leftover temp files" "${why[@]}"; fi
+
+# Without --out: one new run directory under $LBSCALE_RESULTS, nothing in cwd.
+good "default run directory under \$LBSCALE_RESULTS" \
+    'd=$(find "$RES" -mindepth 1 -maxdepth 1); [ "$(echo "$d" | wc -l)" -eq 1 ] &&
+     [ -f "$d/meta.json" ] && [ "$(wc -l <"$d/optim.jsonl")" -eq 1 ] &&
+     [ -z "$(find "$CWD" -mindepth 1)" ]' \
+    optim --optim lamb --elements 1M --iters 1 --warmup 0 --stream-gbps 10 --json
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

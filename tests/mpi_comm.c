@@ -1,0 +1,473 @@
+/* mpi_comm.c - the mpi comm backend and data-parallel optimizers on
+ * several ranks (run under mpirun by run_mpi.sh, e.g. 4 ranks).
+ *
+ * Every check runs on every rank; the per-rank verdicts are combined with
+ * an int32 MIN allreduce and rank 0 prints one TAP line per check.  Each
+ * failing rank also prints what was wrong on stderr, prefixed by its
+ * rank.  Exit status: 0 when every check passed on every rank, else 1.
+ *
+ * Collectives use patterns whose exact result is known in closed form
+ * (small integers, exact in float), so every comparison is ==.
+ *
+ * Optimizers: every rank builds the same layers (same w) but feeds its own
+ * gradient, steps sgd/lars/lamb/adamw 3 times through the mpi comm, and
+ * must end with w bit-identical (a) on every rank and (b) to a one-process
+ * optimizer (comm NULL) fed the average gradient.  Gradients are multiples
+ * of 2^-10 so their sum over ranks - in any order MPI picks - and the
+ * division by the rank count are exact, and layers are at most
+ * LBS_NORM_BLOCK elements, so every norm is one block summed by one thread
+ * and nothing depends on the OpenMP reduction order.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbscale/lbscale.h"
+
+static struct lbs_comm *C;
+static int tap_n, tap_failed;
+static int local_ok;        /* this rank's verdict for the current check */
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    if (local_ok)   /* first failure of a check on this rank: say which */
+        fprintf(stderr, "# rank %d: check %d: ", C->rank, tap_n + 1);
+    else
+        fprintf(stderr, "# rank %d:   ", C->rank);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    local_ok = 0;
+}
+
+static void begin(void) { local_ok = 1; }
+
+/* Combine the verdicts of all ranks and print the TAP line on rank 0. */
+static void end(const char *desc)
+{
+    int32_t all = local_ok;
+    struct lbs_err e;
+    C->err = &e;
+    if (lbs_allreduce(C, &all, 1, LBS_INT32, LBS_MIN, -1)) {
+        fprintf(stderr, "# rank %d: verdict allreduce failed: %s\n", C->rank,
+                e.msg);
+        all = 0;
+    }
+    tap_n++;
+    if (!all)
+        tap_failed++;
+    if (C->rank == 0) {
+        printf("%sok %d - %s\n", all ? "" : "not ", tap_n, desc);
+        fflush(stdout);
+    }
+}
+
+#define CHECK_RC(call)                                                      \
+    do {                                                                    \
+        struct lbs_err e_;                                                  \
+        C->err = &e_;                                                       \
+        int rc_ = (call);                                                   \
+        if (rc_)                                                            \
+            fail("%s returned %d: %s", #call, rc_, e_.msg);                 \
+    } while (0)
+
+/* ---- collectives --------------------------------------------------------- */
+
+#define N_RED 1000
+
+/* v(r, i) = (r + 1) (i + 1) s(i), s = +1 for even i, -1 for odd i. */
+static double red_val(int r, int i)
+{
+    return (double)(r + 1) * (i + 1) * (i % 2 ? -1 : 1);
+}
+
+static double red_expect(int p, int i, enum lbs_redop op)
+{
+    double s = i % 2 ? -1 : 1, k = i + 1;
+    switch (op) {
+    case LBS_SUM: return s * k * p * (p + 1) / 2.0;
+    case LBS_MAX: return s > 0 ? k * p : -k;
+    case LBS_MIN: return s > 0 ? k : -k * p;
+    }
+    return NAN;
+}
+
+static const char *op_name(enum lbs_redop op)
+{
+    return op == LBS_SUM ? "sum" : op == LBS_MAX ? "max" : "min";
+}
+
+static void test_allreduce(enum lbs_dtype t, const char *tname)
+{
+    static const enum lbs_redop ops[] = {LBS_SUM, LBS_MAX, LBS_MIN};
+    for (int k = 0; k < 3; k++) {
+        enum lbs_redop op = ops[k];
+        char desc[96];
+        snprintf(desc, sizeof desc, "allreduce %s %s (%d elements)",
+                 op_name(op), tname, N_RED);
+        begin();
+        void *buf = malloc(N_RED * lbs_dtype_size(t));
+        for (int i = 0; i < N_RED; i++) {
+            double v = red_val(C->rank, i);
+            if (t == LBS_FLOAT32) ((float *)buf)[i] = (float)v;
+            else if (t == LBS_FLOAT64) ((double *)buf)[i] = v;
+            else if (t == LBS_INT32) ((int32_t *)buf)[i] = (int32_t)v;
+            else ((int64_t *)buf)[i] = (int64_t)v * ((int64_t)1 << 33);
+        }
+        CHECK_RC(lbs_allreduce(C, buf, N_RED, t, op, 7));
+        int bad = 0;
+        for (int i = 0; i < N_RED && bad < 5; i++) {
+            double want = red_expect(C->size, i, op), got;
+            if (t == LBS_FLOAT32) got = ((float *)buf)[i];
+            else if (t == LBS_FLOAT64) got = ((double *)buf)[i];
+            else if (t == LBS_INT32) got = ((int32_t *)buf)[i];
+            else {
+                int64_t g = ((int64_t *)buf)[i];
+                got = (double)(g / ((int64_t)1 << 33));
+                if (g % ((int64_t)1 << 33))
+                    got = NAN;
+            }
+            if (got != want) {
+                fail("%s: element %d = %.17g, want %.17g", desc, i, got, want);
+                bad++;
+            }
+        }
+        free(buf);
+        end(desc);
+    }
+}
+
+static void test_mean(void)
+{
+    begin();
+    float buf[257];
+    for (int i = 0; i < 257; i++)
+        buf[i] = (float)(4 * C->rank + i);
+    CHECK_RC(lbs_allreduce_mean_f32(C, buf, 257, 0));
+    /* mean over r of 4r + i = 2(p - 1) + i, exact for these sizes */
+    for (int i = 0; i < 257; i++) {
+        float want = (float)(2 * (C->size - 1) + i);
+        if (buf[i] != want) {
+            fail("element %d = %.9g, want %.9g", i, buf[i], want);
+            break;
+        }
+    }
+    end("allreduce_mean_f32");
+}
+
+static void test_allgather(void)
+{
+    enum { K = 5 };
+    begin();
+    int p = C->size;
+    int32_t send[K];
+    int32_t *recv = malloc((size_t)p * K * sizeof *recv);
+    for (int j = 0; j < K; j++)
+        send[j] = 100 * C->rank + j;
+    for (int i = 0; i < p * K; i++)
+        recv[i] = -1;
+    CHECK_RC(lbs_allgather(C, send, recv, K, LBS_INT32, 3));
+    for (int r = 0; r < p; r++)
+        for (int j = 0; j < K; j++)
+            if (recv[r * K + j] != 100 * r + j) {
+                fail("recv[%d] = %d, want %d", r * K + j, recv[r * K + j],
+                     100 * r + j);
+                r = p;
+                break;
+            }
+    free(recv);
+    /* and doubles, which are not integers */
+    double ds[2] = {C->rank + 0.25, -C->rank - 0.5};
+    double *dr = malloc((size_t)p * 2 * sizeof *dr);
+    CHECK_RC(lbs_allgather(C, ds, dr, 2, LBS_FLOAT64, -1));
+    for (int r = 0; r < p; r++)
+        if (dr[2 * r] != r + 0.25 || dr[2 * r + 1] != -r - 0.5) {
+            fail("float64 block %d = {%g, %g}", r, dr[2 * r], dr[2 * r + 1]);
+            break;
+        }
+    free(dr);
+    end("allgather int32 and float64");
+}
+
+/* counts[r]: rank 1 sends nothing, the others r + 2 elements; displs leave
+ * one-element gaps that must stay untouched. */
+static void test_allgatherv(void)
+{
+    begin();
+    int p = C->size;
+    size_t *counts = malloc((size_t)p * sizeof *counts);
+    size_t *displs = malloc((size_t)p * sizeof *displs);
+    size_t total = 0;
+    for (int r = 0; r < p; r++) {
+        counts[r] = r == 1 ? 0 : (size_t)r + 2;
+        displs[r] = total;
+        total += counts[r] + 1;            /* + the gap */
+    }
+    size_t mine = counts[C->rank];
+    float *send = malloc((mine ? mine : 1) * sizeof *send);
+    for (size_t j = 0; j < mine; j++)
+        send[j] = (float)(1000 * C->rank + (int)j);
+    float *recv = malloc(total * sizeof *recv);
+    for (size_t i = 0; i < total; i++)
+        recv[i] = -7.0f;
+    CHECK_RC(lbs_allgatherv(C, send, mine, recv, counts, displs, LBS_FLOAT32,
+                            5));
+    for (int r = 0; r < p; r++) {
+        for (size_t j = 0; j < counts[r]; j++) {
+            float want = (float)(1000 * r + (int)j);
+            if (recv[displs[r] + j] != want) {
+                fail("from rank %d element %zu = %g, want %g", r, j,
+                     recv[displs[r] + j], want);
+                break;
+            }
+        }
+        if (recv[displs[r] + counts[r]] != -7.0f)
+            fail("gap after rank %d's block overwritten (%g)", r,
+                 recv[displs[r] + counts[r]]);
+    }
+    free(counts);
+    free(displs);
+    free(send);
+    free(recv);
+    end("allgatherv with per-rank counts (rank 1 sends 0)");
+}
+
+static void test_alltoall(void)
+{
+    enum { K = 3 };
+    begin();
+    int p = C->size, me = C->rank;
+    double *send = malloc((size_t)p * K * sizeof *send);
+    double *recv = malloc((size_t)p * K * sizeof *recv);
+    for (int d = 0; d < p; d++)
+        for (int j = 0; j < K; j++) {
+            send[d * K + j] = 100.0 * me + 10.0 * d + j;   /* me -> d */
+            recv[d * K + j] = -1;
+        }
+    CHECK_RC(lbs_alltoall(C, send, recv, K, LBS_FLOAT64, 2));
+    for (int s = 0; s < p; s++)
+        for (int j = 0; j < K; j++) {
+            double want = 100.0 * s + 10.0 * me + j;       /* s -> me */
+            if (recv[s * K + j] != want) {
+                fail("block from rank %d element %d = %g, want %g", s, j,
+                     recv[s * K + j], want);
+                s = p;
+                break;
+            }
+        }
+    free(send);
+    free(recv);
+    end("alltoall float64");
+}
+
+static void test_bcast(void)
+{
+    begin();
+    int p = C->size;
+    for (int root = 0; root < p; root += p - 1 > 0 ? p - 1 : 1) {
+        int32_t ib[64];
+        double db[33];
+        for (int i = 0; i < 64; i++)
+            ib[i] = C->rank == root ? 3 * i - 50 + root : -999;
+        for (int i = 0; i < 33; i++)
+            db[i] = C->rank == root ? 1.0 / (i + 1) + root : NAN;
+        CHECK_RC(lbs_bcast(C, ib, 64, LBS_INT32, root, -1));
+        CHECK_RC(lbs_bcast(C, db, 33, LBS_FLOAT64, root, 1));
+        for (int i = 0; i < 64; i++)
+            if (ib[i] != 3 * i - 50 + root) {
+                fail("root %d: int32 element %d = %d", root, i, ib[i]);
+                break;
+            }
+        for (int i = 0; i < 33; i++)
+            if (db[i] != 1.0 / (i + 1) + root) {
+                fail("root %d: float64 element %d = %g", root, i, db[i]);
+                break;
+            }
+        if (p == 1)
+            break;
+    }
+    end("bcast int32 and float64 from rank 0 and the last rank");
+}
+
+static void test_barrier(void)
+{
+    begin();
+    for (int i = 0; i < 3; i++)
+        CHECK_RC(lbs_barrier(C));
+    end("barrier");
+}
+
+/* ---- data-parallel optimizers -------------------------------------------- */
+
+#define NL 3
+static const size_t shp[NL][2] = {{8, 16}, {40, 0}, {32, 30}};   /* 0: 1-D */
+static const int ndims[NL] = {2, 1, 2};
+
+struct model {
+    struct lbs_layer l[NL];
+};
+
+static void model_init(struct model *m)
+{
+    for (int i = 0; i < NL; i++) {
+        struct lbs_layer *L = &m->l[i];
+        memset(L, 0, sizeof *L);
+        L->name = i == 1 ? "bias" : i == 0 ? "w0" : "w2";
+        L->ndim = ndims[i];
+        L->shape[0] = shp[i][0];
+        L->shape[1] = shp[i][1];
+        L->n = ndims[i] == 1 ? shp[i][0] : shp[i][0] * shp[i][1];
+        L->w = malloc(L->n * sizeof(float));
+        L->g = malloc(L->n * sizeof(float));
+        for (size_t j = 0; j < L->n; j++)   /* same on every rank */
+            L->w[j] = 0.05f * sinf((float)(j + 1) * (float)(i + 2));
+    }
+}
+
+static void model_free(struct model *m)
+{
+    for (int i = 0; i < NL; i++) {
+        free(m->l[i].w);
+        free(m->l[i].g);
+    }
+}
+
+/* Rank r's gradient at step t: multiples of 2^-10 in [-32, 31] / 1024. */
+static float grad(int r, int t, int layer, size_t j)
+{
+    int k = (int)((j * 7 + (size_t)r * 13 + (size_t)t * 5 +
+                   (size_t)layer * 11) % 64) - 32;
+    return (float)k / 1024.0f;
+}
+
+static void test_optim(const char *spec)
+{
+    char desc[160];
+    snprintf(desc, sizeof desc, "%s: 3 data-parallel steps, w identical on "
+             "all ranks and to one process fed the mean gradient", spec);
+    begin();
+    struct model dp, ref;
+    model_init(&dp);
+    model_init(&ref);
+    struct lbs_optim *o = NULL, *r = NULL;
+    struct lbs_err e;
+    int rc = lbs_optim_new(spec, dp.l, NL, C, &o, &e);
+    if (rc)
+        fail("lbs_optim_new(mpi) %d: %s", rc, e.msg);
+    rc = lbs_optim_new(spec, ref.l, NL, NULL, &r, &e);
+    if (rc)
+        fail("lbs_optim_new(self) %d: %s", rc, e.msg);
+    const float inv = 1.0f / (float)C->size;
+    for (int t = 0; t < 3 && o && r; t++) {
+        for (int i = 0; i < NL; i++)
+            for (size_t j = 0; j < dp.l[i].n; j++) {
+                dp.l[i].g[j] = grad(C->rank, t, i, j);
+                float s = 0;
+                for (int q = 0; q < C->size; q++)
+                    s += grad(q, t, i, j);          /* exact */
+                ref.l[i].g[j] = s * inv;            /* exact */
+            }
+        if ((rc = lbs_optim_step(o, &e)))
+            fail("step %d (mpi) returned %d: %s", t + 1, rc, e.msg);
+        if ((rc = lbs_optim_step(r, &e)))
+            fail("step %d (self) returned %d: %s", t + 1, rc, e.msg);
+        /* the driver averages g in place: it must now be the mean */
+        for (int i = 0; i < NL; i++)
+            if (memcmp(dp.l[i].g, ref.l[i].g, dp.l[i].n * sizeof(float))) {
+                fail("step %d: layer %d: g after the step is not the exact "
+                     "mean gradient", t + 1, i);
+                break;
+            }
+    }
+    if (o && lbs_optim_steps(o) != 3)
+        fail("lbs_optim_steps = %ld, want 3", lbs_optim_steps(o));
+    int p = C->size;
+    for (int i = 0; i < NL; i++) {
+        size_t n = dp.l[i].n;
+        int changed = 0, finite = 1;
+        struct model init;
+        model_init(&init);
+        for (size_t j = 0; j < n; j++) {
+            changed |= dp.l[i].w[j] != init.l[i].w[j];
+            finite &= isfinite(dp.l[i].w[j]);
+        }
+        model_free(&init);
+        if (!changed || !finite)
+            fail("layer %d: w %s", i, !finite ? "not finite" : "unchanged");
+        for (size_t j = 0; j < n; j++)
+            if (memcmp(&dp.l[i].w[j], &ref.l[i].w[j], sizeof(float))) {
+                fail("layer %d element %zu: w = %.9g (mpi) vs %.9g (one "
+                     "process with the mean gradient)", i, j, dp.l[i].w[j],
+                     ref.l[i].w[j]);
+                break;
+            }
+        /* the full arrays of every rank, compared bit for bit */
+        float *all = malloc((size_t)p * n * sizeof *all);
+        CHECK_RC(lbs_allgather(C, dp.l[i].w, all, n, LBS_FLOAT32, i));
+        for (int q = 0; q < p; q++)
+            if (memcmp(all + (size_t)q * n, dp.l[i].w, n * sizeof(float))) {
+                fail("layer %d: w on rank %d differs from rank %d's", i, q,
+                     C->rank);
+                break;
+            }
+        free(all);
+    }
+    lbs_optim_free(o);
+    lbs_optim_free(r);
+    model_free(&dp);
+    model_free(&ref);
+    end(desc);
+}
+
+int main(int argc, char **argv)
+{
+    struct lbs_err e;
+    int rc = lbs_comm_mpi_new(&C, &e);
+    if (rc == -ENOTSUP) {
+        printf("1..0 # SKIP this build has no MPI\n");
+        return 77;
+    }
+    if (rc) {
+        fprintf(stderr, "lbs_comm_mpi_new: %s\n", e.msg);
+        return 1;
+    }
+    if (C->rank == 0)
+        printf("# %d ranks\n", C->size);
+    if (argc > 1 && C->size != atoi(argv[1])) {
+        if (C->rank == 0)
+            fprintf(stderr, "expected %s ranks, got %d\n", argv[1], C->size);
+        lbs_comm_free(C);
+        return 1;
+    }
+
+    test_allreduce(LBS_FLOAT32, "float32");
+    test_allreduce(LBS_FLOAT64, "float64");
+    test_allreduce(LBS_INT32, "int32");
+    test_allreduce(LBS_INT64, "int64");
+    test_mean();
+    test_allgather();
+    test_allgatherv();
+    test_alltoall();
+    test_bcast();
+    test_barrier();
+    test_optim("lamb:lr=0.01,wd=0.01");
+    test_optim("lamb:lr=0.02,clip=0.5,exclude_1d=0");
+    test_optim("sgd:lr=0.1,momentum=0.9,wd=0.001");
+    test_optim("sgd:lr=0.05,nesterov=1");
+    test_optim("lars");
+    test_optim("adamw");
+
+    if (C->rank == 0) {
+        printf("1..%d\n", tap_n);
+        fflush(stdout);
+    }
+    int failed = tap_failed;
+    lbs_comm_free(C);
+    return failed ? 1 : 0;
+}
