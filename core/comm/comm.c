@@ -66,6 +66,25 @@ int lbs_barrier(struct lbs_comm *c)
     return c->ops->barrier(c);
 }
 
+int lbs_neighbor_exchange(struct lbs_comm *c, const void *send, size_t count,
+                          enum lbs_dtype t, const int *to, int nto,
+                          const int *from, int nfrom, void *recv, int layer)
+{
+    if (!c->ops->neighbors)
+        return lbs_err_set(c->err, -ENOTSUP, "the %s comm backend has no "
+                           "neighbour exchange", c->ops->name);
+    for (int j = 0; j < nto; j++)
+        if (to[j] < 0 || to[j] >= c->size)
+            return lbs_err_set(c->err, -EINVAL, "neighbour rank %d not in "
+                               "0..%d", to[j], c->size - 1);
+    for (int j = 0; j < nfrom; j++)
+        if (from[j] < 0 || from[j] >= c->size)
+            return lbs_err_set(c->err, -EINVAL, "neighbour rank %d not in "
+                               "0..%d", from[j], c->size - 1);
+    return c->ops->neighbors(c, send, count, t, to, nto, from, nfrom, recv,
+                             layer);
+}
+
 int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
                            int layer)
 {

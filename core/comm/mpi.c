@@ -137,6 +137,30 @@ static int m_barrier(struct lbs_comm *c)
     return rc == MPI_SUCCESS ? 0 : fail(c, "MPI_Barrier", rc);
 }
 
+static int m_neighbors(struct lbs_comm *c, const void *send, size_t count,
+                       enum lbs_dtype t, const int *to, int nto,
+                       const int *from, int nfrom, void *recv, int layer)
+{
+    if (count > INT_MAX)
+        return too_big(c, "neighbour exchange", count);
+    MPI_Request *rq = malloc((size_t)(nto + nfrom) * sizeof *rq);
+    if (!rq)
+        return lbs_err_set(c->err, -ENOMEM, "out of memory");
+    size_t bytes = count * lbs_dtype_size(t);
+    int rc = MPI_SUCCESS, nr = 0;
+    for (int j = 0; j < nfrom && rc == MPI_SUCCESS; j++)
+        rc = MPI_Irecv((char *)recv + (size_t)j * bytes, (int)count,
+                       mpi_type(t), from[j], layer & 0x7fff, world(c),
+                       &rq[nr++]);
+    for (int j = 0; j < nto && rc == MPI_SUCCESS; j++)
+        rc = MPI_Isend(send, (int)count, mpi_type(t), to[j], layer & 0x7fff,
+                       world(c), &rq[nr++]);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Waitall(nr, rq, MPI_STATUSES_IGNORE);
+    free(rq);
+    return rc == MPI_SUCCESS ? 0 : fail(c, "MPI_Isend/Irecv (neighbours)", rc);
+}
+
 static void m_free(struct lbs_comm *c)
 {
     struct mpi_impl *m = c->impl;
@@ -156,6 +180,7 @@ static const struct lbs_comm_ops mpi_ops = {
     .alltoall = m_alltoall,
     .bcast = m_bcast,
     .barrier = m_barrier,
+    .neighbors = m_neighbors,
     .free = m_free,
 };
 

@@ -50,6 +50,13 @@ struct lbs_comm_ops {
     int (*bcast)(struct lbs_comm *c, void *buf, size_t count,
                  enum lbs_dtype t, int root, int layer);
     int (*barrier)(struct lbs_comm *c);
+    /* Gossip: send the same count elements to every rank in to[0..nto),
+     * receive count elements from each rank in from[0..nfrom) into
+     * recv + j*count.  Directed graphs (exponential) have to != from.
+     * May be NULL in a backend: the dispatcher then returns -ENOTSUP. */
+    int (*neighbors)(struct lbs_comm *c, const void *send, size_t count,
+                     enum lbs_dtype t, const int *to, int nto,
+                     const int *from, int nfrom, void *recv, int layer);
     void (*free)(struct lbs_comm *c);
 };
 
@@ -88,6 +95,9 @@ int lbs_alltoall(struct lbs_comm *c, const void *send, void *recv,
 int lbs_bcast(struct lbs_comm *c, void *buf, size_t count, enum lbs_dtype t,
               int root, int layer);
 int lbs_barrier(struct lbs_comm *c);
+int lbs_neighbor_exchange(struct lbs_comm *c, const void *send, size_t count,
+                          enum lbs_dtype t, const int *to, int nto,
+                          const int *from, int nfrom, void *recv, int layer);
 
 /* Sum-allreduce float32 then divide by size: the data-parallel average. */
 int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
