@@ -74,7 +74,8 @@ int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
     o->cfg = calloc(1, ops->cfg_size);
     o->layers = malloc(nlayers * sizeof *layers);
     o->gsq = calloc(nlayers, sizeof *o->gsq);
-    if (!o->cfg || !o->layers || !o->gsq) {
+    o->keep = calloc(nlayers, sizeof *o->keep);
+    if (!o->cfg || !o->layers || !o->gsq || !o->keep) {
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
         goto fail;
     }
@@ -104,6 +105,7 @@ fail:
     free(o->cfg);
     free(o->layers);
     free(o->gsq);
+    free(o->keep);
     free(o);
     return rc;
 }
@@ -118,6 +120,10 @@ static int grads_finite(struct lbs_optim *o, int *finite, struct lbs_err *err)
     double total = 0;
     int bad = 0;
     for (size_t i = 0; i < o->nlayers; i++) {
+        if (!o->keep[i]) {
+            o->gsq[i] = 0;      /* not computed this step: never read */
+            continue;
+        }
         o->gsq[i] = lbs_sumsq(o->layers[i].g, o->layers[i].n);
         bad |= !isfinite(o->gsq[i]);
         total += o->gsq[i];
@@ -135,9 +141,26 @@ static int grads_finite(struct lbs_optim *o, int *finite, struct lbs_err *err)
     return 0;
 }
 
+static void plan(struct lbs_optim *o, long step)
+{
+    if (o->keep_step == step)
+        return;
+    memset(o->keep, 1, o->nlayers);
+    if (o->ops->plan)
+        o->ops->plan(o, step, o->keep);
+    o->keep_step = step;
+}
+
+void lbs_optim_next_keep(struct lbs_optim *o, uint8_t *keep)
+{
+    plan(o, o->t + 1);
+    memcpy(keep, o->keep, o->nlayers);
+}
+
 int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err)
 {
     lbs_comm_set_step(o->comm, o->t + 1);
+    plan(o, o->t + 1);
     int rc = o->ops->dense ? lbs_optim_average_grads(o, err) : 0;
     int finite = 1;
     if (!rc)
@@ -167,6 +190,7 @@ void lbs_optim_free(struct lbs_optim *o)
     free(o->cfg);
     free(o->layers);
     free(o->gsq);
+    free(o->keep);
     free(o);
 }
 

@@ -9,6 +9,8 @@
 #ifndef LBS_OPTIM_IMPL_H
 #define LBS_OPTIM_IMPL_H
 
+#include <stdint.h>
+
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
 
@@ -27,6 +29,13 @@ struct lbs_optim_ops {
     double (*bytes_per_elem)(const struct lbs_optim *o);
     int (*init)(struct lbs_optim *o, struct lbs_err *err);
     int (*step)(struct lbs_optim *o, struct lbs_err *err);
+    /* Optional, for layer-sampling optimizers (JointSpar): decide which
+     * layers step `step` will use (keep[i] = 1) and which it ignores (0),
+     * so the trainer can skip their weight-gradient GEMMs.  Called once
+     * per step number before step(); the driver caches the answer in
+     * o->keep and skips dropped layers in its gradient check.  The same
+     * answer must come out on every rank (use lbscale/rng.h). */
+    void (*plan)(struct lbs_optim *o, long step, uint8_t *keep);
     void (*fini)(struct lbs_optim *o);
 };
 
@@ -42,7 +51,9 @@ struct lbs_optim {
     long skipped;               /* steps skipped for non-finite gradients */
     double *gsq;                /* per layer ||g||^2 after averaging, set by
                                    the driver before step() */
-    double gnorm;               /* global ||g|| over all layers */
+    double gnorm;               /* global ||g|| over kept layers */
+    uint8_t *keep;              /* per layer: used by the coming step? */
+    long keep_step;             /* the step o->keep was planned for */
     double lr_scale;            /* schedule factor, 1 by default */
     char params_str[512];
 };

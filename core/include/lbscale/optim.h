@@ -32,6 +32,7 @@
 #define LBSCALE_OPTIM_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include "lbscale/comm.h"
 #include "lbscale/error.h"
@@ -50,6 +51,12 @@ int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
  * gradient held NaN/Inf on some rank (every rank skips the same step; err
  * says so), or a negative code. */
 int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err);
+/* Which layers the next lbs_optim_step() will read gradients of: keep has
+ * one entry per layer, 1 = needed, 0 = ignored (JointSpar's dropped layers;
+ * all 1 for other optimizers).  A trainer calls it before the backward pass
+ * and may skip the weight-gradient computation of dropped layers; their g
+ * is then never read.  Every rank gets the same answer. */
+void lbs_optim_next_keep(struct lbs_optim *o, uint8_t *keep);
 /* Steps skipped so far for non-finite gradients. */
 long lbs_optim_skipped(const struct lbs_optim *o);
 void lbs_optim_free(struct lbs_optim *o);
