@@ -115,6 +115,16 @@ bad "--stream-gbps nan"                "--stream-gbps"    optim --optim sgd --el
 bad "--layers unknown preset"          "nope"             optim --optim sgd "${S[@]}" --layers nope
 bad "--layers uniform:0"               "uniform:0"        optim --optim sgd "${S[@]}" --layers uniform:0
 bad "--layers more layers than elements" "--layers"       optim --optim sgd --elements 10 --stream-gbps 10 --layers uniform:20
+# JSON layer files (validated before anything is measured or written)
+printf '{"layers": [' >"$TOP/trunc.json"
+printf '{"layers": [{"name": "a", "shape": [0, 3]}]}' >"$TOP/zero.json"
+printf '{"layers": []}' >"$TOP/empty.json"
+printf '{"layers": [{"name": "fc.w", "shape": [16, 8]}, {"name": "fc.b", "shape": [16]}]}' \
+    >"$TOP/good.json"
+bad "--layers missing .json file"      "/nonexistent/x.json" optim --optim lamb "${S[@]}" --layers /nonexistent/x.json
+bad "--layers malformed .json"         "trunc.json"       optim --optim lamb "${S[@]}" --layers "$TOP/trunc.json"
+bad "--layers .json zero dimension"    "zero.json|'a'"    optim --optim lamb "${S[@]}" --layers "$TOP/zero.json"
+bad "--layers .json without layers"    "empty.json"       optim --optim lamb "${S[@]}" --layers "$TOP/empty.json"
 bad "--comm bogus"                     "bogus"            optim --optim sgd "${S[@]}" --comm bogus
 bad "optim --help bogusname"           "bogusname"        optim --help bogusname
 bad "--out without directory"          "--out"            optim --optim sgd --elements 1M --stream-gbps 10 --out
@@ -154,6 +164,9 @@ for o in sgd lars lamb adamw; do
         '[ -z "$(find "$RES" "$CWD" -mindepth 1)" ] && [ -s "$OUT" ]' \
         optim --optim $o "${Q[@]}" --layers uniform:4
 done
+good "tiny run with a .json layer file" \
+    '"$PY" -c "import json,sys; r=json.load(open(sys.argv[1])); sys.exit(r[\"elements\"] != 144 or r[\"layers\"] != 2)" "$OUT"' \
+    optim --optim lamb --iters 1 --warmup 0 --stream-gbps 10 --no-save --json --layers "$TOP/good.json"
 good "tiny run with bert layers" '[ -s "$OUT" ]' \
     optim --optim lamb:lr=0.01,wd=0.01 "${Q[@]}" --layers bert
 
