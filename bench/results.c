@@ -76,6 +76,32 @@ static int mkdir_p(const char *path)
     return (mkdir(buf, 0755) && errno != EEXIST) ? -1 : 0;
 }
 
+static void utc_stamp(char *buf, size_t len, const char *fmt);
+
+/* A new results/<UTC>-<rev>[-N] directory, created exclusively so two runs
+ * started in the same second never share one.  1 on success, -1 on error. */
+static int new_run_dir(char *out, size_t len)
+{
+    const char *root = getenv("LBSCALE_RESULTS");
+    char stamp[64], base[PATH_MAX];
+    root = root && *root ? root : "results";
+    if (mkdir_p(root))
+        return -1;
+    utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
+    snprintf(base, sizeof base, "%s/%s-%s", root, stamp, LBS_GIT_REV);
+    for (int i = 1; i < 1000; i++) {
+        int w = i == 1 ? snprintf(out, len, "%s", base)
+                       : snprintf(out, len, "%s-%d", base, i);
+        if (w < 0 || (size_t)w >= len)
+            return -1;
+        if (mkdir(out, 0755) == 0)
+            return 1;
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
+}
+
 static char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -220,16 +246,13 @@ int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
     struct lbs_run *r = calloc(1, sizeof *r);
     if (!r)
         return lbs_err_set(err, -ENOMEM, "out of memory");
+    int fresh = 0;
     if (dir) {
         snprintf(r->dir, sizeof r->dir, "%s", dir);
     } else {
-        const char *root = getenv("LBSCALE_RESULTS");
-        char stamp[64];
-        utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
-        snprintf(r->dir, sizeof r->dir, "%s/%s-%s", root && *root ? root
-                 : "results", stamp, LBS_GIT_REV);
+        fresh = new_run_dir(r->dir, sizeof r->dir);
     }
-    if (mkdir_p(r->dir)) {
+    if (fresh < 0 || (!fresh && mkdir_p(r->dir))) {
         int e = errno;
         free(r);
         return lbs_err_set(err, -EIO, "cannot create results directory %s: "

@@ -21,17 +21,22 @@ int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
 
 double lbs_sumsq(const float *x, size_t n)
 {
-    double s = 0;
-#pragma omp parallel for reduction(+ : s) schedule(static)
-    for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
-        size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
-        float f = 0;
+    double part[LBS_CHUNKS];
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t hi = lbs_chunk_lo(n, c + 1);
+        double s = 0;
+        for (size_t b = lbs_chunk_lo(n, c); b < hi; b += LBS_NORM_BLOCK) {
+            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+            float f = 0;
 #pragma omp simd reduction(+ : f)
-        for (size_t i = b; i < e; i++)
-            f += x[i] * x[i];
-        s += f;
+            for (size_t i = b; i < e; i++)
+                f += x[i] * x[i];
+            s += f;
+        }
+        part[c] = s;
     }
-    return s;
+    return lbs_sum_chunks(part);
 }
 
 int lbs_check_finite(const struct lbs_optim *o, size_t layer, double x,

@@ -64,16 +64,15 @@ static inline float lamb_u(const struct lamb_coef *k, float m, float v,
     return (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
 }
 
-static void lamb_pass1(const struct lamb_coef *k, const float *g, float *m,
-                       float *v, const float *w, float *u, size_t n,
-                       double *wn, double *un)
+/* Update m, v and u over [lo, hi) and add ||w||^2, ||u||^2 of the range
+ * (float partials over short blocks, double across them: exact enough for
+ * a norm and twice the SIMD width of double accumulators). */
+static void lamb_range(const struct lamb_coef *k, const float *g, float *m,
+                       float *v, const float *w, float *u, size_t lo,
+                       size_t hi, double *sw, double *su)
 {
-    double sw = 0, su = 0;
-    /* float partial sums over short blocks, double across blocks: exact
-     * enough for a norm and twice the SIMD width of double accumulators */
-#pragma omp parallel for reduction(+ : sw, su) schedule(static)
-    for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
-        size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
+    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
         float fw = 0, fu = 0;
 #pragma omp simd reduction(+ : fw, fu)
         for (size_t i = b; i < e; i++) {
@@ -87,11 +86,23 @@ static void lamb_pass1(const struct lamb_coef *k, const float *g, float *m,
             fw += w[i] * w[i];
             fu += ui * ui;
         }
-        sw += fw;
-        su += fu;
+        *sw += fw;
+        *su += fu;
     }
-    *wn = sqrt(sw);
-    *un = sqrt(su);
+}
+
+/* Chunked so the norms are deterministic (see optim_impl.h). */
+static void lamb_pass1(const struct lamb_coef *k, const float *g, float *m,
+                       float *v, const float *w, float *u, size_t n,
+                       double *wn, double *un)
+{
+    double pw[LBS_CHUNKS] = {0}, pu[LBS_CHUNKS] = {0};
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        lamb_range(k, g, m, v, w, u, lbs_chunk_lo(n, c),
+                   lbs_chunk_lo(n, c + 1), &pw[c], &pu[c]);
+    *wn = sqrt(lbs_sum_chunks(pw));
+    *un = sqrt(lbs_sum_chunks(pu));
 }
 
 static void lamb_pass2(const float *u, float *w, size_t n, float step)

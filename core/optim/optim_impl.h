@@ -65,10 +65,28 @@ int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err);
 /* min(1, max_norm / o->gnorm), or 1 when max_norm == 0: apex-style global
  * gradient clipping from the norm the driver already measured. */
 double lbs_clip_scale(const struct lbs_optim *o, double max_norm);
-/* Norms accumulate in float over blocks of this many elements, then in
- * double across blocks. */
+/* Deterministic parallel sums.  A layer is cut into LBS_CHUNKS chunks
+ * whose bounds depend on n only; each chunk is summed sequentially (float
+ * over blocks of LBS_NORM_BLOCK elements, double across blocks) by
+ * whichever thread gets it, and the chunk sums are added in chunk order.
+ * The result is bit-identical for any thread count and schedule, so every
+ * rank computes the same norms and runs repeat bit for bit (an OpenMP
+ * reduction combines threads in arrival order and does not). */
 #define LBS_NORM_BLOCK 1024
-/* Sum of squares (blocked as above), OpenMP-parallel. */
+#define LBS_CHUNKS 256
+#define LBS_PAR_MIN 65536   /* below this a layer is processed serially */
+static inline size_t lbs_chunk_lo(size_t n, size_t c)
+{
+    return (size_t)(((unsigned __int128)n * c) / LBS_CHUNKS);
+}
+static inline double lbs_sum_chunks(const double *part)
+{
+    double s = 0;
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        s += part[c];
+    return s;
+}
+/* Sum of squares, deterministic as above. */
 double lbs_sumsq(const float *x, size_t n);
 /* Trust ratio ||w||/||u|| (1 when either is 0) clamped to [lo, hi]. */
 double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi);
@@ -90,5 +108,7 @@ extern const struct lbs_optim_ops lbs_optim_sgd;
 extern const struct lbs_optim_ops lbs_optim_lars;
 extern const struct lbs_optim_ops lbs_optim_lamb;
 extern const struct lbs_optim_ops lbs_optim_adamw;
+extern const struct lbs_optim_ops lbs_optim_slamb;
+extern const struct lbs_optim_ops lbs_optim_onebit_lamb;
 
 #endif
