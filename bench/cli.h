@@ -58,6 +58,9 @@ int cli_open_run(const struct cli_common *c, const char *verb, int argc,
 int verb_stream(int argc, char **argv);
 int verb_optim(int argc, char **argv);
 int verb_demo(int argc, char **argv);
+int verb_plot(int argc, char **argv);
+/* Draw every figure a results run allows (plot.c). */
+int plot_run(const char *run, struct lbs_err *err);
 
 /* STREAM kernels callable from other verbs: measures triad and copy with
  * the current thread count over n doubles per array.  Returns 0 or -ENOMEM. */

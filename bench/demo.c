@@ -102,8 +102,13 @@ int verb_demo(int argc, char **argv)
             } else
                 optim_bench_print(r);
         }
-        if (run)
+        if (run) {
             fprintf(stderr, "results: %s\n", lbs_run_dir(run));
+            /* figures are a bonus: a missing gnuplot must not fail a demo */
+            struct lbs_err pe;
+            if (plot_run(lbs_run_dir(run), &pe))
+                cli_error("demo", "no plots: %s", pe.msg);
+        }
     }
     json_decref(rows);
 fail:

@@ -16,6 +16,7 @@ static const struct verb verbs[] = {
     {"stream", verb_stream, "memory bandwidth (STREAM copy/triad)"},
     {"optim", verb_optim, "time one optimizer step vs the STREAM roofline"},
     {"demo", verb_demo, "the default suite: stream + every optimizer"},
+    {"plot", verb_plot, "draw a results run's figures with gnuplot"},
 };
 
 static void usage(FILE *f)
