@@ -8,5 +8,7 @@ const struct lbs_optim_ops *const lbs_optim_registry[] = {
     &lbs_optim_lars,
     &lbs_optim_lamb,
     &lbs_optim_adamw,
+    &lbs_optim_slamb,
+    &lbs_optim_onebit_lamb,
     NULL,
 };

@@ -30,11 +30,15 @@
  *        bias_correction=1,clip=0
  * i.e. with the defaults of both: "slamb:k=1" == "lamb:cmin=0.01,cmax=1000"
  * (H, beta3, small, mask, seed do not matter there).  A layer whose whole
- * mask is synced is updated by the same two loops as lamb.c's, so the
- * result is bit-identical to lamb's, not merely close.
+ * mask is synced computes u, the norms (same chunks and blocks) and the
+ * update with lamb.c's arithmetic, so the result is bit-identical to
+ * lamb's, not merely close (tests/test_slamb.c checks it).
  *
  * Where this follows the authors' public code (hangxu0304/SLAMB, class
- * Slamb, the cyclic "randomk" variant used in their Swin/BERT runs):
+ * Slamb, the cyclic "randomk" variant; their fused Slamb_V2 draws a
+ * Bernoulli mask per step but also leaves wd out of the norms, moves eps
+ * to eps/sqrt(bc2) and marks the UNmasked coordinates fresh - we take the
+ * Slamb class as the reference and only its mask schedule from V2):
  *   - m and v from the local gradient, masked momentum averaged and written
  *     back, v never communicated; 1-D tensors and tensors with fewer than
  *     grad_size_thr = 9000 elements always synced;
@@ -63,11 +67,13 @@
  *
  * Memory traffic per element: a layer with a partial mask takes 3 passes
  * (moments + counters: read g,m,v,c, write m,v,c = 28; norms: read
- * m,v,w,c = 16; update: read m,v,w,c, write w = 20) plus the gather /
- * scatter of the k n synced values (idx, m, vals, c: ~24 per synced
- * element) = 64 + 24k; an always-synced layer moves 20 + 12 + 16 = 48.
- * State: m, v (8 bytes per element) + c (4) for partial-mask layers, the
- * cyclic permutations (4), and a scratch of the largest layer.
+ * m,v,w,c, write u = 20; update: read u,c,w, write w = 16) plus the
+ * gather/scatter of the k n synced values (idx, m, vals, c: ~24 per synced
+ * element) = 64 + 24k; an always-synced layer moves 20 + 16 + 12 = 48.
+ * Norms are summed in fixed chunks (optim_impl.h), so they do not depend
+ * on the thread count.  State: m, v (8 bytes per element) + c (4) for
+ * partial-mask layers, the cyclic permutations (4), and scratch u (and
+ * vals, idx) of the largest layer.
  */
 #include <math.h>
 #include <stddef.h>
@@ -120,6 +126,7 @@ struct slamb_layer {
 struct slamb_state {
     float **m, **v;
     struct slamb_layer *L;
+    float *u;                     /* update direction, largest layer */
     float *vals;                  /* compacted m[S], largest partial layer */
     uint32_t *idx;                /* Bernoulli indices, largest partial */
     float spow[SPOW_TABLE];       /* beta3^c */
@@ -157,52 +164,93 @@ static void slamb_moments(const struct slamb_coef *k, const float *g,
     }
 }
 
+/* Norms: chunked like lamb.c (see optim_impl.h) so they are the same for
+ * any thread count - and, for a fully synced layer, bit-identical to
+ * lamb's.  u is stored in a scratch of the largest layer for the update. */
+static void full_range(const struct slamb_coef *k, const float *m,
+                       const float *v, const float *w, float *u, size_t lo,
+                       size_t hi, double *sw, double *su)
+{
+    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+        float fw = 0, fu = 0;
+#pragma omp simd reduction(+ : fw, fu)
+        for (size_t i = b; i < e; i++) {
+            float ui = slamb_u(k, m[i], v[i], w[i]);
+            u[i] = ui;
+            fw += w[i] * w[i];
+            fu += ui * ui;
+        }
+        *sw += fw;
+        *su += fu;
+    }
+}
+
 /* ||w||, ||u|| over the whole layer (every coordinate synced). */
 static void slamb_norms_full(const struct slamb_coef *k, const float *m,
-                             const float *v, const float *w, size_t n,
-                             double *wn, double *un)
+                             const float *v, const float *w, float *u,
+                             size_t n, double *wn, double *un)
 {
-    double sw = 0, su = 0;
-#pragma omp parallel for simd reduction(+ : sw, su) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float u = slamb_u(k, m[i], v[i], w[i]);
-        sw += (double)w[i] * w[i];
-        su += (double)u * u;
-    }
-    *wn = sqrt(sw);
-    *un = sqrt(su);
+    double pw[LBS_CHUNKS] = {0}, pu[LBS_CHUNKS] = {0};
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        full_range(k, m, v, w, u, lbs_chunk_lo(n, c), lbs_chunk_lo(n, c + 1),
+                   &pw[c], &pu[c]);
+    *wn = sqrt(lbs_sum_chunks(pw));
+    *un = sqrt(lbs_sum_chunks(pu));
 }
 
-/* The same split by synced (c == 0) and stale coordinates. */
+static void split_range(const struct slamb_coef *k, const float *m,
+                        const float *v, const float *w, const uint32_t *c,
+                        float *u, size_t lo, size_t hi, double p[4])
+{
+    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+        float ws = 0, us = 0, wr = 0, ur = 0;
+#pragma omp simd reduction(+ : ws, us, wr, ur)
+        for (size_t i = b; i < e; i++) {
+            float ui = slamb_u(k, m[i], v[i], w[i]);
+            u[i] = ui;
+            float w2 = w[i] * w[i], u2 = ui * ui;
+            int synced = c[i] == 0;
+            ws += synced ? w2 : 0.0f;
+            us += synced ? u2 : 0.0f;
+            wr += synced ? 0.0f : w2;
+            ur += synced ? 0.0f : u2;
+        }
+        p[0] += ws;
+        p[1] += us;
+        p[2] += wr;
+        p[3] += ur;
+    }
+}
+
+/* The same split by synced (c == 0) and stale coordinates:
+ * nrm = {||w_S||, ||u_S||, ||w_~S||, ||u_~S||}. */
 static void slamb_norms_split(const struct slamb_coef *k, const float *m,
                               const float *v, const float *w,
-                              const uint32_t *c, size_t n, double nrm[4])
+                              const uint32_t *c, float *u, size_t n,
+                              double nrm[4])
 {
-    double ws = 0, us = 0, wr = 0, ur = 0;
-#pragma omp parallel for reduction(+ : ws, us, wr, ur) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float u = slamb_u(k, m[i], v[i], w[i]);
-        double w2 = (double)w[i] * w[i], u2 = (double)u * u;
-        if (c[i] == 0) {
-            ws += w2;
-            us += u2;
-        } else {
-            wr += w2;
-            ur += u2;
-        }
+    double part[LBS_CHUNKS][4];
+    memset(part, 0, sizeof part);
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t j = 0; j < LBS_CHUNKS; j++)
+        split_range(k, m, v, w, c, u, lbs_chunk_lo(n, j),
+                    lbs_chunk_lo(n, j + 1), part[j]);
+    for (int q = 0; q < 4; q++) {
+        double s = 0;
+        for (size_t j = 0; j < LBS_CHUNKS; j++)
+            s += part[j][q];
+        nrm[q] = sqrt(s);
     }
-    nrm[0] = sqrt(ws);
-    nrm[1] = sqrt(us);
-    nrm[2] = sqrt(wr);
-    nrm[3] = sqrt(ur);
 }
 
-static void slamb_update_full(const struct slamb_coef *k, const float *m,
-                              const float *v, float *w, size_t n, float step)
+static void slamb_update_full(const float *u, float *w, size_t n, float step)
 {
 #pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++)
-        w[i] -= step * slamb_u(k, m[i], v[i], w[i]);
+        w[i] -= step * u[i];
 }
 
 struct slamb_blend {
@@ -215,11 +263,9 @@ static inline float clampf(float x, float lo, float hi)
     return x < lo ? lo : x > hi ? hi : x;
 }
 
-static void slamb_update_split(const struct slamb_coef *k,
-                               const struct slamb_blend *b,
-                               const float *spow, const float *m,
-                               const float *v, const uint32_t *c, float *w,
-                               size_t n)
+static void slamb_update_split(const struct slamb_blend *b,
+                               const float *spow, const float *u,
+                               const uint32_t *c, float *w, size_t n)
 {
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
@@ -234,7 +280,7 @@ static void slamb_update_split(const struct slamb_coef *k,
                                  b->cmin, b->cmax);
             step = lr_e * phi_e;
         }
-        w[i] -= step * slamb_u(k, m[i], v[i], w[i]);
+        w[i] -= step * u[i];
     }
 }
 
@@ -251,6 +297,7 @@ static void slamb_fini(struct lbs_optim *o)
             free(s->L[i].c);
         }
     free(s->L);
+    free(s->u);
     free(s->vals);
     free(s->idx);
     free(s);
@@ -273,10 +320,11 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
     s->L = calloc(o->nlayers, sizeof *s->L);
     if (!s->m || !s->v || !s->L)
         goto nomem;
-    size_t maxn = 0;
+    size_t maxn = 0, big = 0;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         struct slamb_layer *sl = &s->L[i];
+        big = L->n > big ? L->n : big;
         sl->always = lbs_layer_is_1d(o, i) || (double)L->n < c->small;
         if (sl->always)
             continue;
@@ -295,6 +343,8 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         if (L->n > maxn)
             maxn = L->n;
     }
+    if (!(s->u = lbs_zalloc_f32(big)))
+        goto nomem;
     if (maxn) {
         if (!(s->vals = lbs_zalloc_f32(maxn)))
             goto nomem;
@@ -385,17 +435,18 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
         if (cnt == L->n) {
             /* every coordinate synced: s = 1 everywhere, plain LAMB */
             double wn, un;
-            slamb_norms_full(&k, s->m[i], s->v[i], L->w, L->n, &wn, &un);
+            slamb_norms_full(&k, s->m[i], s->v[i], L->w, s->u, L->n, &wn,
+                             &un);
             if ((rc = lbs_check_finite(o, i, un, err)))
                 return rc;
             double phi = plain ? 1.0
                                : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
-            slamb_update_full(&k, s->m[i], s->v[i], L->w, L->n,
-                              (float)(lr * phi));
+            slamb_update_full(s->u, L->w, L->n, (float)(lr * phi));
             continue;
         }
         double nrm[4];
-        slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, L->n, nrm);
+        slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, s->u, L->n,
+                          nrm);
         if ((rc = lbs_check_finite(o, i, nrm[1] + nrm[3], err)))
             return rc;
         double pmax = ratio(nrm[0], nrm[1]), pmin = ratio(nrm[2], nrm[3]);
@@ -408,8 +459,7 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
             .cmin = (float)c->cmin, .cmax = (float)c->cmax,
             .beta3 = (float)c->beta3,
         };
-        slamb_update_split(&k, &b, s->spow, s->m[i], s->v[i], sl->c, L->w,
-                           L->n);
+        slamb_update_split(&b, s->spow, s->u, sl->c, L->w, L->n);
     }
     if ((o->t - 1) % (long)c->H == 0)
         for (size_t i = 0; i < o->nlayers; i++)

@@ -25,8 +25,8 @@ const uint32_t *lbs_slamb_staleness(const struct lbs_optim *o, size_t layer);
 size_t lbs_slamb_synced(const struct lbs_optim *o, size_t layer);
 
 /* ---- onebit_lamb ---- */
-/* 1 once the warm-up is over (steps > freeze_step), else 0; -1 if not
- * a onebit_lamb optimizer. */
+/* 1 once the warm-up is over (steps taken >= freeze_step: the next step
+ * compresses), else 0; -1 if not a onebit_lamb optimizer. */
 int lbs_onebit_lamb_compressing(const struct lbs_optim *o);
 /* Bytes this rank passes to collectives in one compressed step (see the
  * formula in onebit_lamb.c), excluding the driver's 4-byte finite flag;
@@ -34,7 +34,16 @@ int lbs_onebit_lamb_compressing(const struct lbs_optim *o);
 double lbs_onebit_lamb_step_bytes(const struct lbs_optim *o);
 /* The warm-up EMA of the layer's trust ratio (the frozen LAMB coefficient). */
 double lbs_onebit_lamb_coeff_freeze(const struct lbs_optim *o, size_t layer);
+/* The scaling factor of the layer's last compressed step (1 before). */
+double lbs_onebit_lamb_factor(const struct lbs_optim *o, size_t layer);
 /* The momentum m of a layer (n floats). */
 const float *lbs_onebit_lamb_momentum(const struct lbs_optim *o, size_t layer);
+/* The error-feedback state of the compressed allreduce: this rank's worker
+ * error over the fused, padded momentum (*npad floats, layers in order)
+ * and its server error over its chunk (*chunk floats: elements
+ * [rank chunk, (rank+1) chunk) of the fused buffer).  0, or -1 before the
+ * first compressed step on several ranks. */
+int lbs_onebit_lamb_errors(const struct lbs_optim *o, const float **worker,
+                           const float **server, size_t *npad, size_t *chunk);
 
 #endif

@@ -1,0 +1,634 @@
+/* onebit_lamb.c - 1-bit LAMB (Li et al. 2021, DeepSpeed's OnebitLamb),
+ * SLAMB's main baseline.
+ *
+ * Warm-up, steps t <= freeze_step: dense LAMB.  The gradients are
+ * averaged over the ranks here (.dense = 0 because the compressed phase
+ * must not average them; the driver's finite check therefore sees the
+ * local gradients and agrees on them with its 4-byte MAX allreduce), then
+ *   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+ *   u = (m/bc1) / (sqrt(v/bc2) + eps) + wd w
+ *   phi = clamp(||w||/||u||, cmin, cmax)  (1 when a norm is 0);  w -= lr phi u
+ *   coeff_freeze = coeff_beta coeff_freeze + (1-coeff_beta) phi
+ *                                             (only when phi != 1, from 0)
+ * At t == freeze_step a copy v_fresh of v starts; v itself is frozen.
+ *
+ * Compressed phase, t > freeze_step (gradients stay local):
+ *   at the first such step, per layer scale_l = ||m_l||/sqrt(n_l) and
+ *   sc_l = mean_l(scale_l) / scale_l (1 when scale_l = 0), fixed after;
+ *   x = (b1 m + (1-b1) g) sc_l, all layers fused in one buffer of n_pad =
+ *   8P ceil(n/(8P)) elements (zero padding), then the compressed allreduce:
+ *     worker:  x += e_w;  a = ||x||/sqrt(n_pad);  e_w = x - a sign(x)
+ *              signs packed 8 per byte (bit 1: x >= 0), chunk r (n_pad/P
+ *              elements) to rank r with one alltoall; a to all (allgather)
+ *     server:  y = sum_r a_r sign_r / P + e_s over my chunk;
+ *              b = ||y||/sqrt(n_pad/P);  e_s = y - b sign(y)
+ *              packed signs of y and b to all (two allgathers)
+ *     x[chunk r] = b_r sign_r(y)                (identical on every rank)
+ *   m_new = x / sc_l;  g~ = (m_new - b1 m)/(1-b1);  m = m_new
+ *   v_fresh = b2 v_fresh + (1-b2) g~^2
+ *   d = sqrt(v/bc2F) + eps (frozen v),  d' = sqrt(v_fresh/bc2) + eps
+ *   p = (m/bc1)/d;  u = p + wd w
+ *   f = max_i d_i/d'_i;  if wd > 0: r = min(1, ||p||/||u||), f = f r + 1 - r
+ *   f = clamp(f, factor_min, factor_max), then within
+ *       last (1 -/+ factor_threshold);  last = f   (last starts at 1)
+ *   w -= lr (coeff_freeze f) u
+ * With exclude_1d (default) a 1-D layer uses phi = 1 / coefficient 1 and
+ * wd = 0 in both phases.
+ *
+ * Bias correction (bc = 1 - b^t; bc2F = 1 - b2^freeze_step) is off by
+ * default, like DeepSpeed, whose 1-bit LAMB never divides by 1-b^t.  So
+ * during the warm-up, "onebit_lamb:<shared keys>" equals
+ * "lamb:<shared keys>,bias_correction=0,cmin=0.01,cmax=10" step for step
+ * (lr, b1, b2, eps, wd, exclude_1d default as in lamb).  Defaults: the
+ * keys shared with lamb as lamb (lr 0.01, eps 1e-6, wd 0.01; DeepSpeed's
+ * are 1e-3, 1e-8, 0), the rest as DeepSpeed: cmin/cmax 0.01/10,
+ * freeze_step 100000 (set it to 15-25% of the run), coeff_beta 0.9 (keep
+ * 1/(1-coeff_beta) below freeze_step: the EMA starts from 0), factor in
+ * [0.5, 4] moving at most 10% a step.
+ *
+ * Bytes per compressed step, per rank, P > 1, convention: the payload this
+ * rank passes to each collective (count x element size, the whole send
+ * buffer for alltoall, the send block for allgather):
+ *   alltoall of signs  n_pad/8  +  allgather of a  4
+ *   + allgather of server signs  n_pad/(8P)  +  allgather of b  4
+ *   = n_pad/8 (1 + 1/P) + 8 bytes            (lbs_onebit_lamb_step_bytes)
+ * plus the driver's 4-byte finite flag; vs 4n for a dense fp32 allreduce,
+ * i.e. ~(1 + 1/P)/32 of it.  Counted on the receive side instead it is
+ * n_pad/4 + 8P (each rank receives n_pad/8 from each phase): ~1/16 of 4n.
+ * During the warm-up: 4n (one allreduce per layer, layer index) + 4.
+ * On one rank nothing is sent and, as in DeepSpeed (which compresses only
+ * when world size > 1), the momentum is not compressed.
+ *
+ * Differences from DeepSpeed, deliberate: no "initialization step" (its
+ * first call only sets up buffers); the padding is to a multiple of 8P
+ * (DeepSpeed: P lcm(P, 8)); a layer whose momentum scale is 0 gets sc = 1
+ * instead of inf; exclude_1d as in lamb.c (DeepSpeed leaves 1-D tensors'
+ * wd to parameter groups and applies the coefficient to every tensor);
+ * the collectives carry layer -1 (one fused buffer, as DeepSpeed).
+ *
+ * Memory traffic per element: warm-up 40 (lamb.c's two passes, u kept in
+ * a scratch of the largest layer); compressed 84 with P > 1 (fill 12,
+ * worker error feedback and packing 24, decode 4, update pass: read x, m,
+ * v, v_fresh, w, write m, v_fresh, u = 32, apply 12), 56 on one rank.
+ * All norms are summed in fixed chunks (optim_impl.h): every rank computes
+ * the same factors from the same data, so the replicas stay identical.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optim_impl.h"
+#include "slamb.h"
+
+struct onebit_cfg {
+    double lr, b1, b2, eps, wd, bias_correction, cmin, cmax, exclude_1d,
+        freeze_step, coeff_beta, factor_max, factor_min, factor_threshold;
+};
+
+#define K(f) offsetof(struct onebit_cfg, f)
+static const struct lbs_param_spec onebit_params[] = {
+    {"lr", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(lr), "learning rate", NULL},
+    {"b1", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(b1), "first-moment decay", NULL},
+    {"b2", LBS_P_REAL, 0.999, 0, 1, LBS_P_MAX_OPEN, K(b2), "second-moment decay", NULL},
+    {"eps", LBS_P_REAL, 1e-6, 0, 1, LBS_P_MIN_OPEN, K(eps), "added to sqrt(v)", NULL},
+    {"wd", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(wd), "decoupled weight decay", NULL},
+    {"bias_correction", LBS_P_BOOL, 0, 0, 1, 0, K(bias_correction), "divide m, v by 1-b^t (DeepSpeed: off)", NULL},
+    {"cmin", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(cmin), "lower clamp of the warm-up trust ratio", NULL},
+    {"cmax", LBS_P_REAL, 10, 0, INFINITY, LBS_P_MIN_OPEN, K(cmax), "upper clamp of the warm-up trust ratio", NULL},
+    {"exclude_1d", LBS_P_BOOL, 1, 0, 1, 0, K(exclude_1d), "no trust ratio/wd for 1-D tensors", NULL},
+    {"freeze_step", LBS_P_INT, 100000, 1, 1e15, 0, K(freeze_step), "warm-up steps of dense LAMB before compression", NULL},
+    {"coeff_beta", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(coeff_beta), "EMA decay of the warm-up trust ratio", NULL},
+    {"factor_max", LBS_P_REAL, 4.0, 1, INFINITY, 0, K(factor_max), "upper bound of the scaling factor", NULL},
+    {"factor_min", LBS_P_REAL, 0.5, 0, 1, LBS_P_MIN_OPEN, K(factor_min), "lower bound of the scaling factor", NULL},
+    {"factor_threshold", LBS_P_REAL, 0.1, 0, 1, LBS_P_MAX_OPEN, K(factor_threshold), "max relative change of the factor per step", NULL},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+#undef K
+
+struct onebit_state {
+    float **m, **v, **vf;         /* vf: v_fresh, from t == freeze_step */
+    float *u;                     /* update direction, largest layer */
+    double *coeff;                /* EMA of the trust ratio */
+    double *last;                 /* last scaling factor */
+    double *sc;                   /* momentum scaling, per layer */
+    int scaled;                   /* sc computed */
+    size_t ntot, npad, chunk;     /* elements: all layers, padded, per rank */
+    size_t *off;                  /* layer offsets into buf */
+    float *buf;                   /* fused momentum, npad */
+    float *werr, *serr, *srv;     /* worker error (npad), server (chunk) */
+    float *wsc, *ssc;             /* P worker / server scales */
+    uint8_t *sbits, *rbits, *cbits;   /* npad/8, npad/8, chunk/8 */
+};
+
+struct onebit_coef {
+    float b1, b2, c1, c2, ibc1, ibc2, eps, wd;
+};
+
+static inline float ob_u(const struct onebit_coef *k, float m, float v,
+                         float w)
+{
+    return (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
+}
+
+/* ------------------------------------------------------------ warm-up */
+
+/* Chunked like lamb.c (optim_impl.h): deterministic norms, bit-identical
+ * to lamb's during the warm-up.  u goes to a scratch of the largest layer. */
+static void warm_range(const struct onebit_coef *k, const float *g, float *m,
+                       float *v, const float *w, float *u, size_t lo,
+                       size_t hi, double *sw, double *su)
+{
+    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+        float fw = 0, fu = 0;
+#pragma omp simd reduction(+ : fw, fu)
+        for (size_t i = b; i < e; i++) {
+            float gi = g[i];
+            float mi = k->b1 * m[i] + k->c1 * gi;
+            float vi = k->b2 * v[i] + k->c2 * gi * gi;
+            m[i] = mi;
+            v[i] = vi;
+            float ui = ob_u(k, mi, vi, w[i]);
+            u[i] = ui;
+            fw += w[i] * w[i];
+            fu += ui * ui;
+        }
+        *sw += fw;
+        *su += fu;
+    }
+}
+
+static void warm_pass1(const struct onebit_coef *k, const float *g, float *m,
+                       float *v, const float *w, float *u, size_t n,
+                       double *wn, double *un)
+{
+    double pw[LBS_CHUNKS] = {0}, pu[LBS_CHUNKS] = {0};
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        warm_range(k, g, m, v, w, u, lbs_chunk_lo(n, c),
+                   lbs_chunk_lo(n, c + 1), &pw[c], &pu[c]);
+    *wn = sqrt(lbs_sum_chunks(pw));
+    *un = sqrt(lbs_sum_chunks(pu));
+}
+
+static void apply_pass(const float *u, float *w, size_t n, float step)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++)
+        w[i] -= step * u[i];
+}
+
+static float **copy_layer_state(const struct lbs_optim *o, float **src)
+{
+    float **d = lbs_alloc_layer_state(o);
+    if (d)
+        for (size_t i = 0; i < o->nlayers; i++)
+            memcpy(d[i], src[i], o->layers[i].n * sizeof(float));
+    return d;
+}
+
+static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct onebit_cfg *c = o->cfg;
+    struct onebit_state *s = o->state;
+    int rc = lbs_optim_average_grads(o, err);
+    if (rc)
+        return rc;
+    struct onebit_coef k = {
+        .b1 = (float)c->b1, .b2 = (float)c->b2,
+        .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
+        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps,
+    };
+    if (c->bias_correction) {
+        k.ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
+        k.ibc2 = (float)(1.0 / (1.0 - pow(c->b2, (double)o->t)));
+    }
+    const double lr = c->lr * o->lr_scale;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        const struct lbs_layer *L = &o->layers[i];
+        int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
+        k.wd = plain ? 0.0f : (float)c->wd;
+        double wn, un;
+        warm_pass1(&k, L->g, s->m[i], s->v[i], L->w, s->u, L->n, &wn, &un);
+        if ((rc = lbs_check_finite(o, i, un, err)))
+            return rc;
+        double phi = plain ? 1.0 : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
+        if (!plain && phi != 1.0)
+            s->coeff[i] = c->coeff_beta * s->coeff[i] +
+                          (1 - c->coeff_beta) * phi;
+        apply_pass(s->u, L->w, L->n, (float)(lr * phi));
+    }
+    if (o->t == (long)c->freeze_step && !s->vf &&
+        !(s->vf = copy_layer_state(o, s->v)))
+        return lbs_err_set(err, -ENOMEM, "onebit_lamb: out of memory for "
+                           "v_fresh");
+    return 0;
+}
+
+/* ------------------------------------------------ compressed allreduce */
+
+static void pack_signs(const float *x, size_t nbytes, uint8_t *bits)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t b = 0; b < nbytes; b++) {
+        unsigned v = 0;
+        for (unsigned j = 0; j < 8; j++)
+            v |= (unsigned)(x[8 * b + j] >= 0.0f) << j;
+        bits[b] = (uint8_t)v;
+    }
+}
+
+static inline float unsign(const uint8_t *bits, size_t j, float scale)
+{
+    return (bits[j >> 3] >> (j & 7) & 1u) ? scale : -scale;
+}
+
+/* x += e (error feedback); returns ||x||^2, chunked (deterministic). */
+static double feed_error(float *x, float *e, size_t n)
+{
+    double part[LBS_CHUNKS];
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t hi = lbs_chunk_lo(n, c + 1);
+        double sum = 0;
+        for (size_t b = lbs_chunk_lo(n, c); b < hi; b += LBS_NORM_BLOCK) {
+            size_t end = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+            float f = 0;
+#pragma omp simd reduction(+ : f)
+            for (size_t j = b; j < end; j++) {
+                float xj = x[j] + e[j];
+                x[j] = xj;
+                f += xj * xj;
+            }
+            sum += f;
+        }
+        part[c] = sum;
+    }
+    return lbs_sum_chunks(part);
+}
+
+/* e = x - scale sign(x): what the 1-bit code leaves out. */
+static void keep_error(const float *x, float *e, size_t n, float scale)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t j = 0; j < n; j++)
+        e[j] = x[j] - (x[j] >= 0.0f ? scale : -scale);
+}
+
+/* DeepSpeed's compressed_allreduce over s->buf (see the header). */
+static int compressed_allreduce(struct lbs_optim *o)
+{
+    struct onebit_state *s = o->state;
+    struct lbs_comm *comm = o->comm;
+    const size_t P = (size_t)comm->size, chunk = s->chunk, cb = chunk / 8;
+    int rc;
+
+    /* worker */
+    double sum = feed_error(s->buf, s->werr, s->npad);
+    float a = (float)sqrt(sum / (double)s->npad);
+    keep_error(s->buf, s->werr, s->npad, a);
+    pack_signs(s->buf, s->npad / 8, s->sbits);
+    if ((rc = lbs_alltoall(comm, s->sbits, s->rbits, cb, LBS_UINT8, -1)) ||
+        (rc = lbs_allgather(comm, &a, s->wsc, 1, LBS_FLOAT32, -1)))
+        return rc;
+
+    /* server: my chunk of every worker's signs */
+    const float invP = 1.0f / (float)P;
+    const float *wsc = s->wsc;
+    const uint8_t *rbits = s->rbits;
+    float *srv = s->srv;
+#pragma omp parallel for schedule(static)
+    for (size_t j = 0; j < chunk; j++) {
+        float acc = 0;
+        for (size_t q = 0; q < P; q++)
+            acc += unsign(rbits + q * cb, j, wsc[q] * invP);
+        srv[j] = acc;
+    }
+    sum = feed_error(srv, s->serr, chunk);
+    float b = (float)sqrt(sum / (double)chunk);
+    keep_error(srv, s->serr, chunk, b);
+    pack_signs(srv, cb, s->cbits);
+    if ((rc = lbs_allgather(comm, s->cbits, s->sbits, cb, LBS_UINT8, -1)) ||
+        (rc = lbs_allgather(comm, &b, s->ssc, 1, LBS_FLOAT32, -1)))
+        return rc;
+
+    /* everyone decodes the same averaged momentum */
+    const uint8_t *sbits = s->sbits;
+    const float *ssc = s->ssc;
+    float *buf = s->buf;
+#pragma omp parallel for schedule(static)
+    for (size_t j = 0; j < s->npad; j++)
+        buf[j] = unsign(sbits, j, ssc[j / chunk]);
+    return 0;
+}
+
+static int alloc_compression(struct lbs_optim *o, struct lbs_err *err)
+{
+    struct onebit_state *s = o->state;
+    const size_t P = (size_t)o->comm->size;
+    s->npad = (s->ntot + 8 * P - 1) / (8 * P) * (8 * P);
+    s->chunk = s->npad / P;
+    if (!(s->buf = lbs_zalloc_f32(s->npad)))
+        goto nomem;
+    if (P > 1 &&
+        (!(s->werr = lbs_zalloc_f32(s->npad)) ||
+         !(s->serr = lbs_zalloc_f32(s->chunk)) ||
+         !(s->srv = lbs_zalloc_f32(s->chunk)) ||
+         !(s->wsc = lbs_zalloc_f32(P)) || !(s->ssc = lbs_zalloc_f32(P)) ||
+         !(s->sbits = calloc(s->npad / 8, 1)) ||
+         !(s->rbits = calloc(s->npad / 8, 1)) ||
+         !(s->cbits = calloc(s->chunk / 8, 1))))
+        goto nomem;
+    if (!s->vf && !(s->vf = copy_layer_state(o, s->v)))
+        goto nomem;
+    return 0;
+nomem:
+    return lbs_err_set(err, -ENOMEM, "onebit_lamb: out of memory for the "
+                       "compression buffers");
+}
+
+/* DeepSpeed's per-layer momentum scaling from the end-of-warm-up m. */
+static void compute_scaling(struct lbs_optim *o)
+{
+    struct onebit_state *s = o->state;
+    double mean = 0;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        s->sc[i] = sqrt(lbs_sumsq(s->m[i], o->layers[i].n) /
+                        (double)o->layers[i].n);
+        mean += s->sc[i];
+    }
+    mean /= (double)o->nlayers;
+    for (size_t i = 0; i < o->nlayers; i++)
+        s->sc[i] = (s->sc[i] > 0 && mean > 0) ? mean / s->sc[i] : 1.0;
+    s->scaled = 1;
+}
+
+struct fresh_sums {
+    double pp, uu;    /* ||p||^2, ||u||^2 */
+    float fmax;       /* max d/d' */
+};
+
+static void fresh_range(const struct onebit_coef *k, float ibc2r,
+                        const float *x, float sc, float *m, const float *v,
+                        float *vf, const float *w, float *u, size_t lo,
+                        size_t hi, struct fresh_sums *r)
+{
+    const float ic1 = 1.0f / k->c1;
+    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+        float fp = 0, fu = 0, fm = r->fmax;
+#pragma omp simd reduction(+ : fp, fu) reduction(max : fm)
+        for (size_t i = b; i < e; i++) {
+            float mn = x[i] / sc;
+            float gr = (mn - k->b1 * m[i]) * ic1;
+            float f = k->b2 * vf[i] + k->c2 * gr * gr;
+            vf[i] = f;
+            m[i] = mn;
+            float d = sqrtf(v[i] * k->ibc2) + k->eps;
+            float q = d / (sqrtf(f * ibc2r) + k->eps);
+            fm = q > fm ? q : fm;
+            float p = (mn * k->ibc1) / d;
+            float ui = p + k->wd * w[i];
+            u[i] = ui;
+            fp += p * p;
+            fu += ui * ui;
+        }
+        r->pp += fp;
+        r->uu += fu;
+        r->fmax = fm;
+    }
+}
+
+/* m_new, g~, v_fresh, u and the sums the scaling factor needs. */
+static void compressed_pass1(const struct onebit_coef *k, float ibc2r,
+                             const float *x, float sc, float *m,
+                             const float *v, float *vf, const float *w,
+                             float *u, size_t n, struct fresh_sums *r)
+{
+    struct fresh_sums part[LBS_CHUNKS];
+    memset(part, 0, sizeof part);
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        fresh_range(k, ibc2r, x, sc, m, v, vf, w, u, lbs_chunk_lo(n, c),
+                    lbs_chunk_lo(n, c + 1), &part[c]);
+    *r = (struct fresh_sums){0, 0, 0};
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        r->pp += part[c].pp;
+        r->uu += part[c].uu;
+        r->fmax = part[c].fmax > r->fmax ? part[c].fmax : r->fmax;
+    }
+}
+
+static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct onebit_cfg *c = o->cfg;
+    struct onebit_state *s = o->state;
+    int rc;
+    if (!s->buf && (rc = alloc_compression(o, err)))
+        return rc;
+    if (!s->scaled)
+        compute_scaling(o);
+    const float b1 = (float)c->b1, c1 = (float)(1 - c->b1);
+    for (size_t i = 0; i < o->nlayers; i++) {
+        const float *g = o->layers[i].g, *m = s->m[i];
+        float *x = s->buf + s->off[i];
+        const float sc = (float)s->sc[i];
+        const size_t n = o->layers[i].n;
+#pragma omp parallel for simd schedule(static)
+        for (size_t j = 0; j < n; j++)
+            x[j] = (b1 * m[j] + c1 * g[j]) * sc;
+    }
+    memset(s->buf + s->ntot, 0, (s->npad - s->ntot) * sizeof(float));
+    if (o->comm->size > 1) {
+        o->comm->err = err;
+        if ((rc = compressed_allreduce(o)))
+            return rc;
+    }
+
+    struct onebit_coef k = {
+        .b1 = b1, .b2 = (float)c->b2, .c1 = c1, .c2 = (float)(1 - c->b2),
+        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps,
+    };
+    float ibc2r = 1.0f;
+    if (c->bias_correction) {
+        k.ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
+        k.ibc2 = (float)(1.0 / (1.0 - pow(c->b2, c->freeze_step)));
+        ibc2r = (float)(1.0 / (1.0 - pow(c->b2, (double)o->t)));
+    }
+    const double lr = c->lr * o->lr_scale;
+    const double th = c->factor_threshold;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        const struct lbs_layer *L = &o->layers[i];
+        int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
+        k.wd = plain ? 0.0f : (float)c->wd;
+        struct fresh_sums r;
+        compressed_pass1(&k, ibc2r, s->buf + s->off[i], (float)s->sc[i],
+                         s->m[i], s->v[i], s->vf[i], L->w, s->u, L->n, &r);
+        if ((rc = lbs_check_finite(o, i, r.uu, err)))
+            return rc;
+        double coeff = 1.0;
+        if (!plain) {
+            double f = r.fmax;
+            if (k.wd > 0 && r.uu > 0) {
+                double ratio = sqrt(r.pp) / sqrt(r.uu);
+                ratio = ratio < 1.0 ? ratio : 1.0;
+                f = f * ratio + (1.0 - ratio);
+            }
+            f = f > c->factor_max ? c->factor_max : f;
+            f = f < c->factor_min ? c->factor_min : f;
+            double hi = s->last[i] * (1.0 + th), lo = s->last[i] * (1.0 - th);
+            f = f > hi ? hi : f < lo ? lo : f;
+            s->last[i] = f;
+            coeff = s->coeff[i] * f;
+        }
+        apply_pass(s->u, L->w, L->n, (float)(lr * coeff));
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ ops */
+
+static int onebit_step(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct onebit_cfg *c = o->cfg;
+    return (double)o->t <= c->freeze_step ? warmup_step(o, err)
+                                          : compressed_step(o, err);
+}
+
+static void onebit_fini(struct lbs_optim *o)
+{
+    struct onebit_state *s = o->state;
+    if (!s)
+        return;
+    lbs_free_layer_state(o, s->m);
+    lbs_free_layer_state(o, s->v);
+    lbs_free_layer_state(o, s->vf);
+    free(s->u);
+    free(s->coeff);
+    free(s->last);
+    free(s->sc);
+    free(s->off);
+    free(s->buf);
+    free(s->werr);
+    free(s->serr);
+    free(s->srv);
+    free(s->wsc);
+    free(s->ssc);
+    free(s->sbits);
+    free(s->rbits);
+    free(s->cbits);
+    free(s);
+    o->state = NULL;
+}
+
+static int onebit_init(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct onebit_cfg *c = o->cfg;
+    if (c->cmin > c->cmax)
+        return lbs_err_set(err, -EINVAL, "onebit_lamb: cmin (%g) > cmax (%g)",
+                           c->cmin, c->cmax);
+    struct onebit_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return lbs_err_set(err, -ENOMEM, "onebit_lamb: out of memory");
+    o->state = s;
+    s->m = lbs_alloc_layer_state(o);
+    s->v = lbs_alloc_layer_state(o);
+    s->coeff = calloc(o->nlayers, sizeof *s->coeff);
+    s->last = malloc(o->nlayers * sizeof *s->last);
+    s->sc = malloc(o->nlayers * sizeof *s->sc);
+    s->off = malloc(o->nlayers * sizeof *s->off);
+    size_t big = 0;
+    for (size_t i = 0; i < o->nlayers; i++)
+        big = o->layers[i].n > big ? o->layers[i].n : big;
+    s->u = lbs_zalloc_f32(big);
+    if (!s->m || !s->v || !s->u || !s->coeff || !s->last || !s->sc ||
+        !s->off) {
+        onebit_fini(o);
+        return lbs_err_set(err, -ENOMEM, "onebit_lamb: out of memory");
+    }
+    for (size_t i = 0; i < o->nlayers; i++) {
+        s->last[i] = 1.0;
+        s->sc[i] = 1.0;
+        s->off[i] = s->ntot;
+        s->ntot += o->layers[i].n;
+    }
+    return 0;
+}
+
+static double onebit_bytes(const struct lbs_optim *o)
+{
+    const struct onebit_cfg *c = o->cfg;
+    if ((double)o->t < c->freeze_step)
+        return 40.0;
+    return o->comm->size > 1 ? 84.0 : 56.0;
+}
+
+const struct lbs_optim_ops lbs_optim_onebit_lamb = {
+    .name = "onebit_lamb",
+    .summary = "1-bit LAMB (DeepSpeed): LAMB warm-up, then frozen v and "
+               "1-bit momentum with two-sided error feedback",
+    .params = onebit_params,
+    .dense = 0,
+    .cfg_size = sizeof(struct onebit_cfg),
+    .bytes_per_elem = onebit_bytes,
+    .init = onebit_init,
+    .step = onebit_step,
+    .fini = onebit_fini,
+};
+
+/* ------------------------------------------------------------ hooks */
+
+static const struct onebit_state *ob_state(const struct lbs_optim *o)
+{
+    return (o && o->ops == &lbs_optim_onebit_lamb) ? o->state : NULL;
+}
+
+int lbs_onebit_lamb_compressing(const struct lbs_optim *o)
+{
+    if (!ob_state(o))
+        return -1;
+    return (double)o->t >= ((const struct onebit_cfg *)o->cfg)->freeze_step;
+}
+
+double lbs_onebit_lamb_step_bytes(const struct lbs_optim *o)
+{
+    const struct onebit_state *s = ob_state(o);
+    if (!s || o->comm->size < 2)
+        return 0;
+    const double P = o->comm->size;
+    const double npad = ceil((double)s->ntot / (8 * P)) * 8 * P;
+    return npad / 8 * (1 + 1 / P) + 8;
+}
+
+double lbs_onebit_lamb_coeff_freeze(const struct lbs_optim *o, size_t layer)
+{
+    const struct onebit_state *s = ob_state(o);
+    return s && layer < o->nlayers ? s->coeff[layer] : 0;
+}
+
+double lbs_onebit_lamb_factor(const struct lbs_optim *o, size_t layer)
+{
+    const struct onebit_state *s = ob_state(o);
+    return s && layer < o->nlayers ? s->last[layer] : 0;
+}
+
+const float *lbs_onebit_lamb_momentum(const struct lbs_optim *o, size_t layer)
+{
+    const struct onebit_state *s = ob_state(o);
+    return s && layer < o->nlayers ? s->m[layer] : NULL;
+}
+
+int lbs_onebit_lamb_errors(const struct lbs_optim *o, const float **worker,
+                           const float **server, size_t *npad, size_t *chunk)
+{
+    const struct onebit_state *s = ob_state(o);
+    if (!s || !s->werr)
+        return -1;
+    *worker = s->werr;
+    *server = s->serr;
+    *npad = s->npad;
+    *chunk = s->chunk;
+    return 0;
+}
