@@ -82,7 +82,7 @@ out:
 
 void optim_bench_header(void)
 {
-    printf("# %-7s %11s %6s %7s %10s %9s %9s %9s %6s %8s %8s %8s %6s\n",
+    printf("# %-11s %11s %6s %7s %10s %9s %9s %9s %6s %8s %8s %8s %6s\n",
            "optim", "elements", "layers", "threads", "step(ms)", "min(ms)",
            "max(ms)", "Melem/s", "B/elem", "GB/s", "STREAM", "roofline",
            "#wrong");
@@ -90,7 +90,7 @@ void optim_bench_header(void)
 
 void optim_bench_print(const json_t *r)
 {
-    printf("  %-7s %11lld %6lld %7lld %10.2f %9.2f %9.2f %9.1f %6.0f %8.2f "
+    printf("  %-11s %11lld %6lld %7lld %10.2f %9.2f %9.2f %9.1f %6.0f %8.2f "
            "%8.2f %8.3f %6lld\n",
            json_string_value(json_object_get(r, "optim")),
            (long long)json_integer_value(json_object_get(r, "elements")),
