@@ -58,7 +58,13 @@ int cli_open_run(const struct cli_common *c, const char *verb, int argc,
 int verb_stream(int argc, char **argv);
 int verb_optim(int argc, char **argv);
 int verb_demo(int argc, char **argv);
+int verb_compress(int argc, char **argv);
 int verb_plot(int argc, char **argv);
+int verb_suite(int argc, char **argv);
+int verb_report(int argc, char **argv);
+int verb_check(int argc, char **argv);
+int verb_train(int argc, char **argv);
+int verb_sim(int argc, char **argv);
 /* Draw every figure a results run allows (plot.c). */
 int plot_run(const char *run, struct lbs_err *err);
 

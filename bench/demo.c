@@ -1,119 +1,142 @@
-/* demo.c - `lbscale demo`: the default suite on built-in defaults.
- * For now: STREAM, then one step benchmark per registered optimizer, all
- * into one results run, ending with a roofline table. */
+/* demo.c - `lbscale demo`: the default suite, built in, run through the
+ * suite machinery (suite.c) into one results run, ending with the figures,
+ * report.html and a plain-text summary.  About 10 minutes on 2 cores.
+ *
+ * Entries whose verb this binary does not have (or that need mpirun where
+ * there is none) are "optional": skipped with a note instead of failing
+ * the demo.  `lbscale demo --print-suite` prints the suite as a file to
+ * edit and run with `lbscale suite`. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-#include "lbscale/optim.h"
-#include "optim_bench.h"
+#include "suite.h"
+
+static const char demo_suite[] =
+"{\n"
+"  \"suite\": \"demo\",\n"
+"  \"description\": \"The default suite: STREAM, the step of every optimizer"
+" and every compressor against it, collectives on 1-4 ranks, a LAMB vs SLAMB"
+" training comparison under mpirun, and simulated scaling to 1,024 GPUs of"
+" BERT-Large and BERT-XL on DGX-A100 for every optimizer.\",\n"
+"  \"vars\": {\"elements\": \"100M\", \"compress_elements\": \"32M\",\n"
+"           \"train_ranks\": 4, \"train_epochs\": 5,\n"
+"           \"platform\": \"dgx-a100\", \"max_gpus\": 1024},\n"
+"  \"entries\": [\n"
+"    {\"name\": \"stream\", \"verb\": \"stream\", \"est_s\": 6},\n"
+"    {\"name\": \"optim-{optim}\", \"verb\": \"optim\",\n"
+"     \"foreach\": {\"optim\": \"@optimizers\"},\n"
+"     \"args\": [\"--optim\", \"{optim}\", \"--elements\", \"{elements}\",\n"
+"              \"--stream-gbps\", \"{stream.triad_gbps}\"], \"est_s\": 12},\n"
+"    {\"name\": \"compress-{c}\", \"verb\": \"compress\",\n"
+"     \"foreach\": {\"c\": \"@compressors\"},\n"
+"     \"args\": [\"--compressor\", \"{c}\", \"--elements\",\n"
+"              \"{compress_elements}\", \"--stream-gbps\",\n"
+"              \"{stream.triad_gbps}\"], \"est_s\": 6},\n"
+"    {\"name\": \"coll-np{np}\", \"verb\": \"coll\", \"ranks\": \"{np}\",\n"
+"     \"foreach\": {\"np\": [1, 2, 3, 4]}, \"optional\": true,\n"
+"     \"est_s\": 20},\n"
+"    {\"name\": \"train-{optim}\", \"verb\": \"train\",\n"
+"     \"ranks\": \"{train_ranks}\", \"foreach\": {\"optim\": [\"lamb\", \"slamb\"]},\n"
+"     \"args\": [\"--optim\", \"{optim}\", \"--epochs\", \"{train_epochs}\"],\n"
+"     \"optional\": true, \"est_s\": 45},\n"
+"    {\"name\": \"sim-{model}-{optim}\", \"verb\": \"sim\",\n"
+"     \"foreach\": {\"model\": [\"bert-large\", \"bert-xl\"],\n"
+"                 \"optim\": \"@optimizers\"},\n"
+"     \"args\": [\"sweep\", \"--model\", \"{model}\", \"--platform\",\n"
+"              \"{platform}\", \"--optim\", \"{optim}\", \"--gpus\",\n"
+"              \"8..{max_gpus}\"], \"optional\": true, \"est_s\": 2}\n"
+"  ]\n"
+"}\n";
 
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: lbscale demo [--elements N] [--threads T] [--out DIR] [--json]\n"
+"usage: lbscale demo [--elements N] [--threads T] [--out DIR | --resume RUN]\n"
+"                    [--set KEY=VALUE] [--dry-run] [--no-plot] [--json]\n"
+"                    [--print-suite]\n"
 "\n"
-"Runs the default suite: STREAM (copy, triad), then the step benchmark of\n"
-"every optimizer (%s...) at N parameters (default 100M, uniform:16\n"
-"layers), all into one results/<run-id>/, and prints a roofline table.\n"
+"Runs the default suite (about 10 minutes on 2 cores) into one\n"
+"results/<run-id>/: STREAM; the step of every optimizer and every\n"
+"compressor, as a fraction of that STREAM; collectives on 1-4 ranks; LAMB\n"
+"vs SLAMB training under mpirun; simulated scaling to 1,024 GPUs of\n"
+"BERT-Large and BERT-XL on DGX-A100 for every optimizer.  Then it draws\n"
+"the figures (RUN/plots/), writes RUN/report.html and prints a summary.\n"
+"Entries whose verb is not built into this binary, or that need mpirun\n"
+"where there is none, are skipped with a note.\n"
 "\n"
-"  --elements N    parameters per optimizer benchmark (default 100M)\n"
-"  --threads T     OpenMP threads (default: all cores)\n"
-CLI_COMMON_HELP, lbs_optim_names()[0]);
+"  --elements N    parameters per optimizer step (default 100M)\n"
+"  --threads T     OpenMP threads of the benchmarks (default: all cores)\n"
+"  --out DIR       run directory (default: a new results/<UTC>-<rev>/)\n"
+"  --resume RUN    continue an interrupted demo run\n"
+"  --set KEY=VAL   override a suite var (see --print-suite)\n"
+"  --dry-run       list the entries; run nothing\n"
+"  --no-plot       no figures and no report\n"
+"  --json          JSON lines per entry and a final summary object\n"
+"  --print-suite   print the built-in suite (edit it, run it with\n"
+"                  lbscale suite FILE.json)\n"
+"  -h, --help      this help\n");
 }
 
 int verb_demo(int argc, char **argv)
 {
-    struct cli_common com = {.save = 1};
-    struct optim_bench_args a = {.elements = 100000000, .layers = "uniform:16",
-                                 .iters = 10, .warmup = 2};
-    long threads = 0;
+    struct suite_opts o = {.what = "demo", .file = "demo (built in)",
+                           .text = demo_suite, .argc = argc, .argv = argv};
+    json_t *vars = json_object();
+    int rc = EXIT_BAD_INPUT;
     for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int c = cli_common_opt(&com, argc, argv, &i);
-        if (c < 0)
-            return EXIT_BAD_INPUT;
-        if (c)
-            continue;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return 0;
-        } else if (!strcmp(o, "--elements")) {
-            if (cli_size(o, v, &a.elements)) return EXIT_BAD_INPUT;
+            rc = 0;
+            goto out;
+        } else if (!strcmp(a, "--print-suite")) {
+            fputs(demo_suite, stdout);
+            rc = 0;
+            goto out;
+        } else if (!strcmp(a, "--elements")) {
+            size_t n;
+            if (cli_size(a, v, &n))
+                goto out;
+            json_object_set_new(vars, "elements", json_string(v));
             i++;
-        } else if (!strcmp(o, "--threads")) {
-            if (cli_int(o, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;
+        } else if (!strcmp(a, "--threads")) {
+            long t;
+            if (cli_int(a, v, 1, 4096, &t))
+                goto out;
+            setenv("OMP_NUM_THREADS", v, 1);   /* the children inherit it */
             i++;
+        } else if (!strcmp(a, "--out") || !strcmp(a, "--resume") ||
+                   !strcmp(a, "--set")) {
+            if (!v) {
+                cli_error(a, "missing value");
+                goto out;
+            }
+            if (a[2] == 'o')
+                o.out = v;
+            else if (a[2] == 'r')
+                o.resume = v;
+            else if (suite_set_opt(vars, "demo", v))
+                goto out;
+            i++;
+        } else if (!strcmp(a, "--dry-run")) {
+            o.dry_run = 1;
+        } else if (!strcmp(a, "--no-plot")) {
+            o.no_plot = 1;
+        } else if (!strcmp(a, "--json")) {
+            o.json = 1;
         } else {
-            cli_error("demo", "unknown option '%s' (see --help)", o);
-            return EXIT_BAD_INPUT;
+            cli_error("demo", "unknown option '%s' (see --help)", a);
+            goto out;
         }
     }
-    a.threads = cli_threads(threads);
-    struct lbs_run *run = NULL;
-    if (cli_open_run(&com, "demo", argc, argv, &run))
-        return EXIT_RUNTIME;
-    struct lbs_err e;
-    int rc = 0;
-    struct stream_result s;
-    fprintf(stderr, "demo: STREAM over 3 x 32M doubles, %d threads\n",
-            a.threads);
-    if (stream_measure(32000000, 10, &s) || s.wrong) {
-        cli_error("demo", "STREAM measurement failed");
-        lbs_run_close(run);
-        return EXIT_RUNTIME;
+    if (o.out && o.resume) {
+        cli_error("demo", "--out and --resume exclude each other");
+        goto out;
     }
-    a.stream_gbps = s.triad_gbps;
-    json_t *srow = json_pack("{s:s,s:I,s:i,s:i,s:f,s:f,s:I}", "bench",
-                             "stream", "elements", (json_int_t)s.n, "threads",
-                             a.threads, "iters", 10, "copy_gbps", s.copy_gbps,
-                             "triad_gbps", s.triad_gbps, "wrong",
-                             (json_int_t)s.wrong);
-    if (run && (rc = lbs_run_append(run, "stream", srow, &e)))
-        goto fail;
-    if (!run)
-        json_decref(srow);
-    if (!com.json)
-        printf("STREAM: copy %.2f GB/s, triad %.2f GB/s (%d threads)\n\n",
-               s.copy_gbps, s.triad_gbps, a.threads);
-    json_t *rows = json_array();
-    for (const char *const *n = lbs_optim_names(); *n; n++) {
-        fprintf(stderr, "demo: optim %s, %zu elements\n", *n, a.elements);
-        a.spec = *n;
-        json_t *row;
-        if ((rc = optim_bench_run(&a, NULL, &row, &e)))
-            break;
-        json_array_append(rows, row);
-        if (run && (rc = lbs_run_append(run, "optim", row, &e)))
-            break;
-        if (!run)
-            json_decref(row);
-    }
-    if (!rc) {
-        size_t i;
-        json_t *r;
-        if (!com.json)
-            optim_bench_header();
-        json_array_foreach(rows, i, r) {
-            if (com.json) {
-                char *t = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-                puts(t);
-                free(t);
-            } else
-                optim_bench_print(r);
-        }
-        if (run) {
-            fprintf(stderr, "results: %s\n", lbs_run_dir(run));
-            /* figures are a bonus: a missing gnuplot must not fail a demo */
-            struct lbs_err pe;
-            if (plot_run(lbs_run_dir(run), &pe))
-                cli_error("demo", "no plots: %s", pe.msg);
-        }
-    }
-    json_decref(rows);
-fail:
-    if (rc)
-        cli_error("demo", "%s", e.msg);
-    lbs_run_close(run);
-    return cli_exit_code(rc);
+    o.vars = vars;
+    rc = suite_main(&o);
+out:
+    json_decref(vars);
+    return rc;
 }

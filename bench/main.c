@@ -15,8 +15,14 @@ struct verb {
 static const struct verb verbs[] = {
     {"stream", verb_stream, "memory bandwidth (STREAM copy/triad)"},
     {"optim", verb_optim, "time one optimizer step vs the STREAM roofline"},
-    {"demo", verb_demo, "the default suite: stream + every optimizer"},
+    {"compress", verb_compress, "time one gradient compressor vs STREAM, with invariants"},
+    {"demo", verb_demo, "the default suite (about 10 min): every benchmark, figures, report"},
+    {"suite", verb_suite, "run a JSON list of benchmark entries into one results run"},
+    {"report", verb_report, "write a run's self-contained report.html"},
+    {"check", verb_check, "compare a run with checked-in baselines (CI gates)"},
     {"plot", verb_plot, "draw a results run's figures with gnuplot"},
+    {"sim", verb_sim, "simulate iteration time and scaling on GPU clusters"},
+    {"train", verb_train, "train an MLP on Fashion-MNIST with any optimizer (mpirun)"},
 };
 
 static void usage(FILE *f)

@@ -1,9 +1,24 @@
 /* plot.c - `lbscale plot RUN`: figures from a results run, drawn by the
  * gnuplot scripts in plots/ (one script per figure kind).  The JSONL files
  * are turned into whitespace tables under RUN/plots/ first, so each script
- * stays a plain gnuplot script that can be rerun by hand. */
+ * stays a plain gnuplot script that can be rerun by hand (the -e
+ * assignments it needs are in its header comment).
+ *
+ * One function per figure kind; a kind whose results file is absent (or
+ * has no usable rows) is skipped quietly.  Kinds:
+ *   roofline     optim.jsonl     achieved GB/s per optimizer step vs STREAM
+ *   scaling      sim.jsonl       scaling efficiency vs GPUs per model/platform
+ *   itersplit    sim.jsonl       compute / optimizer / exposed comm bars
+ *   busbw        coll.jsonl      bus bandwidth vs message size per collective
+ *   compress     compress.jsonl  fraction of STREAM vs relative error
+ *   wire         compress.jsonl  bits on the wire per gradient element
+ *   convergence  train.jsonl (+ sim.jsonl) accuracy vs step and vs
+ *                simulated wall-clock at 1,024 GPUs
+ */
 #include <limits.h>
+#include <math.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,13 +27,112 @@
 
 #include "cli.h"
 #include "lbs_config.h"
+#include "suite.h"
 
 extern char **environ;
+
+/* Scales of the iteration-time bars (--scales). */
+static char plot_scales[256] = "8,128,1024";
+static int plot_verbose;
 
 static const char *plots_dir(void)
 {
     const char *e = getenv("LBSCALE_PLOTS");
     return e && *e ? e : LBS_PLOTS_DIR;
+}
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                              */
+
+struct txt {
+    char *p;
+    size_t len, cap;
+};
+
+static void tprintf(struct txt *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void tprintf(struct txt *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if (t->len + (size_t)n + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + (size_t)n + 1)
+            cap *= 2;
+        char *p = realloc(t->p, cap);
+        if (!p)
+            return;
+        t->p = p;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->p + t->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)n;
+}
+
+/* A word safe inside a gnuplot '...' string and a file name. */
+static void safe(const char *in, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; in && in[i] && i + 1 < len; i++)
+        out[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789_.:+=,@-", in[i]) ? in[i] : '_';
+    out[i] = '\0';
+    if (!i && len > 1)
+        snprintf(out, len, "unknown");
+}
+
+/* Title-case a preset name for titles: bert-large -> BERT-Large. */
+static void pretty(const char *in, char *out, size_t len)
+{
+    static const struct { const char *from, *to; } known[] = {
+        {"bert-large", "BERT-Large"}, {"bert-xl", "BERT-XL"},
+        {"gpt2-xl", "GPT-2 XL"}, {"swin-t", "Swin-T"}, {"swin-b", "Swin-B"},
+        {"resnet-50", "ResNet-50"}, {"dgx-a100", "DGX-A100"},
+        {"dgx-h100", "DGX-H100"}, {"eth-25g", "25G Ethernet"},
+        {"eth-100g", "100G Ethernet"}, {"local", "this machine"}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(in, known[i].from)) {
+            snprintf(out, len, "%s", known[i].to);
+            return;
+        }
+    safe(in, out, len);
+}
+
+static const char *sget(json_t *r, const char *k)
+{
+    const char *s = json_string_value(suite_field(r, k));
+    return s ? s : "";
+}
+
+static double nget(json_t *r, const char *k)
+{
+    return suite_num(suite_field(r, k));
+}
+
+static double nget2(json_t *r, const char *a, const char *b)
+{
+    double v = nget(r, a);
+    return isnan(v) ? nget(r, b) : v;
+}
+
+static json_t *rows_of(const char *run, const char *verb, struct lbs_err *err,
+                       int *rc)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s.jsonl", run, verb);
+    json_t *rows = suite_load_jsonl(path, err);
+    *rc = rows ? 0 : -EINVAL;
+    if (rows && !json_array_size(rows)) {
+        json_decref(rows);
+        rows = NULL;
+    }
+    return rows;
 }
 
 /* Run gnuplot with -e assignments and a script; 0 on success. */
@@ -34,80 +148,736 @@ static int run_gnuplot(const char *assign, const char *script)
     return 0;
 }
 
-/* Rows of a JSONL file (new reference) or NULL when the file is absent. */
-static json_t *load_jsonl(const char *path, struct lbs_err *err, int *rc)
+/* Write outdir/base.dat, then draw script.gp into outdir/base.{png,svg}
+ * with "datafile='...'; outbase='...'; <assign>". */
+static int draw(const char *outdir, const char *base, const struct txt *dat,
+                const char *script, const char *assign, struct lbs_err *err)
 {
-    FILE *f = fopen(path, "r");
-    *rc = 0;
-    if (!f)
-        return NULL;
-    json_t *rows = json_array();
-    char *line = NULL;
-    size_t cap = 0;
-    int ln = 0;
-    while (getline(&line, &cap, f) > 0) {
-        ln++;
-        json_error_t je;
-        json_t *r = json_loads(line, 0, &je);
-        if (!r) {
-            *rc = lbs_err_set(err, -EINVAL, "%s line %d: %s", path, ln,
-                              je.text);
-            json_decref(rows);
-            rows = NULL;
-            break;
-        }
-        json_array_append_new(rows, r);
-    }
-    free(line);
-    fclose(f);
-    return rows;
-}
-
-static int fig_roofline(const char *run, const char *outdir,
-                        struct lbs_err *err)
-{
-    char path[PATH_MAX + 32], dat[PATH_MAX + 32], assign[3 * PATH_MAX + 64],
-        gp[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/optim.jsonl", run);
-    int rc;
-    json_t *rows = load_jsonl(path, err, &rc);
-    if (!rows)
-        return rc;   /* nothing to draw is not an error */
-    size_t i, len = 0, cap = 4096;
-    char *text = malloc(cap);
-    json_t *r;
-    len += (size_t)snprintf(text, cap, "# optim gbps stream_gbps "
-                            "roofline_frac elements threads\n");
-    json_array_foreach(rows, i, r) {
-        if (len + 256 > cap)
-            text = realloc(text, cap *= 2);
-        len += (size_t)snprintf(text + len, cap - len,
-            "%s %.4f %.4f %.4f %lld %lld\n",
-            json_string_value(json_object_get(r, "optim")),
-            json_real_value(json_object_get(r, "gbps")),
-            json_real_value(json_object_get(r, "stream_gbps")),
-            json_real_value(json_object_get(r, "roofline_frac")),
-            (long long)json_integer_value(json_object_get(r, "elements")),
-            (long long)json_integer_value(json_object_get(r, "threads")));
-    }
-    json_decref(rows);
-    snprintf(dat, sizeof dat, "%s/roofline.dat", outdir);
-    rc = lbs_write_atomic(dat, text, len, err);
-    free(text);
+    char dpath[PATH_MAX + 300], gp[PATH_MAX + 64];
+    snprintf(dpath, sizeof dpath, "%s/%s.dat", outdir, base);
+    int rc = lbs_write_atomic(dpath, dat->p ? dat->p : "", dat->len, err);
     if (rc)
         return rc;
-    snprintf(assign, sizeof assign, "datafile='%s'; outbase='%s/roofline'",
-             dat, outdir);
-    snprintf(gp, sizeof gp, "%s/roofline.gp", plots_dir());
-    rc = run_gnuplot(assign, gp);
+    size_t alen = strlen(assign) + 2 * sizeof dpath + 64;
+    char *a = malloc(alen);
+    if (!a)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    snprintf(a, alen, "datafile='%s'; outbase='%s/%s'; %s", dpath, outdir,
+             base, assign);
+    snprintf(gp, sizeof gp, "%s/%s.gp", plots_dir(), script);
+    rc = run_gnuplot(a, gp);
+    free(a);
     if (rc == -ENOENT)
         return lbs_err_set(err, rc, "gnuplot not found (apt-get install "
                            "gnuplot-nox)");
     if (rc)
-        return lbs_err_set(err, rc, "gnuplot failed on %s", gp);
-    fprintf(stderr, "plot: %s/roofline.png\n", outdir);
+        return lbs_err_set(err, rc, "gnuplot failed on %s for %s.dat", gp,
+                           base);
+    if (plot_verbose)
+        printf("%s/%s.png\n", outdir, base);
     return 0;
 }
+
+/* Append "name='value'; " to an assignment string. */
+static void assign_str(struct txt *a, const char *name, const char *value)
+{
+    char v[256];
+    size_t i = 0;
+    for (; value[i] && i + 1 < sizeof v; i++)
+        v[i] = value[i] == '\'' || value[i] == '\\' ? '_' : value[i];
+    v[i] = '\0';
+    tprintf(a, "%s='%s'; ", name, v);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Distinct string values of key over rows, in order of appearance. */
+static json_t *distinct(json_t *rows, const char *key)
+{
+    json_t *out = json_array();
+    size_t i, j;
+    json_t *r, *x;
+    json_array_foreach(rows, i, r) {
+        const char *v = sget(r, key);
+        int seen = 0;
+        json_array_foreach(out, j, x)
+            seen |= !strcmp(json_string_value(x), v);
+        if (!seen)
+            json_array_append_new(out, json_string(v));
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* roofline: optim.jsonl                                                */
+
+static int fig_roofline(const char *run, const char *outdir,
+                        struct lbs_err *err)
+{
+    int rc;
+    json_t *rows = rows_of(run, "optim", err, &rc);
+    if (!rows)
+        return rc;   /* nothing to draw is not an error */
+    struct txt d = {0};
+    tprintf(&d, "# optim gbps stream_gbps roofline_frac elements threads\n");
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        char nm[64];
+        safe(sget(r, "optim"), nm, sizeof nm);
+        tprintf(&d, "%s %.4f %.4f %.4f %.0f %.0f\n", nm, nget(r, "gbps"),
+                nget(r, "stream_gbps"), nget(r, "roofline_frac"),
+                nget(r, "elements"), nget(r, "threads"));
+    }
+    json_decref(rows);
+    rc = draw(outdir, "roofline", &d, "roofline", "", err);
+    free(d.p);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* simulator figures: sim.jsonl                                         */
+
+/* Rows of one (model, platform) with usable gpus, last one per
+ * (optim, gpus) kept; new reference. */
+static json_t *sim_group(json_t *rows, const char *model, const char *plat)
+{
+    json_t *g = json_array();
+    size_t i, j;
+    json_t *r, *x;
+    json_array_foreach(rows, i, r) {
+        if (strcmp(sget(r, "model"), model) || strcmp(sget(r, "platform"), plat)
+            || isnan(nget(r, "gpus")) || !*sget(r, "optim"))
+            continue;
+        int replaced = 0;
+        json_array_foreach(g, j, x)
+            if (!strcmp(sget(x, "optim"), sget(r, "optim")) &&
+                nget(x, "gpus") == nget(r, "gpus")) {
+                json_array_set(g, j, r);
+                replaced = 1;
+                break;
+            }
+        if (!replaced)
+            json_array_append(g, r);
+    }
+    return g;
+}
+
+static double eff_of(json_t *r)
+{
+    double e = nget(r, "scaling_efficiency");
+    return e > 1.5 ? e / 100 : e;   /* a percentage written by mistake */
+}
+
+static int fig_scaling_one(json_t *g, const char *model, const char *plat,
+                           const char *outdir, struct lbs_err *err)
+{
+    json_t *optims = distinct(g, "optim");
+    struct txt d = {0}, a = {0};
+    tprintf(&d, "# gpus scaling_efficiency iter_ms (one block per "
+                "optimizer)\n");
+    size_t i, j;
+    json_t *o, *r;
+    int n = 0;
+    double maxp = 0;
+    json_array_foreach(optims, i, o) {
+        double p[4096];
+        json_t *pr[4096];
+        size_t np = 0;
+        json_array_foreach(g, j, r)
+            if (!strcmp(sget(r, "optim"), json_string_value(o)) &&
+                !isnan(eff_of(r)) && np < 4096) {
+                p[np] = nget(r, "gpus");
+                pr[np++] = r;
+            }
+        if (!np)
+            continue;
+        /* sort points by gpus (insertion; few points) */
+        for (size_t x = 1; x < np; x++)
+            for (size_t y = x; y > 0 && p[y - 1] > p[y]; y--) {
+                double t = p[y];
+                p[y] = p[y - 1];
+                p[y - 1] = t;
+                json_t *tr = pr[y];
+                pr[y] = pr[y - 1];
+                pr[y - 1] = tr;
+            }
+        tprintf(&d, "# %s\n", json_string_value(o));
+        for (size_t x = 0; x < np; x++) {
+            tprintf(&d, "%.0f %.6f %.6f\n", p[x], eff_of(pr[x]),
+                    nget(pr[x], "iter_ms"));
+            maxp = p[x] > maxp ? p[x] : maxp;
+        }
+        tprintf(&d, "\n\n");
+        n++;
+        char var[16];
+        snprintf(var, sizeof var, "t%d", n);
+        assign_str(&a, var, json_string_value(o));
+    }
+    json_decref(optims);
+    int rc = 0;
+    if (n) {
+        char sm[64], sp[64], pm[64], pp[64], base[200];
+        safe(model, sm, sizeof sm);
+        safe(plat, sp, sizeof sp);
+        pretty(model, pm, sizeof pm);
+        pretty(plat, pp, sizeof pp);
+        snprintf(base, sizeof base, "scaling_%s_%s", sm, sp);
+        tprintf(&a, "n=%d; maxgpus=%.0f; ", n, maxp);
+        assign_str(&a, "model", pm);
+        assign_str(&a, "platform", pp);
+        rc = draw(outdir, base, &d, "scaling", a.p, err);
+    }
+    free(d.p);
+    free(a.p);
+    return rc;
+}
+
+static int fig_itersplit_one(json_t *g, const char *model, const char *plat,
+                             const char *outdir, struct lbs_err *err)
+{
+    /* the scales: those of --scales present in the data, else the
+     * smallest, a middle and the largest */
+    double have[4096], want[64];
+    size_t nh = 0, nw = 0, i, j;
+    json_t *r;
+    json_array_foreach(g, i, r) {
+        double p = nget(r, "gpus");
+        int seen = 0;
+        for (j = 0; j < nh; j++)
+            seen |= have[j] == p;
+        if (!seen && nh < 4096)
+            have[nh++] = p;
+    }
+    if (!nh)
+        return 0;
+    qsort(have, nh, sizeof *have, cmp_d);
+    char sc[256];
+    snprintf(sc, sizeof sc, "%s", plot_scales);
+    for (char *t = strtok(sc, ","); t && nw < 64; t = strtok(NULL, ",")) {
+        double v = atof(t);
+        for (j = 0; j < nh; j++)
+            if (have[j] == v)
+                want[nw++] = v;
+    }
+    if (!nw) {
+        want[nw++] = have[0];
+        if (nh > 2)
+            want[nw++] = have[nh / 2];
+        if (nh > 1)
+            want[nw++] = have[nh - 1];
+    }
+    json_t *optims = distinct(g, "optim");
+    struct txt d = {0}, a = {0};
+    tprintf(&d, "# x optim gpus compute_ms optimizer_ms exposed_comm_ms "
+                "(stacked bars; x positions with gaps between scales)\n");
+    double x = 0;
+    int ng = 0;
+    for (size_t w = 0; w < nw; w++) {
+        double x0 = x;
+        int nb = 0;
+        json_t *o;
+        json_array_foreach(optims, i, o) {
+            json_array_foreach(g, j, r) {
+                if (strcmp(sget(r, "optim"), json_string_value(o)) ||
+                    nget(r, "gpus") != want[w])
+                    continue;
+                double it = nget(r, "iter_ms"), c = nget(r, "compute_ms"),
+                       ex = nget(r, "exposed_comm_ms"),
+                       op = nget2(r, "optimizer_ms", "optim_ms");
+                if (isnan(c) || isnan(ex))
+                    continue;
+                if (isnan(op))
+                    op = isnan(it) ? 0 : fmax(0, it - c - ex);
+                char nm[64];
+                safe(json_string_value(o), nm, sizeof nm);
+                tprintf(&d, "%.1f %s %.0f %.6f %.6f %.6f\n", x, nm, want[w],
+                        c, op, ex);
+                x += 1;
+                nb++;
+                break;
+            }
+        }
+        if (nb) {
+            ng++;
+            tprintf(&a, "g%d='%.0f GPUs'; gx%d=%.2f; ", ng, want[w], ng,
+                    (x0 + x - 1) / 2);
+            x += 1;   /* gap */
+        }
+    }
+    json_decref(optims);
+    int rc = 0;
+    if (ng) {
+        char sm[64], sp[64], pm[64], pp[64], base[200];
+        safe(model, sm, sizeof sm);
+        safe(plat, sp, sizeof sp);
+        pretty(model, pm, sizeof pm);
+        pretty(plat, pp, sizeof pp);
+        snprintf(base, sizeof base, "itersplit_%s_%s", sm, sp);
+        tprintf(&a, "ng=%d; xmax=%.1f; ", ng, x - 1);
+        assign_str(&a, "model", pm);
+        assign_str(&a, "platform", pp);
+        rc = draw(outdir, base, &d, "itersplit", a.p, err);
+    }
+    free(d.p);
+    free(a.p);
+    return rc;
+}
+
+static int fig_sim(const char *run, const char *outdir, struct lbs_err *err,
+                   int which)
+{
+    int rc;
+    json_t *rows = rows_of(run, "sim", err, &rc);
+    if (!rows)
+        return rc;
+    json_t *models = distinct(rows, "model");
+    size_t i, j;
+    json_t *m, *p;
+    json_array_foreach(models, i, m) {
+        json_t *plats = distinct(rows, "platform");
+        json_array_foreach(plats, j, p) {
+            json_t *g = sim_group(rows, json_string_value(m),
+                                  json_string_value(p));
+            if (json_array_size(g) && !rc)
+                rc = which == 0
+                    ? fig_scaling_one(g, json_string_value(m),
+                                      json_string_value(p), outdir, err)
+                    : fig_itersplit_one(g, json_string_value(m),
+                                        json_string_value(p), outdir, err);
+            json_decref(g);
+        }
+        json_decref(plats);
+    }
+    json_decref(models);
+    json_decref(rows);
+    return rc;
+}
+
+static int fig_scaling(const char *run, const char *outdir,
+                       struct lbs_err *err)
+{
+    return fig_sim(run, outdir, err, 0);
+}
+
+static int fig_itersplit(const char *run, const char *outdir,
+                         struct lbs_err *err)
+{
+    return fig_sim(run, outdir, err, 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* busbw: coll.jsonl                                                    */
+
+static double last_num(const char *run, const char *verb, const char *field)
+{
+    struct lbs_err e;
+    int rc;
+    json_t *rows = rows_of(run, verb, &e, &rc);
+    double v = NAN;
+    for (size_t i = rows ? json_array_size(rows) : 0; isnan(v) && i-- > 0;)
+        v = nget(json_array_get(rows, i), field);
+    json_decref(rows);
+    return v;
+}
+
+static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
+{
+    int rc;
+    json_t *rows = rows_of(run, "coll", err, &rc);
+    if (!rows)
+        return rc;
+    /* the link limit: rows' own field, else STREAM copy of this run */
+    double link = NAN;
+    const char *linkname = "link limit";
+    size_t i, j, k;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        double l = nget2(r, "link_gbps", "limit_gbps");
+        if (!isnan(l) && (isnan(link) || l > link))
+            link = l;
+    }
+    if (isnan(link)) {
+        link = last_num(run, "stream", "copy_gbps");
+        linkname = "STREAM copy (shared-memory limit)";
+    }
+    /* one figure per (backend, collective) */
+    json_t *keys = json_array();
+    json_array_foreach(rows, i, r) {
+        char key[128];
+        snprintf(key, sizeof key, "%s|%s", sget(r, "backend"), sget(r, "coll"));
+        if (!*sget(r, "coll") || isnan(nget(r, "bytes")) ||
+            isnan(nget(r, "busbw")))
+            continue;
+        int seen = 0;
+        json_t *x;
+        json_array_foreach(keys, j, x)
+            seen |= !strcmp(json_string_value(x), key);
+        if (!seen)
+            json_array_append_new(keys, json_string(key));
+    }
+    json_t *key;
+    json_array_foreach(keys, k, key) {
+        if (rc)
+            break;
+        char backend[64], coll[64];
+        const char *bar = strchr(json_string_value(key), '|');
+        snprintf(backend, sizeof backend, "%.*s",
+                 (int)(bar - json_string_value(key)), json_string_value(key));
+        snprintf(coll, sizeof coll, "%s", bar + 1);
+        double ranks[256];
+        size_t nr = 0;
+        json_array_foreach(rows, i, r) {
+            if (strcmp(sget(r, "backend"), backend) ||
+                strcmp(sget(r, "coll"), coll))
+                continue;
+            double n = nget(r, "ranks");
+            int seen = 0;
+            for (j = 0; j < nr; j++)
+                seen |= ranks[j] == n;
+            if (!seen && nr < 256 && !isnan(n))
+                ranks[nr++] = n;
+        }
+        qsort(ranks, nr, sizeof *ranks, cmp_d);
+        struct txt d = {0}, a = {0};
+        tprintf(&d, "# bytes busbw_gbps algbw_gbps time_us (one block per "
+                    "rank count)\n");
+        int n = 0;
+        double maxb = 0;
+        for (size_t q = 0; q < nr; q++) {
+            double b[4096], bw[4096], ab[4096], tu[4096];
+            size_t np = 0;
+            json_array_foreach(rows, i, r) {
+                if (strcmp(sget(r, "backend"), backend) ||
+                    strcmp(sget(r, "coll"), coll) ||
+                    nget(r, "ranks") != ranks[q] || np >= 4096 ||
+                    isnan(nget(r, "busbw")))
+                    continue;
+                /* a repeated size replaces the earlier row */
+                size_t at = np;
+                for (j = 0; j < np; j++)
+                    if (b[j] == nget(r, "bytes"))
+                        at = j;
+                b[at] = nget(r, "bytes");
+                bw[at] = nget(r, "busbw");
+                ab[at] = nget(r, "algbw");
+                tu[at] = nget(r, "time_us");
+                if (at == np)
+                    np++;
+            }
+            for (size_t x = 1; x < np; x++)
+                for (size_t y = x; y > 0 && b[y - 1] > b[y]; y--) {
+                    double t;
+                    t = b[y]; b[y] = b[y - 1]; b[y - 1] = t;
+                    t = bw[y]; bw[y] = bw[y - 1]; bw[y - 1] = t;
+                    t = ab[y]; ab[y] = ab[y - 1]; ab[y - 1] = t;
+                    t = tu[y]; tu[y] = tu[y - 1]; tu[y - 1] = t;
+                }
+            if (!np)
+                continue;
+            tprintf(&d, "# %.0f ranks\n", ranks[q]);
+            for (size_t x = 0; x < np; x++) {
+                tprintf(&d, "%.0f %.6f %.6f %.3f\n", b[x], bw[x], ab[x],
+                        tu[x]);
+                maxb = bw[x] > maxb ? bw[x] : maxb;
+            }
+            tprintf(&d, "\n\n");
+            n++;
+            tprintf(&a, "t%d='%.0f rank%s'; ", n, ranks[q],
+                    ranks[q] == 1 ? "" : "s");
+        }
+        if (n) {
+            char sc[64], sb[64], base[160];
+            safe(coll, sc, sizeof sc);
+            safe(backend, sb, sizeof sb);
+            snprintf(base, sizeof base, "busbw_%s%s%s", sc, *backend ? "_" : "",
+                     *backend ? sb : "");
+            tprintf(&a, "n=%d; link=%.6f; ymaxdata=%.6f; ", n,
+                    isnan(link) ? 0.0 : link, maxb);
+            assign_str(&a, "coll", sc);
+            assign_str(&a, "backend", sb);
+            assign_str(&a, "linkname", linkname);
+            rc = draw(outdir, base, &d, "busbw", a.p, err);
+        }
+        free(d.p);
+        free(a.p);
+    }
+    json_decref(keys);
+    json_decref(rows);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* compressors: compress.jsonl                                          */
+
+/* The last row per (compressor, params, elements); new reference. */
+static json_t *compress_rows(json_t *rows)
+{
+    json_t *out = json_array();
+    size_t i, j;
+    json_t *r, *x;
+    json_array_foreach(rows, i, r) {
+        if (!*sget(r, "compressor") || isnan(nget(r, "gbps")))
+            continue;
+        int replaced = 0;
+        json_array_foreach(out, j, x)
+            if (!strcmp(sget(x, "compressor"), sget(r, "compressor")) &&
+                !strcmp(sget(x, "params"), sget(r, "params")) &&
+                nget(x, "elements") == nget(r, "elements")) {
+                json_array_set(out, j, r);
+                replaced = 1;
+                break;
+            }
+        if (!replaced)
+            json_array_append(out, r);
+    }
+    return out;
+}
+
+/* Label: the compressor, with its params when two rows share a name. */
+static void compress_label(json_t *rows, json_t *r, char *out, size_t len)
+{
+    size_t i;
+    json_t *x;
+    int dup = 0;
+    json_array_foreach(rows, i, x)
+        dup += !strcmp(sget(x, "compressor"), sget(r, "compressor"));
+    char buf[160];
+    if (dup > 1 && *sget(r, "params"))
+        snprintf(buf, sizeof buf, "%s:%s", sget(r, "compressor"),
+                 sget(r, "params"));
+    else
+        snprintf(buf, sizeof buf, "%s", sget(r, "compressor"));
+    safe(buf, out, len);
+}
+
+static int fig_compress(const char *run, const char *outdir,
+                        struct lbs_err *err)
+{
+    int rc;
+    json_t *all = rows_of(run, "compress", err, &rc);
+    if (!all)
+        return rc;
+    json_t *rows = compress_rows(all);
+    json_decref(all);
+    struct txt d = {0}, a = {0};
+    tprintf(&d, "# compressor stream_frac rel_err gbps stream_gbps "
+                "elements\n");
+    size_t i;
+    json_t *r;
+    int n = 0;
+    double elems = 0, sg = 0;
+    json_array_foreach(rows, i, r) {
+        double g = nget(r, "gbps"), s = nget(r, "stream_gbps");
+        double f = nget(r, "stream_frac");
+        if (isnan(f) && s > 0)
+            f = g / s;
+        double e = nget2(r, "rel_err", "rel_error");
+        if (isnan(f) || isnan(e))
+            continue;
+        char nm[160];
+        compress_label(rows, r, nm, sizeof nm);
+        tprintf(&d, "%s %.6f %.6g %.4f %.4f %.0f\n", nm, f, e, g, s,
+                nget(r, "elements"));
+        elems = fmax(elems, nget(r, "elements"));
+        sg = isnan(s) ? sg : s;
+        n++;
+        char var[16];
+        snprintf(var, sizeof var, "t%d", n);
+        assign_str(&a, var, nm);
+    }
+    json_decref(rows);
+    if (n) {
+        tprintf(&a, "n=%d; elems=%.0f; stream=%.4f; ", n, elems, sg);
+        rc = draw(outdir, "compress", &d, "compress", a.p, err);
+    }
+    free(d.p);
+    free(a.p);
+    return rc;
+}
+
+static int fig_wire(const char *run, const char *outdir, struct lbs_err *err)
+{
+    int rc;
+    json_t *all = rows_of(run, "compress", err, &rc);
+    if (!all)
+        return rc;
+    json_t *rows = compress_rows(all);
+    json_decref(all);
+    struct txt d = {0};
+    tprintf(&d, "# compressor bits_per_element wire_bytes ratio elements "
+                "collective\n");
+    size_t i;
+    json_t *r;
+    int n = 0;
+    double elems = 0;
+    json_array_foreach(rows, i, r) {
+        double w = nget(r, "wire_bytes"), el = nget(r, "elements");
+        if (isnan(w) || !(el > 0))
+            continue;
+        char nm[160], coll[64];
+        compress_label(rows, r, nm, sizeof nm);
+        safe(*sget(r, "collective") ? sget(r, "collective") : "-", coll,
+             sizeof coll);
+        double ratio = nget2(r, "compression_ratio", "ratio");
+        if (isnan(ratio))
+            ratio = 4 * el / w;
+        tprintf(&d, "%s %.6g %.0f %.6g %.0f %s\n", nm, 8 * w / el, w, ratio,
+                el, coll);
+        elems = fmax(elems, el);
+        n++;
+    }
+    json_decref(rows);
+    if (n) {
+        char a[64];
+        snprintf(a, sizeof a, "elems=%.0f; ", elems);
+        rc = draw(outdir, "wire", &d, "wire", a, err);
+    }
+    free(d.p);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* convergence: train.jsonl (+ sim.jsonl)                               */
+
+/* The sim rows used for simulated wall-clock: at 1,024 GPUs (else the
+ * largest scale), model bert-large when present (else the first),
+ * platform dgx-a100 when present (else the first). */
+static json_t *pick_sim(const char *run, char *desc, size_t dlen)
+{
+    struct lbs_err e;
+    int rc;
+    json_t *rows = rows_of(run, "sim", &e, &rc);
+    desc[0] = '\0';
+    if (!rows)
+        return NULL;
+    json_t *models = distinct(rows, "model"), *plats = distinct(rows,
+                                                                "platform");
+    const char *model = json_string_value(json_array_get(models, 0));
+    const char *plat = json_string_value(json_array_get(plats, 0));
+    size_t i;
+    json_t *x;
+    json_array_foreach(models, i, x)
+        if (!strcmp(json_string_value(x), "bert-large"))
+            model = "bert-large";
+    json_array_foreach(plats, i, x)
+        if (!strcmp(json_string_value(x), "dgx-a100"))
+            plat = "dgx-a100";
+    json_t *g = sim_group(rows, model, plat);
+    double P = 0;
+    json_array_foreach(g, i, x)
+        if (nget(x, "gpus") == 1024 || (P != 1024 && nget(x, "gpus") > P))
+            P = nget(x, "gpus");
+    json_t *out = json_array();
+    json_array_foreach(g, i, x)
+        if (nget(x, "gpus") == P && !isnan(nget(x, "iter_ms")))
+            json_array_append(out, x);
+    char pm[64], pp[64];
+    pretty(model ? model : "", pm, sizeof pm);
+    pretty(plat ? plat : "", pp, sizeof pp);
+    snprintf(desc, dlen, "%.0f GPUs (%s step time on %s)", P, pm, pp);
+    json_decref(g);
+    json_decref(models);
+    json_decref(plats);
+    json_decref(rows);
+    if (!json_array_size(out)) {
+        json_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+static int fig_convergence(const char *run, const char *outdir,
+                           struct lbs_err *err)
+{
+    int rc;
+    json_t *rows = rows_of(run, "train", err, &rc);
+    if (!rows)
+        return rc;
+    char desc[256];
+    json_t *sim = pick_sim(run, desc, sizeof desc);
+    /* runs: final rows with a curve; or bare epoch rows grouped by optim */
+    json_t *runs = json_array();
+    size_t i, j;
+    json_t *r, *x;
+    json_array_foreach(rows, i, r) {
+        if (json_is_array(json_object_get(r, "curve"))) {
+            json_array_append_new(runs, json_pack("{s:s,s:s,s:O}", "optim",
+                sget(r, "optim"), "spec", sget(r, "spec"), "curve",
+                json_object_get(r, "curve")));
+        } else if (!strcmp(sget(r, "event"), "epoch")) {
+            json_t *hit = NULL;
+            json_array_foreach(runs, j, x)
+                if (!strcmp(sget(x, "optim"), sget(r, "optim")) &&
+                    json_is_true(json_object_get(x, "bare")))
+                    hit = x;
+            if (!hit) {
+                hit = json_pack("{s:s,s:s,s:[],s:b}", "optim",
+                                sget(r, "optim"), "spec", sget(r, "optim"),
+                                "curve", "bare", 1);
+                json_array_append_new(runs, hit);
+            }
+            json_array_append(json_object_get(hit, "curve"), r);
+        }
+    }
+    json_decref(rows);
+    struct txt d = {0}, a = {0};
+    tprintf(&d, "# step test_accuracy_pct simulated_s (one block per run; "
+                "? = no simulator row for this optimizer)\n");
+    int n = 0, nsim = 0;
+    json_array_foreach(runs, i, x) {
+        json_t *c = json_object_get(x, "curve");
+        if (!json_array_size(c))
+            continue;
+        double iter_s = NAN;
+        json_t *s;
+        size_t k;
+        json_array_foreach(sim, k, s)
+            if (!strcmp(sget(s, "optim"), sget(x, "optim")))
+                iter_s = nget(s, "iter_ms") / 1e3;
+        nsim += !isnan(iter_s);
+        /* the label: optimizer name, the spec when names repeat */
+        int dup = 0;
+        json_t *y;
+        json_array_foreach(runs, k, y)
+            dup += !strcmp(sget(y, "optim"), sget(x, "optim"));
+        char lab[160];
+        safe(dup > 1 ? sget(x, "spec") : sget(x, "optim"), lab, sizeof lab);
+        tprintf(&d, "# %s\n", lab);
+        json_array_foreach(c, k, y) {
+            double acc = nget(y, "test_accuracy"), st = nget(y, "step");
+            if (isnan(acc) || isnan(st))
+                continue;
+            if (acc <= 1)
+                acc *= 100;
+            if (isnan(iter_s))
+                tprintf(&d, "%.0f %.4f ?\n", st, acc);
+            else
+                tprintf(&d, "%.0f %.4f %.6g\n", st, acc, st * iter_s);
+        }
+        tprintf(&d, "\n\n");
+        n++;
+        char var[16];
+        snprintf(var, sizeof var, "t%d", n);
+        assign_str(&a, var, lab);
+    }
+    json_decref(runs);
+    json_decref(sim);
+    if (n) {
+        tprintf(&a, "n=%d; has_sim=%d; ", n, nsim > 0);
+        assign_str(&a, "simdesc", desc);
+        rc = draw(outdir, "convergence", &d, "convergence", a.p, err);
+    }
+    free(d.p);
+    free(a.p);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 
 int plot_run(const char *run, struct lbs_err *err)
 {
@@ -119,36 +889,88 @@ int plot_run(const char *run, struct lbs_err *err)
     snprintf(outdir, sizeof outdir, "%s/plots", run);
     if (mkdir(outdir, 0755) && errno != EEXIST)
         return lbs_err_set(err, -EIO, "cannot create %s", outdir);
-    return fig_roofline(run, outdir, err);
+    int (*kinds[])(const char *, const char *, struct lbs_err *) = {
+        fig_roofline, fig_scaling, fig_itersplit, fig_busbw, fig_compress,
+        fig_wire, fig_convergence};
+    /* one kind failing does not stop the others; the first error wins */
+    int first = 0;
+    struct lbs_err e;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        int rc = kinds[i](run, outdir, &e);
+        if (rc == -ENOENT && !first) {   /* no gnuplot: no use going on */
+            *err = e;
+            return rc;
+        }
+        if (rc && !first) {
+            first = rc;
+            *err = e;
+        }
+    }
+    return first;
 }
 
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: lbscale plot RUN_DIR\n"
+"usage: lbscale plot RUN_DIR [--scales LIST]\n"
 "\n"
 "Draws every figure the run's results allow, as PNG and SVG under\n"
-"RUN_DIR/plots/, with the gnuplot scripts in %s (or $LBSCALE_PLOTS):\n"
-"  roofline   optim.jsonl: achieved GB/s per optimizer step vs STREAM triad\n"
-"  -h, --help this help\n", plots_dir());
+"RUN_DIR/plots/ (with the .dat table each was drawn from), with the\n"
+"gnuplot scripts in %s (or $LBSCALE_PLOTS), and prints the PNG paths.\n"
+"Kinds whose results are absent are skipped.\n"
+"  roofline     optim.jsonl: achieved GB/s per optimizer step vs STREAM\n"
+"  scaling      sim.jsonl: scaling efficiency vs GPUs, one line per\n"
+"               optimizer, one figure per model and platform\n"
+"  itersplit    sim.jsonl: iteration time split (compute, optimizer,\n"
+"               exposed communication) as stacked bars at chosen scales\n"
+"  busbw        coll.jsonl: bus bandwidth vs message size per collective,\n"
+"               with the link limit (or this run's STREAM copy)\n"
+"  compress     compress.jsonl: throughput (fraction of STREAM) vs error\n"
+"  wire         compress.jsonl: bits on the wire per gradient element\n"
+"  convergence  train.jsonl: test accuracy vs step, and vs simulated\n"
+"               wall-clock at 1,024 GPUs (sim.jsonl rows at that scale)\n"
+"\n"
+"  --scales LIST  GPU counts of the itersplit bars (default 8,128,1024;\n"
+"                 those present in the run are used)\n"
+"  -h, --help     this help\n", plots_dir());
 }
 
 int verb_plot(int argc, char **argv)
 {
-    if (argc != 2) {
-        if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    const char *run = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--scales")) {
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            if (!v || !*v || strspn(v, "0123456789,") != strlen(v) ||
+                strlen(v) >= sizeof plot_scales) {
+                cli_error("--scales", "expected GPU counts like 8,128,1024");
+                return EXIT_BAD_INPUT;
+            }
+            snprintf(plot_scales, sizeof plot_scales, "%s", v);
+        } else if (a[0] == '-') {
+            cli_error("plot", "unknown option '%s' (see --help)", a);
+            return EXIT_BAD_INPUT;
+        } else if (run) {
+            cli_error("plot", "expected exactly one results directory (see "
+                      "--help)");
+            return EXIT_BAD_INPUT;
+        } else {
+            run = a;
         }
-        cli_error("plot", "expected exactly one results directory (see --help)");
+    }
+    if (!run) {
+        cli_error("plot", "expected exactly one results directory (see "
+                  "--help)");
         return EXIT_BAD_INPUT;
     }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        usage(stdout);
-        return 0;
-    }
     struct lbs_err e;
-    int rc = plot_run(argv[1], &e);
+    plot_verbose = 1;
+    int rc = plot_run(run, &e);
+    plot_verbose = 0;
     if (rc)
         cli_error("plot", "%s", e.msg);
     return cli_exit_code(rc);

@@ -24,8 +24,8 @@ set arrow 1 from graph 0, first stream to graph 1, first stream nohead lw 2 lc r
 set label 1 sprintf("STREAM triad %.1f GB/s", stream) at graph 0.02, first stream * 1.04 tc rgb "#c0392b"
 
 do for [fmt in "png svg"] {
-    if (fmt eq "png") { set terminal pngcairo size 900,560 font "DejaVu Sans,11" }
-    if (fmt eq "svg") { set terminal svg size 900,560 font "DejaVu Sans,11" }
+    if (fmt eq "png") { set terminal pngcairo size 900,560 font "DejaVu Sans,11" noenhanced }
+    if (fmt eq "svg") { set terminal svg size 900,560 font "DejaVu Sans,11" noenhanced }
     set output outbase . "." . fmt
     plot datafile using 2:xtic(1) title "achieved GB/s" lc rgb "#2e86c1", \
          "" using 0:($2 + stream * 0.03):(sprintf("%.0f%%", $4 * 100)) with labels notitle

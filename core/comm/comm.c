@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "lbscale/comm.h"
+#include "lbscale/param.h"
 
 size_t lbs_dtype_size(enum lbs_dtype t)
 {
@@ -20,8 +21,18 @@ int lbs_comm_new(const char *backend, struct lbs_comm **out,
         return lbs_comm_self_new(out, err);
     if (!strcmp(backend, "mpi"))
         return lbs_comm_mpi_new(out, err);
-    return lbs_err_set(err, -ENOENT, "unknown comm backend '%s' (self, mpi)",
-                       backend);
+    if (!strcmp(backend, "record"))
+        return lbs_comm_record_new(1, out, err);
+    if (!strncmp(backend, "record:", 7)) {
+        double p;
+        if (lbs_parse_double(backend + 7, &p) || p < 1 || p > 1 << 24 ||
+            p != (double)(int)p)
+            return lbs_err_set(err, -EINVAL, "comm backend '%s': rank count "
+                               "must be an integer in [1, 16777216]", backend);
+        return lbs_comm_record_new((int)p, out, err);
+    }
+    return lbs_err_set(err, -ENOENT, "unknown comm backend '%s' (self, mpi, "
+                       "record, record:P)", backend);
 }
 
 void lbs_comm_free(struct lbs_comm *c)

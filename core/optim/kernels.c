@@ -11,6 +11,8 @@ int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
         return 0;
     o->comm->err = err;
     for (size_t i = 0; i < o->nlayers; i++) {
+        if (!o->keep[i])
+            continue;
         int rc = lbs_allreduce_mean_f32(o->comm, o->layers[i].g,
                                         o->layers[i].n, (int)i);
         if (rc)
@@ -37,6 +39,49 @@ double lbs_sumsq(const float *x, size_t n)
         part[c] = s;
     }
     return lbs_sum_chunks(part);
+}
+
+double lbs_momentum_pass(const struct lbs_momentum *p, const float *g,
+                         float *v, float *w, size_t n)
+{
+    const float gs = p->gs, wd = p->wd, mu = p->mu, a = p->a, k = p->k;
+    const int nesterov = p->nesterov != 0;
+    double sum = 0;
+    if (!g) {
+#pragma omp parallel for simd reduction(+ : sum) schedule(static) if (n >= LBS_PAR_MIN)
+        for (size_t i = 0; i < n; i++) {
+            float vi = mu * v[i];
+            v[i] = vi;
+            float s = nesterov ? mu * vi : vi;
+            sum += s;
+            w[i] -= k * s;
+        }
+        return sum;
+    }
+#pragma omp parallel for simd reduction(+ : sum) schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t i = 0; i < n; i++) {
+        float d = gs * g[i] + wd * w[i];
+        float vi = mu * v[i] + a * d;
+        v[i] = vi;
+        float s = nesterov ? a * d + mu * vi : vi;
+        sum += s;
+        w[i] -= k * s;
+    }
+    return sum;
+}
+
+int lbs_lars_local(const struct lbs_optim *o, size_t i, double eta, double wd,
+                   int exclude_1d, double *local, double *wd_eff,
+                   struct lbs_err *err)
+{
+    const struct lbs_layer *L = &o->layers[i];
+    int plain = exclude_1d && lbs_layer_is_1d(o, i);
+    double gn = sqrt(o->gsq[i]), wn = sqrt(lbs_sumsq(L->w, L->n));
+    *wd_eff = plain ? 0.0 : wd;
+    *local = 1.0;
+    if (!plain && wn > 0 && gn > 0)
+        *local = eta * wn / (gn + *wd_eff * wn);
+    return lbs_check_finite(o, i, wn, err);
 }
 
 int lbs_check_finite(const struct lbs_optim *o, size_t layer, double x,

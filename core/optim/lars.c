@@ -6,7 +6,8 @@
  * With exclude_1d (default) 1-D tensors use local_lr = 1 and no weight
  * decay, as the usual LARS recipes do for biases and BatchNorm.
  * ||g|| comes from the driver's check pass; then ||w|| (read w: 4 bytes
- * per element) and the fused update (read g, v, w; write v, w: 20) = 24.
+ * per element) and the fused update (lbs_momentum_pass: read g, v, w;
+ * write v, w: 20) = 24.
  */
 #include <math.h>
 #include <stddef.h>
@@ -36,17 +37,6 @@ static int lars_init(struct lbs_optim *o, struct lbs_err *err)
     return 0;
 }
 
-static void lars_update(float mu, float scale, float wd, const float *g,
-                        float *v, float *w, size_t n)
-{
-#pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float vi = mu * v[i] + scale * (g[i] + wd * w[i]);
-        v[i] = vi;
-        w[i] -= vi;
-    }
-}
-
 static int lars_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct lars_cfg *c = o->cfg;
@@ -55,16 +45,17 @@ static int lars_step(struct lbs_optim *o, struct lbs_err *err)
     double lr = c->lr * o->lr_scale;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
-        int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
-        double wd = plain ? 0.0 : c->wd;
-        double gn = sqrt(o->gsq[i]), wn = sqrt(lbs_sumsq(L->w, L->n));
-        if ((rc = lbs_check_finite(o, i, wn, err)))
+        double local, wd;
+        if ((rc = lbs_lars_local(o, i, c->eta, c->wd, c->exclude_1d != 0,
+                                 &local, &wd, err)))
             return rc;
-        double local = 1.0;
-        if (!plain && wn > 0 && gn > 0)
-            local = c->eta * wn / (gn + wd * wn);
-        lars_update((float)c->momentum, (float)(lr * local), (float)wd, L->g,
-                    v[i], L->w, L->n);
+        const struct lbs_momentum mp = {
+            .gs = 1, .wd = (float)wd, .mu = (float)c->momentum,
+            .a = (float)(lr * local), .k = 1,
+        };
+        double sd = lbs_momentum_pass(&mp, L->g, v[i], L->w, L->n);
+        if ((rc = lbs_check_finite(o, i, sd, err)))
+            return rc;
     }
     return 0;
 }

@@ -204,6 +204,23 @@ double lbs_optim_bytes_per_elem(const struct lbs_optim *o)
     return o->ops->bytes_per_elem(o) + 4.0;   /* + the gradient check */
 }
 
+int lbs_optim_stat(const struct lbs_optim *o, const char *name,
+                   double *value, struct lbs_err *err)
+{
+    int rc = o->ops->stat && name ? o->ops->stat(o, name, value, err)
+                                  : -ENOENT;
+    if (rc == -ENOENT)
+        return lbs_err_set(err, -ENOENT, "%s has no statistic '%s'",
+                           o->ops->name, name ? name : "");
+    return rc;
+}
+
+const char *const *lbs_optim_stat_names(const struct lbs_optim *o)
+{
+    static const char *const none[] = {NULL};
+    return o->ops->stats ? o->ops->stats : none;
+}
+
 static void help_one(const struct lbs_optim_ops *ops, FILE *f)
 {
     fprintf(f, "  %s - %s\n", ops->name, ops->summary);

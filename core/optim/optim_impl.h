@@ -36,6 +36,14 @@ struct lbs_optim_ops {
      * o->keep and skips dropped layers in its gradient check.  The same
      * answer must come out on every rank (use lbscale/rng.h). */
     void (*plan)(struct lbs_optim *o, long step, uint8_t *keep);
+    /* Optional named statistics for lbs_optim_stat(): stats lists the
+     * names (NULL-terminated), stat fills *value or returns -ENOENT for a
+     * name it does not know.  A stat may communicate (then every rank must
+     * ask for it at the same point) and must not change the optimizer's
+     * trajectory. */
+    const char *const *stats;
+    int (*stat)(const struct lbs_optim *o, const char *name, double *value,
+                struct lbs_err *err);
     void (*fini)(struct lbs_optim *o);
 };
 
@@ -60,7 +68,8 @@ struct lbs_optim {
 
 /* ---- helpers shared by optimizer files (kernels.c) ---- */
 
-/* Average every layer's gradient over the comm (no-op on one rank). */
+/* Average every kept layer's gradient over the comm (no-op on one rank);
+ * layers with o->keep[i] == 0 (JointSpar's dropped ones) are not read. */
 int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err);
 /* min(1, max_norm / o->gnorm), or 1 when max_norm == 0: apex-style global
  * gradient clipping from the norm the driver already measured. */
@@ -98,6 +107,33 @@ float *lbs_zalloc_f32(size_t n);
 /* Per-layer float state: nlayers arrays of layers[i].n zeros. */
 float **lbs_alloc_layer_state(const struct lbs_optim *o);
 void lbs_free_layer_state(const struct lbs_optim *o, float **s);
+/* One fused momentum pass over a layer, shared by sgd, lars, jointspar
+ * and dmsgd (the field names are the multipliers in):
+ *
+ *   d = gs g + wd w;   v = mu v + a d;   s = nesterov ? a d + mu v : v;
+ *   w -= k s
+ *
+ * sgd: gs = a = 1, k = lr.  lars: gs = 1, a = lr local_lr, k = 1.  With
+ * g == NULL the gradient is taken as absent: d = 0 (no weight decay
+ * either), so v decays and w keeps moving by its momentum (JointSpar's
+ * dropped layers); g is then never read.  Returns the sum of s, a NaN/Inf
+ * detector that costs no memory traffic.  Reads g, v, w, writes v, w:
+ * 20 bytes per element (16 without g).  Multipliers equal to 1 are exact,
+ * so sgd and lars compute bit for bit what their own loops did. */
+struct lbs_momentum {
+    float gs, wd, mu, a, k;
+    int nesterov;
+};
+double lbs_momentum_pass(const struct lbs_momentum *p, const float *g,
+                         float *v, float *w, size_t n);
+/* LARS's layer-wise rate for layer i (lars, jointspar_lars): *wd_eff = wd,
+ * or 0 for a 1-D layer when exclude_1d; *local = eta ||w|| / (||g|| +
+ * wd_eff ||w||) with ||g||^2 from o->gsq[i], or 1 when the layer is 1-D
+ * and excluded or either norm is 0.  Measures ||w|| (reads w: 4 bytes per
+ * element); -EDOM when it is not finite. */
+int lbs_lars_local(const struct lbs_optim *o, size_t i, double eta, double wd,
+                   int exclude_1d, double *local, double *wd_eff,
+                   struct lbs_err *err);
 /* Is layer i excluded from trust ratio and weight decay (1-D tensors)? */
 static inline int lbs_layer_is_1d(const struct lbs_optim *o, size_t i)
 {
@@ -108,6 +144,10 @@ extern const struct lbs_optim_ops lbs_optim_sgd;
 extern const struct lbs_optim_ops lbs_optim_lars;
 extern const struct lbs_optim_ops lbs_optim_lamb;
 extern const struct lbs_optim_ops lbs_optim_adamw;
+extern const struct lbs_optim_ops lbs_optim_jointspar;
+extern const struct lbs_optim_ops lbs_optim_jointspar_lars;
+extern const struct lbs_optim_ops lbs_optim_dmsgd;
+extern const struct lbs_optim_ops lbs_optim_decentlam;
 extern const struct lbs_optim_ops lbs_optim_slamb;
 extern const struct lbs_optim_ops lbs_optim_onebit_lamb;
 

@@ -3,7 +3,8 @@
  *   d = g + wd w;   b = mu b + d;   step = nesterov ? d + mu b : b
  *   w -= lr step
  *
- * One fused pass: reads g, b, w and writes b, w = 20 bytes/element.
+ * One fused pass (lbs_momentum_pass): reads g, b, w and writes b, w =
+ * 20 bytes/element.
  */
 #include <math.h>
 #include <stddef.h>
@@ -35,33 +36,18 @@ static int sgd_init(struct lbs_optim *o, struct lbs_err *err)
     return 0;
 }
 
-static double sgd_layer(const struct sgd_cfg *c, float lr, const float *g,
-                        float *b, float *w, size_t n)
-{
-    const float mu = (float)c->momentum, wd = (float)c->wd;
-    const int nesterov = c->nesterov != 0;
-    double sd = 0; /* NaN/Inf detector, no extra memory traffic */
-#pragma omp parallel for simd reduction(+ : sd) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float d = g[i] + wd * w[i];
-        float bi = mu * b[i] + d;
-        b[i] = bi;
-        float st = nesterov ? d + mu * bi : bi;
-        sd += st;
-        w[i] -= lr * st;
-    }
-    return sd;
-}
-
 static int sgd_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct sgd_cfg *c = o->cfg;
     float **b = o->state;
     int rc;
-    float lr = (float)(c->lr * o->lr_scale);
+    const struct lbs_momentum mp = {
+        .gs = 1, .wd = (float)c->wd, .mu = (float)c->momentum, .a = 1,
+        .k = (float)(c->lr * o->lr_scale), .nesterov = c->nesterov != 0,
+    };
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
-        double sd = sgd_layer(c, lr, L->g, b[i], L->w, L->n);
+        double sd = lbs_momentum_pass(&mp, L->g, b[i], L->w, L->n);
         if ((rc = lbs_check_finite(o, i, sd, err)))
             return rc;
     }

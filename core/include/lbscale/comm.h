@@ -3,7 +3,8 @@
  * A struct lbs_comm is a process group with one backend behind it:
  *   self  one process; collectives are copies or no-ops (always built)
  *   mpi   Open MPI over MPI_COMM_WORLD (built when MPI is found)
- *   (record and nccl backends plug into the same ops table)
+ *   record no transfer; logs every call (see "Record backend" below)
+ *   (the nccl backend plugs into the same ops table)
  *
  * Every call carries the layer index it moves (-1: not layer-specific) and
  * the comm remembers the current optimizer step (lbs_comm_set_step), so a
@@ -72,7 +73,7 @@ struct lbs_comm {
  * -ENOTSUP when this build has no MPI. */
 int lbs_comm_self_new(struct lbs_comm **out, struct lbs_err *err);
 int lbs_comm_mpi_new(struct lbs_comm **out, struct lbs_err *err);
-/* "self" or "mpi" */
+/* "self", "mpi", "record" (one logical rank) or "record:P" (P ranks) */
 int lbs_comm_new(const char *backend, struct lbs_comm **out,
                  struct lbs_err *err);
 void lbs_comm_free(struct lbs_comm *c);
@@ -102,6 +103,71 @@ int lbs_neighbor_exchange(struct lbs_comm *c, const void *send, size_t count,
 /* Sum-allreduce float32 then divide by size: the data-parallel average. */
 int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
                            int layer);
+
+/* ---- Record backend ----
+ *
+ * lbs_comm_record_new(size) makes a comm of `size` logical ranks (this
+ * process is rank 0) that moves nothing and appends one entry per call.
+ * The simulator prices each collective by (kind, bytes), so the byte
+ * convention is exact and the same for every kind:
+ *
+ *   bytes = the payload THIS rank contributes to the call
+ *     allreduce   count * dtype size
+ *     allgather   count * dtype size          (send count, not recv)
+ *     allgatherv  count * dtype size          (own count)
+ *     alltoall    size * count * dtype size   (all blocks it sends)
+ *     bcast       count * dtype size          (logged on every rank)
+ *     barrier     0
+ *     neighbor    count * dtype size          (sent to EACH of `peers`
+ *                                              destinations)
+ * (the `bytes` of results/schema/trace-v1.md).
+ *
+ * Results are what `size` ranks holding identical data would get, so code
+ * that runs over it computes the same values as on one rank: allreduce
+ * SUM multiplies by size (MAX/MIN leave buf alone), allgather(v) fills
+ * every rank's block with this rank's send data, alltoall fills every
+ * received block with send block 0 (what each peer addresses to rank 0),
+ * neighbor fills every received block with the send buffer, bcast and
+ * barrier do nothing.  Receive buffers must be sized for `size`
+ * ranks as with any backend.
+ *
+ * Ownership: the log belongs to the comm; entries returned by
+ * lbs_comm_record_entries stay valid until the next call on the comm,
+ * lbs_comm_record_clear or lbs_comm_free.  The lbs_comm_record_* readers
+ * return 0/NULL on a comm of another backend. */
+enum lbs_coll {
+    LBS_COLL_ALLREDUCE,
+    LBS_COLL_ALLGATHER,
+    LBS_COLL_ALLGATHERV,
+    LBS_COLL_ALLTOALL,
+    LBS_COLL_BCAST,
+    LBS_COLL_BARRIER,
+    LBS_COLL_NEIGHBOR,
+    LBS_COLL_COUNT
+};
+/* "allreduce", "allgather", ..., "neighbor" (trace-v1's `coll` names);
+ * "?" out of range. */
+const char *lbs_coll_name(enum lbs_coll k);
+
+struct lbs_comm_record_entry {
+    enum lbs_coll kind;
+    enum lbs_dtype dtype;
+    size_t count;       /* elements as passed to the call */
+    size_t bytes;       /* see the convention above */
+    int layer;          /* as passed (-1: not layer-specific) */
+    int peers;          /* neighbor: destinations (nto); 0 otherwise */
+    long step;          /* the comm's step at the time of the call */
+};
+
+int lbs_comm_record_new(int size, struct lbs_comm **out, struct lbs_err *err);
+const struct lbs_comm_record_entry *lbs_comm_record_entries(
+    const struct lbs_comm *c, size_t *count);
+/* Sum of bytes (and number of calls, when calls != NULL) per kind;
+ * arrays of LBS_COLL_COUNT entries. */
+void lbs_comm_record_totals(const struct lbs_comm *c,
+                            size_t bytes[LBS_COLL_COUNT],
+                            size_t calls[LBS_COLL_COUNT]);
+void lbs_comm_record_clear(struct lbs_comm *c);
 
 #ifdef __cplusplus
 }

@@ -4,12 +4,14 @@
 #define LBSCALE_H
 
 #include "lbscale/comm.h"
+#include "lbscale/compress.h"
 #include "lbscale/error.h"
 #include "lbscale/layer.h"
 #include "lbscale/mask.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
 #include "lbscale/rng.h"
+#include "lbscale/topology.h"
 
 #define LBSCALE_VERSION "0.1.0"
 

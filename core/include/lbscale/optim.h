@@ -13,11 +13,13 @@
  * "self" comm is created and owned); otherwise it is borrowed and must
  * outlive the optimizer.
  *
- * What a step does: data-parallel optimizers (sgd, lars, lamb, adamw)
- * average every layer's g across the comm's ranks in place (so g holds the
- * averaged gradient afterwards); then every optimizer reads all gradients
- * once to measure their norms and to refuse NaN/Inf (the step is skipped on
- * every rank and counted, state untouched); then it updates w.
+ * What a step does: data-parallel optimizers (sgd, lars, lamb, adamw,
+ * jointspar, jointspar_lars) average every layer's g across the comm's
+ * ranks in place (so g holds the averaged gradient afterwards; JointSpar
+ * averages only the layers it keeps that step, see lbs_optim_next_keep);
+ * then every optimizer reads all (kept) gradients once to measure their
+ * norms and to refuse NaN/Inf (the step is skipped on every rank and
+ * counted, state untouched); then it updates w.
  *
  * Threading: one optimizer is driven by one thread; the kernels inside use
  * OpenMP (omp_set_num_threads / OMP_NUM_THREADS choose how many threads).
@@ -74,6 +76,27 @@ void lbs_optim_set_lr_scale(struct lbs_optim *o, double f);
  * file) plus 4 for the driver's gradient check; the gradient average is
  * communication and not counted. */
 double lbs_optim_bytes_per_elem(const struct lbs_optim *o);
+
+/* Named statistics of an optimizer, for logs and reports: 0 and *value
+ * set, or -ENOENT (message in err) when this optimizer has no statistic of
+ * that name.  lbs_optim_stat_names lists the ones it has (NULL-terminated,
+ * static; empty for most).  Current names:
+ *   jointspar, jointspar_lars:
+ *     kept_layers  layers kept at the last applied step
+ *     bytes        gradient bytes this rank allreduced at that step
+ *     p_sum, p_min, p_max  sum / smallest / largest keep probability now
+ *     p.<i>        keep probability of layer i now (not listed)
+ *   dmsgd, decentlam:
+ *     consensus_distance  mean over ranks of ||x_i - x_bar|| (all layers
+ *                  as one vector).  COLLECTIVE: it allreduces the
+ *                  parameters, so every rank must ask at the same point
+ *                  (a record comm logs those calls like any other)
+ *     bytes        bytes this rank sent to neighbours at the last step
+ *     degree       neighbours this rank sent to at the last step
+ * Asking never changes the optimizer's trajectory. */
+int lbs_optim_stat(const struct lbs_optim *o, const char *name,
+                   double *value, struct lbs_err *err);
+const char *const *lbs_optim_stat_names(const struct lbs_optim *o);
 
 /* Registry: the names in registration order, NULL-terminated. */
 const char *const *lbs_optim_names(void);

@@ -1,0 +1,398 @@
+/* check.c - `lbscale check RUN --baseline NAME`: CI regression gates.
+ *
+ * A baseline (results/baselines/NAME.json, format "lbscale-baseline" v1,
+ * described in results/baselines/README.md) lists metrics: which rows of
+ * which JSONL file ("where": field values to match), which field, the
+ * baseline value and the rule:
+ *   exact  every matching row equals the baseline (wire bytes)
+ *   rel    |median - b| <= tol |b| + abs_tol (deterministic simulator)
+ *   drop   fail only when median < b (1 - margin) (higher is better:
+ *          throughput as a fraction of STREAM measured in the same run)
+ *   rise   fail only when median > b (1 + margin) (lower is better)
+ * A metric with no matching row fails ("missing").  Prints one line per
+ * metric (metric, baseline, value, delta, rule, pass/FAIL) and exits 1 on
+ * any regression, 2 on bad input.  --update rewrites the baseline values
+ * from the run (after an intended change; review the diff).
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "lbs_config.h"
+#include "suite.h"
+
+static void baseline_path(const char *name, char *out, size_t len)
+{
+    size_t l = strlen(name);
+    if (strchr(name, '/') || (l > 5 && !strcmp(name + l - 5, ".json"))) {
+        snprintf(out, len, "%s", name);
+        return;
+    }
+    const char *env = getenv("LBSCALE_BASELINES");
+    if (env && *env) {
+        snprintf(out, len, "%s/%s.json", env, name);
+        return;
+    }
+    /* the source tree's results/baselines, next to plots/ */
+    char root[PATH_MAX - 64];
+    snprintf(root, sizeof root, "%s", LBS_PLOTS_DIR);
+    char *s = strrchr(root, '/');
+    if (s)
+        *s = '\0';
+    snprintf(out, len, "%s/results/baselines/%s.json", root, name);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int match(json_t *row, json_t *where)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(where, k, v) {
+        json_t *x = suite_field(row, k);
+        if (!x)
+            return 0;
+        if (json_is_number(v)) {
+            if (!json_is_number(x) ||
+                json_number_value(x) != json_number_value(v))
+                return 0;
+        } else if (!json_equal(x, v)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void label(json_t *m, char *out, size_t len)
+{
+    const char *lab = json_string_value(json_object_get(m, "label"));
+    if (lab) {
+        snprintf(out, len, "%s", lab);
+        return;
+    }
+    snprintf(out, len, "%s[", json_string_value(json_object_get(m, "file")));
+    const char *k;
+    json_t *v;
+    int first = 1;
+    json_object_foreach(json_object_get(m, "where"), k, v) {
+        char val[64];
+        if (json_is_string(v))
+            snprintf(val, sizeof val, "%s", json_string_value(v));
+        else if (json_number_value(v) == floor(json_number_value(v)))
+            snprintf(val, sizeof val, "%.0f", json_number_value(v));
+        else
+            snprintf(val, sizeof val, "%g", json_number_value(v));
+        snprintf(out + strlen(out), len - strlen(out), "%s%s=%s",
+                 first ? "" : ",", k, val);
+        first = 0;
+    }
+    snprintf(out + strlen(out), len - strlen(out), "].%s",
+             json_string_value(json_object_get(m, "field")));
+}
+
+struct bl {
+    char path[PATH_MAX];
+    json_t *root;
+};
+
+static int load_baseline(const char *name, struct bl *b)
+{
+    baseline_path(name, b->path, sizeof b->path);
+    json_error_t je;
+    b->root = json_load_file(b->path, JSON_REJECT_DUPLICATES, &je);
+    if (!b->root) {
+        cli_error("check", "baseline '%s': %s: %s", name, b->path, je.text);
+        return -EINVAL;
+    }
+    const char *fmt = json_string_value(json_object_get(b->root, "format"));
+    json_t *ms = json_object_get(b->root, "metrics");
+    if (!fmt || strcmp(fmt, "lbscale-baseline") || !json_is_array(ms)) {
+        cli_error("check", "%s: not an lbscale baseline (needs \"format\": "
+                  "\"lbscale-baseline\" and \"metrics\": [...])", b->path);
+        return -EINVAL;
+    }
+    size_t i;
+    json_t *m;
+    json_array_foreach(ms, i, m) {
+        const char *rule = json_string_value(json_object_get(m, "rule"));
+        if (!rule)
+            rule = json_string_value(json_object_get(b->root, "rule"));
+        if (!json_is_object(m) ||
+            !json_is_string(json_object_get(m, "file")) ||
+            !json_is_string(json_object_get(m, "field")) ||
+            (json_object_get(m, "where") &&
+             !json_is_object(json_object_get(m, "where"))) ||
+            !(json_is_number(json_object_get(m, "baseline")) ||
+              json_is_null(json_object_get(m, "baseline")))) {
+            cli_error("check", "%s: metric %zu needs \"file\", \"field\", "
+                      "\"where\" (object) and \"baseline\" (number)", b->path,
+                      i + 1);
+            return -EINVAL;
+        }
+        if (!rule || (strcmp(rule, "exact") && strcmp(rule, "rel") &&
+                      strcmp(rule, "drop") && strcmp(rule, "rise"))) {
+            cli_error("check", "%s: metric %zu: \"rule\" must be exact, rel, "
+                      "drop or rise", b->path, i + 1);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+static double param(json_t *m, json_t *root, const char *k, double def)
+{
+    json_t *v = json_object_get(m, k);
+    if (!v)
+        v = json_object_get(root, k);
+    return json_is_number(v) ? json_number_value(v) : def;
+}
+
+/* Check (or, with update, refresh) every metric of b against run.
+ * Returns the number of failures, or -1 on a bad run. */
+static int check_one(const char *run, struct bl *b, int update, int json,
+                     int *total)
+{
+    json_t *cache = json_object();
+    json_t *ms = json_object_get(b->root, "metrics");
+    const char *bname = json_string_value(json_object_get(b->root, "name"));
+    int fails = 0;
+    if (!json)
+        printf("baseline %s (%s): %zu metrics\n", bname ? bname : "?",
+               b->path, json_array_size(ms));
+    if (!json && !update)
+        printf("  %-58s %14s %14s %10s  %-14s %s\n", "metric", "baseline",
+               "value", "delta", "rule", "result");
+    size_t i;
+    json_t *m;
+    json_array_foreach(ms, i, m) {
+        const char *file = json_string_value(json_object_get(m, "file"));
+        const char *field = json_string_value(json_object_get(m, "field"));
+        json_t *rows = json_object_get(cache, file);
+        if (!rows) {
+            char p[PATH_MAX + 100];
+            snprintf(p, sizeof p, "%s/%s.jsonl", run, file);
+            struct lbs_err e;
+            rows = suite_load_jsonl(p, &e);
+            if (!rows) {
+                cli_error("check", "%s", e.msg);
+                json_decref(cache);
+                return -1;
+            }
+            json_object_set_new(cache, file, rows);
+        }
+        const char *rule = json_string_value(json_object_get(m, "rule"));
+        if (!rule)
+            rule = json_string_value(json_object_get(b->root, "rule"));
+        double base = suite_num(json_object_get(m, "baseline"));
+        double tol = param(m, b->root, "tol", 1e-9);
+        double abs_tol = param(m, b->root, "abs_tol", 0);
+        double margin = param(m, b->root, "margin", 0.25);
+        size_t n = 0, j;
+        json_t *r;
+        double *v = malloc((json_array_size(rows) + 1) * sizeof *v);
+        json_array_foreach(rows, j, r)
+            if (match(r, json_object_get(m, "where"))) {
+                double x = suite_num(suite_field(r, field));
+                if (!isnan(x))
+                    v[n++] = x;
+            }
+        char name[256], rdesc[48], res[32] = "pass", bs[32], vs[32],
+             ds[32] = "";
+        label(m, name, sizeof name);
+        double val = NAN;
+        int ok = 1;
+        if (n == 0) {
+            ok = 0;
+            snprintf(res, sizeof res, "FAIL (missing)");
+        } else {
+            qsort(v, n, sizeof *v, cmp_d);
+            val = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+            if (!strcmp(rule, "exact")) {
+                ok = v[0] == base && v[n - 1] == base;
+                if (!ok && v[0] != base)
+                    val = v[0];
+                else if (!ok)
+                    val = v[n - 1];
+            }
+        }
+        if (!strcmp(rule, "exact"))
+            snprintf(rdesc, sizeof rdesc, "exact");
+        else if (!strcmp(rule, "rel"))
+            snprintf(rdesc, sizeof rdesc, "rel %.0e", tol);
+        else
+            snprintf(rdesc, sizeof rdesc, "%s <= %.0f%%", rule, margin * 100);
+        if (n && strcmp(rule, "exact")) {
+            if (isnan(base))
+                ok = 0;
+            else if (!strcmp(rule, "rel"))
+                ok = fabs(val - base) <= tol * fabs(base) + abs_tol;
+            else if (!strcmp(rule, "drop"))
+                ok = val >= base * (1 - margin);
+            else
+                ok = val <= base * (1 + margin);
+        }
+        if (n && !ok)
+            snprintf(res, sizeof res, "FAIL");
+        if (isnan(base))
+            snprintf(bs, sizeof bs, "(unset)");
+        else
+            snprintf(bs, sizeof bs, "%.6g", base);
+        snprintf(vs, sizeof vs, n ? "%.6g" : "-", val);
+        if (n && !isnan(base)) {
+            if (base != 0 && strcmp(rule, "exact"))
+                snprintf(ds, sizeof ds, "%+.2f%%", 100 * (val - base) / fabs(base));
+            else
+                snprintf(ds, sizeof ds, "%+.6g", val - base);
+        }
+        (*total)++;
+        if (update) {
+            if (n) {
+                double nv = !strcmp(rule, "exact") ? v[0] : val;
+                json_object_set_new(m, "baseline",
+                    nv == floor(nv) && fabs(nv) < 9e15
+                        ? json_integer((json_int_t)nv) : json_real(nv));
+                if (!json)
+                    printf("  %-58s %14s -> %.6g%s\n", name, bs, nv,
+                           n > 1 ? " (median)" : "");
+            } else {
+                fails++;
+                if (!json)
+                    printf("  %-58s %14s    missing in the run\n", name, bs);
+            }
+        } else {
+            fails += !ok;
+            if (json) {
+                json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:i}",
+                    "baseline_file", b->path, "metric", name, "rule", rule,
+                    "baseline", isnan(base) ? json_null() : json_real(base),
+                    "value", n ? json_real(val) : json_null(), "result", res,
+                    "pass", ok, "rows", (int)n);
+                char *t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                puts(t);
+                free(t);
+                json_decref(o);
+            } else {
+                printf("  %-58s %14s %14s %10s  %-14s %s\n", name, bs, vs, ds,
+                       rdesc, res);
+            }
+        }
+        free(v);
+    }
+    json_decref(cache);
+    if (update && !fails) {
+        char *t = json_dumps(b->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        size_t l = strlen(t);
+        t = realloc(t, l + 2);
+        strcpy(t + l, "\n");
+        struct lbs_err e;
+        if (lbs_write_atomic(b->path, t, l + 1, &e)) {
+            cli_error("check", "%s", e.msg);
+            fails++;
+        } else if (!json) {
+            printf("updated %s\n", b->path);
+        }
+        free(t);
+    } else if (update) {
+        cli_error("check", "%s not updated: %d metric(s) missing in %s",
+                  b->path, fails, run);
+    }
+    return fails;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: lbscale check RUN_DIR --baseline NAME [--baseline NAME...]\n"
+"                     [--update] [--json]\n"
+"\n"
+"Compares a results run with checked-in baselines and prints, per metric,\n"
+"the baseline, the run's value (median over matching rows), the delta,\n"
+"the rule and pass/FAIL.  Exit 0 when all pass, 1 on any regression or\n"
+"missing metric, 2 on bad input.  Rules: exact (wire bytes), rel (the\n"
+"deterministic simulator, within tol), drop (throughput as a fraction of\n"
+"the STREAM measured in the same run: fail only on a drop beyond margin),\n"
+"rise (times: fail only on a rise beyond margin).\n"
+"\n"
+"  --baseline NAME  results/baselines/NAME.json in the source tree (or\n"
+"                   $LBSCALE_BASELINES/NAME.json, or a path to a file)\n"
+"  --update         rewrite the baselines' values from this run instead\n"
+"                   of checking (after an intended change)\n"
+"  --json           one JSON object per metric on stdout\n"
+"  -h, --help       this help\n"
+"\n"
+"CI: lbscale suite bench/suites/ci.json --out R && lbscale check R \\\n"
+"      --baseline wire --baseline kernels   (see results/baselines/README.md)\n");
+}
+
+int verb_check(int argc, char **argv)
+{
+    const char *run = NULL, *names[16];
+    int nb = 0, update = 0, json = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--baseline")) {
+            if (i + 1 >= argc) {
+                cli_error("--baseline", "missing name");
+                return EXIT_BAD_INPUT;
+            }
+            if (nb == 16) {
+                cli_error("--baseline", "at most 16 baselines");
+                return EXIT_BAD_INPUT;
+            }
+            names[nb++] = argv[++i];
+        } else if (!strcmp(a, "--update")) {
+            update = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (a[0] == '-') {
+            cli_error("check", "unknown option '%s' (see --help)", a);
+            return EXIT_BAD_INPUT;
+        } else if (run) {
+            cli_error("check", "one results directory only (see --help)");
+            return EXIT_BAD_INPUT;
+        } else {
+            run = a;
+        }
+    }
+    if (!run || !nb) {
+        cli_error("check", "usage: lbscale check RUN_DIR --baseline NAME "
+                  "(see --help)");
+        return EXIT_BAD_INPUT;
+    }
+    struct stat st;
+    if (stat(run, &st) || !S_ISDIR(st.st_mode)) {
+        cli_error("check", "no results run directory '%s'", run);
+        return EXIT_BAD_INPUT;
+    }
+    struct bl b[16] = {{{0}, NULL}};
+    int rc = 0;
+    for (int i = 0; i < nb && !rc; i++)
+        if (load_baseline(names[i], &b[i]))
+            rc = EXIT_BAD_INPUT;
+    int fails = 0, total = 0;
+    for (int i = 0; i < nb && !rc; i++) {
+        int f = check_one(run, &b[i], update, json, &total);
+        if (f < 0)
+            rc = EXIT_BAD_INPUT;
+        else
+            fails += f;
+    }
+    for (int i = 0; i < nb; i++)
+        json_decref(b[i].root);
+    if (rc)
+        return rc;
+    if (!json && !update)
+        printf("check: %d metrics, %d passed, %d failed%s\n", total,
+               total - fails, fails, fails ? " (regression)" : "");
+    return fails ? EXIT_RUNTIME : 0;
+}

@@ -1,0 +1,515 @@
+/* compress_bench.c - `lbscale compress`: one compressor on N gradient-like
+ * floats, timed, against the machine's STREAM triad measured in the same
+ * run.
+ *
+ * Input: a Gaussian scale mixture (N(0,1) times a log-normal scale per
+ * block of 1024), heavier-tailed than a plain Gaussian as real gradients
+ * are, generated from the counter generator (--seed) so any run and the
+ * peer script (--save-input) see the same numbers.
+ *
+ * Step 0 is the check step: compress, decompress, relative error
+ * ||x - D(C(x))|| / ||x||, wire bytes, and #wrong = violated invariants:
+ * every compressor: finite output, payload == lbs_compress_wire_bytes
+ * (fixed sizes) and <= max, the bytes a record comm logs for
+ * lbs_compress_exchange == the payload in the declared collective, the
+ * exchange result == D(C(x)); with ef=1 D + e == x; and per compressor:
+ * none exact; fp16 within half an fp16 ulp; topk exactly K and a
+ * magnitude prefix; thresh <= upper K and a magnitude prefix; randk and
+ * cyclick copy x where they keep it; sign +-scale with x's sign; qsgd
+ * within one level of x; powersgd error <= ||x||.
+ * Steps 1.. are timed (warm-up first): compress and decompress separately.
+ * GB/s = input bytes (4N) / median compress time.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "lbscale/compress.h"
+#include "lbscale/rng.h"
+
+struct cbench_args {
+    const char *spec, *save_input;
+    size_t n;
+    long iters, warmup;
+    unsigned long seed;
+    int threads;
+    double stream_gbps;
+};
+
+/* ------------------------------------------------------------ input */
+
+static void make_input(float *x, size_t n, uint64_t seed)
+{
+    /* salted: the compressors key their masks with small seeds too, and
+     * a mask drawn from the data's own stream would select by value */
+    const uint64_t salt = lbs_mix64(seed ^ 0xda7a5eedc0ffeeull);
+    const uint64_t key = lbs_rng_key(salt, 0, 0), bkey = lbs_rng_key(salt, 1, 0);
+#pragma omp parallel for schedule(static)
+    for (size_t b = 0; b < (n + 1023) / 1024; b++) {
+        double u1 = lbs_rng_uniform(bkey, 2 * b), u2 = lbs_rng_uniform(bkey, 2 * b + 1);
+        double sc = exp(0.7 * sqrt(-2 * log(1 - u1)) * cos(6.283185307179586 * u2));
+        size_t end = (b + 1) * 1024 < n ? (b + 1) * 1024 : n;
+        for (size_t i = b * 1024; i < end; i++) {
+            uint64_t r = lbs_rng_u64(key, i);
+            double v1 = (double)(r >> 32) * 0x1.0p-32,
+                   v2 = (double)(uint32_t)r * 0x1.0p-32;
+            double z = sqrt(-2 * log(1 - v1)) * cos(6.283185307179586 * v2);
+            x[i] = (float)(z * sc * 1e-3);
+        }
+    }
+}
+
+static int save_input(const char *path, const float *x, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -EIO;
+    size_t w = fwrite(x, sizeof *x, n, f);
+    return fclose(f) == 0 && w == n ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------ invariants */
+
+struct check {
+    double rel_err, thresh;   /* thresh: min |kept| of sparse ones */
+    size_t bytes;
+    long wrong;
+};
+
+static double param_of(const struct lbs_compressor *c, const char *key,
+                       double def)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "%s=", key);
+    const char *p = lbs_compressor_params(c), *s = strstr(p, pat);
+    while (s && s != p && s[-1] != ',')
+        s = strstr(s + 1, pat);
+    return s ? atof(s + strlen(pat)) : def;
+}
+
+/* Sparse: out is 0 or x; no dropped |x| above the smallest kept one. */
+static long sparse_wrong(const float *x, const float *out, size_t n,
+                         int prefix, double *minkept, size_t *kept)
+{
+    float mk = INFINITY, md = 0;
+    long bad = 0;
+    size_t nk = 0;
+#pragma omp parallel for reduction(min : mk) reduction(max : md) \
+    reduction(+ : bad, nk) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        if (out[i] != 0) {
+            bad += out[i] != x[i];
+            mk = fminf(mk, fabsf(x[i]));
+            nk++;
+        } else {
+            md = fmaxf(md, fabsf(x[i]));
+        }
+    }
+    *minkept = mk;
+    *kept = nk;
+    if (prefix && md > mk) {   /* count the offenders */
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++)
+            bad += out[i] == 0 && fabsf(x[i]) > mk;
+    }
+    return bad;
+}
+
+static long specific_wrong(struct lbs_compressor *c, const float *x,
+                           const float *out, size_t n, const void *p,
+                           size_t bytes, struct check *ck)
+{
+    const char *name = lbs_compressor_name(c);
+    long bad = 0;
+    size_t kept = 0;
+    if (!strcmp(name, "none")) {
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++)
+            bad += out[i] != x[i];
+    } else if (!strcmp(name, "fp16")) {
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++)
+            bad += fabs((double)out[i] - x[i]) >
+                   ldexp(fabs((double)x[i]), -11) + 0x1p-25;
+    } else if (!strcmp(name, "topk") || !strcmp(name, "thresh")) {
+        double k = param_of(c, "k", 0.01);
+        size_t K = (size_t)(k * (double)n + 0.5);
+        K = K < 1 ? 1 : K > n ? n : K;
+        bad += sparse_wrong(x, out, n, 1, &ck->thresh, &kept);
+        if (!strcmp(name, "topk"))
+            bad += bytes != 8 * K;
+        else
+            bad += bytes / 8 >
+                   (size_t)floor(param_of(c, "upper", 1.3) * (double)K);
+        (void)kept;
+    } else if (!strcmp(name, "randk") || !strcmp(name, "cyclick")) {
+        if (param_of(c, "scale", 0) == 0)
+            bad += sparse_wrong(x, out, n, 0, &ck->thresh, &kept);
+        ck->thresh = 0;
+    } else if (!strcmp(name, "sign")) {
+        float s;
+        memcpy(&s, p, 4);
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++)
+            bad += fabsf(out[i]) != s || ((out[i] < 0) != (x[i] < 0));
+    } else if (!strcmp(name, "qsgd")) {
+        double s = param_of(c, "s", 127), bl = param_of(c, "bucket", 512);
+        size_t B = bl == 0 || bl > (double)n ? n : (size_t)bl;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++) {
+            float nb;
+            memcpy(&nb, (const char *)p + 4 * (i / B), 4);
+            bad += fabs((double)out[i] - x[i]) > nb / s * (1 + 1e-5) + 1e-30;
+        }
+    } else if (!strcmp(name, "powersgd")) {
+        bad += ck->rel_err > 1 + 1e-5;
+    }
+    return bad;
+}
+
+/* Run lbs_compress_exchange of a fresh compressor on a record comm: the
+ * logged bytes must be the payload, the result D(C(x)). */
+static long exchange_wrong(const char *spec, const float *x, const float *out,
+                           size_t n, size_t bytes, struct lbs_err *err)
+{
+    struct lbs_compressor *c;
+    struct lbs_comm *comm;
+    float *g = malloc(n * sizeof *g);
+    long bad = 0;
+    if (!g || lbs_compressor_new(spec, &c, err)) {
+        free(g);
+        return 1;
+    }
+    if (lbs_comm_record_new(1, &comm, err)) {
+        lbs_compressor_free(c);
+        free(g);
+        return 1;
+    }
+    memcpy(g, x, n * sizeof *g);
+    if (lbs_compress_exchange(c, comm, g, n, 0, 0, err)) {
+        bad = 1;
+    } else {
+        size_t tot[LBS_COLL_COUNT];
+        lbs_comm_record_totals(comm, tot, NULL);
+        enum lbs_coll k = lbs_compressor_collective(c);
+        size_t extra = k == LBS_COLL_ALLGATHERV ? 8 : 0;   /* the sizes */
+        size_t all = 0;
+        for (int j = 0; j < LBS_COLL_COUNT; j++)
+            all += tot[j];
+        bad += tot[k] != bytes || all != bytes + extra;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++)
+            bad += fabsf(g[i] - out[i]) > 1e-6f * fabsf(out[i]) + 1e-30f;
+    }
+    lbs_comm_free(comm);
+    lbs_compressor_free(c);
+    free(g);
+    return bad;
+}
+
+static int check_step(const struct cbench_args *a, struct lbs_compressor *c,
+                      const float *x, float *out, void *p, struct check *ck,
+                      struct lbs_err *err)
+{
+    size_t n = a->n, wire = lbs_compress_wire_bytes(c, n, 0, 0);
+    int rc = lbs_compress(c, x, n, 0, 0, p, &ck->bytes, err);
+    if (!rc)
+        rc = lbs_decompress(c, p, ck->bytes, n, 0, 0, out, err);
+    if (rc)
+        return rc;
+    double d = 0, s = 0;
+    long bad = 0;
+#pragma omp parallel for reduction(+ : d, s, bad) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        double e = (double)x[i] - out[i];
+        d += e * e;
+        s += (double)x[i] * x[i];
+        bad += !isfinite(out[i]);
+    }
+    ck->rel_err = s > 0 ? sqrt(d / s) : sqrt(d);
+    bad += (wire && ck->bytes != wire) ||
+           ck->bytes > lbs_compress_max_bytes(c, n);
+    if (lbs_compressor_ef(c)) {   /* step 0: e_old = 0, so D + e == x */
+        size_t en;
+        const float *e = lbs_compress_residual(c, 0, &en);
+        bad += !e || en != n;
+        if (e && en == n) {
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+            for (size_t i = 0; i < n; i++)
+                bad += fabs((double)out[i] + e[i] - x[i]) >
+                       2e-7 * (fabs(out[i]) + fabs(e[i]) + fabs(x[i])) +
+                           1e-30;
+        }
+    }
+    bad += specific_wrong(c, x, out, n, p, ck->bytes, ck);
+    bad += exchange_wrong(a->spec, x, out, n, ck->bytes, err);
+    ck->wrong = bad;
+    return 0;
+}
+
+/* ------------------------------------------------------------ timing */
+
+static int bench_run(const struct cbench_args *a, json_t **row,
+                     struct lbs_err *err)
+{
+    size_t n = a->n;
+    struct lbs_compressor *c;
+    int rc = lbs_compressor_new(a->spec, &c, err);
+    if (rc)
+        return rc;
+    float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out);
+    void *p = malloc(lbs_compress_max_bytes(c, n) + 64);
+    double *tc = calloc((size_t)a->iters, sizeof *tc),
+           *td = calloc((size_t)a->iters, sizeof *td);
+    if (!x || !out || !p || !tc || !td) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory for %zu elements", n);
+        goto out;
+    }
+    make_input(x, n, a->seed);
+    if (a->save_input && save_input(a->save_input, x, n)) {
+        rc = lbs_err_set(err, -EIO, "cannot write --save-input %s",
+                         a->save_input);
+        goto out;
+    }
+    struct check ck = {0};
+    if ((rc = check_step(a, c, x, out, p, &ck, err)))
+        goto out;
+    double wire_sum = 0;
+    for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
+        size_t bytes;
+        double t0 = cli_now();
+        rc = lbs_compress(c, x, n, 0, 1 + i, p, &bytes, err);
+        double t1 = cli_now();
+        if (!rc)
+            rc = lbs_decompress(c, p, bytes, n, 0, 1 + i, out, err);
+        double t2 = cli_now();
+        if (i >= a->warmup) {
+            tc[i - a->warmup] = t1 - t0;
+            td[i - a->warmup] = t2 - t1;
+            wire_sum += (double)bytes;
+        }
+    }
+    if (rc)
+        goto out;
+    struct cli_stats sc = cli_stats(tc, (size_t)a->iters),
+                     sd = cli_stats(td, (size_t)a->iters);
+    double in = 4.0 * (double)n, gbps = in / sc.median / 1e9;
+    *row = json_pack(
+        "{s:s,s:s,s:s,s:s,s:I,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
+        "s:I,s:f,s:f,s:f,s:I}",
+        "bench", "compress", "compressor", lbs_compressor_name(c), "params",
+        lbs_compressor_params(c), "collective",
+        lbs_coll_name(lbs_compressor_collective(c)), "elements",
+        (json_int_t)n, "threads", a->threads, "warmup", (int)a->warmup,
+        "iters", (int)a->iters, "compress_ms_median", sc.median * 1e3,
+        "compress_ms_min", sc.min * 1e3, "compress_ms_max", sc.max * 1e3,
+        "decompress_ms_median", sd.median * 1e3, "gbps", gbps,
+        "decompress_gbps", in / sd.median / 1e9, "stream_gbps",
+        a->stream_gbps, "stream_frac", gbps / a->stream_gbps, "wire_bytes",
+        (json_int_t)ck.bytes, "wire_bytes_mean", wire_sum / (double)a->iters,
+        "compression_ratio", in / (double)ck.bytes, "rel_err", ck.rel_err,
+        "wrong", (json_int_t)ck.wrong);
+    if (ck.thresh > 0)
+        json_object_set_new(*row, "kth_abs", json_real(ck.thresh));
+    json_object_set_new(*row, "seed", json_integer((json_int_t)a->seed));
+out:
+    free(x);
+    free(out);
+    free(p);
+    free(tc);
+    free(td);
+    lbs_compressor_free(c);
+    return rc;
+}
+
+static void print_header(void)
+{
+    printf("# %-9s %10s %3s %-10s %9s %8s %8s %9s %7s %7s %6s %12s %8s "
+           "%9s %6s\n", "compress", "elements", "thr", "collective",
+           "comp(ms)", "min(ms)", "max(ms)", "dec(ms)", "GB/s", "STREAM",
+           "ratio", "wire(B)", "x_smaller", "rel_err", "#wrong");
+}
+
+static void print_row(const json_t *r)
+{
+#define D(k) json_real_value(json_object_get(r, k))
+#define I(k) (long long)json_integer_value(json_object_get(r, k))
+#define S(k) json_string_value(json_object_get(r, k))
+    printf("  %-9s %10lld %3lld %-10s %9.2f %8.2f %8.2f %9.2f %7.2f %7.2f "
+           "%6.3f %12lld %8.1f %9.3e %6lld\n", S("compressor"), I("elements"),
+           I("threads"), S("collective"), D("compress_ms_median"),
+           D("compress_ms_min"), D("compress_ms_max"),
+           D("decompress_ms_median"), D("gbps"), D("stream_gbps"),
+           D("stream_frac"), I("wire_bytes"), D("compression_ratio"),
+           D("rel_err"), I("wrong"));
+#undef D
+#undef I
+#undef S
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: lbscale compress --compressor SPEC [--elements N] [--threads T]\n"
+"                        [--iters K] [--warmup W] [--seed S]\n"
+"                        [--stream-gbps X] [--save-input FILE] [--json]\n"
+"       lbscale compress --list            compressors and their keys\n"
+"       lbscale compress --help [NAME]     this help, or one compressor's\n"
+"\n"
+"Compresses N gradient-like fp32 values (a Gaussian scale mixture) as one\n"
+"layer: warm-up W steps, then K timed steps (median, min, max), compress\n"
+"and decompress timed separately, each step a new step number (new masks).\n"
+"GB/s = 4N input bytes / median compress time; ratio = GB/s / STREAM triad\n"
+"GB/s measured in the same run with the same threads (or --stream-gbps).\n"
+"wire(B) = payload bytes of the check step, x_smaller = 4N / wire,\n"
+"rel_err = ||x - D(C(x))|| / ||x||, #wrong = violated invariants (payload\n"
+"size, record-backend bytes, exchange result, error feedback, and the\n"
+"compressor's own: exact top-k, magnitude prefix, +-scale, one QSGD level).\n"
+"ef=1 adds the residual passes to the timed compress.\n"
+"\n"
+"  --compressor S  e.g. topk:k=0.01 or sign:ef=1 (see --list)\n"
+"  --elements N    values (default 100M; suffixes K M G, Ki Mi Gi)\n"
+"  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
+"  --iters K       timed steps (default 10)\n"
+"  --warmup W      untimed steps first (default 2)\n"
+"  --seed S        input data seed (default 1)\n"
+"  --stream-gbps X skip the STREAM measurement and use X GB/s\n"
+"  --save-input F  write the input as raw little-endian float32 to F (for\n"
+"                  bench/peers/torch_topk.py)\n"
+CLI_COMMON_HELP);
+}
+
+static int emit(const struct cli_common *com, struct lbs_run *run,
+                json_t *row)
+{
+    struct lbs_err e;
+    if (com->json) {
+        char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(s);
+        free(s);
+    } else {
+        print_header();
+        print_row(row);
+    }
+    if (run && lbs_run_append(run, "compress", json_incref(row), &e)) {
+        cli_error("compress", "%s", e.msg);
+        return -EIO;
+    }
+    if (run && !com->json)
+        fprintf(stderr, "results: %s/compress.jsonl\n", lbs_run_dir(run));
+    return 0;
+}
+
+static int compress_main(struct cbench_args *a, const struct cli_common *com,
+                         int argc, char **argv)
+{
+    struct lbs_err e;
+    struct lbs_compressor *probe;
+    int rc = lbs_compressor_new(a->spec, &probe, &e);
+    if (rc) {   /* before anything is measured or written */
+        cli_error("compress", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    lbs_compressor_free(probe);
+    struct lbs_run *run = NULL;
+    if (cli_open_run(com, "compress", argc, argv, &run))
+        return EXIT_RUNTIME;
+    if (a->stream_gbps <= 0) {
+        struct stream_result s;
+        if (stream_measure(32000000, 5, &s) || s.wrong) {
+            cli_error("compress", "STREAM reference measurement failed");
+            lbs_run_close(run);
+            return EXIT_RUNTIME;
+        }
+        a->stream_gbps = s.triad_gbps;
+    }
+    json_t *row = NULL;
+    rc = bench_run(a, &row, &e);
+    if (rc)
+        cli_error("compress", "%s", e.msg);
+    else
+        rc = emit(com, run, row);
+    if (!rc && json_integer_value(json_object_get(row, "wrong"))) {
+        cli_error("compress", "%lld invariant(s) violated (#wrong)",
+                  (long long)json_integer_value(json_object_get(row, "wrong")));
+        rc = -EIO;
+    }
+    json_decref(row);
+    lbs_run_close(run);
+    return cli_exit_code(rc);
+}
+
+int verb_compress(int argc, char **argv)
+{
+    struct cli_common com = {.save = 1};
+    struct cbench_args a = {.n = 100000000, .iters = 10, .warmup = 2,
+                            .seed = 1};
+    long threads = 0, seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int c = cli_common_opt(&com, argc, argv, &i);
+        if (c < 0)
+            return EXIT_BAD_INPUT;
+        if (c)
+            continue;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            if (v && v[0] != '-') {
+                if (lbs_compressor_help(v, stdout)) {
+                    cli_error("compress", "unknown compressor '%s' (see "
+                              "--list)", v);
+                    return EXIT_BAD_INPUT;
+                }
+                return 0;
+            }
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(o, "--list")) {
+            lbs_compressor_help(NULL, stdout);
+            return 0;
+        } else if (!strcmp(o, "--compressor")) {
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            a.spec = v;
+            i++;
+        } else if (!strcmp(o, "--elements")) {
+            if (cli_size(o, v, &a.n)) return EXIT_BAD_INPUT;
+            if (a.n >= UINT32_MAX) {
+                cli_error(o, "at most 4294967294 elements (32-bit indices)");
+                return EXIT_BAD_INPUT;
+            }
+            i++;
+        } else if (!strcmp(o, "--threads")) {
+            if (cli_int(o, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--iters")) {
+            if (cli_int(o, v, 1, 1000000, &a.iters)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--warmup")) {
+            if (cli_int(o, v, 0, 1000000, &a.warmup)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--seed")) {
+            if (cli_int(o, v, 0, 2147483647, &seed)) return EXIT_BAD_INPUT;
+            a.seed = (unsigned long)seed;
+            i++;
+        } else if (!strcmp(o, "--stream-gbps")) {
+            if (cli_double(o, v, 1e-3, 1e6, &a.stream_gbps))
+                return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--save-input")) {
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            a.save_input = v;
+            i++;
+        } else {
+            cli_error("compress", "unknown option '%s' (see --help)", o);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (!a.spec) {
+        cli_error("compress", "--compressor SPEC is required (see --list)");
+        return EXIT_BAD_INPUT;
+    }
+    a.threads = cli_threads(threads);
+    return compress_main(&a, &com, argc, argv);
+}

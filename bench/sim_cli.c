@@ -1,0 +1,1391 @@
+/* sim_cli.c - `lbscale sim ...`: the simulator from the command line.
+ *
+ *   sim sweep      iteration time, exposed communication, scaling
+ *                  efficiency over a range of GPU counts, per optimizer
+ *   sim step       one point with its timeline
+ *   sim coll       one collective: every algorithm x protocol, the choice
+ *   sim anchors    published figures beside lbscale's predictions
+ *   sim speed      how fast the simulator itself is (benchmark figures)
+ *   sim calibrate  fit the `local` platform from `lbscale coll` results
+ *   sim list       presets
+ *
+ * Presets live in <data>/platforms/NAME.json, <data>/models/NAME.json and
+ * <data>/traces/OPTIM-MODEL*.jsonl; <data> is $LBSCALE_SIM_DATA, else the
+ * source tree's sim/data, else the installed copy.  Every input is loaded
+ * and checked before a results directory is created, so bad input leaves
+ * nothing behind (exit 2, one line on stderr).
+ */
+#include <dirent.h>
+#include <glob.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "lbs_sim_paths.h"
+#include "lbscale/optim.h"
+#include "lbscale/param.h"
+#include "lbscale_sim.h"
+
+#define DP_OPTIMS "sgd, lars, lamb, adamw"
+
+static const char *data_dir(void)
+{
+    const char *e = getenv("LBSCALE_SIM_DATA");
+    struct stat st;
+    if (e && *e)
+        return e;
+    if (!stat(LBS_SIM_DATA_SRC, &st) && S_ISDIR(st.st_mode))
+        return LBS_SIM_DATA_SRC;
+    return LBS_SIM_DATA_INSTALLED;
+}
+
+static int is_path(const char *s, const char *ext)
+{
+    size_t n = strlen(s), e = strlen(ext);
+    return strchr(s, '/') || (n > e && !strcmp(s + n - e, ext));
+}
+
+/* "dgx-a100" -> <data>/platforms/dgx-a100.json; paths stay as they are. */
+static int preset_path(const char *kind, const char *arg, char *buf,
+                       size_t len, struct lbs_err *err)
+{
+    struct stat st;
+    if (is_path(arg, ".json")) {
+        snprintf(buf, len, "%s", arg);
+        return 0;
+    }
+    for (const char *c = arg; *c; c++)
+        if (!(*c == '-' || *c == '_' || *c == '.' || (*c >= '0' && *c <= '9') ||
+              (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+            return lbs_err_set(err, -ENOENT, "unknown %s '%.60s'", kind,
+                               arg);
+    snprintf(buf, len, "%s/%ss/%s.json", data_dir(), kind, arg);
+    if (stat(buf, &st)) {
+        char names[160] = "";
+        size_t o = 0;
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/%ss", data_dir(), kind);
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+            size_t n = strlen(de->d_name);
+            if (n > 5 && !strcmp(de->d_name + n - 5, ".json") &&
+                o + n < sizeof names - 8)
+                o += (size_t)snprintf(names + o, sizeof names - o, "%s%.*s",
+                                      o ? ", " : "", (int)(n - 5), de->d_name);
+        }
+        if (d)
+            closedir(d);
+        if (!strcmp(arg, "local") && !strcmp(kind, "platform"))
+            return lbs_err_set(err, -ENOENT, "no 'local' platform yet: run "
+                               "'lbscale sim calibrate COLL.jsonl' first");
+        return lbs_err_set(err, -ENOENT, "unknown %s '%.40s' (presets: %s; "
+                           "or a .json file)", kind, arg, names);
+    }
+    return 0;
+}
+
+static int load_platform(const char *arg, struct lbs_sim_platform **p,
+                         struct lbs_err *err)
+{
+    char path[1024];
+    int rc = preset_path("platform", arg, path, sizeof path, err);
+    return rc ? rc : lbs_sim_platform_load(path, p, err);
+}
+
+static int load_model(const char *arg, struct lbs_sim_model **m,
+                      struct lbs_err *err)
+{
+    char path[1024];
+    int rc = preset_path("model", arg, path, sizeof path, err);
+    return rc ? rc : lbs_sim_model_load(path, m, err);
+}
+
+/* Optimizer memory traffic from core's own model (lbs_optim_bytes_per_elem);
+ * 44 (LAMB's) when this build does not know the optimizer. */
+static double optim_bpe(const char *name, const char *params, int *assumed)
+{
+    char spec[320];
+    float w = 0, g = 0;
+    struct lbs_layer probe = {.name = "probe", .w = &w, .g = &g, .n = 1,
+                              .ndim = 2, .shape = {1, 1}};
+    struct lbs_optim *o;
+    *assumed = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0 && params && *params)
+            snprintf(spec, sizeof spec, "%s:%s", name, params);
+        else
+            snprintf(spec, sizeof spec, "%s", name);
+        if (!lbs_optim_new(spec, &probe, 1, NULL, &o, NULL)) {
+            double b = lbs_optim_bytes_per_elem(o);
+            lbs_optim_free(o);
+            return b;
+        }
+    }
+    *assumed = 1;
+    return 44;
+}
+
+/* ---- optimizer entries: a data-parallel plan or one or more traces ---- */
+
+struct entry {
+    char name[LBS_SIM_NAME_MAX];
+    char source[LBS_SIM_FILE_MAX];   /* "data-parallel" or trace file(s) */
+    struct lbs_sim_plan **plans;     /* bound to the model */
+    size_t nplans;
+    double bpe;
+    int bpe_assumed;
+};
+
+static void entry_free(struct entry *e)
+{
+    for (size_t i = 0; i < e->nplans; i++)
+        lbs_sim_plan_free(e->plans[i]);
+    free(e->plans);
+}
+
+static int add_trace(struct entry *e, const char *path,
+                     const struct lbs_sim_model *m, struct lbs_err *err)
+{
+    struct lbs_sim_plan *raw, *bound;
+    int rc = lbs_sim_trace_load(path, &raw, err);
+    if (rc)
+        return rc;
+    rc = lbs_sim_plan_bind(raw, m, &bound, err);
+    if (!rc) {
+        void *q = realloc(e->plans, (e->nplans + 1) * sizeof *e->plans);
+        if (!q) {
+            lbs_sim_plan_free(bound);
+            rc = lbs_err_set(err, -ENOMEM, "out of memory");
+        } else {
+            e->plans = q;
+            e->plans[e->nplans++] = bound;
+            if (e->nplans == 1) {
+                snprintf(e->name, sizeof e->name, "%s", raw->optim);
+                e->bpe = optim_bpe(raw->optim, raw->params, &e->bpe_assumed);
+            }
+        }
+    }
+    lbs_sim_plan_free(raw);
+    return rc;
+}
+
+static int is_dp(const char *s)
+{
+    return !strcmp(s, "sgd") || !strcmp(s, "lars") || !strcmp(s, "lamb") ||
+           !strcmp(s, "adamw");
+}
+
+static int make_entry(const char *item, const struct lbs_sim_model *m,
+                      struct entry *e, struct lbs_err *err)
+{
+    memset(e, 0, sizeof *e);
+    if (is_path(item, ".jsonl")) {
+        snprintf(e->source, sizeof e->source, "%s", item);
+        return add_trace(e, item, m, err);
+    }
+    for (const char *c = item; *c; c++)
+        if (!(*c == '-' || *c == '_' || (*c >= '0' && *c <= '9') ||
+              (*c >= 'a' && *c <= 'z')))
+            return lbs_err_set(err, -ENOENT, "--optim: '%.60s' is neither "
+                               "an optimizer name nor a .jsonl trace", item);
+    char pat[1024];
+    glob_t gl;
+    snprintf(pat, sizeof pat, "%s/traces/%s-%s*.jsonl", data_dir(), item,
+             m->name);
+    if (!glob(pat, 0, NULL, &gl) && gl.gl_pathc > 0) {
+        int rc = 0;
+        snprintf(e->source, sizeof e->source, "%s%s", gl.gl_pathv[0],
+                 gl.gl_pathc > 1 ? " (+ more ranks)" : "");
+        for (size_t i = 0; i < gl.gl_pathc && !rc; i++)
+            rc = add_trace(e, gl.gl_pathv[i], m, err);
+        globfree(&gl);
+        return rc;
+    }
+    globfree(&gl);
+    if (!is_dp(item))
+        return lbs_err_set(err, -ENOENT, "--optim: no trace for '%s' on "
+                           "model %s (looked for %s); record one with the "
+                           "record comm backend and pass the .jsonl file",
+                           item, m->name, pat);
+    snprintf(e->name, sizeof e->name, "%s", item);
+    snprintf(e->source, sizeof e->source, "data-parallel");
+    e->plans = calloc(1, sizeof *e->plans);
+    if (!e->plans)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    int rc = lbs_sim_plan_dp(m, item, &e->plans[0], err);
+    if (!rc)
+        e->nplans = 1;
+    e->bpe = optim_bpe(item, NULL, &e->bpe_assumed);
+    return rc;
+}
+
+/* The trace recorded at P ranks, else the nearest rank count (log scale). */
+static const struct lbs_sim_plan *plan_for(const struct entry *e, long P)
+{
+    const struct lbs_sim_plan *best = e->plans[0];
+    double bd = INFINITY;
+    for (size_t i = 0; i < e->nplans; i++) {
+        const struct lbs_sim_plan *p = e->plans[i];
+        if (p->ranks == 0 || p->ranks == P)
+            return p;
+        double d = fabs(log((double)p->ranks / (double)P));
+        if (d < bd) {
+            bd = d;
+            best = p;
+        }
+    }
+    return best;
+}
+
+static int load_entries(const char *list, const struct lbs_sim_model *m,
+                        struct entry **out, size_t *n, struct lbs_err *err)
+{
+    char *dup = strdup(list), *save = NULL;
+    struct entry *v = NULL;
+    size_t cnt = 0;
+    int rc = 0;
+    if (!dup)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    for (char *t = strtok_r(dup, ",", &save); t && !rc;
+         t = strtok_r(NULL, ",", &save)) {
+        void *q = realloc(v, (cnt + 1) * sizeof *v);
+        if (!q) {
+            rc = lbs_err_set(err, -ENOMEM, "out of memory");
+            break;
+        }
+        v = q;
+        rc = make_entry(t, m, &v[cnt], err);
+        cnt++;
+    }
+    free(dup);
+    if (!rc && cnt == 0)
+        rc = lbs_err_set(err, -EINVAL, "--optim: empty list");
+    if (rc) {
+        for (size_t i = 0; i < cnt; i++)
+            entry_free(&v[i]);
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return 0;
+}
+
+/* ---- shared option parsing ------------------------------------------ */
+
+struct simargs {
+    struct cli_common com;
+    const char *model, *platform, *optim, *gpus, *coll, *bytes;
+    double bucket_mb;
+    int timeline;
+};
+
+static int need(const char *o, const char *v)
+{
+    if (!v) {
+        cli_error(o, "missing value");
+        return -1;
+    }
+    return 0;
+}
+
+/* Returns 1 when argv[*i] was one of the shared sim options. */
+static int sim_opt(struct simargs *a, int argc, char **argv, int *i)
+{
+    const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    const char **slot = !strcmp(o, "--model") ? &a->model
+                        : !strcmp(o, "--platform") ? &a->platform
+                        : !strcmp(o, "--optim") ? &a->optim
+                        : !strcmp(o, "--gpus") ? &a->gpus
+                        : !strcmp(o, "--coll") ? &a->coll
+                        : !strcmp(o, "--bytes") ? &a->bytes : NULL;
+    if (slot) {
+        if (need(o, v))
+            return -1;
+        *slot = v;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(o, "--bucket-mb")) {
+        if (cli_double(o, v, 1e-6, 1e9, &a->bucket_mb))
+            return -1;
+        (*i)++;
+        return 1;
+    }
+    return 0;
+}
+
+static void print_json(const json_t *row)
+{
+    char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    if (s)
+        puts(s);
+    free(s);
+}
+
+/* ---- sweep / step ---------------------------------------------------- */
+
+#define SWEEP_HELP \
+"usage: lbscale sim sweep --model M --platform P --optim LIST\n" \
+"                         [--gpus 8..16384] [--bucket-mb MB] [--json]\n" \
+"\n" \
+"Simulates one training step per (optimizer, GPU count) and prints the\n" \
+"iteration time split into compute (forward + backward), optimizer step\n" \
+"and exposed communication (iteration - compute - optimizer), the payload\n" \
+"bytes each GPU hands to collectives per step, and the scaling efficiency\n" \
+"  E(P) = T(one node, gpus_per_node GPUs) / T(P)\n" \
+"at the same per-GPU batch (weak scaling).  Trace plans are averaged over\n" \
+"their steps (SLAMB's periodic averaging and 1-bit LAMB's warm-up weigh as\n" \
+"often as they occur); 'final' is the average over the trace's last phase\n" \
+"(1-bit LAMB: the compressed phase).\n" \
+"\n" \
+"  --model M       preset name (bert-large, bert-xl, gpt2-xl, swin-t,\n" \
+"                  swin-b, resnet-50) or a model JSON file\n" \
+"  --platform P    preset (dgx-a100, dgx-h100, eth-25g, eth-100g, local)\n" \
+"                  or a platform JSON file\n" \
+"  --optim LIST    comma list; each item a trace-v1 .jsonl file, or a name:\n" \
+"                  <data>/traces/NAME-MODEL*.jsonl when present (one per\n" \
+"                  recorded rank count; the one at P, else the nearest),\n" \
+"                  else for " DP_OPTIMS " the data-parallel\n" \
+"                  contract (every layer's fp32 gradient allreduced in\n" \
+"                  DDP buckets)\n" \
+"  --gpus LIST     8..16384 (powers of two), 8,64,1024, or a mix\n" \
+"  --bucket-mb MB  DDP bucket cap in MiB (default: the model's, 25)\n"
+
+static int run_entries(const struct simargs *a, int argc, char **argv,
+                       int step_mode)
+{
+    struct lbs_err e;
+    struct lbs_sim_model *m = NULL;
+    struct lbs_sim_platform *pl = NULL;
+    struct entry *ent = NULL;
+    size_t nent = 0, np = 0;
+    long *P = NULL;
+    struct lbs_run *run = NULL;
+    int rc;
+    const char *what = step_mode ? "sim step" : "sim sweep";
+    if (!a->model || !a->platform || !a->optim) {
+        cli_error(what, "--model, --platform and --optim are required "
+                  "(see --help)");
+        return EXIT_BAD_INPUT;
+    }
+    if ((rc = load_model(a->model, &m, &e)) ||
+        (rc = load_platform(a->platform, &pl, &e)) ||
+        (rc = load_entries(a->optim, m, &ent, &nent, &e))) {
+        cli_error(what, "%s", e.msg);
+        goto out;
+    }
+    {
+        /* default: one node, then powers of two up to max_gpus (sweep);
+         * 1,024 or max_gpus (step) */
+        char def[64];
+        long top = pl->max_gpus;
+        if (step_mode)
+            snprintf(def, sizeof def, "%ld", top < 1024 ? top : 1024L);
+        else
+            snprintf(def, sizeof def, "%ld..%ld", (long)pl->gpus_per_node <
+                     top ? (long)pl->gpus_per_node : top, top);
+        if ((rc = lbs_sim_parse_gpus(a->gpus ? a->gpus : def, &P, &np,
+                                     &e))) {
+            cli_error(what, "%s", e.msg);
+            goto out;
+        }
+    }
+    if (step_mode && (np != 1 || nent != 1)) {
+        cli_error(what, "one --optim and one --gpus value (use sim sweep for "
+                  "lists)");
+        rc = -EINVAL;
+        goto out;
+    }
+    struct lbs_sim_opts o = {.bucket_bytes = a->bucket_mb * 1048576.0};
+    /* validate every point before anything is written */
+    for (size_t i = 0; i < np && !rc; i++) {
+        struct lbs_sim_net net;
+        rc = lbs_sim_net_init(&net, pl, P[i], &e);
+    }
+    if (!rc && o.bucket_bytes > 4 * m->params)
+        rc = lbs_err_set(&e, -EINVAL, "--bucket-mb: %g MiB is larger than "
+                         "model %s (%.4g MiB of fp32 gradients)", a->bucket_mb,
+                         m->name, 4 * m->params / 1048576.0);
+    if (rc) {
+        cli_error(what, "%s", e.msg);
+        goto out;
+    }
+    /* sweep and step rows go to sim.jsonl (what `lbscale report` reads) */
+    if ((rc = cli_open_run(&a->com, "sim", argc, argv, &run))) {
+        rc = -EIO;
+        goto out;
+    }
+    long base_p = pl->gpus_per_node < pl->max_gpus ? pl->gpus_per_node
+                                                   : pl->max_gpus;
+    if (!a->com.json)
+        printf("# %s on %s (%s, %d GPUs/node), per-GPU batch %g x %g, "
+               "bucket %g MiB; E = T(%ld GPUs)/T(P)\n"
+               "# %-12s %6s %9s %9s %8s %9s %9s %8s %6s %9s\n",
+               m->name, pl->name, pl->gpu, pl->gpus_per_node,
+               m->batch_per_gpu, m->seq_len,
+               (o.bucket_bytes > 0 ? o.bucket_bytes : m->bucket_bytes) /
+                   1048576.0,
+               base_p, "optim", "gpus", "iter(ms)", "compute", "optim",
+               "exposed", "comm", "MB/GPU", "eff", "final(ms)");
+    for (size_t k = 0; k < nent && !rc; k++) {
+        o.optim_bytes_per_elem = ent[k].bpe;
+        struct lbs_sim_result base;
+        if ((rc = lbs_sim_run(pl, m, plan_for(&ent[k], base_p), base_p, &o,
+                              &base, &e))) {
+            cli_error(what, "%s", e.msg);
+            break;
+        }
+        for (size_t i = 0; i < np; i++) {
+            struct lbs_sim_result r;
+            const struct lbs_sim_plan *plan = plan_for(&ent[k], P[i]);
+            if ((rc = lbs_sim_run(pl, m, plan, P[i], &o, &r, &e))) {
+                cli_error(what, "%s", e.msg);
+                break;
+            }
+            double eff = base.iter / r.iter;
+            json_t *row = json_pack(
+                "{s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s,s:s,s:s,s:I,"
+                "s:f,s:I,s:f,s:f,s:f,s:b}",
+                "optim", ent[k].name, "gpus", (json_int_t)P[i], "iter_ms",
+                r.iter * 1e3, "compute_ms", r.compute * 1e3, "optimizer_ms",
+                r.optim * 1e3, "exposed_comm_ms", r.exposed * 1e3, "comm_ms",
+                r.comm * 1e3, "bytes_per_gpu", r.bytes, "wire_bytes_per_gpu",
+                r.wire, "scaling_efficiency", eff, "model", m->name,
+                "platform", pl->name, "plan", ent[k].source, "trace_ranks",
+                (json_int_t)plan->ranks, "final_phase_iter_ms",
+                r.final_iter * 1e3, "final_phase_from_step",
+                (json_int_t)r.final_from, "collectives_per_step", r.calls,
+                "bucket_mb",
+                (o.bucket_bytes > 0 ? o.bucket_bytes : m->bucket_bytes) /
+                    1048576.0,
+                "optim_bytes_per_elem", ent[k].bpe, "optim_bytes_assumed",
+                ent[k].bpe_assumed);
+            if (!row) {
+                rc = -ENOMEM;
+                cli_error(what, "out of memory");
+                break;
+            }
+            if (a->com.json)
+                print_json(row);
+            else
+                printf("  %-12s %6ld %9.2f %9.2f %8.2f %9.2f %9.2f %8.1f "
+                       "%6.3f %9.2f\n", ent[k].name, P[i], r.iter * 1e3,
+                       r.compute * 1e3, r.optim * 1e3, r.exposed * 1e3,
+                       r.comm * 1e3, r.bytes / 1e6, eff, r.final_iter * 1e3);
+            if (run && (rc = lbs_run_append(run, "sim", row, &e))) {
+                cli_error(what, "%s", e.msg);
+                break;
+            }
+            if (!run)
+                json_decref(row);
+        }
+    }
+    if (!rc && run && !a->com.json)
+        fprintf(stderr, "results: %s/sim.jsonl\n", lbs_run_dir(run));
+out:
+    lbs_run_close(run);
+    for (size_t k = 0; k < nent; k++)
+        entry_free(&ent[k]);
+    free(ent);
+    free(P);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(pl);
+    return cli_exit_code(rc);
+}
+
+struct tl_ctx {
+    const struct lbs_sim_model *m;
+    int json;
+    long bwd_events;
+};
+
+static void on_event(void *ctx, const struct lbs_sim_event *ev)
+{
+    struct tl_ctx *t = ctx;
+    static const char *const kinds[] = {"forward", "backward", "comm",
+                                        "optimizer"};
+    if (ev->kind == LBS_SIM_EV_BWD) {
+        t->bwd_events++;
+        return;
+    }
+    if (t->json) {
+        json_t *o = json_pack("{s:s,s:f,s:f,s:f}", "event", kinds[ev->kind],
+                              "ready_ms", ev->ready * 1e3, "start_ms",
+                              ev->start * 1e3, "end_ms", ev->end * 1e3);
+        if (o && ev->kind == LBS_SIM_EV_COMM) {
+            json_object_set_new(o, "coll", json_string(
+                                    lbs_sim_coll_name(ev->coll)));
+            json_object_set_new(o, "bytes", json_real(ev->bytes));
+            json_object_set_new(o, "algo", json_string(
+                                    lbs_sim_algo_name(ev->cost.algo)));
+            json_object_set_new(o, "proto", json_string(
+                                    lbs_sim_proto_name(ev->cost.proto)));
+            json_object_set_new(o, "layers", json_pack("[i,i]", ev->layer,
+                                                       ev->layer_last));
+            json_object_set_new(o, "calls", json_integer(ev->calls));
+            json_object_set_new(o, "after_backward", json_boolean(ev->post));
+        }
+        if (o)
+            print_json(o);
+        json_decref(o);
+        return;
+    }
+    if (ev->kind != LBS_SIM_EV_COMM) {
+        printf("  %-9s %10s %10.3f %10.3f\n", kinds[ev->kind], "",
+               ev->start * 1e3, ev->end * 1e3);
+        return;
+    }
+    printf("  %-9s %10.3f %10.3f %10.3f %10.2f  %-9s %-17s %-6s layers "
+           "%d..%d (%d call%s)%s\n", kinds[ev->kind], ev->ready * 1e3,
+           ev->start * 1e3, ev->end * 1e3, ev->bytes / 1e6,
+           lbs_sim_coll_name(ev->coll), lbs_sim_algo_name(ev->cost.algo),
+           lbs_sim_proto_name(ev->cost.proto), ev->layer, ev->layer_last,
+           ev->calls, ev->calls == 1 ? "" : "s",
+           ev->post ? " after backward" : "");
+}
+
+static int sim_step_timeline(const struct simargs *a)
+{
+    struct lbs_err e;
+    struct lbs_sim_model *m = NULL;
+    struct lbs_sim_platform *pl = NULL;
+    struct entry *ent = NULL;
+    size_t nent = 0, np = 0;
+    long *P = NULL;
+    int rc;
+    if ((rc = load_model(a->model, &m, &e)) ||
+        (rc = load_platform(a->platform, &pl, &e)) ||
+        (rc = load_entries(a->optim, m, &ent, &nent, &e)) ||
+        (rc = lbs_sim_parse_gpus(a->gpus ? a->gpus : "1024", &P, &np, &e))) {
+        cli_error("sim step", "%s", e.msg);
+        goto out;
+    }
+    struct tl_ctx t = {m, a->com.json, 0};
+    struct lbs_sim_opts o = {a->bucket_mb * 1048576.0, ent[0].bpe, on_event,
+                             &t};
+    struct lbs_sim_result r;
+    if (!a->com.json)
+        printf("# timeline of the first distinct step: %s, %s, %s, %ld GPUs\n"
+               "  %-9s %10s %10s %10s %10s  %-9s %-17s %-6s\n", ent[0].name,
+               m->name, pl->name, P[0], "event", "ready(ms)", "start", "end",
+               "MB", "coll", "algorithm", "proto");
+    rc = lbs_sim_run(pl, m, plan_for(&ent[0], P[0]), P[0], &o, &r, &e);
+    if (rc)
+        cli_error("sim step", "%s", e.msg);
+    else if (!a->com.json)
+        printf("# %ld backward events (one per layer) not shown; iteration "
+               "%.3f ms = compute %.3f + optimizer %.3f + exposed %.3f\n",
+               t.bwd_events, r.iter * 1e3, r.compute * 1e3, r.optim * 1e3,
+               r.exposed * 1e3);
+out:
+    for (size_t k = 0; k < nent; k++)
+        entry_free(&ent[k]);
+    free(ent);
+    free(P);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(pl);
+    return cli_exit_code(rc);
+}
+
+/* ---- coll ------------------------------------------------------------- */
+
+static int sim_coll(const struct simargs *a, int argc, char **argv)
+{
+    struct lbs_err e;
+    struct lbs_sim_platform *pl = NULL;
+    struct lbs_run *run = NULL;
+    long *P = NULL;
+    size_t np = 0;
+    int rc, k;
+    if (!a->platform) {
+        cli_error("sim coll", "--platform is required (see --help)");
+        return EXIT_BAD_INPUT;
+    }
+    k = lbs_sim_coll_from_name(a->coll ? a->coll : "allreduce");
+    if (k < 0) {
+        cli_error("--coll", "unknown collective '%s'", a->coll);
+        return EXIT_BAD_INPUT;
+    }
+    if ((rc = load_platform(a->platform, &pl, &e)) ||
+        (rc = lbs_sim_parse_gpus(a->gpus ? a->gpus : "8", &P, &np, &e))) {
+        cli_error("sim coll", "%s", e.msg);
+        goto out;
+    }
+    /* sizes: a list of sizes with K/M/G suffixes, or A..B (x4 steps) */
+    double sizes[64];
+    size_t ns = 0;
+    {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", a->bytes ? a->bytes : "1K..1G");
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t && !rc;
+             t = strtok_r(NULL, ",", &save)) {
+            char *dots = strstr(t, "..");
+            size_t lo, hi;
+            if (dots) {
+                *dots = '\0';
+                if (lbs_parse_size(t, &lo) || lbs_parse_size(dots + 2, &hi) ||
+                    hi < lo || lo == 0)
+                    rc = -EINVAL;
+                for (double x = (double)lo; !rc && x <= (double)hi && ns < 64;
+                     x *= 4)
+                    sizes[ns++] = x;
+            } else if (lbs_parse_size(t, &lo) || ns >= 64) {
+                rc = -EINVAL;
+            } else {
+                sizes[ns++] = (double)lo;
+            }
+        }
+        if (rc || ns == 0) {
+            cli_error("--bytes", "'%s' is not a size list (e.g. 1K..1G or "
+                      "4M,64M; K M G, Ki Mi Gi)", a->bytes ? a->bytes : "");
+            rc = -EINVAL;
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < np && !rc; i++) {
+        struct lbs_sim_net net;
+        rc = lbs_sim_net_init(&net, pl, P[i], &e);
+        if (rc)
+            cli_error("sim coll", "%s", e.msg);
+    }
+    if (rc || (rc = cli_open_run(&a->com, "sim_coll", argc, argv, &run))) {
+        rc = rc ? rc : -EIO;
+        goto out;
+    }
+    if (!a->com.json)
+        printf("# %s on %s: time (us) of every algorithm/protocol, the "
+               "choice, and busbw\n# %-6s %12s  %-22s %10s %9s %9s\n",
+               lbs_sim_coll_name(k), pl->name, "gpus", "bytes", "choice",
+               "time(us)", "algbw", "busbw");
+    for (size_t i = 0; i < np; i++) {
+        struct lbs_sim_net net;
+        lbs_sim_net_init(&net, pl, P[i], NULL);
+        for (size_t j = 0; j < ns; j++) {
+            struct lbs_sim_cost c = lbs_sim_coll_cost(&net, k, sizes[j],
+                                                      LBS_SIM_TOPO_RING, 1);
+            double Pd = (double)P[i];
+            double algbw = c.t > 0 ? sizes[j] / c.t / 1e9 : 0;
+            /* nccl-tests bus bandwidth factors */
+            double f = k == LBS_SIM_ALLREDUCE ? 2 * (Pd - 1) / Pd
+                       : k == LBS_SIM_ALLGATHER || k == LBS_SIM_ALLGATHERV
+                           ? (Pd - 1)
+                       : k == LBS_SIM_ALLTOALL ? (Pd - 1) / Pd : 1;
+            json_t *row = json_pack("{s:s,s:s,s:I,s:f,s:f,s:s,s:s,s:f,s:f}",
+                                    "platform", pl->name, "coll",
+                                    lbs_sim_coll_name(k), "gpus",
+                                    (json_int_t)P[i], "bytes", sizes[j],
+                                    "time_us", c.t * 1e6, "algo",
+                                    lbs_sim_algo_name(c.algo), "proto",
+                                    lbs_sim_proto_name(c.proto), "algbw_gbs",
+                                    algbw, "busbw_gbs", algbw * f);
+            json_t *all = json_object();
+            for (int al = 0; al < LBS_SIM_NALGO; al++)
+                for (int p = 0; p < LBS_SIM_NPROTO; p++) {
+                    double t = lbs_sim_algo_time(&net, al, p, sizes[j],
+                                                 LBS_SIM_TOPO_RING, 1, NULL);
+                    char key[48];
+                    if (!isfinite(t) || lbs_sim_algo_coll(al) !=
+                        (k == LBS_SIM_ALLGATHERV ? LBS_SIM_ALLGATHER
+                                                 : (enum lbs_sim_coll)k))
+                        continue;
+                    snprintf(key, sizeof key, "%s/%s", lbs_sim_algo_name(al),
+                             lbs_sim_proto_name(p));
+                    json_object_set_new(all, key, json_real(t * 1e6));
+                }
+            json_object_set_new(row, "candidates_us", all);
+            if (a->com.json) {
+                print_json(row);
+            } else {
+                char ch[48];
+                snprintf(ch, sizeof ch, "%s/%s", lbs_sim_algo_name(c.algo),
+                         lbs_sim_proto_name(c.proto));
+                printf("  %-6ld %12.0f  %-22s %10.2f %9.2f %9.2f\n", P[i],
+                       sizes[j], ch, c.t * 1e6, algbw, algbw * f);
+            }
+            if (run) {
+                if ((rc = lbs_run_append(run, "sim_coll", row, &e))) {
+                    cli_error("sim coll", "%s", e.msg);
+                    goto out;
+                }
+            } else {
+                json_decref(row);
+            }
+        }
+    }
+out:
+    lbs_run_close(run);
+    free(P);
+    lbs_sim_platform_free(pl);
+    return cli_exit_code(rc);
+}
+
+/* ---- anchors ---------------------------------------------------------- */
+
+static double busbw_ar(const struct lbs_sim_platform *pl, long P, double n)
+{
+    struct lbs_sim_net net;
+    if (lbs_sim_net_init(&net, pl, P, NULL))
+        return NAN;
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, n,
+                                              LBS_SIM_TOPO_RING, 1);
+    return n / c.t * 2 * (double)(P - 1) / (double)P / 1e9;
+}
+
+static int efficiency(const char *model, const char *platform,
+                      const char *optim, long P, double *eff, char *src,
+                      size_t srclen)
+{
+    struct lbs_err e;
+    struct lbs_sim_model *m = NULL;
+    struct lbs_sim_platform *pl = NULL;
+    struct entry *ent = NULL;
+    size_t n = 0;
+    int rc = load_model(model, &m, &e);
+    if (!rc) rc = load_platform(platform, &pl, &e);
+    if (!rc) rc = load_entries(optim, m, &ent, &n, &e);
+    if (!rc) {
+        struct lbs_sim_opts o = {0, ent[0].bpe, NULL, NULL};
+        struct lbs_sim_result b, r;
+        long bp = pl->gpus_per_node;
+        rc = lbs_sim_run(pl, m, plan_for(&ent[0], bp), bp, &o, &b, &e);
+        if (!rc)
+            rc = lbs_sim_run(pl, m, plan_for(&ent[0], P), P, &o, &r, &e);
+        if (!rc)
+            *eff = b.iter / r.iter;
+        snprintf(src, srclen, "%s", ent[0].source);
+    } else {
+        snprintf(src, srclen, "%s", e.msg);
+    }
+    for (size_t k = 0; k < n; k++)
+        entry_free(&ent[k]);
+    free(ent);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(pl);
+    return rc;
+}
+
+static int sim_anchors(const struct simargs *a, int argc, char **argv)
+{
+    struct lbs_err e;
+    struct lbs_sim_platform *a100 = NULL, *h100 = NULL;
+    struct lbs_run *run = NULL;
+    int rc;
+    if ((rc = load_platform("dgx-a100", &a100, &e)) ||
+        (rc = load_platform("dgx-h100", &h100, &e))) {
+        cli_error("sim anchors", "%s", e.msg);
+        goto out;
+    }
+    if ((rc = cli_open_run(&a->com, "sim_anchors", argc, argv, &run))) {
+        rc = -EIO;
+        goto out;
+    }
+    struct anchor { const char *what, *source; double published, predicted;
+                    const char *unit, *note; } an[8];
+    int na = 0;
+    double big = 1024.0 * 1048576.0;
+    an[na++] = (struct anchor){"8xA100 NVLink allreduce busbw, 1 GiB",
+        "NVIDIA nccl-tests on DGX A100 (DESIGN.md)", 230,
+        busbw_ar(a100, 8, big), "GB/s",
+        "spec NVLink3 300 GB/s/GPU; NCCL itself caps its model at 235"};
+    an[na++] = (struct anchor){"8xH100 NVLink allreduce busbw, 1 GiB",
+        "NVIDIA nccl-tests on DGX H100 (DESIGN.md)", 370,
+        busbw_ar(h100, 8, big), "GB/s", "spec NVLink4 450 GB/s/GPU"};
+    an[na++] = (struct anchor){"HDR 200 Gb NIC, allreduce busbw / NIC, "
+        "2 nodes", "InfiniBand HDR line rate less overheads", 24,
+        busbw_ar(a100, 16, big) / a100->nics_per_node, "GB/s",
+        "line rate 25 GB/s, no header overhead modelled"};
+    an[na++] = (struct anchor){"NDR 400 Gb NIC, allreduce busbw / NIC, "
+        "2 nodes", "InfiniBand NDR (DESIGN.md)", 47,
+        busbw_ar(h100, 16, big) / h100->nics_per_node, "GB/s",
+        "line rate 50 GB/s"};
+    char src[LBS_SIM_FILE_MAX + 64];
+    double eff = NAN;
+    /* --optim FILE: the SLAMB trace to use (default: the preset lookup) */
+    int have = !efficiency("bert-xl", "dgx-a100", a->optim ? a->optim
+                           : "slamb", 1024, &eff, src, sizeof src);
+    an[na++] = (struct anchor){"SLAMB scaling efficiency, BERT-XL, 1,024 "
+        "A100", "Xu et al., ICML 2023 (abstract)", 0.90,
+        have ? eff : NAN, "", have ? src : "no SLAMB trace for bert-xl "
+        "(--optim FILE, or record one into sim/data/traces/)"};
+    double effl = NAN;
+    char srcl[LBS_SIM_FILE_MAX + 64];
+    int havel = !efficiency("bert-xl", "dgx-a100", "lamb", 1024, &effl, srcl,
+                            sizeof srcl);
+    an[na++] = (struct anchor){"LAMB scaling efficiency, BERT-XL, 1,024 A100",
+        "(the paper's baseline; no number quoted here)", NAN,
+        havel ? effl : NAN, "", "data-parallel contract, same platform"};
+    if (!a->com.json)
+        printf("# published anchors beside lbscale's predictions (never "
+               "tuned to them)\n# %-52s %10s %10s %7s\n", "anchor",
+               "published", "lbscale", "ratio");
+    for (int i = 0; i < na; i++) {
+        double ratio = an[i].predicted / an[i].published;
+        json_t *row = json_pack("{s:s,s:s,s:o,s:o,s:o,s:s,s:s}", "anchor",
+            an[i].what, "source", an[i].source, "published",
+            isfinite(an[i].published) ? json_real(an[i].published)
+                                      : json_null(),
+            "lbscale", isfinite(an[i].predicted) ? json_real(an[i].predicted)
+                                                 : json_null(),
+            "ratio", isfinite(ratio) ? json_real(ratio) : json_null(),
+            "unit", an[i].unit, "note", an[i].note);
+        if (a->com.json)
+            print_json(row);
+        else
+            printf("  %-52s %10.3g %10.3g %7.3f  %s %s\n", an[i].what,
+                   an[i].published, an[i].predicted, ratio, an[i].unit,
+                   an[i].note);
+        if (run && (rc = lbs_run_append(run, "sim_anchors", row, &e))) {
+            cli_error("sim anchors", "%s", e.msg);
+            goto out;
+        }
+        if (!run)
+            json_decref(row);
+    }
+out:
+    lbs_run_close(run);
+    lbs_sim_platform_free(a100);
+    lbs_sim_platform_free(h100);
+    return cli_exit_code(rc);
+}
+
+/* ---- speed ------------------------------------------------------------- */
+
+static int sim_speed(const struct simargs *a, int argc, char **argv)
+{
+    struct lbs_err e;
+    struct lbs_sim_model *m = NULL;
+    struct lbs_sim_platform *pl = NULL;
+    struct entry *ent = NULL;
+    struct lbs_run *run = NULL;
+    size_t nent = 0;
+    int rc;
+    const char *model = a->model ? a->model : "bert-large";
+    const char *plat = a->platform ? a->platform : "dgx-a100";
+    const char *optims = a->optim ? a->optim : "sgd,lars,lamb,adamw";
+    if ((rc = load_model(model, &m, &e)) ||
+        (rc = load_platform(plat, &pl, &e)) ||
+        (rc = load_entries(optims, m, &ent, &nent, &e))) {
+        cli_error("sim speed", "%s", e.msg);
+        goto out;
+    }
+    if ((rc = cli_open_run(&a->com, "sim_speed", argc, argv, &run))) {
+        rc = -EIO;
+        goto out;
+    }
+    /* 1. one step at 1,024 GPUs (lamb's plan or the first entry's) */
+    size_t li = 0;
+    for (size_t k = 0; k < nent; k++)
+        if (!strcmp(ent[k].name, "lamb"))
+            li = k;
+    struct lbs_sim_opts o = {0, ent[li].bpe, NULL, NULL};
+    struct lbs_sim_result r;
+    double ts[51];
+    for (int i = 0; i < 51 && !rc; i++) {
+        double t0 = cli_now();
+        rc = lbs_sim_run(pl, m, plan_for(&ent[li], 1024), 1024, &o, &r, &e);
+        ts[i] = cli_now() - t0;
+    }
+    if (rc) {
+        cli_error("sim speed", "%s", e.msg);
+        goto out;
+    }
+    struct cli_stats st = cli_stats(ts, 51);
+    /* 2. the whole sweep, loading included, 8..16384 = 12 scales */
+    double sw[5];
+    long *P = NULL;
+    size_t np = 0;
+    lbs_sim_parse_gpus("8..16384", &P, &np, NULL);
+    for (int rep = 0; rep < 5 && !rc; rep++) {
+        double t0 = cli_now();
+        struct lbs_sim_model *m2 = NULL;
+        struct lbs_sim_platform *p2 = NULL;
+        struct entry *e2 = NULL;
+        size_t n2 = 0;
+        rc = load_model(model, &m2, &e);
+        if (!rc) rc = load_platform(plat, &p2, &e);
+        if (!rc) rc = load_entries(optims, m2, &e2, &n2, &e);
+        for (size_t k = 0; k < n2 && !rc; k++) {
+            struct lbs_sim_result res[64], b;
+            struct lbs_sim_opts q = {0, e2[k].bpe, NULL, NULL};
+            rc = lbs_sim_run(p2, m2, plan_for(&e2[k], 8), 8, &q, &b, &e);
+            for (size_t i = 0; i < np && !rc; i++)
+                rc = lbs_sim_run(p2, m2, plan_for(&e2[k], P[i]), P[i], &q,
+                                 &res[i], &e);
+        }
+        sw[rep] = cli_now() - t0;
+        for (size_t k = 0; k < n2; k++)
+            entry_free(&e2[k]);
+        free(e2);
+        lbs_sim_model_free(m2);
+        lbs_sim_platform_free(p2);
+    }
+    if (rc) {
+        free(P);
+        cli_error("sim speed", "%s", e.msg);
+        goto out;
+    }
+    struct cli_stats sws = cli_stats(sw, 5);
+    int ok_step = st.median <= 10e-3, ok_sweep = sws.median <= 2.0;
+    json_t *row = json_pack("{s:s,s:s,s:s,s:i,s:f,s:f,s:b,s:i,s:i,s:f,s:f,"
+                            "s:b}", "bench", "sim_speed", "model", m->name,
+                            "platform", pl->name, "step_gpus", 1024,
+                            "step_ms_median", st.median * 1e3, "step_ms_max",
+                            st.max * 1e3, "step_ok_10ms", ok_step,
+                            "sweep_optims", (int)nent, "sweep_scales",
+                            (int)np, "sweep_s_median", sws.median,
+                            "sweep_s_max", sws.max, "sweep_ok_2s", ok_sweep);
+    /* 3. growth with P: one cost evaluation per collective and algorithm */
+    json_t *growth = json_array();
+    if (!a->com.json)
+        printf("# simulator speed (%s, %s)\n"
+               "  one %s step at 1,024 GPUs: %.3f ms median (max %.3f) %s\n"
+               "  sweep %zu optimizers x %zu scales (8..16384, loading "
+               "included): %.3f s median (max %.3f) %s\n"
+               "# cost of one collective vs P (ns per call; closed forms, "
+               "O(log P) at most)\n  %6s %10s %10s %10s %10s %10s\n",
+               m->name, pl->name, ent[li].name, st.median * 1e3, st.max * 1e3,
+               ok_step ? "(<= 10 ms: ok)" : "(> 10 ms: SLOW)", nent, np,
+               sws.median, sws.max, ok_sweep ? "(<= 2 s: ok)" : "(> 2 s: SLOW)",
+               "gpus", "net_init", "allreduce", "allgather", "alltoall",
+               "neighbor");
+    /* best of 7 rounds per cell: the machine is shared, the minimum is
+     * the cost of the code */
+    for (size_t i = 0; i < np; i++) {
+        struct lbs_sim_net net;
+        const int reps = 300;
+        double tinit = INFINITY, tc[4] = {INFINITY, INFINITY, INFINITY,
+                                          INFINITY};
+        static const enum lbs_sim_coll cs[4] = {LBS_SIM_ALLREDUCE,
+            LBS_SIM_ALLGATHER, LBS_SIM_ALLTOALL, LBS_SIM_NEIGHBOR};
+        volatile double sink = 0;
+        for (int round = 0; round < 7; round++) {
+            double t0 = cli_now();
+            for (int j = 0; j < 5; j++)
+                lbs_sim_net_init(&net, pl, P[i], NULL);
+            tinit = fmin(tinit, (cli_now() - t0) / 5);
+            for (int c = 0; c < 4; c++) {
+                t0 = cli_now();
+                for (int j = 0; j < reps; j++)
+                    sink += lbs_sim_coll_cost(&net, cs[c], 1e6 + j,
+                                              LBS_SIM_TOPO_EXP, j).t;
+                tc[c] = fmin(tc[c], (cli_now() - t0) / reps);
+            }
+        }
+        (void)sink;
+        json_array_append_new(growth, json_pack("{s:I,s:f,s:f,s:f,s:f,s:f}",
+            "gpus", (json_int_t)P[i], "net_init_ns", tinit * 1e9,
+            "allreduce_ns", tc[0] * 1e9, "allgather_ns", tc[1] * 1e9,
+            "alltoall_ns", tc[2] * 1e9, "neighbor_ns", tc[3] * 1e9));
+        if (!a->com.json)
+            printf("  %6ld %10.0f %10.0f %10.0f %10.0f %10.0f\n", P[i],
+                   tinit * 1e9, tc[0] * 1e9, tc[1] * 1e9, tc[2] * 1e9,
+                   tc[3] * 1e9);
+    }
+    free(P);
+    json_object_set_new(row, "cost_vs_gpus", growth);
+    if (a->com.json)
+        print_json(row);
+    if (run && (rc = lbs_run_append(run, "sim_speed", row, &e)))
+        cli_error("sim speed", "%s", e.msg);
+    else if (!run)
+        json_decref(row);
+out:
+    lbs_run_close(run);
+    for (size_t k = 0; k < nent; k++)
+        entry_free(&ent[k]);
+    free(ent);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(pl);
+    return cli_exit_code(rc);
+}
+
+/* ---- calibrate --------------------------------------------------------- */
+
+#define CALIB_HELP \
+"usage: lbscale sim calibrate COLL.jsonl... [--out FILE] [--name local]\n" \
+"                             [--peak-tflops X] [--mem-bw-gbs X]\n" \
+"\n" \
+"Fits the alpha-beta constants of this machine from `lbscale coll` results\n" \
+"and writes a platform file (default <data>/platforms/local.json, written\n" \
+"atomically), usable as --platform local.  Rows used: one JSON object per\n" \
+"line with\n" \
+"  coll     allreduce | allgather | allgatherv | alltoall | bcast | barrier\n" \
+"  ranks    process count (>= 2; rows with 1 rank are skipped)\n" \
+"  bytes    payload per rank, trace-v1 convention\n" \
+"  time_us  measured time of one call (median); time_us_median also read\n" \
+"optional: nodes (rows with nodes > 1 are skipped: this fits one node),\n" \
+"wrong (rows with wrong > 0 are skipped), bench (rows whose bench is not\n" \
+"\"coll\" are skipped).  Prints the held-out error: fitted on every other\n" \
+"size, the median and worst relative error on the rest.\n" \
+"  --peak-tflops X  compute peak per rank for the platform (default 1,\n" \
+"                   marked as assumed)\n" \
+"  --mem-bw-gbs X   memory bandwidth (default: STREAM triad measured now)\n"
+
+static int read_samples(const char *path, struct lbs_sim_sample **s,
+                        size_t *n, size_t *cap, size_t *skipped,
+                        struct lbs_err *err)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t ll = 0;
+    long no = 0;
+    int rc = 0;
+    if (!f)
+        return lbs_err_set(err, -ENOENT, "%s: cannot open", path);
+    while (!rc && getline(&line, &ll, f) > 0) {
+        no++;
+        json_error_t je;
+        json_t *o = json_loads(line, 0, &je);
+        if (!o || !json_is_object(o)) {
+            rc = lbs_err_set(err, -EINVAL, "%s:%ld: not a JSON object", path,
+                             no);
+            json_decref(o);
+            break;
+        }
+        const char *bench = json_string_value(json_object_get(o, "bench"));
+        json_t *wr = json_object_get(o, "wrong"), *nd = json_object_get(o,
+                                                                    "nodes");
+        if ((bench && strcmp(bench, "coll")) ||
+            (wr && json_is_number(wr) && json_number_value(wr) > 0) ||
+            (nd && json_is_number(nd) && json_number_value(nd) > 1)) {
+            (*skipped)++;
+            json_decref(o);
+            continue;
+        }
+        const char *coll = json_string_value(json_object_get(o, "coll"));
+        json_t *rk = json_object_get(o, "ranks"), *by = json_object_get(o,
+                                                                    "bytes");
+        json_t *tu = json_object_get(o, "time_us");
+        if (!tu)
+            tu = json_object_get(o, "time_us_median");
+        const char *bad = !coll ? "coll" : !json_is_integer(rk) ? "ranks"
+                          : !json_is_number(by) ? "bytes"
+                          : !json_is_number(tu) ? "time_us" : NULL;
+        int k = coll ? lbs_sim_coll_from_name(coll) : -1;
+        if (!bad && (k < 0 || k == LBS_SIM_NEIGHBOR))
+            bad = "coll";
+        if (!bad && json_integer_value(rk) < 1)
+            bad = "ranks";
+        if (!bad && !(json_number_value(by) >= 0))
+            bad = "bytes";
+        if (!bad && !(json_number_value(tu) > 0))
+            bad = "time_us";
+        if (bad) {
+            rc = lbs_err_set(err, -EINVAL, "%s:%ld: field '%s' missing or "
+                             "invalid", path, no, bad);
+        } else if (json_integer_value(rk) < 2) {
+            (*skipped)++;
+        } else {
+            if (*n == *cap) {
+                *cap = *cap ? 2 * *cap : 256;
+                void *q = realloc(*s, *cap * sizeof **s);
+                if (!q)
+                    rc = lbs_err_set(err, -ENOMEM, "out of memory");
+                else
+                    *s = q;
+            }
+            if (!rc)
+                (*s)[(*n)++] = (struct lbs_sim_sample){
+                    k, (long)json_integer_value(rk), json_number_value(by),
+                    json_number_value(tu) * 1e-6};
+        }
+        json_decref(o);
+    }
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+static int sim_calibrate(int argc, char **argv)
+{
+    struct lbs_err e;
+    const char *out = NULL, *name = "local";
+    double peak = 0, mem = 0;
+    struct lbs_sim_sample *s = NULL;
+    size_t n = 0, cap = 0, skipped = 0, nfiles = 0;
+    int rc = 0;
+    json_t *files = json_array();
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            fputs(CALIB_HELP, stdout);
+            json_decref(files);
+            free(s);
+            return 0;
+        } else if (!strcmp(o, "--out") || !strcmp(o, "--name")) {
+            if (need(o, v)) {
+                rc = -EINVAL;
+                break;
+            }
+            *(!strcmp(o, "--out") ? &out : &name) = v;
+            i++;
+        } else if (!strcmp(o, "--peak-tflops")) {
+            rc = cli_double(o, v, 1e-6, 1e6, &peak);
+            i++;
+        } else if (!strcmp(o, "--mem-bw-gbs")) {
+            rc = cli_double(o, v, 1e-6, 1e6, &mem);
+            i++;
+        } else if (o[0] == '-') {
+            cli_error("sim calibrate", "unknown option '%s' (see --help)", o);
+            rc = -EINVAL;
+        } else {
+            nfiles++;
+            json_array_append_new(files, json_string(o));
+            if ((rc = read_samples(o, &s, &n, &cap, &skipped, &e)))
+                cli_error("sim calibrate", "%s", e.msg);
+        }
+    }
+    if (!rc && !nfiles) {
+        cli_error("sim calibrate", "give one or more coll JSONL files (see "
+                  "--help)");
+        rc = -EINVAL;
+    }
+    for (const char *c = name; !rc && *c; c++)
+        if (!(*c == '-' || *c == '_' || (*c >= '0' && *c <= '9') ||
+              (*c >= 'a' && *c <= 'z'))) {
+            cli_error("--name", "'%s': use a-z 0-9 - _", name);
+            rc = -EINVAL;
+        }
+    struct lbs_sim_fit fit;
+    if (!rc && (rc = lbs_sim_fit(s, n, &fit, &e)))
+        cli_error("sim calibrate", "%s", e.msg);
+    long maxr = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].ranks > maxr)
+            maxr = s[i].ranks;
+    char path[1024];
+    if (!rc) {
+        if (out)
+            snprintf(path, sizeof path, "%s", out);
+        else
+            snprintf(path, sizeof path, "%s/platforms/%s.json", data_dir(),
+                     name);
+    }
+    int mem_measured = 0;
+    if (!rc && mem <= 0) {
+        struct stream_result sr;
+        if (stream_measure(16000000, 3, &sr) || sr.wrong) {
+            cli_error("sim calibrate", "STREAM measurement failed; give "
+                      "--mem-bw-gbs");
+            rc = -EIO;
+        } else {
+            mem = sr.triad_gbps;
+            mem_measured = 1;
+        }
+    }
+    if (!rc) {
+        json_t *cal = json_pack(
+            "{s:o,s:I,s:I,s:I,s:o,s:o,s:s,s:f,s:f,s:f}", "from", files,
+            "samples", (json_int_t)fit.used, "skipped", (json_int_t)skipped,
+            "held_out", (json_int_t)fit.held_out, "median_rel_err",
+            fit.med_err >= 0 ? json_real(fit.med_err) : json_null(),
+            "worst_rel_err", fit.max_err >= 0 ? json_real(fit.max_err)
+                                              : json_null(),
+            "model", "t = base + steps(P) hop + volume(P, bytes) / bw (ring "
+            "forms), weighted least squares on relative error",
+            "base_lat_us", fit.base_lat * 1e6, "hop_lat_us",
+            fit.hop_lat * 1e6, "bw_gbs", fit.bw / 1e9);
+        files = NULL;
+        json_t *doc = json_pack(
+            "{s:s,s:i,s:s,s:s,s:{s:s,s:f,s:f,s:s},s:{s:I,s:s,s:f,s:i,s:f},"
+            "s:{s:s,s:f},s:I,s:{s:{s:f,s:f,s:f,s:f}},s:[s,s,s,s,s,s],s:o}",
+            "format", "lbscale-platform", "version", 1, "name", name,
+            "description", "this machine, fitted by lbscale sim calibrate "
+            "(one node; ring forms)",
+            "gpu", "name", "local rank", "peak_tflops", peak > 0 ? peak : 1.0,
+            "mem_bw_gbs", mem, "note", peak > 0 ? "given"
+                : mem_measured ? "peak assumed (1 TFLOP/s); memory "
+                  "bandwidth = STREAM triad" : "peak assumed (1 TFLOP/s)",
+            "node", "gpus", (json_int_t)maxr, "intra", "measured",
+            "intra_bw_gbs", fit.bw / 1e9, "nics", 1, "nic_gbps",
+            fit.bw * 8 / 1e9, "fabric", "kind", "flat", "lat_us", 0.0,
+            "max_gpus", (json_int_t)maxr, "protocols", "Simple",
+            "base_lat_us", fit.base_lat * 1e6, "intra_hop_us",
+            fit.hop_lat * 1e6, "inter_hop_us", fit.hop_lat * 1e6, "bw_factor",
+            1.0, "algorithms", "ring", "allgather-ring", "alltoall-pairwise",
+            "bcast-pipeline", "barrier-dissemination", "neighbor-direct",
+            "calibration", cal);
+        char *text = doc ? json_dumps(doc, JSON_INDENT(2) |
+                                               JSON_PRESERVE_ORDER)
+                         : NULL;
+        if (!text) {
+            cli_error("sim calibrate", "out of memory");
+            rc = -ENOMEM;
+        } else {
+            size_t len = strlen(text);
+            char *t2 = malloc(len + 2);
+            if (!t2) {
+                rc = -ENOMEM;
+            } else {
+                memcpy(t2, text, len);
+                t2[len] = '\n';
+                t2[len + 1] = '\0';
+                struct lbs_sim_platform *chk;
+                /* the file must read back (catches any writer bug) */
+                if ((rc = lbs_sim_platform_parse(t2, path, &chk, &e)))
+                    cli_error("sim calibrate", "%s", e.msg);
+                lbs_sim_platform_free(chk);
+                if (!rc && (rc = lbs_write_atomic(path, t2, len + 1, &e)))
+                    cli_error("sim calibrate", "%s", e.msg);
+                free(t2);
+            }
+            free(text);
+        }
+        json_decref(doc);
+        if (!rc) {
+            printf("calibrated %s from %zu samples (%zu skipped): base %.2f "
+                   "us, per step %.3f us, bandwidth %.3f GB/s per rank\n",
+                   name, fit.used, skipped, fit.base_lat * 1e6,
+                   fit.hop_lat * 1e6, fit.bw / 1e9);
+            if (fit.med_err >= 0)
+                printf("held-out error (%zu samples): median %.1f%%, worst "
+                       "%.1f%%\n", fit.held_out, 100 * fit.med_err,
+                       100 * fit.max_err);
+            else
+                printf("held-out error: n/a (fewer than 6 samples)\n");
+            printf("wrote %s\n", path);
+        }
+    }
+    json_decref(files);
+    free(s);
+    return cli_exit_code(rc);
+}
+
+/* ---- list -------------------------------------------------------------- */
+
+static void list_dir(const char *kind, const char *ext)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", data_dir(), kind);
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    printf("%s (%s):\n", kind, dir);
+    while (d && (de = readdir(d))) {
+        size_t n = strlen(de->d_name), e = strlen(ext);
+        if (n > e && !strcmp(de->d_name + n - e, ext))
+            printf("  %.*s\n", (int)(n - e), de->d_name);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* ---- dispatch ---------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fputs("usage: lbscale sim COMMAND [options]   (lbscale sim COMMAND "
+          "--help)\n\n"
+          "  sweep      iteration time, exposed communication and scaling\n"
+          "             efficiency per optimizer over 8..16384 GPUs\n"
+          "  step       one (optimizer, GPU count) point; --timeline shows\n"
+          "             every collective with its algorithm\n"
+          "  coll       one collective: cost of every algorithm/protocol\n"
+          "  anchors    published figures beside lbscale's predictions\n"
+          "  speed      how fast the simulator is (benchmark figures)\n"
+          "  calibrate  fit the 'local' platform from `lbscale coll` JSONL\n"
+          "  list       platform, model and trace presets\n\n"
+          "Scaling efficiency E(P) = T(one node: gpus_per_node GPUs) / T(P)\n"
+          "at the same per-GPU batch (weak scaling).  Presets are read from\n"
+          "$LBSCALE_SIM_DATA, else " LBS_SIM_DATA_SRC ".\n", f);
+}
+
+int verb_sim(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_BAD_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "calibrate"))
+        return sim_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "list")) {
+        list_dir("platforms", ".json");
+        list_dir("models", ".json");
+        list_dir("traces", ".jsonl");
+        return 0;
+    }
+    static const char *const cmds[] = {"sweep", "step", "coll", "anchors",
+                                       "speed", NULL};
+    int which = -1;
+    for (int i = 0; cmds[i]; i++)
+        if (!strcmp(cmd, cmds[i]))
+            which = i;
+    if (which < 0) {
+        cli_error("sim", "unknown command '%s' (see lbscale sim --help)", cmd);
+        return EXIT_BAD_INPUT;
+    }
+    struct simargs a = {.com = {.save = 1}};
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i];
+        int c = cli_common_opt(&a.com, argc, argv, &i);
+        if (c < 0)
+            return EXIT_BAD_INPUT;
+        if (c)
+            continue;
+        if ((c = sim_opt(&a, argc, argv, &i)) < 0)
+            return EXIT_BAD_INPUT;
+        if (c)
+            continue;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            if (which <= 1)
+                fputs(which == 0 ? SWEEP_HELP : SWEEP_HELP
+                      "\nsim step takes one --optim and one --gpus (default "
+                      "1024);\n  --timeline  print every collective of the "
+                      "first distinct step\n", stdout);
+            else if (which == 2)
+                fputs("usage: lbscale sim coll --platform P [--coll "
+                      "allreduce] [--gpus 8] [--bytes 1K..1G]\n\nCost of one "
+                      "collective under every algorithm and protocol the\n"
+                      "platform enables, the fastest (NCCL-style choice), "
+                      "and nccl-tests'\nalgbw = bytes/time and busbw "
+                      "(allreduce x 2(P-1)/P).\n", stdout);
+            else if (which == 3)
+                fputs("usage: lbscale sim anchors [--optim SLAMB.jsonl] "
+                      "[--json]\n\nPrints the published anchors (NVLink "
+                      "allreduce busbw on 8xA100\nand 8xH100, per-NIC "
+                      "bandwidth, SLAMB's 90% scaling efficiency for\n"
+                      "BERT-XL on 1,024 A100s, from a SLAMB trace of bert-xl:"
+                      " --optim FILE or\n<data>/traces/slamb-bert-xl*.jsonl)"
+                      " beside what the presets predict.\n", stdout);
+            else
+                fputs("usage: lbscale sim speed [--model M] [--platform P] "
+                      "[--optim LIST] [--json]\n\nTimes one step at 1,024 "
+                      "GPUs, a sweep over 12 scales, and the cost of\none "
+                      "collective as P grows.\n", stdout);
+            fputs(CLI_COMMON_HELP, stdout);
+            return 0;
+        }
+        if (which == 1 && !strcmp(o, "--timeline")) {
+            a.timeline = 1;
+            continue;
+        }
+        cli_error("sim", "unknown option '%s' (see lbscale sim %s --help)", o,
+                  cmd);
+        return EXIT_BAD_INPUT;
+    }
+    switch (which) {
+    case 0: return run_entries(&a, argc, argv, 0);
+    case 1:
+        if (a.timeline) {
+            if (!a.model || !a.platform || !a.optim) {
+                cli_error("sim step", "--model, --platform and --optim are "
+                          "required (see --help)");
+                return EXIT_BAD_INPUT;
+            }
+            return sim_step_timeline(&a);
+        }
+        return run_entries(&a, argc, argv, 1);
+    case 2: return sim_coll(&a, argc, argv);
+    case 3: return sim_anchors(&a, argc, argv);
+    default: return sim_speed(&a, argc, argv);
+    }
+}

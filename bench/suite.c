@@ -1,0 +1,1674 @@
+/* suite.c - `lbscale suite FILE.json`: run a declared list of benchmark
+ * entries into one results run, resumable, with progress, figures, a
+ * report and a plain-text summary.  The format is in bench/suites/README.md
+ * and suite.h.
+ *
+ * Order of work: read and expand the file, validate every entry (verb
+ * known and built into this binary, arguments strings, options the verb's
+ * --help lists, optimizer/compressor specs parseable, mpirun present for
+ * multi-rank entries) - all before anything runs or any file is written;
+ * then run each entry as a child process (posix_spawn, own process group,
+ * stdout/stderr through pipes, a timeout per entry) and record it in
+ * RUN/suite.jsonl with lbs_run_append (atomic rewrite); the child's output
+ * is kept in RUN/logs/NNN-name.log (atomic too).
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "lbs_config.h"
+#include "lbscale/compress.h"
+#include "lbscale/optim.h"
+#include "suite.h"
+
+extern char **environ;
+
+/* Verbs a suite entry may name (the benchmark verbs; suite, demo, plot,
+ * report and check act on whole runs and are not entries). */
+static const char *const suite_verbs[] = {"stream", "optim", "compress",
+                                          "coll", "sim", "train", NULL};
+
+#define TAIL_BYTES 2000            /* stderr tail kept in suite.jsonl */
+#define KEEP_BYTES (8u << 20)      /* output kept per stream for the log */
+#define DEFAULT_TIMEOUT 1800.0
+
+/* ------------------------------------------------------------------ */
+/* small helpers shared with report.c and check.c                       */
+
+json_t *suite_load_jsonl(const char *path, struct lbs_err *err)
+{
+    FILE *f = fopen(path, "r");
+    json_t *rows = json_array();
+    if (!f)
+        return rows;
+    char *line = NULL;
+    size_t cap = 0;
+    int ln = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        ln++;
+        if (strspn(line, " \t\r\n") == (size_t)len)
+            continue;
+        json_error_t je;
+        json_t *r = json_loads(line, 0, &je);
+        if (!r || !json_is_object(r)) {
+            lbs_err_set(err, -EINVAL, "%s line %d: %s", path, ln,
+                        r ? "not a JSON object" : je.text);
+            json_decref(r);
+            json_decref(rows);
+            rows = NULL;
+            break;
+        }
+        json_array_append_new(rows, r);
+    }
+    free(line);
+    fclose(f);
+    return rows;
+}
+
+json_t *suite_field(json_t *row, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *v = row;
+    for (char *s = buf, *dot; v && s; s = dot ? dot + 1 : NULL) {
+        dot = strchr(s, '.');
+        if (dot)
+            *dot = '\0';
+        v = json_is_object(v) ? json_object_get(v, s) : NULL;
+    }
+    return v;
+}
+
+double suite_num(json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    size_t r;
+    while (s && (r = fread(s + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (cap - n < 2) {
+            char *t = realloc(s, cap *= 2);
+            if (!t) {
+                free(s);
+                s = NULL;
+            }
+            s = t;
+        }
+    }
+    fclose(f);
+    if (s) {
+        s[n] = '\0';
+        if (len)
+            *len = n;
+    }
+    return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* growing buffers                                                      */
+
+struct buf {
+    char *p;
+    size_t len, cap;
+    int dropped;     /* the head was dropped to stay under KEEP_BYTES */
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *t = realloc(b->p, cap);
+        if (!t)
+            return;
+        b->p = t;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+    if (b->len > KEEP_BYTES) {   /* keep the newest half */
+        size_t cut = b->len - KEEP_BYTES / 2;
+        memmove(b->p, b->p + cut, b->len - cut + 1);
+        b->len -= cut;
+        b->dropped = 1;
+    }
+}
+
+static void buf_printf(struct buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* child processes                                                      */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+struct child {
+    int exit_code;      /* -1 when killed by a signal */
+    int signal;
+    int timed_out;
+    int interrupted;
+    int spawn_errno;    /* posix_spawn failed */
+    double seconds;
+    struct buf out, err;
+};
+
+typedef void (*tick_fn)(void *ctx, double running_s);
+
+static void child_free(struct child *c)
+{
+    free(c->out.p);
+    free(c->err.p);
+}
+
+/* Run argv (PATH searched) with stdin from /dev/null and both output
+ * streams captured; kill its process group after timeout_s seconds (TERM,
+ * then KILL 5 s later) or when the suite is interrupted.  tick is called
+ * about every 0.25 s (may be NULL). */
+static void child_run(char *const argv[], double timeout_s, tick_fn tick,
+                      void *ctx, struct child *c)
+{
+    memset(c, 0, sizeof *c);
+    c->exit_code = -1;
+    int po[2], pe[2];
+    if (pipe2(po, O_CLOEXEC))
+        goto fail;
+    if (pipe2(pe, O_CLOEXEC)) {
+        close(po[0]);
+        close(po[1]);
+        goto fail;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+    posix_spawnattr_init(&at);
+    sigset_t def;
+    sigemptyset(&def);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGTERM);
+    sigaddset(&def, SIGPIPE);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+                                  POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    double t0 = cli_now();
+    int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(po[1]);
+    close(pe[1]);
+    if (rc) {
+        close(po[0]);
+        close(pe[0]);
+        errno = rc;
+        goto fail;
+    }
+    struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
+    int open_fds = 2, exited = 0, st = 0, killed = 0;
+    double kill_at = 0, drain_until = 0;
+    char chunk[8192];
+    for (;;) {
+        double now = cli_now();
+        if (!exited) {
+            pid_t w = waitpid(pid, &st, WNOHANG);
+            if (w == pid) {
+                exited = 1;
+                drain_until = now + 2.0;   /* grandchildren may hold pipes */
+            }
+        }
+        if (exited && (open_fds == 0 || now > drain_until))
+            break;
+        if (!exited && !killed && (interrupted ||
+                                   (timeout_s > 0 && now - t0 > timeout_s))) {
+            if (interrupted)
+                c->interrupted = 1;
+            else
+                c->timed_out = 1;
+            kill(-pid, SIGTERM);
+            killed = 1;
+            kill_at = now + 5.0;
+        } else if (!exited && killed == 1 && now > kill_at) {
+            kill(-pid, SIGKILL);
+            killed = 2;
+        }
+        if (tick && !exited)
+            tick(ctx, now - t0);
+        if (open_fds == 0) {
+            poll(NULL, 0, 50);
+            continue;
+        }
+        int n = poll(fds, 2, 250);
+        if (n < 0 && errno != EINTR)
+            break;
+        for (int i = 0; n > 0 && i < 2; i++) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
+            if (r > 0) {
+                buf_add(i ? &c->err : &c->out, chunk, (size_t)r);
+            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                open_fds--;
+            }
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        if (fds[i].fd >= 0)
+            close(fds[i].fd);
+    if (!exited) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    c->seconds = cli_now() - t0;
+    if (WIFEXITED(st))
+        c->exit_code = WEXITSTATUS(st);
+    else if (WIFSIGNALED(st))
+        c->signal = WTERMSIG(st);
+    return;
+fail:
+    c->spawn_errno = errno ? errno : EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* the suite                                                            */
+
+struct entry {
+    int src;              /* index in the file's "entries" (messages) */
+    char *name;
+    char *verb;
+    json_t *args;         /* expanded strings; {file.field} kept */
+    int ranks, repeat, optional;
+    double timeout_s, est_s;
+    char skip[256];       /* non-empty: skip with this note */
+};
+
+struct suite {
+    const struct suite_opts *o;
+    const char *file;     /* for messages */
+    char *text;
+    json_t *root;
+    json_t *vars;         /* suite vars + --set (new reference) */
+    char name[64];
+    struct entry *e;
+    size_t n, cap;
+    char exe[PATH_MAX];
+    char mpirun[PATH_MAX];
+    int openmpi;
+    json_t *help_cache;   /* "verb pos..." -> array of option names */
+    json_t *built;        /* array of verb names this binary has */
+    char run[PATH_MAX];
+};
+
+/* Bad input: print once, return -EINVAL. */
+static int bad(struct suite *s, int src, const char *ename, const char *fmt,
+               ...) __attribute__((format(printf, 4, 5)));
+static int bad(struct suite *s, int src, const char *ename, const char *fmt,
+               ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (src < 0)
+        cli_error(s->o->what, "%s: %s", s->file, msg);
+    else if (ename)
+        cli_error(s->o->what, "%s: entry %d ('%s'): %s", s->file, src + 1,
+                  ename, msg);
+    else
+        cli_error(s->o->what, "%s: entry %d: %s", s->file, src + 1, msg);
+    return -EINVAL;
+}
+
+static int in_list(const char *const *l, const char *s)
+{
+    for (; *l; l++)
+        if (!strcmp(*l, s))
+            return 1;
+    return 0;
+}
+
+static int in_array(json_t *a, const char *s)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), s))
+            return 1;
+    return 0;
+}
+
+/* A var value as text ("16M", 4, 0.5). */
+static int var_text(json_t *v, char *out, size_t len)
+{
+    if (json_is_string(v))
+        snprintf(out, len, "%s", json_string_value(v));
+    else if (json_is_integer(v))
+        snprintf(out, len, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(out, len, "%.17g", json_real_value(v));
+    else
+        return -1;
+    return 0;
+}
+
+/* Replace {key} by vars[key]; "{{" and "}}" are literal braces; {a.b}
+ * (a dot: a field of RUN/a.jsonl, resolved when the entry runs) is kept.
+ * Returns a malloc'ed string or NULL with why filled. */
+static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
+{
+    struct buf b = {0};
+    buf_add(&b, "", 0);
+    for (const char *p = in; *p;) {
+        if (p[0] == '{' && p[1] == '{') {
+            buf_add(&b, "{{", 2);   /* stays escaped until run time */
+            p += 2;
+        } else if (p[0] == '}' && p[1] == '}') {
+            buf_add(&b, "}}", 2);
+            p += 2;
+        } else if (*p == '{') {
+            const char *q = strchr(p, '}');
+            if (!q || q == p + 1 || q - p > 64) {
+                snprintf(why, wlen, "'%s': '{' without a placeholder name "
+                         "and '}' (write '{{' for a brace)", in);
+                free(b.p);
+                return NULL;
+            }
+            char key[80];
+            snprintf(key, sizeof key, "%.*s", (int)(q - p - 1), p + 1);
+            if (strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                            "VWXYZ0123456789_.-") != strlen(key)) {
+                snprintf(why, wlen, "'%s': bad placeholder '{%s}'", in, key);
+                free(b.p);
+                return NULL;
+            }
+            if (strchr(key, '.')) {
+                buf_add(&b, p, (size_t)(q - p + 1));
+            } else {
+                char val[512];
+                json_t *v = json_object_get(vars, key);
+                if (!v || var_text(v, val, sizeof val)) {
+                    snprintf(why, wlen, "'%s': unknown placeholder '{%s}' "
+                             "(not in \"vars\", \"foreach\" or --set)", in,
+                             key);
+                    free(b.p);
+                    return NULL;
+                }
+                buf_add(&b, val, strlen(val));
+            }
+            p = q + 1;
+        } else {
+            buf_add(&b, p, 1);
+            p++;
+        }
+    }
+    return b.p;
+}
+
+/* Undo "{{" / "}}" escapes (after run-time placeholders are resolved). */
+static void unescape(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        *w++ = *r;
+        if ((r[0] == '{' && r[1] == '{') || (r[0] == '}' && r[1] == '}'))
+            r++;
+    }
+    *w = '\0';
+}
+
+static int has_runtime(const char *s)
+{
+    for (const char *p = s; (p = strchr(p, '{'));) {
+        if (p[1] == '{') {
+            p += 2;
+            continue;
+        }
+        const char *q = strchr(p, '}');
+        if (q && memchr(p, '.', (size_t)(q - p)))
+            return 1;
+        p = q ? q + 1 : p + 1;
+    }
+    return 0;
+}
+
+static int get_num(struct suite *s, int src, const char *ename, json_t *obj,
+                   const char *key, double lo, double hi, double def,
+                   double *out, json_t *vars, int integer)
+{
+    json_t *v = json_object_get(obj, key);
+    *out = def;
+    if (!v)
+        return 0;
+    if (json_is_string(v)) {   /* "{np}" from foreach */
+        char why[256];
+        char *t = expand(json_string_value(v), vars, why, sizeof why);
+        if (!t)
+            return bad(s, src, ename, "\"%s\": %s", key, why);
+        char *end;
+        double d = strtod(t, &end);
+        int ok = end != t && !*end;
+        free(t);
+        if (!ok)
+            return bad(s, src, ename, "\"%s\" must be a number (got '%s')",
+                       key, json_string_value(v));
+        *out = d;
+    } else if (json_is_number(v)) {
+        *out = json_number_value(v);
+    } else {
+        return bad(s, src, ename, "\"%s\" must be a number", key);
+    }
+    if (!(*out >= lo && *out <= hi) || (integer && *out != floor(*out)))
+        return bad(s, src, ename, "\"%s\" = %g out of range (%s in [%g, "
+                   "%g])", key, *out, integer ? "an integer" : "a number",
+                   lo, hi);
+    return 0;
+}
+
+/* One expanded entry from the source object and a vars combination. */
+static int add_entry(struct suite *s, int src, json_t *obj, json_t *vars)
+{
+    char why[512];
+    json_t *jv = json_object_get(obj, "verb");
+    json_t *jn = json_object_get(obj, "name");
+    if (jn && !json_is_string(jn))
+        return bad(s, src, NULL, "\"name\" must be a string");
+    if (!json_is_string(jv))
+        return bad(s, src, jn ? json_string_value(jn) : NULL,
+                   "\"verb\" (a string) is required");
+    const char *verb = json_string_value(jv);
+    char *name;
+    if (jn) {
+        name = expand(json_string_value(jn), vars, why, sizeof why);
+        if (!name)
+            return bad(s, src, json_string_value(jn), "\"name\": %s", why);
+    } else {
+        name = strdup(verb);
+    }
+    if (!*name || strlen(name) > 80 ||
+        strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                     "0123456789_.:+=,@-") != strlen(name)) {
+        int r = bad(s, src, name, "name must be 1-80 characters of "
+                    "[A-Za-z0-9_.:+=,@-]");
+        free(name);
+        return r;
+    }
+    struct entry e = {.src = src, .name = name};
+    int rc;
+    if (!in_list(suite_verbs, verb)) {
+        rc = bad(s, src, name, "unknown verb '%s' (suite entries may use: "
+                 "stream optim compress coll sim train)", verb);
+        goto err;
+    }
+    e.verb = strdup(verb);
+    e.args = json_array();
+    json_t *ja = json_object_get(obj, "args");
+    if (ja && !json_is_array(ja)) {
+        rc = bad(s, src, name, "\"args\" must be an array of strings");
+        goto err;
+    }
+    size_t i;
+    json_t *a;
+    json_array_foreach(ja, i, a) {
+        if (!json_is_string(a)) {
+            rc = bad(s, src, name, "args[%zu] is not a string (write numbers "
+                     "as \"16M\", \"0.5\")", i);
+            goto err;
+        }
+        char *t = expand(json_string_value(a), vars, why, sizeof why);
+        if (!t) {
+            rc = bad(s, src, name, "args[%zu]: %s", i, why);
+            goto err;
+        }
+        static const char *const forbidden[] = {"--out", "--no-save",
+                                                "--help", "-h", NULL};
+        if (in_list(forbidden, t)) {
+            rc = bad(s, src, name, "args[%zu]: '%s' is not allowed in a "
+                     "suite (the runner sets the run directory)", i, t);
+            free(t);
+            goto err;
+        }
+        json_array_append_new(e.args, json_string(t));
+        free(t);
+    }
+    double d;
+    if ((rc = get_num(s, src, name, obj, "ranks", 1, 4096, 1, &d, vars, 1)))
+        goto err;
+    e.ranks = (int)d;
+    if ((rc = get_num(s, src, name, obj, "repeat", 1, 1000, 1, &d, vars, 1)))
+        goto err;
+    e.repeat = (int)d;
+    double deft = DEFAULT_TIMEOUT;
+    json_t *gt = json_object_get(s->root, "timeout_s");
+    if (gt)
+        deft = json_number_value(gt);
+    if ((rc = get_num(s, src, name, obj, "timeout_s", 1, 7 * 86400.0, deft,
+                      &e.timeout_s, vars, 0)))
+        goto err;
+    if ((rc = get_num(s, src, name, obj, "est_s", 0, 7 * 86400.0, 0,
+                      &e.est_s, vars, 0)))
+        goto err;
+    json_t *jo = json_object_get(obj, "optional");
+    if (jo && !json_is_boolean(jo)) {
+        rc = bad(s, src, name, "\"optional\" must be true or false");
+        goto err;
+    }
+    e.optional = json_is_true(jo);
+    for (size_t k = 0; k < s->n; k++)
+        if (!strcmp(s->e[k].name, name)) {
+            rc = bad(s, src, name, "duplicate entry name (entry %d has it; "
+                     "give \"name\" with {placeholders})", s->e[k].src + 1);
+            goto err;
+        }
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 32;
+        s->e = realloc(s->e, s->cap * sizeof *s->e);
+    }
+    s->e[s->n++] = e;
+    return 0;
+err:
+    free(e.name);
+    free(e.verb);
+    json_decref(e.args);
+    return rc;
+}
+
+/* The values of one "foreach" key: an array of strings/numbers or
+ * "@optimizers" / "@compressors" (the registries of this binary). */
+static json_t *foreach_values(struct suite *s, int src, const char *key,
+                              json_t *v)
+{
+    json_t *out = json_array();
+    if (json_is_string(v)) {
+        const char *const *l =
+            !strcmp(json_string_value(v), "@optimizers") ? lbs_optim_names()
+            : !strcmp(json_string_value(v), "@compressors")
+                ? lbs_compressor_names() : NULL;
+        if (!l) {
+            bad(s, src, NULL, "foreach \"%s\": '%s' is neither a list nor "
+                "@optimizers / @compressors", key, json_string_value(v));
+            json_decref(out);
+            return NULL;
+        }
+        for (; *l; l++)
+            json_array_append_new(out, json_string(*l));
+        return out;
+    }
+    size_t i;
+    json_t *x;
+    if (!json_is_array(v) || !json_array_size(v)) {
+        bad(s, src, NULL, "foreach \"%s\" must be a non-empty list", key);
+        json_decref(out);
+        return NULL;
+    }
+    json_array_foreach(v, i, x) {
+        if (!json_is_string(x) && !json_is_number(x)) {
+            bad(s, src, NULL, "foreach \"%s\"[%zu] must be a string or a "
+                "number", key, i);
+            json_decref(out);
+            return NULL;
+        }
+        json_array_append(out, x);
+    }
+    return out;
+}
+
+/* Cartesian product of the foreach keys from position k on. */
+static int expand_foreach(struct suite *s, int src, json_t *obj,
+                          json_t *keys, json_t *lists, size_t k, json_t *vars)
+{
+    if (k == json_array_size(keys))
+        return add_entry(s, src, obj, vars);
+    const char *key = json_string_value(json_array_get(keys, k));
+    json_t *l = json_array_get(lists, k);
+    size_t i;
+    json_t *v;
+    json_array_foreach(l, i, v) {
+        json_object_set(vars, key, v);
+        int rc = expand_foreach(s, src, obj, keys, lists, k + 1, vars);
+        if (rc)
+            return rc;
+    }
+    json_object_del(vars, key);
+    return 0;
+}
+
+static int check_keys(struct suite *s, int src, json_t *obj,
+                      const char *const *allowed)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(obj, k, v)
+        if (!in_list(allowed, k)) {
+            char list[256] = "";
+            for (const char *const *a = allowed; *a; a++)
+                snprintf(list + strlen(list), sizeof list - strlen(list),
+                         "%s%s", a == allowed ? "" : " ", *a);
+            return bad(s, src, NULL, "unknown key \"%s\" (known: %s)", k,
+                       list);
+        }
+    return 0;
+}
+
+static int parse(struct suite *s)
+{
+    json_error_t je;
+    s->root = json_loads(s->text, JSON_REJECT_DUPLICATES, &je);
+    if (!s->root)
+        return bad(s, -1, NULL, "line %d column %d: %s", je.line, je.column,
+                   je.text);
+    if (!json_is_object(s->root))
+        return bad(s, -1, NULL, "the top level must be an object with "
+                   "\"entries\"");
+    static const char *const top[] = {"suite", "description", "vars",
+                                      "timeout_s", "entries", NULL};
+    if (check_keys(s, -1, s->root, top))
+        return -EINVAL;
+    json_t *jn = json_object_get(s->root, "suite");
+    if (jn && !json_is_string(jn))
+        return bad(s, -1, NULL, "\"suite\" must be a string");
+    if (jn)
+        snprintf(s->name, sizeof s->name, "%s", json_string_value(jn));
+    json_t *gt = json_object_get(s->root, "timeout_s");
+    if (gt && (!json_is_number(gt) || json_number_value(gt) < 1))
+        return bad(s, -1, NULL, "\"timeout_s\" must be a number >= 1");
+    s->vars = json_object();
+    json_t *jv = json_object_get(s->root, "vars");
+    if (jv && !json_is_object(jv))
+        return bad(s, -1, NULL, "\"vars\" must be an object");
+    const char *k;
+    json_t *v;
+    json_object_foreach(jv, k, v) {
+        if (!json_is_string(v) && !json_is_number(v))
+            return bad(s, -1, NULL, "vars \"%s\" must be a string or a "
+                       "number", k);
+        json_object_set(s->vars, k, v);
+    }
+    json_object_foreach(s->o->vars, k, v) {
+        if (!json_object_get(s->vars, k))
+            return bad(s, -1, NULL, "--set %s: the suite has no var \"%s\" "
+                       "(vars: see --dry-run)", k, k);
+        json_object_set(s->vars, k, v);
+    }
+    json_t *ents = json_object_get(s->root, "entries");
+    if (!json_is_array(ents) || !json_array_size(ents))
+        return bad(s, -1, NULL, "\"entries\" must be a non-empty array");
+    static const char *const ekeys[] = {"name", "verb", "args", "ranks",
+        "repeat", "timeout_s", "est_s", "foreach", "optional", NULL};
+    size_t i;
+    json_t *obj;
+    json_array_foreach(ents, i, obj) {
+        if (!json_is_object(obj))
+            return bad(s, (int)i, NULL, "not an object");
+        if (check_keys(s, (int)i, obj, ekeys))
+            return -EINVAL;
+        json_t *fe = json_object_get(obj, "foreach");
+        json_t *keys = json_array(), *lists = json_array();
+        int rc = 0;
+        if (fe && !json_is_object(fe))
+            rc = bad(s, (int)i, NULL, "\"foreach\" must be an object "
+                     "{\"key\": [values] | \"@optimizers\"}");
+        json_object_foreach(fe, k, v) {
+            if (rc)
+                break;
+            json_t *l = foreach_values(s, (int)i, k, v);
+            if (!l) {
+                rc = -EINVAL;
+                break;
+            }
+            json_array_append_new(keys, json_string(k));
+            json_array_append_new(lists, l);
+        }
+        json_t *vars = json_deep_copy(s->vars);
+        if (!rc)
+            rc = expand_foreach(s, (int)i, obj, keys, lists, 0, vars);
+        json_decref(vars);
+        json_decref(keys);
+        json_decref(lists);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Verbs this binary has: the list `lbscale --help` prints. */
+static int probe_built(struct suite *s)
+{
+    s->built = json_array();
+    char *argv[] = {s->exe, "--help", NULL};
+    struct child c;
+    child_run(argv, 30, NULL, NULL, &c);
+    int in = 0;
+    for (char *line = c.out.p ? strtok(c.out.p, "\n") : NULL; line;
+         line = strtok(NULL, "\n")) {
+        if (!strncmp(line, "verbs:", 6)) {
+            in = 1;
+        } else if (in && line[0] == ' ') {
+            char w[64];
+            if (sscanf(line, " %63s", w) == 1)
+                json_array_append_new(s->built, json_string(w));
+        } else if (in) {
+            break;
+        }
+    }
+    child_free(&c);
+    if (!json_array_size(s->built)) {
+        cli_error(s->o->what, "cannot list the verbs of %s", s->exe);
+        return -EIO;
+    }
+    return 0;
+}
+
+/* Options the verb's --help mentions ("--foo" words), cached per verb and
+ * leading positional words ("sim sweep"); NULL when help fails. */
+static json_t *verb_options(struct suite *s, const struct entry *e)
+{
+    char key[256];
+    char *argv[16];
+    int n = 0;
+    argv[n++] = s->exe;
+    argv[n++] = e->verb;
+    snprintf(key, sizeof key, "%s", e->verb);
+    size_t i;
+    json_t *a;
+    json_array_foreach(e->args, i, a) {
+        const char *t = json_string_value(a);
+        if (t[0] == '-' || n >= 13 || strlen(key) + strlen(t) + 2 > sizeof key)
+            break;
+        argv[n++] = (char *)t;
+        snprintf(key + strlen(key), sizeof key - strlen(key), " %s", t);
+    }
+    argv[n++] = "--help";
+    argv[n] = NULL;
+    json_t *hit = json_object_get(s->help_cache, key);
+    if (hit)
+        return json_is_array(hit) ? hit : NULL;
+    struct child c;
+    child_run(argv, 30, NULL, NULL, &c);
+    json_t *opts = json_array();
+    if (c.exit_code == 0 && c.out.p) {
+        for (char *p = c.out.p; (p = strstr(p, "--"));) {
+            char *q = p + 2;
+            while (*q && (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                 "QRSTUVWXYZ0123456789-", *q)))
+                q++;
+            if (q > p + 2 && q[-1] != '-') {
+                char opt[64];
+                snprintf(opt, sizeof opt, "%.*s", (int)(q - p), p);
+                if (!in_array(opts, opt))
+                    json_array_append_new(opts, json_string(opt));
+            }
+            p = q;
+        }
+    }
+    int ok = c.exit_code == 0 && json_array_size(opts) > 0;
+    child_free(&c);
+    json_object_set_new(s->help_cache, key, ok ? opts : json_false());
+    if (!ok)
+        json_decref(opts);
+    return ok ? json_object_get(s->help_cache, key) : NULL;
+}
+
+/* Validate one entry against this binary; fills e->skip for an optional
+ * entry that cannot run here.  -EINVAL (printed) for bad input. */
+static int validate_entry(struct suite *s, struct entry *e)
+{
+    char why[300] = "";
+    if (!in_array(s->built, e->verb)) {
+        snprintf(why, sizeof why, "verb '%s' is not built into this binary "
+                 "(lbscale --help)", e->verb);
+    } else if (e->ranks > 1 && !s->mpirun[0]) {
+        snprintf(why, sizeof why, "%d ranks need mpirun, which is not on "
+                 "PATH%s", e->ranks, LBS_HAVE_MPI ? "" :
+                 " (and this build has no MPI)");
+    } else if (e->ranks > 1 && !LBS_HAVE_MPI) {
+        snprintf(why, sizeof why, "%d ranks need MPI, which this build "
+                 "does not have", e->ranks);
+    }
+    if (!why[0]) {
+        json_t *opts = verb_options(s, e);
+        size_t i;
+        json_t *a;
+        json_array_foreach(e->args, i, a) {
+            const char *t = json_string_value(a);
+            if (opts && !strncmp(t, "--", 2) && strlen(t) > 2 &&
+                !in_array(opts, t)) {
+                snprintf(why, sizeof why, "'%s' is not an option of '%s' "
+                         "(lbscale %s --help)", t, e->verb, e->verb);
+                break;
+            }
+            const char *next = json_string_value(json_array_get(e->args,
+                                                                i + 1));
+            int is_optim = !strcmp(t, "--optim") &&
+                (!strcmp(e->verb, "optim") || !strcmp(e->verb, "train"));
+            int is_comp = !strcmp(t, "--compressor") &&
+                !strcmp(e->verb, "compress");
+            if ((is_optim || is_comp) && !next) {
+                snprintf(why, sizeof why, "'%s' needs a value", t);
+                break;
+            }
+            if (!(is_optim || is_comp) || has_runtime(next) ||
+                strstr(next, "{{"))
+                continue;
+            struct lbs_err le;
+            int rc;
+            if (is_optim) {
+                float w = 0, g = 0;
+                struct lbs_layer probe = {.name = "probe", .w = &w, .g = &g,
+                                          .n = 1, .ndim = 1, .shape = {1}};
+                struct lbs_optim *op;
+                rc = lbs_optim_new(next, &probe, 1, NULL, &op, &le);
+                if (!rc)
+                    lbs_optim_free(op);
+            } else {
+                struct lbs_compressor *cp;
+                rc = lbs_compressor_new(next, &cp, &le);
+                if (!rc)
+                    lbs_compressor_free(cp);
+            }
+            if (rc && lbs_err_is_input(rc)) {
+                snprintf(why, sizeof why, "%s %s: %s", t, next, le.msg);
+                break;
+            }
+        }
+    }
+    if (why[0]) {
+        if (!e->optional)
+            return bad(s, e->src, e->name, "%s", why);
+        snprintf(e->skip, sizeof e->skip, "%s", why);
+    }
+    return 0;
+}
+
+static void find_mpirun(struct suite *s)
+{
+    const char *path = getenv("PATH");
+    s->mpirun[0] = '\0';
+    if (!path)
+        return;
+    char *dup = strdup(path), *save = NULL;
+    for (char *d = strtok_r(dup, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof p, "%s/mpirun", *d ? d : ".");
+        if (!access(p, X_OK)) {
+            snprintf(s->mpirun, sizeof s->mpirun, "%s", p);
+            break;
+        }
+    }
+    free(dup);
+    if (!s->mpirun[0])
+        return;
+    char *argv[] = {s->mpirun, "--version", NULL};
+    struct child c;
+    child_run(argv, 30, NULL, NULL, &c);
+    s->openmpi = (c.out.p && strstr(c.out.p, "Open MPI")) ||
+                 (c.err.p && strstr(c.err.p, "Open MPI"));
+    child_free(&c);
+}
+
+/* ------------------------------------------------------------------ */
+/* running                                                              */
+
+static void fmt_dur(double s, char *out, size_t len)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(out, len, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(out, len, "%ld:%02ld", t / 60, t % 60);
+}
+
+struct progress {
+    int tty;
+    size_t i, n;           /* 1-based position, total runs */
+    const char *name;
+    double t0;             /* suite start */
+    double done_s, done_est, todo_est;   /* for the ETA */
+    size_t done_n, todo_n;
+    double last;
+};
+
+static double eta(const struct progress *p, double running)
+{
+    double elapsed = cli_now() - p->t0;
+    (void)elapsed;
+    if (p->done_est > 0 && p->todo_est > 0)
+        return p->todo_est * (p->done_s / p->done_est) - running;
+    if (p->done_n)
+        return (p->done_s / (double)p->done_n) * (double)p->todo_n - running;
+    return p->todo_est > 0 ? p->todo_est - running : -1;
+}
+
+static void tick(void *ctx, double running)
+{
+    struct progress *p = ctx;
+    if (!p->tty || cli_now() - p->last < 0.5)
+        return;
+    p->last = cli_now();
+    char el[32], r[32], et[32] = "?";
+    fmt_dur(cli_now() - p->t0, el, sizeof el);
+    fmt_dur(running, r, sizeof r);
+    double e = eta(p, running);
+    if (e >= 0)
+        fmt_dur(e, et, sizeof et);
+    else if (e > -1e300 && (p->done_n || p->todo_est > 0))
+        snprintf(et, sizeof et, "0:00");
+    fprintf(stderr, "\r\033[K[%zu/%zu] %s  %s | elapsed %s | ETA %s", p->i,
+            p->n, p->name, r, el, et);
+    fflush(stderr);
+}
+
+/* {file.field}: the field in the last row of RUN/file.jsonl that has it. */
+static int resolve_runtime(const char *run, const char *in, char **out,
+                           char *why, size_t wlen)
+{
+    struct buf b = {0};
+    buf_add(&b, "", 0);
+    for (const char *p = in; *p;) {
+        const char *q;
+        if (p[0] == '{' && p[1] != '{' && (q = strchr(p, '}')) &&
+            memchr(p, '.', (size_t)(q - p))) {
+            char key[80], file[80];
+            snprintf(key, sizeof key, "%.*s", (int)(q - p - 1), p + 1);
+            char *dot = strchr(key, '.');
+            *dot = '\0';
+            snprintf(file, sizeof file, "%s", key);
+            char path[PATH_MAX + 100];
+            snprintf(path, sizeof path, "%s/%s.jsonl", run, file);
+            struct lbs_err le;
+            json_t *rows = suite_load_jsonl(path, &le);
+            json_t *v = NULL;
+            for (size_t i = rows ? json_array_size(rows) : 0; !v && i-- > 0;)
+                v = suite_field(json_array_get(rows, i), dot + 1);
+            char val[512];
+            if (!v || var_text(v, val, sizeof val)) {
+                snprintf(why, wlen, "no value for {%s.%s}: %s.jsonl in the "
+                         "run has no row with '%s' (did an earlier entry "
+                         "fail?)", file, dot + 1, file, dot + 1);
+                json_decref(rows);
+                free(b.p);
+                return -ENOENT;
+            }
+            json_decref(rows);
+            buf_add(&b, val, strlen(val));
+            p = q + 1;
+        } else if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+            buf_add(&b, p, 2);
+            p += 2;
+        } else {
+            buf_add(&b, p++, 1);
+        }
+    }
+    unescape(b.p);
+    *out = b.p;
+    return 0;
+}
+
+static json_t *argv_json(char *const *argv)
+{
+    json_t *a = json_array();
+    for (; *argv; argv++)
+        json_array_append_new(a, json_string(*argv));
+    return a;
+}
+
+static void utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The last non-empty lines of s, at most TAIL_BYTES. */
+static const char *tail_of(const struct buf *b)
+{
+    if (!b->p)
+        return "";
+    size_t n = b->len;
+    while (n && (b->p[n - 1] == '\n' || b->p[n - 1] == ' '))
+        n--;
+    b->p[n] = '\0';
+    return n > TAIL_BYTES ? b->p + n - TAIL_BYTES : b->p;
+}
+
+static const char *last_line(const char *s, char *out, size_t len)
+{
+    const char *nl = strrchr(s, '\n');
+    snprintf(out, len, "%s", nl ? nl + 1 : s);
+    return out;
+}
+
+/* Keys of completed (status ok) runs in RUN/suite.jsonl: "name#rep". */
+static json_t *done_set(const char *run, struct lbs_err *err)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/suite.jsonl", run);
+    json_t *rows = suite_load_jsonl(path, err);
+    if (!rows)
+        return NULL;
+    json_t *done = json_object();
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        const char *ev = json_string_value(json_object_get(r, "event"));
+        const char *st = json_string_value(json_object_get(r, "status"));
+        if (!ev || strcmp(ev, "entry") || !st)
+            continue;
+        char key[512];
+        char *args = json_dumps(json_object_get(r, "args"), JSON_COMPACT);
+        snprintf(key, sizeof key, "%s#%lld#%lld#%s",
+                 json_string_value(json_object_get(r, "name")),
+                 (long long)json_integer_value(json_object_get(r, "rep")),
+                 (long long)json_integer_value(json_object_get(r, "ranks")),
+                 args ? args : "");
+        free(args);
+        if (!strcmp(st, "ok"))
+            json_object_set_new(done, key, json_true());
+        else
+            json_object_del(done, key);
+    }
+    json_decref(rows);
+    return done;
+}
+
+static void entry_key(const struct entry *e, int rep, char *key, size_t len)
+{
+    char *args = json_dumps(e->args, JSON_COMPACT);
+    snprintf(key, len, "%s#%d#%d#%s", e->name, rep, e->ranks, args ? args : "");
+    free(args);
+}
+
+static void sanitize(const char *in, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < len; i++)
+        out[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY"
+                        "Z0123456789_.-", in[i]) ? in[i] : '_';
+    out[i] = '\0';
+}
+
+struct tally {
+    int ok, failed, skipped, done_before;
+    double seconds;
+};
+
+/* Run one repetition of e; appends the suite.jsonl row.  Returns the row
+ * (borrowed from *rows). */
+static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
+                   int rep, size_t idx, struct progress *pg, json_t *rows,
+                   struct tally *t)
+{
+    char why[600] = "", started[32];
+    utc_now(started, sizeof started);
+    json_t *row = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:O}", "event",
+                            "entry", "index", (int)idx, "name", e->name,
+                            "verb", e->verb, "rep", rep, "repeat", e->repeat,
+                            "ranks", e->ranks, "args", e->args);
+    json_object_set_new(row, "started_utc", json_string(started));
+    const char *status = "ok";
+    struct child c;
+    memset(&c, 0, sizeof c);
+    int ran = 0;
+    if (e->skip[0]) {
+        status = "skipped";
+        snprintf(why, sizeof why, "%s", e->skip);
+    } else {
+        /* argv: [mpirun flags -np N] exe verb args --out RUN */
+        size_t na = json_array_size(e->args);
+        char **argv = calloc(na + 16, sizeof *argv);
+        char **own = calloc(na + 1, sizeof *own);
+        char np[16];
+        int n = 0, rc = 0;
+        if (e->ranks > 1) {
+            snprintf(np, sizeof np, "%d", e->ranks);
+            argv[n++] = s->mpirun;
+            if (s->openmpi) {
+                argv[n++] = "--oversubscribe";
+                if (geteuid() == 0)
+                    argv[n++] = "--allow-run-as-root";
+            }
+            argv[n++] = "-np";
+            argv[n++] = np;
+        }
+        argv[n++] = s->exe;
+        argv[n++] = e->verb;
+        for (size_t i = 0; i < na && !rc; i++) {
+            rc = resolve_runtime(s->run, json_string_value(
+                json_array_get(e->args, i)), &own[i], why, sizeof why);
+            argv[n++] = own[i];
+        }
+        argv[n++] = "--out";
+        argv[n++] = s->run;
+        argv[n] = NULL;
+        json_object_set_new(row, "argv", rc ? json_null() : argv_json(argv));
+        if (rc) {
+            status = "failed";
+        } else {
+            pg->name = e->name;
+            child_run(argv, e->timeout_s, tick, pg, &c);
+            ran = 1;
+            if (pg->tty)
+                fprintf(stderr, "\r\033[K");
+            if (c.spawn_errno) {
+                status = "failed";
+                snprintf(why, sizeof why, "cannot start %s: %s", argv[0],
+                         strerror(c.spawn_errno));
+            } else if (c.interrupted) {
+                status = "interrupted";
+                snprintf(why, sizeof why, "interrupted after %.1f s",
+                         c.seconds);
+            } else if (c.timed_out) {
+                status = "failed";
+                snprintf(why, sizeof why, "timed out after %.0f s (entry "
+                         "timeout_s)", e->timeout_s);
+            } else if (c.exit_code != 0) {
+                status = "failed";
+                if (c.signal)
+                    snprintf(why, sizeof why, "killed by signal %d",
+                             c.signal);
+                else
+                    snprintf(why, sizeof why, "exit status %d", c.exit_code);
+            }
+        }
+        for (size_t i = 0; i < na; i++)
+            free(own[i]);
+        free(own);
+        free(argv);
+    }
+    json_object_set_new(row, "status", json_string(status));
+    json_object_set_new(row, "exit_code", ran && c.exit_code >= 0
+                        ? json_integer(c.exit_code) : json_null());
+    if (c.signal)
+        json_object_set_new(row, "signal", json_integer(c.signal));
+    json_object_set_new(row, "seconds", json_real(ran ? c.seconds : 0));
+    if (why[0])
+        json_object_set_new(row, "note", json_string(why));
+    json_object_set_new(row, "stderr_tail", json_string(tail_of(&c.err)));
+    struct lbs_err le;
+    if (ran) {   /* the child's output, kept whole (atomically) */
+        char dir[PATH_MAX + 8], path[PATH_MAX + 128], nm[96];
+        snprintf(dir, sizeof dir, "%s/logs", s->run);
+        mkdir(dir, 0755);
+        sanitize(e->name, nm, sizeof nm);
+        if (e->repeat > 1)
+            snprintf(nm + strlen(nm), sizeof nm - strlen(nm), ".%d", rep);
+        snprintf(path, sizeof path, "%s/%03zu-%s.log", dir, idx + 1, nm);
+        struct buf lg = {0};
+        buf_printf(&lg, "# entry %zu '%s': %s\n# stdout%s\n", idx + 1,
+                   e->name, status, c.out.dropped ? " (head dropped)" : "");
+        if (c.out.p)
+            buf_add(&lg, c.out.p, c.out.len);
+        buf_printf(&lg, "\n# stderr%s\n", c.err.dropped ? " (head dropped)"
+                                                        : "");
+        if (c.err.p)
+            buf_add(&lg, c.err.p, strlen(c.err.p));
+        buf_add(&lg, "\n", 1);
+        if (!lbs_write_atomic(path, lg.p, lg.len, &le))
+            json_object_set_new(row, "log", json_string(path + strlen(s->run)
+                                                        + 1));
+        free(lg.p);
+    }
+    int rc = lbs_run_append(run, "suite", json_incref(row), &le);
+    if (rc)
+        cli_error(s->o->what, "%s", le.msg);
+    json_array_append(rows, row);
+
+    /* progress and tallies */
+    double secs = ran ? c.seconds : 0;
+    t->seconds += secs;
+    if (!strcmp(status, "ok"))
+        t->ok++;
+    else if (!strcmp(status, "skipped"))
+        t->skipped++;
+    else
+        t->failed++;
+    pg->done_s += secs;
+    pg->done_est += e->est_s;
+    pg->todo_est -= e->est_s;
+    pg->done_n++;
+    pg->todo_n--;
+    char d[32], el[32], et[32] = "0:00", ll[256];
+    fmt_dur(secs, d, sizeof d);
+    fmt_dur(cli_now() - pg->t0, el, sizeof el);
+    double eta_s = eta(pg, 0);
+    if (eta_s > 0)
+        fmt_dur(eta_s, et, sizeof et);
+    if (s->o->json) {
+        char *txt = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(txt);
+        fflush(stdout);
+        free(txt);
+    }
+    if (pg->tty) {
+        fprintf(stderr, "[%zu/%zu] %-8s %-28s %7s   (elapsed %s, ETA %s)%s%s\n",
+                pg->i, pg->n, status, e->name, d, el, et,
+                why[0] ? "\n        " : "", why);
+        if (strcmp(status, "ok") && c.err.p && c.err.p[0])
+            fprintf(stderr, "        stderr: %s\n",
+                    last_line(tail_of(&c.err), ll, sizeof ll));
+    } else if (!strcmp(status, "failed")) {
+        cli_error(s->o->what, "entry %zu '%s' failed: %s%s%s", idx + 1,
+                  e->name, why, c.err.p && c.err.p[0] ? ": " : "",
+                  c.err.p ? last_line(tail_of(&c.err), ll, sizeof ll) : "");
+    }
+    json_decref(row);
+    child_free(&c);
+    return rc;
+}
+
+static void print_summary(struct suite *s, json_t *rows, const struct tally *t,
+                          double wall, int plotted, int reported, FILE *f)
+{
+    char w[32];
+    fmt_dur(wall, w, sizeof w);
+    char runs[48] = "";
+    if (json_array_size(rows) != s->n)
+        snprintf(runs, sizeof runs, ", %zu run(s) now", json_array_size(rows));
+    fprintf(f, "\n== suite %s: %zu entries%s: %d ok, %d failed, %d skipped"
+            " (wall %s) ==\n", s->name, s->n, runs, t->ok, t->failed,
+            t->skipped, w);
+    if (t->done_before)
+        fprintf(f, "   (%d run(s) completed earlier were not repeated)\n",
+                t->done_before);
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        const char *st = json_string_value(json_object_get(r, "status"));
+        char d[32];
+        fmt_dur(json_real_value(json_object_get(r, "seconds")), d, sizeof d);
+        const char *note = json_string_value(json_object_get(r, "note"));
+        char nm[128];
+        int rep = (int)json_integer_value(json_object_get(r, "rep"));
+        int repeat = (int)json_integer_value(json_object_get(r, "repeat"));
+        if (repeat > 1)
+            snprintf(nm, sizeof nm, "%s #%d",
+                     json_string_value(json_object_get(r, "name")), rep);
+        else
+            snprintf(nm, sizeof nm, "%s",
+                     json_string_value(json_object_get(r, "name")));
+        fprintf(f, "  %-11s %-30s %7s%s%s\n", st, nm, d, note ? "  " : "",
+                note ? note : "");
+        if (st && strcmp(st, "ok") && strcmp(st, "skipped")) {
+            char ll[256];
+            const char *tl = json_string_value(json_object_get(r,
+                                                               "stderr_tail"));
+            if (tl && *tl)
+                fprintf(f, "  %-11s   stderr: %s\n", "",
+                        last_line(tl, ll, sizeof ll));
+        }
+    }
+    fputc('\n', f);
+    report_summary_text(s->run, f);
+    fprintf(f, "results: %s\n", s->run);
+    if (plotted)
+        fprintf(f, "figures: %s/plots/\n", s->run);
+    if (reported)
+        fprintf(f, "report:  %s/report.html\n", s->run);
+    if (t->failed)
+        fprintf(f, "resume:  lbscale %s%s%s --resume %s  (reruns what did "
+                "not succeed)\n", s->o->what,
+                strcmp(s->o->what, "suite") ? "" : " ",
+                strcmp(s->o->what, "suite") ? "" : s->file, s->run);
+}
+
+static void free_suite(struct suite *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->e[i].name);
+        free(s->e[i].verb);
+        json_decref(s->e[i].args);
+    }
+    free(s->e);
+    free(s->text);
+    json_decref(s->root);
+    json_decref(s->vars);
+    json_decref(s->help_cache);
+    json_decref(s->built);
+}
+
+static void dry_run_list(struct suite *s)
+{
+    printf("suite %s: %zu entries\n", s->name, s->n);
+    const char *k;
+    json_t *v;
+    json_object_foreach(s->vars, k, v) {
+        char val[512];
+        var_text(v, val, sizeof val);
+        printf("  var %s = %s\n", k, val);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const struct entry *e = &s->e[i];
+        printf("%3zu %-28s ", i + 1, e->name);
+        if (e->ranks > 1)
+            printf("mpirun -np %d ", e->ranks);
+        printf("lbscale %s", e->verb);
+        size_t j;
+        json_t *a;
+        json_array_foreach(e->args, j, a)
+            printf(" %s", json_string_value(a));
+        if (e->repeat > 1)
+            printf("  (x%d)", e->repeat);
+        if (e->skip[0])
+            printf("  [skipped: %s]", e->skip);
+        putchar('\n');
+    }
+}
+
+int suite_main(const struct suite_opts *o)
+{
+    struct suite s = {.o = o, .file = o->file};
+    snprintf(s.name, sizeof s.name, "%s", o->what);
+    int rc = EXIT_BAD_INPUT;
+    if (o->text) {
+        s.text = strdup(o->text);
+    } else {
+        s.text = slurp(o->file, NULL);
+        if (!s.text) {
+            cli_error(o->what, "%s: %s", o->file, strerror(errno));
+            return EXIT_BAD_INPUT;
+        }
+    }
+    if (readlink("/proc/self/exe", s.exe, sizeof s.exe - 1) <= 0) {
+        cli_error(o->what, "cannot find this binary (/proc/self/exe)");
+        free(s.text);
+        return EXIT_RUNTIME;
+    }
+    s.help_cache = json_object();
+    if (parse(&s))
+        goto out;
+    int multi = 0;
+    for (size_t i = 0; i < s.n; i++)
+        multi |= s.e[i].ranks > 1;
+    if (multi)
+        find_mpirun(&s);
+    if (probe_built(&s)) {
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+    for (size_t i = 0; i < s.n; i++)
+        if (validate_entry(&s, &s.e[i]))
+            goto out;
+    if (o->dry_run) {
+        dry_run_list(&s);
+        rc = 0;
+        goto out;
+    }
+
+    /* the run directory */
+    struct lbs_err le;
+    struct lbs_run *run = NULL;
+    json_t *done = NULL;
+    if (o->resume) {
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof p, "%s/suite.jsonl", o->resume);
+        if (access(p, R_OK)) {
+            cli_error(o->what, "--resume %s: no suite.jsonl there (not a "
+                      "suite run)", o->resume);
+            goto out;
+        }
+        done = done_set(o->resume, &le);
+        if (!done) {
+            cli_error(o->what, "--resume: %s", le.msg);
+            goto out;
+        }
+    }
+    if (lbs_run_open(o->resume ? o->resume : o->out, o->argc, o->argv, &run,
+                     &le)) {
+        cli_error(o->what, "%s", le.msg);
+        json_decref(done);
+        rc = EXIT_RUNTIME;
+        goto out;
+    }
+    snprintf(s.run, sizeof s.run, "%s", lbs_run_dir(run));
+    char p[PATH_MAX + 32], started[32];
+    snprintf(p, sizeof p, "%s/suite.json", s.run);
+    if (access(p, F_OK))
+        lbs_write_atomic(p, s.text, strlen(s.text), &le);
+    utc_now(started, sizeof started);
+    json_t *cmd = json_array();
+    for (int i = 0; i < o->argc; i++)
+        json_array_append_new(cmd, json_string(o->argv[i]));
+    json_t *start = json_pack("{s:s,s:s,s:s,s:o,s:O,s:I,s:b,s:s}", "event",
+        "start", "suite", s.name, "file", s.file, "command", cmd, "vars",
+        s.vars, "entries", (json_int_t)s.n, "resume", o->resume != NULL,
+        "started_utc", started);
+    if (lbs_run_append(run, "suite", start, &le))
+        cli_error(o->what, "%s", le.msg);
+
+    /* signals: stop after the running entry is ended */
+    struct sigaction sa = {0}, old_int, old_term;
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    struct progress pg = {.tty = isatty(2), .t0 = cli_now()};
+    struct tally t = {0};
+    for (size_t i = 0; i < s.n; i++)
+        for (int r = 1; r <= s.e[i].repeat; r++) {
+            char key[1024];
+            entry_key(&s.e[i], r, key, sizeof key);
+            if (done && json_object_get(done, key)) {
+                t.done_before++;
+                continue;
+            }
+            pg.n++;
+            pg.todo_n++;
+            pg.todo_est += s.e[i].est_s;
+        }
+    if (pg.tty)
+        fprintf(stderr, "%s %s: %zu entries, %zu run(s)%s -> %s\n", o->what,
+                s.name, s.n, pg.n, t.done_before ? " still to do" : "",
+                s.run);
+    json_t *rows = json_array();
+    for (size_t i = 0; i < s.n && !interrupted; i++)
+        for (int r = 1; r <= s.e[i].repeat && !interrupted; r++) {
+            char key[1024];
+            entry_key(&s.e[i], r, key, sizeof key);
+            if (done && json_object_get(done, key))
+                continue;
+            pg.i++;
+            run_one(&s, run, &s.e[i], r, i, &pg, rows, &t);
+        }
+    int was_interrupted = interrupted != 0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    double wall = cli_now() - pg.t0;
+    char ended[32];
+    utc_now(ended, sizeof ended);
+    json_t *end = json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:s,s:b}", "event",
+        "end", "ok", t.ok, "failed", t.failed, "skipped", t.skipped,
+        "done_before", t.done_before, "wall_s", wall, "ended_utc", ended,
+        "interrupted", was_interrupted);
+    if (lbs_run_append(run, "suite", json_incref(end), &le))
+        cli_error(o->what, "%s", le.msg);
+    lbs_run_close(run);
+
+    int plotted = 0, reported = 0;
+    if (!o->no_plot && !was_interrupted) {
+        if (plot_run(s.run, &le))
+            cli_error(o->what, "figures: %s", le.msg);
+        else
+            plotted = 1;
+        if (report_write(s.run, &le))
+            cli_error(o->what, "report: %s", le.msg);
+        else
+            reported = 1;
+    }
+    if (o->json) {
+        json_object_set_new(end, "run", json_string(s.run));
+        json_object_set_new(end, "suite", json_string(s.name));
+        if (reported) {
+            char rp[PATH_MAX + 16];
+            snprintf(rp, sizeof rp, "%s/report.html", s.run);
+            json_object_set_new(end, "report", json_string(rp));
+        }
+        char *txt = json_dumps(end, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(txt);
+        free(txt);
+    } else {
+        print_summary(&s, rows, &t, wall, plotted, reported, stdout);
+    }
+    fflush(stdout);
+    json_decref(end);
+    json_decref(rows);
+    json_decref(done);
+    if (was_interrupted) {
+        cli_error(o->what, "interrupted; resume with: lbscale %s%s%s "
+                  "--resume %s", o->what, strcmp(o->what, "suite") ? "" : " ",
+                  strcmp(o->what, "suite") ? "" : s.file, s.run);
+        rc = 130;
+    } else {
+        rc = t.failed ? EXIT_RUNTIME : 0;
+    }
+out:
+    free_suite(&s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* the verb                                                             */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: lbscale suite FILE.json [--out DIR | --resume RUN] [--set KEY=VALUE]\n"
+"                     [--dry-run] [--no-plot] [--json]\n"
+"\n"
+"Runs the suite's entries (benchmark verbs with arguments, rank counts for\n"
+"mpirun, repetitions) as child processes into one results/<run-id>/, then\n"
+"draws the figures (lbscale plot), writes report.html (lbscale report) and\n"
+"prints a plain-text summary.  Every entry is validated before anything\n"
+"runs (bad input: exit 2).  A failing entry is recorded as failed with its\n"
+"stderr tail and the suite goes on; the exit status is then 1.\n"
+"Each entry is recorded in RUN/suite.jsonl; its output in RUN/logs/.\n"
+"Example suites: bench/suites/{quick,full,convergence,scaling,ci}.json;\n"
+"the format is described in bench/suites/README.md.\n"
+"\n"
+"  --out DIR        write into run directory DIR (default: a new\n"
+"                   results/<UTC time>-<git rev>/)\n"
+"  --resume RUN     continue an interrupted or partly failed run: entries\n"
+"                   recorded as ok there (same name and arguments) are\n"
+"                   skipped, the others run again\n"
+"  --set KEY=VALUE  override one of the suite's \"vars\" (repeatable)\n"
+"  --dry-run        validate and list the expanded entries; run nothing\n"
+"  --no-plot        no figures and no report at the end\n"
+"  --json           one JSON object per finished entry on stdout, and a\n"
+"                   final summary object (instead of the text summary)\n"
+"  -h, --help       this help\n"
+"\n"
+"Progress (entry i of n, elapsed, ETA) goes to stderr when it is a\n"
+"terminal; otherwise only failures are reported there.  Ctrl-C stops the\n"
+"running entry and the suite (exit 130); --resume continues it.\n");
+}
+
+int suite_set_opt(json_t *vars, const char *what, const char *v)
+{
+    const char *eq = v ? strchr(v, '=') : NULL;
+    if (!eq || eq == v) {
+        cli_error(what, "--set needs KEY=VALUE (got '%s')", v ? v : "");
+        return -EINVAL;
+    }
+    char key[128];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
+    json_object_set_new(vars, key, json_string(eq + 1));
+    return 0;
+}
+
+int verb_suite(int argc, char **argv)
+{
+    struct suite_opts o = {.what = "suite", .argc = argc, .argv = argv};
+    json_t *vars = json_object();
+    int rc = EXIT_BAD_INPUT;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            rc = 0;
+            goto out;
+        } else if (!strcmp(a, "--out") || !strcmp(a, "--resume") ||
+                   !strcmp(a, "--set")) {
+            if (!v) {
+                cli_error(a, "missing value");
+                goto out;
+            }
+            if (a[2] == 'o')
+                o.out = v;
+            else if (a[2] == 'r')
+                o.resume = v;
+            else if (suite_set_opt(vars, "suite", v))
+                goto out;
+            i++;
+        } else if (!strcmp(a, "--dry-run")) {
+            o.dry_run = 1;
+        } else if (!strcmp(a, "--no-plot")) {
+            o.no_plot = 1;
+        } else if (!strcmp(a, "--json")) {
+            o.json = 1;
+        } else if (a[0] == '-') {
+            cli_error("suite", "unknown option '%s' (see --help)", a);
+            goto out;
+        } else if (o.file) {
+            cli_error("suite", "one suite file only (got '%s' and '%s')",
+                      o.file, a);
+            goto out;
+        } else {
+            o.file = a;
+        }
+    }
+    if (!o.file) {
+        cli_error("suite", "a suite file is required (see --help)");
+        goto out;
+    }
+    if (o.out && o.resume) {
+        cli_error("suite", "--out and --resume exclude each other (--resume "
+                  "RUN writes into RUN)");
+        goto out;
+    }
+    o.vars = vars;
+    rc = suite_main(&o);
+out:
+    json_decref(vars);
+    return rc;
+}

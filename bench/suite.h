@@ -1,0 +1,63 @@
+/* suite.h - suites of benchmark entries, the HTML report and the plain-
+ * text summary (bench/ only; suite.c, report.c, demo.c, check.c).
+ *
+ * A suite is a JSON file (format in bench/suites/README.md):
+ *
+ *   {"suite": "quick", "vars": {"elements": "16M"},
+ *    "entries": [
+ *      {"verb": "stream"},
+ *      {"name": "optim-{optim}", "verb": "optim",
+ *       "args": ["--optim", "{optim}", "--elements", "{elements}",
+ *                "--stream-gbps", "{stream.triad_gbps}"],
+ *       "foreach": {"optim": "@optimizers"}},
+ *      {"verb": "train", "ranks": 4, "args": ["--optim", "lamb"]}]}
+ *
+ * Every entry runs as a child process of this binary (mpirun -np N for
+ * ranks > 1) with --out RUN, so all rows land in one results run.  The
+ * runner records each entry in RUN/suite.jsonl (atomically), which
+ * --resume reads to skip what already succeeded.
+ */
+#ifndef LBS_SUITE_H
+#define LBS_SUITE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "lbscale/error.h"
+
+struct suite_opts {
+    const char *file;      /* path (or a name for messages when text set) */
+    const char *text;      /* JSON text; NULL = read file */
+    const char *out;       /* --out DIR or NULL (new run) */
+    const char *resume;    /* --resume RUN or NULL */
+    json_t *vars;          /* --set overrides, object of strings (borrowed) */
+    int json;              /* --json: entry rows and summary as JSON lines */
+    int dry_run;           /* validate and list, run nothing */
+    int no_plot;           /* no figures, no report */
+    const char *what;      /* verb name for messages ("suite", "demo") */
+    int argc;              /* the command line, for meta.json */
+    char **argv;
+};
+
+/* Validate, run, plot, report and summarise; returns the exit code
+ * (0 all ok, 1 an entry failed, 2 bad input). */
+int suite_main(const struct suite_opts *o);
+
+/* --set KEY=VALUE into vars (suite and demo); -EINVAL printed. */
+int suite_set_opt(json_t *vars, const char *what, const char *v);
+
+/* report.c: RUN/report.html, self-contained (figures embedded). */
+int report_write(const char *run, struct lbs_err *err);
+/* report.c: the per-section summary tables as plain text. */
+void report_summary_text(const char *run, FILE *f);
+
+/* Small helpers shared by suite.c, report.c and check.c. */
+/* Rows of RUN/<name>.jsonl (new reference; empty array when absent;
+ * NULL with err set when a line is not JSON). */
+json_t *suite_load_jsonl(const char *path, struct lbs_err *err);
+/* Value of a dotted field path ("comm_by_kind.allreduce.bytes"). */
+json_t *suite_field(json_t *row, const char *path);
+/* Number of a JSON value (integer or real); NAN when neither. */
+double suite_num(json_t *v);
+
+#endif

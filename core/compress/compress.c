@@ -1,0 +1,479 @@
+/* compress.c - the driver: spec parsing, lifetime, the error-feedback
+ * decorator around compress, and the exchange over a comm. */
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compress_impl.h"
+
+extern const struct lbs_compress_ops *const lbs_compress_registry[];
+
+static const struct lbs_compress_ops *lookup(const char *name)
+{
+    for (size_t i = 0; lbs_compress_registry[i]; i++)
+        if (!strcmp(lbs_compress_registry[i]->name, name))
+            return lbs_compress_registry[i];
+    return NULL;
+}
+
+const char *const *lbs_compressor_names(void)
+{
+    static const char *names[64];
+    if (!names[0])
+        for (size_t i = 0; lbs_compress_registry[i] && i < 63; i++)
+            names[i] = lbs_compress_registry[i]->name;
+    return names;
+}
+
+/* ---- spec parsing: the compressor's keys + the common ones ---- */
+
+/* Parsed into one block: common keys first, then the compressor's. */
+struct common_cfg {
+    double ef;
+};
+static const struct lbs_param_spec common_params[] = {
+    {"ef", LBS_P_BOOL, 0, 0, 1, 0, offsetof(struct common_cfg, ef),
+     "error feedback: x = g + e; e = x - D(C(x))", NULL},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+#define MAX_KEYS 32
+
+/* The merged table with offsets shifted past struct common_cfg. */
+static size_t merge_params(const struct lbs_compress_ops *ops,
+                           struct lbs_param_spec *t)
+{
+    size_t m = 0;
+    for (const struct lbs_param_spec *p = ops->params; p->key; p++) {
+        t[m] = *p;
+        t[m++].offset += sizeof(struct common_cfg);
+    }
+    for (const struct lbs_param_spec *p = common_params; p->key; p++)
+        t[m++] = *p;
+    t[m] = (struct lbs_param_spec){0};
+    return m;
+}
+
+/* param.c's unknown-key message points at `lbscale optim`; point it at
+ * the compress verb instead. */
+static void fix_unknown_key_msg(struct lbs_err *err, const char *name)
+{
+    char *s = err ? strstr(err->msg, "(see lbscale optim") : NULL;
+    if (s)
+        snprintf(s, sizeof err->msg - (size_t)(s - err->msg),
+                 "(see lbscale compress --help %s)", name);
+}
+
+static int parse_spec(struct lbs_compressor *c, const char *args,
+                      struct lbs_err *err)
+{
+    const struct lbs_compress_ops *ops = c->ops;
+    struct lbs_param_spec t[MAX_KEYS + 4];
+    merge_params(ops, t);
+    char *blk = calloc(1, sizeof(struct common_cfg) + ops->cfg_size);
+    if (!blk)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    int rc = lbs_params_parse(t, ops->name, args, blk, err);
+    if (rc == -ENOENT)
+        fix_unknown_key_msg(err, ops->name);
+    if (!rc) {
+        c->ef = ((struct common_cfg *)blk)->ef;
+        memcpy(c->cfg, blk + sizeof(struct common_cfg), ops->cfg_size);
+        lbs_params_format(t, blk, c->params_str, sizeof c->params_str);
+    }
+    free(blk);
+    if (!rc && c->ef && !ops->ef_ok)
+        rc = lbs_err_set(err, -EINVAL, "%s: ef=1 makes no sense: %s",
+                         ops->name, ops->ef_why);
+    return rc;
+}
+
+int lbs_compressor_new(const char *spec, struct lbs_compressor **out,
+                       struct lbs_err *err)
+{
+    char name[64];
+    const char *args;
+    *out = NULL;
+    int rc = lbs_spec_split(spec, name, sizeof name, &args, err);
+    if (rc)
+        return rc;
+    const struct lbs_compress_ops *ops = lookup(name);
+    if (!ops)
+        return lbs_err_set(err, -ENOENT, "unknown compressor '%s' (see "
+                           "lbscale compress --list)", name);
+    struct lbs_compressor *c = calloc(1, sizeof *c);
+    if (!c)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    c->ops = ops;
+    c->cfg = calloc(1, ops->cfg_size ? ops->cfg_size : 1);
+    if (!c->cfg) {
+        free(c);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    rc = parse_spec(c, args, err);
+    if (!rc)
+        rc = ops->init ? ops->init(c, err) : 0;
+    if (rc) {
+        free(c->cfg);
+        free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void lbs_compressor_free(struct lbs_compressor *c)
+{
+    if (!c)
+        return;
+    if (c->ops->fini)
+        c->ops->fini(c);
+    lbs_cslots_clear(&c->resid, NULL);
+    free(c->resid.p);
+    free(c->resid.n);
+    lbs_cbuf_free(&c->payload);
+    lbs_cbuf_free(&c->recv);
+    lbs_cbuf_free(&c->tmp);
+    free(c->sizes);
+    free(c->cfg);
+    free(c);
+}
+
+const char *lbs_compressor_name(const struct lbs_compressor *c)
+{
+    return c->ops->name;
+}
+
+const char *lbs_compressor_params(const struct lbs_compressor *c)
+{
+    return c->params_str;
+}
+
+enum lbs_coll lbs_compressor_collective(const struct lbs_compressor *c)
+{
+    return c->ops->coll;
+}
+
+int lbs_compressor_ef(const struct lbs_compressor *c)
+{
+    return c->ef != 0;
+}
+
+void lbs_compressor_set_rank(struct lbs_compressor *c, int rank)
+{
+    c->rank = rank;
+}
+
+void lbs_compressor_reset(struct lbs_compressor *c)
+{
+    lbs_cslots_clear(&c->resid, NULL);
+    if (c->ops->reset)
+        c->ops->reset(c);
+}
+
+/* ---- shared helpers ---- */
+
+int lbs_cslot_get(struct lbs_cslots *s, int layer, size_t n, void **p,
+                  struct lbs_err *err)
+{
+    *p = NULL;
+    if (layer < 0)
+        return lbs_err_set(err, -EINVAL, "layer index %d (must be >= 0)",
+                           layer);
+    if ((size_t)layer >= s->cap || !s->p[layer])
+        return 0;
+    if (s->n[layer] != n)
+        return lbs_err_set(err, -EINVAL, "layer %d changed size from %zu to "
+                           "%zu elements", layer, s->n[layer], n);
+    *p = s->p[layer];
+    return 0;
+}
+
+int lbs_cslot_put(struct lbs_cslots *s, int layer, size_t n, void *p,
+                  struct lbs_err *err)
+{
+    if ((size_t)layer >= s->cap) {
+        size_t cap = s->cap ? s->cap : 16;
+        while (cap <= (size_t)layer)
+            cap *= 2;
+        void **np = realloc(s->p, cap * sizeof *np);
+        if (np)
+            s->p = np;
+        size_t *nn = np ? realloc(s->n, cap * sizeof *nn) : NULL;
+        if (!nn)
+            return lbs_err_set(err, -ENOMEM, "out of memory");
+        s->n = nn;
+        memset(s->p + s->cap, 0, (cap - s->cap) * sizeof *np);
+        memset(s->n + s->cap, 0, (cap - s->cap) * sizeof *nn);
+        s->cap = cap;
+    }
+    s->p[layer] = p;
+    s->n[layer] = n;
+    return 0;
+}
+
+void lbs_cslots_clear(struct lbs_cslots *s, void (*fn)(void *))
+{
+    for (size_t i = 0; i < s->cap; i++) {
+        if (s->p[i])
+            fn ? fn(s->p[i]) : free(s->p[i]);
+        s->p[i] = NULL;
+        s->n[i] = 0;
+    }
+}
+
+void *lbs_cbuf_get(struct lbs_cbuf *b, size_t bytes)
+{
+    if (bytes <= b->cap && b->p)
+        return b->p;
+    size_t cap = (bytes + 63) / 64 * 64;
+    if (cap == 0)
+        cap = 64;
+    void *p = aligned_alloc(64, cap);
+    if (!p)
+        return NULL;
+    free(b->p);
+    b->p = p;
+    b->cap = cap;
+    return p;
+}
+
+void lbs_cbuf_free(struct lbs_cbuf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->cap = 0;
+}
+
+size_t lbs_topk_count(double k, size_t n)
+{
+    double v = k * (double)n + 0.5;
+    size_t K = v >= (double)n ? n : (size_t)v;
+    return K ? K : 1;
+}
+
+void lbs_cmp_zero(float *out, size_t n)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++)
+        out[i] = 0.0f;
+}
+
+int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,
+                         size_t want, struct lbs_err *err)
+{
+    if (got == want)
+        return 0;
+    return lbs_err_set(err, -EINVAL, "%s: payload of %zu bytes, expected "
+                       "%zu", c->ops->name, got, want);
+}
+
+static int check_n(const struct lbs_compressor *c, size_t n,
+                   struct lbs_err *err)
+{
+    if (n == 0 || n >= UINT32_MAX)
+        return lbs_err_set(err, -EINVAL, "%s: layer of %zu elements (must be "
+                           "1..2^32-2)", c->ops->name, n);
+    return 0;
+}
+
+/* ---- the public calls ---- */
+
+size_t lbs_compress_wire_bytes(struct lbs_compressor *c, size_t n, int layer,
+                               long step)
+{
+    struct lbs_cctx ctx = {layer, step, c->rank};
+    return n ? c->ops->wire_bytes(c, n, &ctx) : 0;
+}
+
+size_t lbs_compress_max_bytes(const struct lbs_compressor *c, size_t n)
+{
+    return c->ops->max_bytes(c, n);
+}
+
+int lbs_compress(struct lbs_compressor *c, const float *g, size_t n,
+                 int layer, long step, void *payload, size_t *bytes,
+                 struct lbs_err *err)
+{
+    struct lbs_cctx ctx = {layer, step, c->rank};
+    int rc = check_n(c, n, err);
+    if (rc)
+        return rc;
+    if (layer < 0)
+        return lbs_err_set(err, -EINVAL, "%s: layer index %d (must be >= 0)",
+                           c->ops->name, layer);
+    if (!c->ef)
+        return c->ops->compress(c, g, n, &ctx, payload, bytes, err);
+    float *x;
+    rc = lbs_ef_begin(c, g, n, layer, &x, err);
+    if (!rc)
+        rc = c->ops->compress(c, x, n, &ctx, payload, bytes, err);
+    if (!rc)
+        rc = lbs_ef_end(c, x, payload, *bytes, n, &ctx, err);
+    return rc;
+}
+
+int lbs_decompress(struct lbs_compressor *c, const void *payload,
+                   size_t bytes, size_t n, int layer, long step, float *out,
+                   struct lbs_err *err)
+{
+    struct lbs_cctx ctx = {layer, step, c->rank};
+    int rc = check_n(c, n, err);
+    if (rc)
+        return rc;
+    lbs_cmp_zero(out, n);
+    return c->ops->decompress_add(c, payload, bytes, n, &ctx, 1.0f, out, err);
+}
+
+const float *lbs_compress_residual(const struct lbs_compressor *c, int layer,
+                                   size_t *n)
+{
+    *n = 0;
+    if (layer < 0 || (size_t)layer >= c->resid.cap || !c->resid.p[layer])
+        return NULL;
+    *n = c->resid.n[layer];
+    return c->resid.p[layer];
+}
+
+/* ---- exchange ---- */
+
+/* Move the payload with the declared collective: *recv gets every rank's
+ * payload, rank r's at c->sizes[P + r] with c->sizes[r] bytes. */
+static int gather_payloads(struct lbs_compressor *c, struct lbs_comm *comm,
+                           const void *p, size_t bytes, int layer,
+                           const uint8_t **recv, struct lbs_err *err)
+{
+    size_t P = (size_t)comm->size;
+    if (!c->sizes || c->sizes_cap < P) {
+        free(c->sizes);
+        c->sizes = malloc(2 * P * sizeof *c->sizes);
+        c->sizes_cap = c->sizes ? P : 0;
+        if (!c->sizes)
+            return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    size_t *cnt = c->sizes, *dsp = c->sizes + P;
+    if (c->ops->coll == LBS_COLL_ALLGATHER) {
+        for (size_t r = 0; r < P; r++) {
+            cnt[r] = bytes;
+            dsp[r] = r * bytes;
+        }
+    } else {
+        int64_t *all = lbs_cbuf_get(&c->tmp, P * sizeof *all);
+        int64_t mine = (int64_t)bytes;
+        if (!all)
+            return lbs_err_set(err, -ENOMEM, "out of memory");
+        int rc = lbs_allgather(comm, &mine, all, 1, LBS_INT64, layer);
+        if (rc)
+            return rc;
+        size_t o = 0;
+        for (size_t r = 0; r < P; r++) {
+            cnt[r] = (size_t)all[r];
+            dsp[r] = o;
+            o += (cnt[r] + 7) / 8 * 8;  /* keep every payload 8-aligned */
+        }
+    }
+    uint8_t *buf = lbs_cbuf_get(&c->recv, dsp[P - 1] + cnt[P - 1] + 8);
+    if (!buf)
+        return lbs_err_set(err, -ENOMEM, "out of memory for %zu received "
+                           "payloads", P);
+    int rc = c->ops->coll == LBS_COLL_ALLGATHER
+                 ? lbs_allgather(comm, p, buf, bytes, LBS_UINT8, layer)
+                 : lbs_allgatherv(comm, p, bytes, buf, cnt, dsp, LBS_UINT8,
+                                  layer);
+    *recv = buf;
+    return rc;
+}
+
+static int exchange_generic(struct lbs_compressor *c, struct lbs_comm *comm,
+                            float *x, float *e, float *g, size_t n,
+                            const struct lbs_cctx *ctx, struct lbs_err *err)
+{
+    const struct lbs_compress_ops *ops = c->ops;
+    void *p = lbs_cbuf_get(&c->payload, ops->max_bytes(c, n));
+    size_t bytes = 0;
+    if (!p)
+        return lbs_err_set(err, -ENOMEM, "%s: out of memory for the payload",
+                           ops->name);
+    int rc = ops->compress(c, x, n, ctx, p, &bytes, err);
+    if (!rc && e)   /* before the collective overwrites the payload */
+        rc = lbs_ef_end(c, e, p, bytes, n, ctx, err);
+    if (rc)
+        return rc;
+    float inv = 1.0f / (float)comm->size;
+    if (ops->coll == LBS_COLL_ALLREDUCE) {
+        rc = lbs_allreduce(comm, p, bytes / 4, LBS_FLOAT32, LBS_SUM,
+                           ctx->layer);
+        if (!rc) {
+            lbs_cmp_zero(g, n);
+            rc = ops->decompress_add(c, p, bytes, n, ctx, inv, g, err);
+        }
+        return rc;
+    }
+    const uint8_t *recv = NULL;
+    rc = gather_payloads(c, comm, p, bytes, ctx->layer, &recv, err);
+    if (rc)
+        return rc;
+    lbs_cmp_zero(g, n);
+    const size_t *cnt = c->sizes, *dsp = c->sizes + comm->size;
+    for (int r = 0; r < comm->size && !rc; r++)
+        rc = ops->decompress_add(c, recv + dsp[r], cnt[r], n, ctx, inv, g,
+                                 err);
+    return rc;
+}
+
+int lbs_compress_exchange(struct lbs_compressor *c, struct lbs_comm *comm,
+                          float *g, size_t n, int layer, long step,
+                          struct lbs_err *err)
+{
+    struct lbs_cctx ctx = {layer, step, comm->rank};
+    int rc = check_n(c, n, err);
+    if (rc)
+        return rc;
+    if (layer < 0)
+        return lbs_err_set(err, -EINVAL, "%s: layer index %d (must be >= 0)",
+                           c->ops->name, layer);
+    c->rank = comm->rank;
+    lbs_comm_set_step(comm, step);
+    comm->err = err;
+    float *x = g, *e = NULL;
+    if (c->ef && (rc = lbs_ef_begin(c, g, n, layer, &e, err)))
+        return rc;
+    if (e)
+        x = e;
+    if (!c->ops->exchange)
+        return exchange_generic(c, comm, x, e, g, n, &ctx, err);
+    rc = c->ops->exchange(c, comm, x, g, n, &ctx, err);
+    if (!rc && e) {   /* torch's PowerSGD hook: e = x - mean approximation */
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < n; i++)
+            e[i] -= g[i];
+    }
+    return rc;
+}
+
+/* ---- help ---- */
+
+static void help_one(const struct lbs_compress_ops *ops, FILE *f)
+{
+    struct lbs_param_spec t[MAX_KEYS + 4];
+    merge_params(ops, t);
+    fprintf(f, "  %s - %s\n    collective: %s%s\n", ops->name, ops->summary,
+            lbs_coll_name(ops->coll),
+            ops->ef_ok ? "" : "   (ef=1 refused)");
+    lbs_params_print(t, f);
+}
+
+int lbs_compressor_help(const char *name, FILE *f)
+{
+    if (name) {
+        const struct lbs_compress_ops *ops = lookup(name);
+        if (!ops)
+            return -ENOENT;
+        help_one(ops, f);
+        return 0;
+    }
+    for (size_t i = 0; lbs_compress_registry[i]; i++)
+        help_one(lbs_compress_registry[i], f);
+    return 0;
+}

@@ -1,0 +1,142 @@
+/* compress_impl.h - what a compressor file implements (internal to core).
+ *
+ * One file per compressor fills one struct lbs_compress_ops and adds one
+ * line to registry.c.  The driver (compress.c) parses the spec against
+ * ops->params plus the common keys (ef), owns the error-feedback decorator
+ * (ef.c) and the exchange over a comm; a compressor file only turns floats
+ * into a payload and back.
+ */
+#ifndef LBS_COMPRESS_IMPL_H
+#define LBS_COMPRESS_IMPL_H
+
+#include <stdint.h>
+
+#include "lbscale/compress.h"
+#include "lbscale/param.h"
+
+/* Where a call happens: the masks and random draws depend on it. */
+struct lbs_cctx {
+    int layer;
+    long step;
+    int rank;
+};
+
+struct lbs_compress_ops {
+    const char *name;
+    const char *summary;                  /* one line for --help */
+    const struct lbs_param_spec *params;  /* {NULL}-terminated */
+    size_t cfg_size;                      /* a struct of doubles */
+    enum lbs_coll coll;
+    int ef_ok;                            /* 0: ef=1 is refused */
+    const char *ef_why;                   /* ...and why, for the message */
+    int (*init)(struct lbs_compressor *c, struct lbs_err *err);
+    void (*fini)(struct lbs_compressor *c);
+    /* Forget per-layer warm state (optional). */
+    void (*reset)(struct lbs_compressor *c);
+    /* Exact payload bytes, or 0 when they depend on the values. */
+    size_t (*wire_bytes)(struct lbs_compressor *c, size_t n,
+                         const struct lbs_cctx *ctx);
+    size_t (*max_bytes)(const struct lbs_compressor *c, size_t n);
+    int (*compress)(struct lbs_compressor *c, const float *x, size_t n,
+                    const struct lbs_cctx *ctx, void *payload, size_t *bytes,
+                    struct lbs_err *err);
+    /* out += alpha * D(payload).  Linear in the payload's values, which
+     * is what lets allreduce compressors decode a summed payload. */
+    int (*decompress_add)(struct lbs_compressor *c, const void *payload,
+                          size_t bytes, size_t n, const struct lbs_cctx *ctx,
+                          float alpha, float *out, struct lbs_err *err);
+    /* Optional: the whole exchange (PowerSGD's two allreduces): out = the
+     * mean over ranks of the approximation of x.  x and out may alias. */
+    int (*exchange)(struct lbs_compressor *c, struct lbs_comm *comm,
+                    float *x, float *out, size_t n,
+                    const struct lbs_cctx *ctx, struct lbs_err *err);
+};
+
+/* Per-layer state keyed by layer index, grown on demand. */
+struct lbs_cslots {
+    void **p;
+    size_t *n;
+    size_t cap;
+};
+
+/* A grow-only scratch buffer (64-byte aligned). */
+struct lbs_cbuf {
+    void *p;
+    size_t cap;
+};
+
+struct lbs_compressor {
+    const struct lbs_compress_ops *ops;
+    void *cfg;                  /* the compressor's own keys (owned) */
+    double ef;                  /* common key */
+    int rank;
+    void *state;                /* owned by the compressor file */
+    struct lbs_cslots resid;    /* ef residuals (float arrays) */
+    struct lbs_cbuf payload, recv, tmp;
+    size_t *sizes;              /* allgatherv counts/displs, 2*size */
+    size_t sizes_cap;
+    char params_str[384];
+};
+
+/* ---- helpers (compress.c) ---- */
+
+/* The layer's slot: *p NULL when absent.  -EINVAL when the layer exists
+ * with another size or layer < 0. */
+int lbs_cslot_get(struct lbs_cslots *s, int layer, size_t n, void **p,
+                  struct lbs_err *err);
+int lbs_cslot_put(struct lbs_cslots *s, int layer, size_t n, void *p,
+                  struct lbs_err *err);
+/* Free every slot with fn (NULL: free()) and empty the table. */
+void lbs_cslots_clear(struct lbs_cslots *s, void (*fn)(void *));
+/* At least bytes of scratch, or NULL. */
+void *lbs_cbuf_get(struct lbs_cbuf *b, size_t bytes);
+void lbs_cbuf_free(struct lbs_cbuf *b);
+
+/* K = max(1, round(k n)), at most n: the count topk and thresh aim for. */
+size_t lbs_topk_count(double k, size_t n);
+/* Parallel zero fill and out[i] += alpha * x[i]. */
+void lbs_cmp_zero(float *out, size_t n);
+/* Check a payload size, -EINVAL naming the compressor otherwise. */
+int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,
+                         size_t want, struct lbs_err *err);
+
+/* ---- exact top-k by radix select (topk.c), shared with thresh ---- */
+struct lbs_topk_scratch {
+    struct lbs_cbuf hist, gidx, gval, cand;   /* radix select */
+    struct lbs_cbuf smp, pidx, pval;          /* sampled pre-filter */
+};
+/* Write the K largest |x| (ties: lowest indices first; NaN ranks above
+ * inf) as ascending indices and their values.  K <= n < 2^32. */
+int lbs_topk_select(const float *x, size_t n, size_t K, uint32_t *idx,
+                    float *val, struct lbs_topk_scratch *s,
+                    struct lbs_err *err);
+void lbs_topk_scratch_free(struct lbs_topk_scratch *s);
+/* Write (i, x[i]) for every i in [lo, hi) with magnitude bits >= t, in
+ * order, at most room of them; returns how many there are in all. */
+size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
+                   uint32_t *gi, float *gv, size_t room);
+/* Sparse (idx, val) payload helpers shared by topk and thresh. */
+int lbs_sparse_decompress_add(const struct lbs_compressor *c,
+                              const void *payload, size_t bytes, size_t n,
+                              float alpha, float *out, struct lbs_err *err);
+
+/* ---- error feedback (ef.c) ---- */
+/* x = g + e for the layer's residual; *x points at e (now holding x). */
+int lbs_ef_begin(struct lbs_compressor *c, const float *g, size_t n,
+                 int layer, float **x, struct lbs_err *err);
+/* e -= D(payload) */
+int lbs_ef_end(struct lbs_compressor *c, float *e, const void *payload,
+               size_t bytes, size_t n, const struct lbs_cctx *ctx,
+               struct lbs_err *err);
+
+extern const struct lbs_compress_ops lbs_cmp_none;
+extern const struct lbs_compress_ops lbs_cmp_fp16;
+extern const struct lbs_compress_ops lbs_cmp_topk;
+extern const struct lbs_compress_ops lbs_cmp_thresh;
+extern const struct lbs_compress_ops lbs_cmp_randk;
+extern const struct lbs_compress_ops lbs_cmp_cyclick;
+extern const struct lbs_compress_ops lbs_cmp_sign;
+extern const struct lbs_compress_ops lbs_cmp_qsgd;
+extern const struct lbs_compress_ops lbs_cmp_powersgd;
+
+#endif

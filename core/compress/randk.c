@@ -1,0 +1,140 @@
+/* randk.c - random-k from a shared seed: the Bernoulli(k) mask of
+ * core/mask.c, keyed by (seed, step, layer), so every rank selects the same
+ * coordinates, no index travels and the values are summed with allreduce.
+ *
+ * The count varies per step (Binomial(n, k)) but is the same on all ranks;
+ * the payload is those values in index order (4 bytes each).  Values are
+ * sent as they are (biased; pair with ef=1 or SLAMB-style local
+ * compensation) or, with scale=1, multiplied by 1/k on decompression,
+ * which makes D(C(x)) an unbiased estimate of x.
+ * The mask of the last (layer, step, n) is kept, so wire_bytes, compress
+ * and decompress of one step draw it once.
+ */
+#include <stdlib.h>
+
+#include "compress_impl.h"
+#include "lbscale/mask.h"
+
+struct randk_cfg {
+    double k, seed, scale;
+};
+
+#define K_(f) offsetof(struct randk_cfg, f)
+static const struct lbs_param_spec randk_params[] = {
+    {"k", LBS_P_REAL, 0.01, 0, 1, LBS_P_MIN_OPEN, K_(k),
+     "density: each element kept with probability k", NULL},
+    {"seed", LBS_P_INT, 1, 0, 4294967295.0, 0, K_(seed),
+     "shared seed (all ranks must agree)", NULL},
+    {"scale", LBS_P_BOOL, 0, 0, 1, 0, K_(scale),
+     "decompress as x/k (unbiased) instead of x", NULL},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+#undef K_
+
+struct randk_state {
+    struct lbs_cbuf idx;
+    int layer, valid;
+    long step;
+    size_t n, count;
+};
+
+/* The mask of (layer, step) for n elements, drawn at most once. */
+static const uint32_t *mask(struct lbs_compressor *c, size_t n,
+                            const struct lbs_cctx *ctx, size_t *count)
+{
+    const struct randk_cfg *k = c->cfg;
+    struct randk_state *s = c->state;
+    if (!(s->valid && s->layer == ctx->layer && s->step == ctx->step &&
+          s->n == n)) {
+        uint32_t *idx = lbs_cbuf_get(&s->idx, n * 4);
+        if (!idx)
+            return NULL;
+        s->count = lbs_mask_bernoulli((uint64_t)k->seed, ctx->step,
+                                      ctx->layer, n, k->k, idx);
+        s->layer = ctx->layer;
+        s->step = ctx->step;
+        s->n = n;
+        s->valid = 1;
+    }
+    *count = s->count;
+    return s->idx.p;
+}
+
+static size_t randk_bytes(struct lbs_compressor *c, size_t n,
+                          const struct lbs_cctx *ctx)
+{
+    size_t m = 0;
+    return mask(c, n, ctx, &m) ? 4 * m : 0;
+}
+
+static size_t randk_max(const struct lbs_compressor *c, size_t n)
+{
+    (void)c;
+    return 4 * n;   /* the mask may, however unlikely, hold everything */
+}
+
+static int randk_compress(struct lbs_compressor *c, const float *x, size_t n,
+                          const struct lbs_cctx *ctx, void *payload,
+                          size_t *bytes, struct lbs_err *err)
+{
+    size_t m;
+    const uint32_t *idx = mask(c, n, ctx, &m);
+    if (!idx)
+        return lbs_err_set(err, -ENOMEM, "randk: out of memory for the mask");
+    float *p = payload;
+#pragma omp parallel for simd schedule(static)
+    for (size_t j = 0; j < m; j++)
+        p[j] = x[idx[j]];
+    *bytes = 4 * m;
+    return 0;
+}
+
+static int randk_decompress_add(struct lbs_compressor *c, const void *payload,
+                                size_t bytes, size_t n,
+                                const struct lbs_cctx *ctx, float alpha,
+                                float *out, struct lbs_err *err)
+{
+    const struct randk_cfg *k = c->cfg;
+    size_t m;
+    const uint32_t *idx = mask(c, n, ctx, &m);
+    if (!idx)
+        return lbs_err_set(err, -ENOMEM, "randk: out of memory for the mask");
+    int rc = lbs_cmp_expect_bytes(c, bytes, 4 * m, err);
+    if (rc)
+        return rc;
+    const float *p = payload;
+    float a = k->scale ? alpha / (float)k->k : alpha;
+#pragma omp parallel for simd schedule(static)
+    for (size_t j = 0; j < m; j++)
+        out[idx[j]] += a * p[j];
+    return 0;
+}
+
+static int randk_init(struct lbs_compressor *c, struct lbs_err *err)
+{
+    c->state = calloc(1, sizeof(struct randk_state));
+    return c->state ? 0 : lbs_err_set(err, -ENOMEM, "out of memory");
+}
+
+static void randk_fini(struct lbs_compressor *c)
+{
+    struct randk_state *s = c->state;
+    if (s)
+        lbs_cbuf_free(&s->idx);
+    free(s);
+}
+
+const struct lbs_compress_ops lbs_cmp_randk = {
+    .name = "randk",
+    .summary = "random-k: shared-seed Bernoulli(k) mask, values only",
+    .params = randk_params,
+    .cfg_size = sizeof(struct randk_cfg),
+    .coll = LBS_COLL_ALLREDUCE,
+    .ef_ok = 1,
+    .init = randk_init,
+    .fini = randk_fini,
+    .wire_bytes = randk_bytes,
+    .max_bytes = randk_max,
+    .compress = randk_compress,
+    .decompress_add = randk_decompress_add,
+};

@@ -1,0 +1,168 @@
+/* sign.c - 1-bit compression with a scale (signSGD with a magnitude, as
+ * EF-SignSGD and 1-bit Adam/LAMB send it).
+ *
+ * Payload: one float scale, then ceil(n/8) bytes; bit j of byte b is 1
+ * when element 8b+j is negative (x < 0).  D(x)_i = -scale or +scale, so
+ * zeros (and NaN) decode as +scale.  scale=l1 (default) is mean |x|, the
+ * scale minimising ||x - s sign(x)||_2 (EF-SignSGD); scale=l2 is
+ * ||x||_2 / sqrt(n) (DeepSpeed's 1-bit Adam/LAMB).  One pass over x
+ * packs the bits and sums the scale together.
+ * Collective: allgather (sums of signs are not signs).
+ */
+#include <math.h>
+#include <omp.h>
+#include <pthread.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "compress_impl.h"
+
+struct sign_cfg {
+    double scale;
+};
+
+static const char *const sign_scales[] = {"l1", "l2", NULL};
+static const struct lbs_param_spec sign_params[] = {
+    {"scale", LBS_P_ENUM, 0, 0, 0, 0, offsetof(struct sign_cfg, scale),
+     "l1: mean|x|; l2: ||x||/sqrt(n)", sign_scales},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static size_t sign_max(const struct lbs_compressor *c, size_t n)
+{
+    (void)c;
+    return 4 + (n + 7) / 8;
+}
+
+static size_t sign_bytes(struct lbs_compressor *c, size_t n,
+                         const struct lbs_cctx *ctx)
+{
+    (void)ctx;
+    return sign_max(c, n);
+}
+
+/* Pack bytes [b0, b1): 8 elements each (the last byte may be short).
+ * Returns sum |x| (l1) or sum x^2 (l2) over them. */
+static double pack_range(const float *x, size_t n, uint8_t *bits, size_t b0,
+                         size_t b1, int l2)
+{
+    double acc = 0;
+    size_t b = b0;
+#if defined(__SSE2__)
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 absm = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    size_t full = n / 8 < b1 ? n / 8 : b1;
+    while (b < full) {   /* float partial sums over at most 512 bytes */
+        size_t stop = b + 512 < full ? b + 512 : full;
+        __m128 s = _mm_setzero_ps();
+        for (; b < stop; b++) {
+            __m128 v0 = _mm_loadu_ps(x + 8 * b), v1 = _mm_loadu_ps(x + 8 * b + 4);
+            bits[b] = (uint8_t)(_mm_movemask_ps(_mm_cmplt_ps(v0, zero)) |
+                                _mm_movemask_ps(_mm_cmplt_ps(v1, zero)) << 4);
+            if (l2)
+                s = _mm_add_ps(s, _mm_add_ps(_mm_mul_ps(v0, v0),
+                                             _mm_mul_ps(v1, v1)));
+            else
+                s = _mm_add_ps(s, _mm_add_ps(_mm_and_ps(v0, absm),
+                                             _mm_and_ps(v1, absm)));
+        }
+        float t[4];
+        _mm_storeu_ps(t, s);
+        acc += (double)t[0] + t[1] + t[2] + t[3];
+    }
+#endif
+    for (; b < b1; b++) {
+        uint8_t v = 0;
+        for (size_t j = 0; j < 8 && 8 * b + j < n; j++) {
+            float f = x[8 * b + j];
+            v |= (uint8_t)((f < 0) << j);
+            acc += l2 ? (double)f * f : fabs((double)f);
+        }
+        bits[b] = v;
+    }
+    return acc;
+}
+
+static int sign_compress(struct lbs_compressor *c, const float *x, size_t n,
+                         const struct lbs_cctx *ctx, void *payload,
+                         size_t *bytes, struct lbs_err *err)
+{
+    (void)ctx; (void)err;
+    const struct sign_cfg *k = c->cfg;
+    uint8_t *bits = (uint8_t *)payload + 4;
+    size_t nbytes = (n + 7) / 8;
+    int l2 = k->scale == 1;
+    double acc = 0;
+#pragma omp parallel reduction(+ : acc)
+    {
+        size_t t = (size_t)omp_get_thread_num(),
+               nt = (size_t)omp_get_num_threads();
+        acc += pack_range(x, n, bits, nbytes * t / nt, nbytes * (t + 1) / nt,
+                          l2);
+    }
+    float s = (float)(l2 ? sqrt(acc / (double)n) : acc / (double)n);
+    memcpy(payload, &s, 4);
+    *bytes = 4 + nbytes;
+    return 0;
+}
+
+/* sgn[b][j] = -1 when bit j of byte b is set, else +1: one table row per
+ * packed byte turns the decode into two 4-wide multiply-adds. */
+static float sgn[256][8];
+
+static void sign_table(void)
+{
+    for (int b = 0; b < 256; b++)
+        for (int j = 0; j < 8; j++)
+            sgn[b][j] = (b >> j) & 1 ? -1.0f : 1.0f;
+}
+
+static int sign_decompress_add(struct lbs_compressor *c, const void *payload,
+                               size_t bytes, size_t n,
+                               const struct lbs_cctx *ctx, float alpha,
+                               float *out, struct lbs_err *err)
+{
+    (void)ctx;
+    int rc = lbs_cmp_expect_bytes(c, bytes, sign_max(c, n), err);
+    if (rc)
+        return rc;
+    float s;
+    memcpy(&s, payload, 4);
+    const uint8_t *bits = (const uint8_t *)payload + 4;
+    const float a = alpha * s;
+    const size_t full = n / 8;
+#pragma omp parallel for schedule(static)
+    for (size_t b = 0; b < full; b++) {
+        const float *t = sgn[bits[b]];
+        float *o = out + 8 * b;
+        for (int j = 0; j < 8; j++)
+            o[j] += a * t[j];
+    }
+    for (size_t i = 8 * full; i < n; i++)
+        out[i] += a * sgn[bits[full]][i - 8 * full];
+    return 0;
+}
+
+static int sign_init(struct lbs_compressor *c, struct lbs_err *err)
+{
+    (void)c; (void)err;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, sign_table);
+    return 0;
+}
+
+const struct lbs_compress_ops lbs_cmp_sign = {
+    .name = "sign",
+    .summary = "1 bit per element (packed 8 per byte) + one fp32 scale",
+    .params = sign_params,
+    .cfg_size = sizeof(struct sign_cfg),
+    .coll = LBS_COLL_ALLGATHER,
+    .ef_ok = 1,
+    .init = sign_init,
+    .wire_bytes = sign_bytes,
+    .max_bytes = sign_max,
+    .compress = sign_compress,
+    .decompress_add = sign_decompress_add,
+};

@@ -1,0 +1,534 @@
+/* topk.c - exact top-k by magnitude, selected with a parallel radix
+ * select (no sort), and the sparse (index, value) payload.
+ *
+ * K = max(1, round(k n)).  The payload holds exactly K pairs: K uint32
+ * indices in ascending order, then their K float values (8K bytes).
+ * Ties: when several elements share the K-th largest magnitude, the ones
+ * with the lowest indices are taken, so the selection is deterministic
+ * and identical on every thread count.  NaN ranks above inf (its magnitude
+ * bits are larger), so a NaN gradient is always sent and noticed.
+ *
+ * The select works on the 31 magnitude bits of each float, which order
+ * like the magnitudes themselves, in up to three digit levels (bits
+ * 30..20, 19..9, 8..0):
+ *   1. each thread histograms its static block (four sub-histograms per
+ *      thread break the increment dependency chains that skewed gradient
+ *      data creates), the merged histogram names the bin holding the K-th
+ *      largest;
+ *   2. if that bin is small (<= max(K, n/32) elements), one gather pass
+ *      copies every element at or above the bin, in index order, into
+ *      scratch, and the rest is resolved on that small set: quickselect
+ *      on the bin's members gives the exact threshold, a compaction keeps
+ *      the survivors;
+ *   3. otherwise the next level histograms only that bin's members; after
+ *      the last level the threshold is exact and one output pass writes
+ *      the K pairs directly, each thread at an offset known from its
+ *      counts.
+ * Gradient-like data needs two passes over x (histogram, gather); a
+ * degenerate input (all equal) needs four.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "compress_impl.h"
+#include "lbscale/rng.h"
+
+#define NBIN 2048
+#define NSUB 4
+#define MAXLEV 3
+static const int lev_shift[MAXLEV] = {20, 9, 0};
+static const int lev_width[MAXLEV] = {11, 11, 9};
+
+static inline uint32_t mag(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u & 0x7fffffffu;
+}
+
+/* The static blocks: one per thread of the first region, reused by every
+ * later pass so per-block counts stay valid. */
+struct blocks {
+    int nb;
+    size_t n;
+};
+
+static inline size_t blk_lo(const struct blocks *b, int i)
+{
+    return b->n * (size_t)i / (size_t)b->nb;
+}
+
+/* Select state: the digit prefix found so far and per-block counts. */
+struct sel {
+    const float *x;
+    struct blocks b;
+    uint32_t *hist;     /* nb x NSUB x NBIN, block-merged into sub 0 */
+    size_t *sure;       /* per block: elements known to be selected */
+    size_t *cand;       /* per block: elements in the current prefix bin */
+    size_t need;        /* how many still to take from the prefix bin */
+    uint32_t prefix;    /* magnitude bits >> shift of the current bin */
+    int shift;          /* of the last resolved level */
+};
+
+static void hist_block(const struct sel *s, int blk, int lev, uint32_t *h)
+{
+    const float *x = s->x;
+    size_t lo = blk_lo(&s->b, blk), hi = blk_lo(&s->b, blk + 1);
+    int sh = lev_shift[lev];
+    memset(h, 0, NSUB * NBIN * sizeof *h);
+    if (lev == 0) {
+        size_t i = lo;
+        for (; i + NSUB <= hi; i += NSUB)
+            for (int u = 0; u < NSUB; u++)
+                h[u * NBIN + (mag(x[i + u]) >> sh)]++;
+        for (; i < hi; i++)
+            h[mag(x[i]) >> sh]++;
+    } else {
+        uint32_t m = (1u << lev_width[lev]) - 1, pre = s->prefix;
+        int psh = sh + lev_width[lev];
+        for (size_t i = lo; i < hi; i++) {
+            uint32_t a = mag(x[i]);
+            if ((a >> psh) == pre)
+                h[(a >> sh) & m]++;
+        }
+    }
+    for (int u = 1; u < NSUB; u++)
+        for (int j = 0; j < NBIN; j++)
+            h[j] += h[u * NBIN + j];
+}
+
+/* One level: histogram, then choose the bin holding the need-th largest
+ * among the current prefix's members.  Returns that bin's total size. */
+static size_t level(struct sel *s, int lev)
+{
+    int nb = s->b.nb;
+#pragma omp parallel for schedule(static, 1)
+    for (int blk = 0; blk < nb; blk++)
+        hist_block(s, blk, lev, s->hist + (size_t)blk * NSUB * NBIN);
+    int nbin = 1 << lev_width[lev];
+    size_t above = 0, in = 0;
+    int chosen = 0;
+    for (int j = nbin - 1; j >= 0; j--) {
+        size_t t = 0;
+        for (int blk = 0; blk < nb; blk++)
+            t += s->hist[(size_t)blk * NSUB * NBIN + j];
+        if (above + t >= s->need) {
+            chosen = j;
+            in = t;
+            break;
+        }
+        above += t;
+    }
+    for (int blk = 0; blk < nb; blk++) {
+        const uint32_t *h = s->hist + (size_t)blk * NSUB * NBIN;
+        for (int j = chosen + 1; j < nbin; j++)
+            s->sure[blk] += h[j];
+        s->cand[blk] = h[chosen];
+    }
+    s->need -= above;
+    s->prefix = lev == 0 ? (uint32_t)chosen
+                         : s->prefix << lev_width[lev] | (uint32_t)chosen;
+    s->shift = lev_shift[lev];
+    return in;
+}
+
+/* k-th largest (1-based) of a[0, n); reorders a.  Three-way partition
+ * because ties are common (quantised or sparse gradients), pivots drawn
+ * from the counter generator so no input is adversarial. */
+static uint32_t kth_largest(uint32_t *a, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n, want = k - 1;
+    for (uint64_t it = 0; hi - lo > 1; it++) {
+        uint32_t piv = a[lo + lbs_rng_below(0x5eed, it, hi - lo)];
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            uint32_t v = a[i];
+            if (v > piv) {
+                a[i++] = a[lt];
+                a[lt++] = v;
+            } else if (v < piv) {
+                a[i] = a[--gt];
+                a[gt] = v;
+            } else {
+                i++;
+            }
+        }
+        if (want < lt)
+            hi = lt;
+        else if (want >= gt)
+            lo = gt;
+        else
+            return piv;
+    }
+    return a[lo];
+}
+
+/* Path 2: gather everything at or above the prefix bin, then resolve. */
+static int gather_resolve(struct sel *s, size_t K, uint32_t *idx, float *val,
+                          struct lbs_topk_scratch *sc, struct lbs_err *err)
+{
+    int nb = s->b.nb;
+    size_t off[257], tot = 0, ncand = 0;
+    for (int blk = 0; blk < nb; blk++) {
+        off[blk] = tot;
+        tot += s->sure[blk] + s->cand[blk];
+        ncand += s->cand[blk];
+    }
+    uint32_t *gi = lbs_cbuf_get(&sc->gidx, tot * 4 + 4);
+    float *gv = lbs_cbuf_get(&sc->gval, tot * 4 + 4);
+    uint32_t *cm = lbs_cbuf_get(&sc->cand, ncand * 4 + 4);
+    if (!gi || !gv || !cm)
+        return lbs_err_set(err, -ENOMEM, "topk: out of memory for %zu "
+                           "candidates", tot);
+    const float *x = s->x;
+    const uint32_t pre = s->prefix;
+    const int sh = s->shift;
+#pragma omp parallel for schedule(static, 1)
+    for (int blk = 0; blk < nb; blk++) {
+        /* bounds in locals: the stores below may alias s->b.nb (an int) */
+        size_t o = off[blk], lo = blk_lo(&s->b, blk),
+               hi = blk_lo(&s->b, blk + 1);
+        for (size_t i = lo; i < hi; i++)
+            if ((mag(x[i]) >> sh) >= pre) {
+                gi[o] = (uint32_t)i;
+                gv[o++] = x[i];
+            }
+    }
+    size_t c = 0;
+    for (size_t j = 0; j < tot; j++)
+        if ((mag(gv[j]) >> sh) == pre)
+            cm[c++] = mag(gv[j]);
+    uint32_t T = kth_largest(cm, ncand, s->need);
+    size_t gt = 0;
+    for (size_t j = 0; j < ncand; j++)
+        gt += cm[j] > T;
+    size_t ties = s->need - gt, o = 0;
+    for (size_t j = 0; j < tot; j++) {
+        uint32_t a = mag(gv[j]);
+        int keep = (a >> sh) > pre || a > T;
+        if (!keep && a == T && ties) {
+            keep = 1;   /* lowest indices first: gather kept index order */
+            ties--;
+        }
+        if (keep) {
+            idx[o] = gi[j];
+            val[o++] = gv[j];
+        }
+    }
+    return o == K ? 0 : lbs_err_set(err, -EIO, "topk: internal error: "
+                                    "selected %zu of %zu", o, K);
+}
+
+/* Path 3: the threshold is exact; write the K pairs in one pass. */
+static void output_direct(struct sel *s, uint32_t *idx, float *val)
+{
+    int nb = s->b.nb;
+    size_t off[257], quota[256], left = s->need, tot = 0;
+    for (int blk = 0; blk < nb; blk++) {
+        quota[blk] = s->cand[blk] < left ? s->cand[blk] : left;
+        left -= quota[blk];
+        off[blk] = tot;
+        tot += s->sure[blk] + quota[blk];
+    }
+    const float *x = s->x;
+    const uint32_t T = s->prefix;
+#pragma omp parallel for schedule(static, 1)
+    for (int blk = 0; blk < nb; blk++) {
+        size_t o = off[blk], q = quota[blk], lo = blk_lo(&s->b, blk),
+               hi = blk_lo(&s->b, blk + 1);
+        for (size_t i = lo; i < hi; i++) {
+            uint32_t a = mag(x[i]);
+            int keep = a > T;
+            if (!keep && a == T && q) {
+                keep = 1;
+                q--;
+            }
+            if (keep) {
+                idx[o] = (uint32_t)i;
+                val[o++] = x[i];
+            }
+        }
+    }
+}
+
+static int radix_select(const float *x, size_t n, size_t K, uint32_t *idx,
+                        float *val, struct lbs_topk_scratch *sc,
+                        struct lbs_err *err)
+{
+    if (K >= n) {
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < n; i++) {
+            idx[i] = (uint32_t)i;
+            val[i] = x[i];
+        }
+        return 0;
+    }
+    int nb = omp_get_max_threads();
+    if (nb > 256)
+        nb = 256;
+    if ((size_t)nb > n / 4096 + 1)  /* small inputs: fewer blocks */
+        nb = (int)(n / 4096 + 1);
+    size_t sure[256] = {0}, cand[256] = {0};
+    struct sel s = {.x = x, .b = {nb, n}, .sure = sure, .cand = cand,
+                    .need = K};
+    s.hist = lbs_cbuf_get(&sc->hist, (size_t)nb * NSUB * NBIN * 4);
+    if (!s.hist)
+        return lbs_err_set(err, -ENOMEM, "topk: out of memory");
+    size_t cap = K > n / 32 ? K : n / 32;
+    for (int lev = 0; lev < MAXLEV; lev++) {
+        size_t in = level(&s, lev);
+        if (lev < MAXLEV - 1 && in <= cap)
+            return gather_resolve(&s, K, idx, val, sc, err);
+    }
+    output_direct(&s, idx, val);
+    return 0;
+}
+
+/* ---- the sampled lower bound ----
+ * A threshold t from a sample that is, with overwhelming probability,
+ * below the K-th largest magnitude but not by much: then every element
+ * with |x| >= t (about 1.3 K of them) is gathered in one streaming pass,
+ * and the exact radix select runs on those alone.  The answer does not
+ * depend on the sample: the K largest (ties included) are all >= t, so
+ * they are all gathered, and the gather keeps index order, so ties still
+ * go to the lowest indices.  When the sample was unlucky (fewer than K
+ * gathered) or a block's share overflowed, the full radix path runs. */
+#define PRE_MIN_N 65536
+#define PRE_SAMPLES 16384
+
+size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
+                   uint32_t *gi, float *gv, size_t room)
+{
+    size_t o = 0, i = lo;
+#if defined(__SSE2__)
+    /* 16 magnitudes per test; hits are rare (about k), so most blocks
+     * cost four loads, four ands, four compares and one movemask.
+     * Magnitude bits are < 2^31: a signed compare orders them, and
+     * a >= t  <=>  a > t - 1 (t = 0 gives -1: everything passes). */
+    const __m128i am = _mm_set1_epi32(0x7fffffff),
+                  tv = _mm_set1_epi32((int32_t)t - 1);
+    for (; i + 16 <= hi; i += 16) {
+        const __m128i *v = (const __m128i *)(x + i);
+        __m128i h = _mm_or_si128(
+            _mm_or_si128(_mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v), am), tv),
+                         _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + 1), am), tv)),
+            _mm_or_si128(_mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + 2), am), tv),
+                         _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + 3), am), tv)));
+        if (!_mm_movemask_epi8(h))
+            continue;
+        for (size_t j = i; j < i + 16; j++)
+            if (mag(x[j]) >= t) {
+                if (o < room) {
+                    gi[o] = (uint32_t)j;
+                    gv[o] = x[j];
+                }
+                o++;
+            }
+    }
+#endif
+    for (; i < hi; i++)
+        if (mag(x[i]) >= t) {
+            if (o < room) {
+                gi[o] = (uint32_t)i;
+                gv[o] = x[i];
+            }
+            o++;
+        }
+    return o;
+}
+
+static int gather_ge(const float *x, size_t n, int nb, uint32_t t,
+                     size_t total, uint32_t *gi, float *gv, size_t *count)
+{
+    size_t off[257], cap[256], cnt[256];
+    int of = 0;
+    for (int b = 0; b <= nb; b++)
+        off[b] = total * (size_t)b / (size_t)nb;
+    for (int b = 0; b < nb; b++)
+        cap[b] = off[b + 1] - off[b];
+#pragma omp parallel for schedule(static, 1) reduction(| : of)
+    for (int b = 0; b < nb; b++) {
+        size_t lo = n * (size_t)b / (size_t)nb,
+               hi = n * (size_t)(b + 1) / (size_t)nb;
+        cnt[b] = lbs_scan_ge(x, lo, hi, t, gi + off[b], gv + off[b], cap[b]);
+        of |= cnt[b] > cap[b];
+    }
+    size_t o = 0;
+    for (int b = 0; b < nb && !of; b++) {
+        memmove(gi + o, gi + off[b], cnt[b] * sizeof *gi);
+        memmove(gv + o, gv + off[b], cnt[b] * sizeof *gv);
+        o += cnt[b];
+    }
+    *count = o;
+    return of;
+}
+
+/* 1: done; 0: not applicable or unlucky (take the radix path); <0: error */
+static int prefilter(const float *x, size_t n, size_t K, uint32_t *idx,
+                     float *val, struct lbs_topk_scratch *sc,
+                     struct lbs_err *err)
+{
+    size_t m = n / 16 < PRE_SAMPLES ? n / 16 : PRE_SAMPLES;
+    double mu = (double)m * (double)K / (double)n;
+    size_t r = (size_t)ceil(mu + 4.0 * sqrt(mu) + 4.0);
+    if (n < PRE_MIN_N || r > m / 4)
+        return 0;   /* not selective enough to pay off */
+    uint32_t *smp = lbs_cbuf_get(&sc->smp, m * 4);
+    if (!smp)
+        return lbs_err_set(err, -ENOMEM, "topk: out of memory");
+    uint64_t key = lbs_rng_key(0x70b4, n, K);
+#pragma omp parallel for schedule(static)
+    for (size_t j = 0; j < m; j++)
+        smp[j] = mag(x[lbs_rng_below(key, j, n)]);
+    uint32_t t = kth_largest(smp, m, r);
+    int nb = omp_get_max_threads();
+    nb = nb > 256 ? 256 : nb;
+    /* room for twice the expected count, so overflow is rare */
+    size_t total = (size_t)(2.0 * (double)n * (double)r / (double)m) +
+                   64 * (size_t)nb;
+    total = total > n ? n : total;
+    uint32_t *gi = lbs_cbuf_get(&sc->pidx, total * 4);
+    float *gv = lbs_cbuf_get(&sc->pval, total * 4);
+    if (!gi || !gv)
+        return lbs_err_set(err, -ENOMEM, "topk: out of memory");
+    size_t got;
+    if (gather_ge(x, n, nb, t, total, gi, gv, &got) || got < K)
+        return 0;
+    int rc = radix_select(gv, got, K, idx, val, sc, err);
+    if (rc)
+        return rc;
+#pragma omp parallel for schedule(static)
+    for (size_t j = 0; j < K; j++)
+        idx[j] = gi[idx[j]];
+    return 1;
+}
+
+int lbs_topk_select(const float *x, size_t n, size_t K, uint32_t *idx,
+                    float *val, struct lbs_topk_scratch *sc,
+                    struct lbs_err *err)
+{
+    int rc = K < n ? prefilter(x, n, K, idx, val, sc, err) : 0;
+    if (rc)
+        return rc < 0 ? rc : 0;
+    return radix_select(x, n, K, idx, val, sc, err);
+}
+
+void lbs_topk_scratch_free(struct lbs_topk_scratch *s)
+{
+    lbs_cbuf_free(&s->smp);
+    lbs_cbuf_free(&s->pidx);
+    lbs_cbuf_free(&s->pval);
+    lbs_cbuf_free(&s->hist);
+    lbs_cbuf_free(&s->gidx);
+    lbs_cbuf_free(&s->gval);
+    lbs_cbuf_free(&s->cand);
+}
+
+/* ---- the sparse payload, shared with thresh ---- */
+
+int lbs_sparse_decompress_add(const struct lbs_compressor *c,
+                              const void *payload, size_t bytes, size_t n,
+                              float alpha, float *out, struct lbs_err *err)
+{
+    if (bytes % 8)
+        return lbs_err_set(err, -EINVAL, "%s: payload of %zu bytes is not "
+                           "a list of (index, value) pairs", c->ops->name,
+                           bytes);
+    size_t m = bytes / 8;
+    const uint32_t *idx = payload;
+    const float *val = (const float *)payload + m;
+    int bad = 0;
+    /* indices are distinct within one payload: no write conflicts */
+#pragma omp parallel for reduction(| : bad) schedule(static)
+    for (size_t j = 0; j < m; j++) {
+        if (idx[j] < n)
+            out[idx[j]] += alpha * val[j];
+        else
+            bad = 1;
+    }
+    return bad ? lbs_err_set(err, -EINVAL, "%s: payload index out of range "
+                             "for a layer of %zu", c->ops->name, n)
+               : 0;
+}
+
+/* ---- the compressor ---- */
+
+struct topk_cfg {
+    double k;
+};
+
+static const struct lbs_param_spec topk_params[] = {
+    {"k", LBS_P_REAL, 0.01, 0, 1, LBS_P_MIN_OPEN, offsetof(struct topk_cfg, k),
+     "density: K = max(1, round(k n)) elements kept", NULL},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static int topk_init(struct lbs_compressor *c, struct lbs_err *err)
+{
+    c->state = calloc(1, sizeof(struct lbs_topk_scratch));
+    return c->state ? 0 : lbs_err_set(err, -ENOMEM, "out of memory");
+}
+
+static void topk_fini(struct lbs_compressor *c)
+{
+    if (c->state)
+        lbs_topk_scratch_free(c->state);
+    free(c->state);
+}
+
+static size_t topk_max(const struct lbs_compressor *c, size_t n)
+{
+    const struct topk_cfg *k = c->cfg;
+    return 8 * lbs_topk_count(k->k, n);
+}
+
+static size_t topk_bytes(struct lbs_compressor *c, size_t n,
+                         const struct lbs_cctx *ctx)
+{
+    (void)ctx;
+    return topk_max(c, n);
+}
+
+static int topk_compress(struct lbs_compressor *c, const float *x, size_t n,
+                         const struct lbs_cctx *ctx, void *payload,
+                         size_t *bytes, struct lbs_err *err)
+{
+    (void)ctx;
+    const struct topk_cfg *k = c->cfg;
+    size_t K = lbs_topk_count(k->k, n);
+    uint32_t *idx = payload;
+    *bytes = 8 * K;
+    return lbs_topk_select(x, n, K, idx, (float *)payload + K, c->state, err);
+}
+
+static int topk_decompress_add(struct lbs_compressor *c, const void *payload,
+                               size_t bytes, size_t n,
+                               const struct lbs_cctx *ctx, float alpha,
+                               float *out, struct lbs_err *err)
+{
+    (void)ctx;
+    int rc = lbs_cmp_expect_bytes(c, bytes, topk_max(c, n), err);
+    return rc ? rc
+              : lbs_sparse_decompress_add(c, payload, bytes, n, alpha, out,
+                                          err);
+}
+
+const struct lbs_compress_ops lbs_cmp_topk = {
+    .name = "topk",
+    .summary = "exact top-k by |x| (parallel radix select), index+value pairs",
+    .params = topk_params,
+    .cfg_size = sizeof(struct topk_cfg),
+    .coll = LBS_COLL_ALLGATHER,
+    .ef_ok = 1,
+    .init = topk_init,
+    .fini = topk_fini,
+    .wire_bytes = topk_bytes,
+    .max_bytes = topk_max,
+    .compress = topk_compress,
+    .decompress_add = topk_decompress_add,
+};

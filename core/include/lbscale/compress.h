@@ -1,0 +1,152 @@
+/* lbscale/compress.h - gradient compressors made from spec strings.
+ *
+ *   struct lbs_compressor *c;
+ *   struct lbs_err e;
+ *   if (lbs_compressor_new("topk:k=0.01,ef=1", &c, &e)) ... e.msg ...
+ *   // one rank, explicit payloads:
+ *   void *p = malloc(lbs_compress_max_bytes(c, n));
+ *   size_t bytes;
+ *   lbs_compress(c, g, n, layer, step, p, &bytes, &e);
+ *   lbs_decompress(c, p, bytes, n, layer, step, out, &e);
+ *   // or across ranks: g becomes the mean of every rank's D(C(g))
+ *   lbs_compress_exchange(c, comm, g, n, layer, step, &e);
+ *   lbs_compressor_free(c);
+ *
+ * Compressors (lbscale compress --list prints the keys of each):
+ *   none      payload = the fp32 values                       allreduce
+ *   fp16      IEEE half, round to nearest even                allgather
+ *   topk      exactly K = max(1, round(k n)) largest |x|      allgather
+ *   thresh    DGC: threshold from a sample, bounded correction allgatherv
+ *   randk     Bernoulli(k) mask from (seed, step, layer)      allreduce
+ *   cyclick   cyclic mask: permutation chunk t mod ceil(1/k)  allreduce
+ *   sign      1 bit per element + one fp32 scale              allgather
+ *   qsgd      s levels, stochastic rounding, norm per bucket  allgather
+ *   powersgd  rank-r P Q^T, warm-started Q                    2 allreduces
+ * Every compressor also takes ef=0|1 (error feedback, default 0); it is
+ * refused for none (lossless) and fp16 (its error is round-to-nearest of
+ * relative size <= 2^-11, already unbiased; residual memory would double
+ * the state for no gain).
+ *
+ * Payload formats (little-endian, what travels on the wire):
+ *   none      n float
+ *   fp16      n binary16
+ *   topk      K uint32 indices (ascending), then K float values
+ *   thresh    c uint32 indices (ascending), then c float values; c varies
+ *   randk     the masked values (float), in index order; the indices are
+ *             recomputed from (seed, step, layer) by every rank
+ *   cyclick   the values of chunk (step mod chunks), in index order
+ *   sign      float scale, then ceil(n/8) bytes: bit j of byte b is 1 when
+ *             element 8b+j is negative (x < 0); D = +-scale
+ *   qsgd      ceil(n/bucket) float norms ||x_B||_2 (bucket=512), then n
+ *             signed levels in [-s, s]: int8 when s <= 127, else int16;
+ *             D = norm of the element's bucket * level / s
+ *   powersgd  P (rows x r, row-major), then Q (cols x r), fp32; layers too
+ *             small to gain (r (rows + cols) >= n) travel as n floats
+ *
+ * Error feedback (ef=1) is a decorator around any compressor: per layer a
+ * residual e (n floats, zero at first use, keyed by the layer index) and
+ *   x = g + e;  p = C(x);  e = x - D(p)
+ * so D(p) + e_new == g + e_old up to float rounding.  In
+ * lbs_compress_exchange PowerSGD follows torch's powerSGD hook instead:
+ * e = x - (the averaged approximation), which is the same on one rank.
+ *
+ * Ranks and randomness: randk/cyclick masks and PowerSGD's initial Q come
+ * from the counter-based generator keyed by (seed, step, layer), so all
+ * ranks agree without sending indices.  QSGD's stochastic rounding and
+ * thresh's sample are keyed by (seed, step, layer, rank) so ranks draw
+ * independently; lbs_compress_exchange sets the rank from the comm,
+ * lbs_compressor_set_rank does it for callers with their own transport.
+ *
+ * Ownership: lbs_compressor_new allocates; lbs_compressor_free releases
+ * the compressor, its per-layer state (residuals, cyclic masks, PowerSGD
+ * Q) and its scratch buffers.  Input, output and payload buffers are the
+ * caller's.  A compressor is used by one thread at a time; its kernels use
+ * OpenMP threads (omp_set_num_threads / OMP_NUM_THREADS).
+ *
+ * Errors: 0 or a negative code (lbscale/error.h) with a one-line message.
+ * Unknown compressor or key: -ENOENT; bad value (k <= 0 or > 1, r < 1,
+ * ef=1 where refused), a layer whose size changed between calls, n == 0
+ * or n >= 2^32, a malformed payload: -EINVAL.
+ */
+#ifndef LBSCALE_COMPRESS_H
+#define LBSCALE_COMPRESS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "lbscale/comm.h"
+#include "lbscale/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct lbs_compressor;
+
+int lbs_compressor_new(const char *spec, struct lbs_compressor **out,
+                       struct lbs_err *err);
+void lbs_compressor_free(struct lbs_compressor *c);
+
+/* "topk" and the effective "k=0.01,ef=1" list (every key, defaults too). */
+const char *lbs_compressor_name(const struct lbs_compressor *c);
+const char *lbs_compressor_params(const struct lbs_compressor *c);
+/* The collective lbs_compress_exchange moves the payload with
+ * (LBS_COLL_ALLREDUCE, _ALLGATHER or _ALLGATHERV; PowerSGD: allreduce,
+ * twice). */
+enum lbs_coll lbs_compressor_collective(const struct lbs_compressor *c);
+int lbs_compressor_ef(const struct lbs_compressor *c);
+/* Salt for rank-private randomness (QSGD rounding, thresh sample). */
+void lbs_compressor_set_rank(struct lbs_compressor *c, int rank);
+
+/* Exact payload bytes of lbs_compress for an n-element layer at (layer,
+ * step), or 0 when the size depends on the values (thresh: use the bytes
+ * lbs_compress returns).  randk computes its mask for this (and keeps it
+ * for the compress call that follows). */
+size_t lbs_compress_wire_bytes(struct lbs_compressor *c, size_t n, int layer,
+                               long step);
+/* Upper bound of the payload for n elements: the buffer size to give
+ * lbs_compress. */
+size_t lbs_compress_max_bytes(const struct lbs_compressor *c, size_t n);
+
+/* Compress n floats of layer (>= 0) at step into payload (at least
+ * lbs_compress_max_bytes bytes, 8-byte aligned as malloc returns it);
+ * *bytes gets the payload size.  With ef=1
+ * the layer's residual is added first and updated (see above). */
+int lbs_compress(struct lbs_compressor *c, const float *x, size_t n,
+                 int layer, long step, void *payload, size_t *bytes,
+                 struct lbs_err *err);
+/* out (n floats) = D(payload).  layer/step must be those of the compress
+ * call (the masks depend on them).  Touches no residual. */
+int lbs_decompress(struct lbs_compressor *c, const void *payload,
+                   size_t bytes, size_t n, int layer, long step, float *out,
+                   struct lbs_err *err);
+
+/* Data-parallel exchange: g (n floats) becomes the mean over the comm's
+ * ranks of D(C(g_rank)) (ef applied per rank), moved with the declared
+ * collective.  Variable-size payloads (thresh) first share their sizes with
+ * one allgather of one LBS_INT64 (8 bytes logged), then allgatherv.  What
+ * a record comm logs for one call is exactly the payload bytes
+ * (lbs_compress_wire_bytes, or for thresh the compressed size) in the
+ * declared collective, plus that 8-byte size allgather for thresh.
+ * step is also set on the comm (lbs_comm_set_step). */
+int lbs_compress_exchange(struct lbs_compressor *c, struct lbs_comm *comm,
+                          float *g, size_t n, int layer, long step,
+                          struct lbs_err *err);
+
+/* The layer's residual (n floats), or NULL when ef is off or the layer
+ * was never compressed.  Valid until the next call on c. */
+const float *lbs_compress_residual(const struct lbs_compressor *c, int layer,
+                                   size_t *n);
+/* Forget every residual and warm-start state (as if new). */
+void lbs_compressor_reset(struct lbs_compressor *c);
+
+/* Registry: names in registration order, NULL-terminated. */
+const char *const *lbs_compressor_names(void);
+/* "name - summary", collective and key table of one compressor (or all
+ * when name is NULL); -ENOENT for an unknown name. */
+int lbs_compressor_help(const char *name, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

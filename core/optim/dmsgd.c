@@ -1,0 +1,130 @@
+/* dmsgd.c - decentralized momentum SGD (DmSGD; as in Yuan et al., ICCV
+ * 2021, the baseline of DecentLaM).
+ *
+ * No allreduce (.dense = 0).  Rank i of the comm's n ranks, at step t with
+ * mixing matrix W = W_t of the topology (lbscale/topology.h), per layer:
+ *
+ *   m_i = mu m_i + (g_i + wd x_i)                  (g_i: the LOCAL gradient)
+ *   y_i = x_i - lr m_i                             (in place in x_i)
+ *   send y_i to the out-neighbours, receive y_j from the in-neighbours
+ *   x_i = sum_j W[i][j] y_j                        (ascending j, in double)
+ *
+ * The first two lines are sgd's fused pass (lbs_momentum_pass), so on one
+ * rank (W = [1]) dmsgd is sgd (nesterov=0) bit for bit; with the "full"
+ * topology every rank computes the same average in the same order, so one
+ * step from a common x and zero momentum equals momentum SGD on the
+ * averaged gradient (to rounding: mean(x - lr g_j) vs x - lr mean(g_j)),
+ * and the ranks stay bit-identical.
+ *
+ * One neighbour exchange per layer (layer index in the trace), degree x n
+ * floats sent.  Memory (bytes per element, step alone): the momentum pass
+ * 20, the mix reads y and the degree received copies and writes x:
+ * 8 + 4 degree.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "gossip.h"
+
+struct dmsgd_cfg {
+    double topology, lr, momentum, wd;
+};
+
+#define K(f) offsetof(struct dmsgd_cfg, f)
+static const struct lbs_param_spec dmsgd_params[] = {
+    {"topology", LBS_P_ENUM, LBS_GOSSIP_TOPOLOGY_DEFAULT, 0, 0, 0, K(topology), "communication graph (mixing matrix W)", lbs_topo_names},
+    {"lr", LBS_P_REAL, 0.1, 0, INFINITY, 0, K(lr), "learning rate", NULL},
+    {"momentum", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(momentum), "momentum factor b", NULL},
+    {"wd", LBS_P_REAL, 0, 0, INFINITY, 0, K(wd), "L2 weight decay (added to g)", NULL},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+#undef K
+
+struct dmsgd_state {
+    struct lbs_gossip g;
+    float **m;
+};
+
+static void dmsgd_fini(struct lbs_optim *o)
+{
+    struct dmsgd_state *st = o->state;
+    if (!st)
+        return;
+    lbs_gossip_fini(&st->g);
+    lbs_free_layer_state(o, st->m);
+    free(st);
+    o->state = NULL;
+}
+
+static int dmsgd_init(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct dmsgd_cfg *c = o->cfg;
+    struct dmsgd_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return lbs_err_set(err, -ENOMEM, "dmsgd: out of memory");
+    o->state = st;
+    int rc = lbs_gossip_init(&st->g, o, (enum lbs_topo)c->topology, err);
+    if (!rc && !(st->m = lbs_alloc_layer_state(o)))
+        rc = lbs_err_set(err, -ENOMEM, "dmsgd: out of memory for state");
+    if (rc)
+        dmsgd_fini(o);      /* the driver does not call fini after init fails */
+    return rc;
+}
+
+static int dmsgd_step(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct dmsgd_cfg *c = o->cfg;
+    struct dmsgd_state *st = o->state;
+    struct lbs_gossip *g = &st->g;
+    const struct lbs_momentum mp = {
+        .gs = 1, .wd = (float)c->wd, .mu = (float)c->momentum, .a = 1,
+        .k = (float)(c->lr * o->lr_scale),
+    };
+    int rc;
+    lbs_gossip_begin(g, o);
+    for (size_t i = 0; i < o->nlayers; i++) {
+        const struct lbs_layer *L = &o->layers[i];
+        float *x = L->w;
+        double sd = lbs_momentum_pass(&mp, L->g, st->m[i], x, L->n);
+        if ((rc = lbs_check_finite(o, i, sd, err)))
+            return rc;
+        if (g->nsrc == 1)
+            continue;           /* alone: W = [1] */
+        if ((rc = lbs_gossip_exchange(g, o, i, x, L->n, err)))
+            return rc;
+#pragma omp parallel for schedule(static) if (L->n >= LBS_PAR_MIN)
+        for (size_t e = 0; e < L->n; e++)
+            x[e] = (float)lbs_gossip_mix_at(g, e);
+    }
+    return 0;
+}
+
+static double dmsgd_bytes(const struct lbs_optim *o)
+{
+    const struct dmsgd_state *st = o->state;
+    int deg = lbs_topology_degree(st->g.topo);
+    return 20.0 + (deg ? 8.0 + 4.0 * deg : 0.0);
+}
+
+static int dmsgd_stat(const struct lbs_optim *o, const char *name,
+                      double *value, struct lbs_err *err)
+{
+    const struct dmsgd_state *st = o->state;
+    return lbs_gossip_stat(o, &st->g, name, value, err);
+}
+
+const struct lbs_optim_ops lbs_optim_dmsgd = {
+    .name = "dmsgd",
+    .summary = "decentralized momentum SGD: x_i = sum_j w_ij (x_j - lr m_j) "
+               "over a gossip topology",
+    .params = dmsgd_params,
+    .dense = 0,
+    .cfg_size = sizeof(struct dmsgd_cfg),
+    .bytes_per_elem = dmsgd_bytes,
+    .init = dmsgd_init,
+    .step = dmsgd_step,
+    .stats = lbs_gossip_stats,
+    .stat = dmsgd_stat,
+    .fini = dmsgd_fini,
+};

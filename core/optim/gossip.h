@@ -1,0 +1,68 @@
+/* gossip.h - the neighbour exchange and mixing shared by the decentralized
+ * optimizers (dmsgd.c, decentlam.c).  Internal to core.
+ *
+ * One struct lbs_gossip per optimizer holds the topology for the comm's
+ * ranks, this rank's neighbours for the current step and one receive
+ * buffer (degree x largest layer floats).  Per layer the optimizer calls
+ * lbs_gossip_exchange(send) - the send buffer goes to every out-neighbour
+ * through lbs_neighbor_exchange (Isend/Irecv on MPI), the in-neighbours'
+ * buffers land in recv - and then, per element e,
+ *
+ *   lbs_gossip_mix_at(g, e) = sum_j W[i][j] v_j[e]
+ *
+ * with v_i = the send buffer itself, summed in ascending rank order (self
+ * included) in double.  Every rank of a fully connected topology therefore
+ * adds the same numbers in the same order and gets the same bits.
+ *
+ * Ownership: init allocates, fini frees (safe after a failed init).
+ */
+#ifndef LBS_GOSSIP_H
+#define LBS_GOSSIP_H
+
+#include <stddef.h>
+
+#include "lbscale/topology.h"
+#include "optim_impl.h"
+
+struct lbs_gossip {
+    struct lbs_topology *topo;
+    struct lbs_topo_peers peers;    /* this rank, step `peers_step` */
+    long peers_step;
+    float *recv;                    /* degree * maxn */
+    size_t maxn;
+    int nsrc;                       /* peers.nfrom + 1 */
+    const float **src;              /* ascending rank order, self included */
+    double *wsrc;
+    double bytes;                   /* sent at the last step, all layers */
+};
+
+int lbs_gossip_init(struct lbs_gossip *g, const struct lbs_optim *o,
+                    enum lbs_topo kind, struct lbs_err *err);
+void lbs_gossip_fini(struct lbs_gossip *g);
+/* Neighbours for step o->t; resets the byte count. */
+void lbs_gossip_begin(struct lbs_gossip *g, const struct lbs_optim *o);
+/* Exchange the n floats of layer `layer` in send; afterwards
+ * lbs_gossip_mix_at reads send and the received buffers. */
+int lbs_gossip_exchange(struct lbs_gossip *g, struct lbs_optim *o,
+                        size_t layer, const float *send, size_t n,
+                        struct lbs_err *err);
+
+static inline double lbs_gossip_mix_at(const struct lbs_gossip *g, size_t e)
+{
+    double s = 0;
+    for (int k = 0; k < g->nsrc; k++)
+        s += g->wsrc[k] * (double)g->src[k][e];
+    return s;
+}
+
+/* mean over ranks of ||x_i - x_bar|| over all layers (collective). */
+int lbs_gossip_consensus(const struct lbs_optim *o, double *value,
+                         struct lbs_err *err);
+/* The stats both optimizers answer: consensus_distance, bytes, degree. */
+extern const char *const lbs_gossip_stats[];
+int lbs_gossip_stat(const struct lbs_optim *o, const struct lbs_gossip *g,
+                    const char *name, double *value, struct lbs_err *err);
+/* Choices and default of the "topology" spec key. */
+#define LBS_GOSSIP_TOPOLOGY_DEFAULT LBS_TOPO_EXPONENTIAL
+
+#endif

@@ -1,0 +1,339 @@
+/* lbscale_sim.h - the simulator library: platforms, models, communication
+ * plans (trace-v1 files or the data-parallel contract), alpha-beta
+ * collective cost models and the per-step event engine.
+ *
+ * Layering: sim depends on libm, jansson and core's error.h/param.h only;
+ * it never needs MPI, NCCL or CUDA.  bench/sim_cli.c is the command line.
+ *
+ * Units: times are seconds, sizes bytes, bandwidths bytes/s inside the
+ * library (the JSON files use GB/s, Gb/s, us and GFLOP as their field
+ * names say; 1 GB = 1e9 bytes).
+ *
+ * Ownership: every *_load / *_parse / *_new allocates and the matching
+ * *_free releases (NULL is fine).  Loaded objects are read-only afterwards
+ * and may be shared between threads.  The structs are plain data so tests
+ * and tools can read (and, for hand-made cases, fill) them; the readers
+ * guarantee every documented invariant.
+ *
+ * Errors: 0 or a negative code (lbscale/error.h) with one line in err
+ * that names the file and the field, e.g.
+ *   "dgx.json: field 'node.nic_gbps': must be > 0 (got -200)".
+ * Bad input is -EINVAL (unknown names: -ENOENT), so the CLI exits 2.
+ */
+#ifndef LBSCALE_SIM_H
+#define LBSCALE_SIM_H
+
+#include <stddef.h>
+
+#include "lbscale/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Collectives, algorithms, protocols                                  */
+
+/* The kinds of trace-v1 (results/schema/trace-v1.md), same order. */
+enum lbs_sim_coll {
+    LBS_SIM_ALLREDUCE,
+    LBS_SIM_ALLGATHER,
+    LBS_SIM_ALLGATHERV,
+    LBS_SIM_ALLTOALL,
+    LBS_SIM_BCAST,
+    LBS_SIM_BARRIER,
+    LBS_SIM_NEIGHBOR,
+    LBS_SIM_NCOLL
+};
+const char *lbs_sim_coll_name(enum lbs_sim_coll c);
+/* -1 when s names no collective. */
+int lbs_sim_coll_from_name(const char *s);
+
+/* Algorithms (coll.c states each formula and its source). */
+enum lbs_sim_algo {
+    LBS_SIM_AR_RING,        /* allreduce: flat ring over all P */
+    LBS_SIM_AR_TREE,        /* allreduce: NCCL double binary tree */
+    LBS_SIM_AR_RHD,         /* allreduce: recursive halving-doubling */
+    LBS_SIM_AR_HIER,        /* allreduce: 2-level, intra ring + inter ring */
+    LBS_SIM_AG_RING,        /* allgather(v): ring */
+    LBS_SIM_AG_RD,          /* allgather(v): recursive doubling */
+    LBS_SIM_AG_BRUCK,       /* allgather(v): Bruck */
+    LBS_SIM_A2A_PAIRWISE,   /* alltoall: pairwise exchange */
+    LBS_SIM_A2A_BRUCK,      /* alltoall: Bruck (log P rounds) */
+    LBS_SIM_BC_PIPELINE,    /* bcast: pipelined chain (NCCL ring) */
+    LBS_SIM_BC_BINOMIAL,    /* bcast: binomial tree */
+    LBS_SIM_BAR_DISSEM,     /* barrier: dissemination */
+    LBS_SIM_NB_DIRECT,      /* neighbour exchange: direct sends */
+    LBS_SIM_NALGO
+};
+const char *lbs_sim_algo_name(enum lbs_sim_algo a);
+int lbs_sim_algo_from_name(const char *s);
+/* Which collective an algorithm implements (allgather algorithms serve
+ * allgatherv too, and a "full" neighbour graph). */
+enum lbs_sim_coll lbs_sim_algo_coll(enum lbs_sim_algo a);
+
+/* NCCL's three protocols: LL (8-byte flag+data stores), LL128 (128-byte
+ * lines, 120 of payload), Simple (bulk copies with fences). */
+enum lbs_sim_proto { LBS_SIM_LL, LBS_SIM_LL128, LBS_SIM_SIMPLE,
+                     LBS_SIM_NPROTO };
+const char *lbs_sim_proto_name(enum lbs_sim_proto p);
+
+struct lbs_sim_proto_params {
+    int enabled;
+    double base_lat;    /* s, once per call */
+    double intra_hop;   /* s, per intra-node step */
+    double inter_hop;   /* s, per inter-node step (plus fabric.lat_us) */
+    double bw_factor;   /* fraction of link bandwidth reached, (0, 1] */
+};
+
+/* ------------------------------------------------------------------ */
+/* Platforms (sim/data/platforms/NAME.json, format "lbscale-platform" v1)  */
+
+enum lbs_sim_fabric { LBS_SIM_FLAT, LBS_SIM_FAT_TREE };
+
+#define LBS_SIM_NAME_MAX 64
+#define LBS_SIM_FILE_MAX 256
+
+struct lbs_sim_platform {
+    char name[LBS_SIM_NAME_MAX];
+    char file[LBS_SIM_FILE_MAX];   /* where it was read from (messages) */
+    char gpu[LBS_SIM_NAME_MAX];
+    double peak_flops;      /* per GPU, dense tensor peak, FLOP/s  > 0 */
+    double mem_bw;          /* device memory bandwidth, B/s        > 0 */
+    int gpus_per_node;      /* >= 1 */
+    double intra_bw;        /* per GPU per direction inside a node, B/s */
+    int nics_per_node;      /* >= 1 */
+    double nic_bw;          /* per NIC per direction, B/s */
+    enum lbs_sim_fabric fabric;
+    int nodes_per_leaf;     /* fat-tree: nodes under one leaf switch */
+    double oversub;         /* fat-tree: downlink/uplink ratio, >= 1 */
+    double net_lat;         /* s, added to every inter-node step */
+    long max_gpus;          /* largest P this platform describes */
+    struct lbs_sim_proto_params proto[LBS_SIM_NPROTO];
+    unsigned algos;         /* bit (1u << enum lbs_sim_algo) = enabled */
+};
+
+/* Read a platform from path, or from text (file names it in messages). */
+int lbs_sim_platform_load(const char *path, struct lbs_sim_platform **out,
+                          struct lbs_err *err);
+int lbs_sim_platform_parse(const char *text, const char *file,
+                           struct lbs_sim_platform **out,
+                           struct lbs_err *err);
+void lbs_sim_platform_free(struct lbs_sim_platform *p);
+
+/* ------------------------------------------------------------------ */
+/* Models (sim/data/models/NAME.json, format "lbscale-model" v1)           */
+
+struct lbs_sim_layer {
+    char *name;
+    double n;           /* parameters (product of shape) */
+    int ndim;
+    double fwd_flops;   /* at the model's per-GPU batch */
+    double bwd_flops;
+    double fwd_s, bwd_s;  /* measured times (s), < 0 when not given */
+};
+
+struct lbs_sim_model {
+    char name[LBS_SIM_NAME_MAX];
+    char file[LBS_SIM_FILE_MAX];
+    size_t nlayers;
+    struct lbs_sim_layer *l;   /* forward order; backward runs reversed */
+    double params;             /* sum of n */
+    double efficiency;         /* fraction of peak the kernels reach */
+    double batch_per_gpu, seq_len;
+    double bucket_bytes;       /* DDP bucket cap (default 25 MiB) */
+    double wgrad_frac;         /* share of a layer's backward that is the
+                                  weight gradient (skippable), default 0.5 */
+};
+
+int lbs_sim_model_load(const char *path, struct lbs_sim_model **out,
+                       struct lbs_err *err);
+int lbs_sim_model_parse(const char *text, const char *file,
+                        struct lbs_sim_model **out, struct lbs_err *err);
+void lbs_sim_model_free(struct lbs_sim_model *m);
+/* Forward and backward seconds of layer i on platform pl. */
+double lbs_sim_layer_fwd(const struct lbs_sim_model *m,
+                         const struct lbs_sim_platform *pl, size_t i);
+double lbs_sim_layer_bwd(const struct lbs_sim_model *m,
+                         const struct lbs_sim_platform *pl, size_t i);
+
+/* ------------------------------------------------------------------ */
+/* Communication plans                                                  */
+
+enum lbs_sim_topo { LBS_SIM_TOPO_RING, LBS_SIM_TOPO_EXP,
+                    LBS_SIM_TOPO_ONEPEER, LBS_SIM_TOPO_FULL };
+
+struct lbs_sim_call {
+    int layer;                  /* -1: not about one layer */
+    enum lbs_sim_coll coll;
+    double bytes;               /* trace-v1 convention, this rank */
+};
+
+/* One distinct step: identical steps of a trace are stored once with
+ * their count as weight. */
+struct lbs_sim_step {
+    size_t ncalls;
+    struct lbs_sim_call *calls;
+    long first;                 /* first step number with this content */
+    double weight;              /* how many steps are like this one */
+    double final_weight;        /* how many of them are in the final phase */
+    unsigned kinds;             /* bit per collective kind used */
+};
+
+struct lbs_sim_plan {
+    char optim[LBS_SIM_NAME_MAX];
+    char params[256];
+    char file[LBS_SIM_FILE_MAX];    /* "" for the data-parallel contract */
+    long ranks;                     /* P the trace was recorded at; 0: any */
+    long steps;                     /* steps in the trace */
+    long final_from;                /* first step of the final phase */
+    size_t nlayers;
+    double *layer_n;                /* trace's n per layer */
+    char **layer_name;
+    size_t nsteps;                  /* distinct steps */
+    struct lbs_sim_step *step;
+    enum lbs_sim_topo topo;         /* neighbour graph (from params) */
+    int skip_wgrad;                 /* JointSpar: no wgrad for dropped layers */
+    struct lbs_sim_call *pool;      /* owns every step's calls */
+};
+
+/* trace-v1 reader (validates everything, names file:line and field). */
+int lbs_sim_trace_load(const char *path, struct lbs_sim_plan **out,
+                       struct lbs_err *err);
+int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
+                        struct lbs_sim_plan **out, struct lbs_err *err);
+/* The data-parallel contract for sgd/lars/lamb/adamw: one step that
+ * allreduces every layer's fp32 gradient (4 n bytes, its layer index);
+ * the engine buckets them DDP-style. */
+int lbs_sim_plan_dp(const struct lbs_sim_model *m, const char *optim,
+                    struct lbs_sim_plan **out, struct lbs_err *err);
+/* Apply the trace-v1 scaling rule to model m: a copy of plan whose bytes
+ * are scaled by n_model/n_trace per layer (layer -1 as is).  -EINVAL when
+ * the layer counts differ (naming both files). */
+int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
+                      const struct lbs_sim_model *m,
+                      struct lbs_sim_plan **out, struct lbs_err *err);
+void lbs_sim_plan_free(struct lbs_sim_plan *p);
+
+/* ------------------------------------------------------------------ */
+/* Collective costs                                                     */
+
+/* Per-P derived network (node count, shares of the fat-tree uplinks).
+ * Plain data, no allocation. */
+#define LBS_SIM_LOGMAX 40
+struct lbs_sim_net {
+    const struct lbs_sim_platform *pl;
+    long P, g, N;               /* GPUs, GPUs per node used, nodes */
+    double Bi, Bn, Bg;          /* intra per GPU, node NIC total, Bn/g */
+    double gpu_nic;             /* what one GPU alone can push out */
+    double sh_ring, sh_tree, sh_a2a;
+    double sh_xor[LBS_SIM_LOGMAX];    /* node distance 2^k, XOR partners */
+    double sh_shift[LBS_SIM_LOGMAX];  /* node distance 2^k, shifts */
+};
+/* -EINVAL when P < 1, P > max_gpus, or P > g and not a multiple of it. */
+int lbs_sim_net_init(struct lbs_sim_net *net,
+                     const struct lbs_sim_platform *pl, long P,
+                     struct lbs_err *err);
+
+struct lbs_sim_cost {
+    double t;                   /* seconds */
+    enum lbs_sim_algo algo;
+    enum lbs_sim_proto proto;
+    double wire;                /* bytes the busiest GPU sends */
+};
+/* Time of one call with a given algorithm and protocol; +INFINITY when it
+ * does not apply (wrong collective, P not a power of two where needed,
+ * disabled).  topo/step matter for neighbour exchanges only. */
+double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
+                         enum lbs_sim_proto p, double bytes,
+                         enum lbs_sim_topo topo, long step, double *wire);
+/* The fastest enabled (algorithm, protocol) for the call, as NCCL's tuner
+ * picks per call.  Zero time when P == 1. */
+struct lbs_sim_cost lbs_sim_coll_cost(const struct lbs_sim_net *net,
+                                      enum lbs_sim_coll c, double bytes,
+                                      enum lbs_sim_topo topo, long step);
+
+/* ------------------------------------------------------------------ */
+/* The engine                                                           */
+
+enum lbs_sim_ev_kind { LBS_SIM_EV_FWD, LBS_SIM_EV_BWD, LBS_SIM_EV_COMM,
+                       LBS_SIM_EV_OPTIM };
+struct lbs_sim_event {
+    enum lbs_sim_ev_kind kind;
+    int layer;                  /* first layer (comm: last layer fused) */
+    int layer_last;             /* comm: the other end of the bucket */
+    int calls;                  /* comm: trace calls fused */
+    int post;                   /* comm: after backward (not overlapped) */
+    double ready, start, end;   /* s */
+    double bytes;
+    struct lbs_sim_cost cost;
+    enum lbs_sim_coll coll;
+};
+typedef void (*lbs_sim_event_fn)(void *ctx, const struct lbs_sim_event *e);
+
+struct lbs_sim_opts {
+    double bucket_bytes;        /* <= 0: the model's (25 MiB default) */
+    double optim_bytes_per_elem;/* optimizer memory traffic per param */
+    lbs_sim_event_fn on_event;  /* optional timeline, first step only */
+    void *ctx;
+};
+
+struct lbs_sim_result {
+    long P;
+    double iter, compute, optim, comm, exposed;   /* s, averaged */
+    double bytes;               /* payload bytes per GPU per step */
+    double wire;                /* bytes the chosen algorithms send */
+    double final_iter;          /* average over the final phase */
+    long final_from;
+    double calls;               /* collectives per step after fusion */
+};
+
+/* Simulate plan (bound to m with lbs_sim_plan_bind, or made by
+ * lbs_sim_plan_dp) on P GPUs of pl: every distinct step once, averaged
+ * with the steps' weights.  O(layers + calls) per distinct step. */
+int lbs_sim_run(const struct lbs_sim_platform *pl,
+                const struct lbs_sim_model *m,
+                const struct lbs_sim_plan *plan, long P,
+                const struct lbs_sim_opts *o, struct lbs_sim_result *r,
+                struct lbs_err *err);
+
+/* Scale lists: "8..16384" (powers of two from 8, and 16384), "8,64,512",
+ * or a mix ("8..64,1000"); counts >= 1.  *out is malloc'ed. */
+int lbs_sim_parse_gpus(const char *s, long **out, size_t *n,
+                       struct lbs_err *err);
+/* lbs_sim_run at every P[i] into res[i], and eff[i] = T(node) / T(P[i]),
+ * T(node) at min(gpus_per_node, max_gpus) GPUs (weak scaling). */
+int lbs_sim_sweep(const struct lbs_sim_platform *pl,
+                  const struct lbs_sim_model *m,
+                  const struct lbs_sim_plan *plan, const long *P, size_t n,
+                  const struct lbs_sim_opts *o, struct lbs_sim_result *res,
+                  double *eff, struct lbs_err *err);
+
+/* ------------------------------------------------------------------ */
+/* Calibration: least-squares alpha-beta fit of measured collectives    */
+
+struct lbs_sim_sample {
+    enum lbs_sim_coll coll;
+    long ranks;
+    double bytes;               /* trace-v1 convention */
+    double t;                   /* measured seconds */
+};
+struct lbs_sim_fit {
+    double base_lat, hop_lat;   /* s */
+    double bw;                  /* B/s per rank link */
+    size_t used;                /* samples in the fit */
+    double med_err, max_err;    /* held-out relative errors (-1: n/a) */
+    size_t held_out;
+};
+/* Fit t = base + steps(P) hop + volume(P, bytes) / bw over the samples
+ * (ring forms: allreduce 2(P-1) steps and 2(P-1)/P bytes, allgather P-1
+ * and (P-1) bytes, alltoall P-1 and (P-1)/P bytes, bcast P-1 and bytes).
+ * The held-out error comes from fitting every other message size and
+ * predicting the rest.  -EINVAL when the data cannot determine the fit. */
+int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
+                struct lbs_sim_fit *fit, struct lbs_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

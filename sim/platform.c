@@ -1,0 +1,260 @@
+/* platform.c - the platform reader (format "lbscale-platform", version 1).
+ *
+ *   {"format": "lbscale-platform", "version": 1, "name": "dgx-a100",
+ *    "description": "...", "sources": [...],
+ *    "gpu":   {"name": "A100-SXM4-80GB", "peak_tflops": 312,
+ *              "mem_bw_gbs": 2039},
+ *    "node":  {"gpus": 8, "intra": "NVLink3 + NVSwitch",
+ *              "intra_bw_gbs": 300, "nics": 8, "nic_gbps": 200},
+ *    "fabric": {"kind": "fat-tree", "nodes_per_leaf": 20,
+ *               "oversubscription": 1, "lat_us": 0},
+ *    "max_gpus": 16384,
+ *    "protocols": {"LL": {"base_lat_us": 3.6, "intra_hop_us": 0.47,
+ *                         "inter_hop_us": 2.7, "bw_factor": 0.25}, ...},
+ *    "algorithms": ["ring", "tree", ...]}
+ *
+ * intra_bw_gbs: GB/s one GPU can send (and receive) inside the node at
+ * once; nic_gbps: the NIC's line rate in Gb/s (divided by 8 here);
+ * fabric.kind "flat" (one non-blocking switch) or "fat-tree" (two levels:
+ * nodes_per_leaf nodes under a leaf whose uplinks carry 1/oversubscription
+ * of what its nodes can inject; full bisection above the leaves).
+ * protocols: when given, exactly the protocols listed are enabled; when
+ * absent, NCCL's three with the latencies of its ring model (NCCL 2.8
+ * src/graph/tuning.cc: baseLat, hwLat NVLink/NET, LL 1/4 and LL128 0.92
+ * of the bandwidth).  algorithms: when given, exactly those are enabled
+ * (names as lbs_sim_algo_name prints); every collective needs one.
+ * Unknown fields are errors (typos must not fall back to defaults).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+/* NCCL 2.8 ring model defaults (us): base, NVLink hop, NET hop, bw factor */
+static const double nccl_def[LBS_SIM_NPROTO][4] = {
+    {3.6, 0.47, 2.7, 0.25},     /* LL */
+    {10.0, 1.9, 4.0, 0.92},     /* LL128 */
+    {8.4, 3.4, 9.6, 1.0},       /* Simple */
+};
+
+static int read_proto(const struct sj *c, const json_t *o, const char *path,
+                      struct lbs_sim_proto_params *p)
+{
+    static const char *const keys[] = {"base_lat_us", "intra_hop_us",
+        "inter_hop_us", "bw_factor", "enabled", "note", NULL};
+    double v[4];
+    int rc = sj_known(c, o, path, keys);
+    if (!rc) rc = sj_num(c, o, path, "base_lat_us", SJ_REQ, 0, 0, 1e6, &v[0]);
+    if (!rc) rc = sj_num(c, o, path, "intra_hop_us", SJ_REQ, 0, 0, 1e6, &v[1]);
+    if (!rc) rc = sj_num(c, o, path, "inter_hop_us", SJ_REQ, 0, 0, 1e6, &v[2]);
+    if (!rc) rc = sj_num(c, o, path, "bw_factor", SJ_REQ | SJ_LO_OPEN, 0, 0, 1,
+                         &v[3]);
+    if (rc)
+        return rc;
+    const json_t *en = json_object_get(o, "enabled");
+    if (en && !json_is_boolean(en))
+        return sj_fail(c, path, "enabled", "must be true or false");
+    p->enabled = !en || json_is_true(en);
+    p->base_lat = v[0] * 1e-6;
+    p->intra_hop = v[1] * 1e-6;
+    p->inter_hop = v[2] * 1e-6;
+    p->bw_factor = v[3];
+    return 0;
+}
+
+static int parse_root(const struct sj *c, const json_t *root,
+                      struct lbs_sim_platform *p)
+{
+    static const char *const top[] = {"format", "version", "name",
+        "description", "sources", "notes", "gpu", "node", "fabric",
+        "max_gpus", "protocols", "algorithms", "calibration", NULL};
+    static const char *const gk[] = {"name", "peak_tflops", "mem_bw_gbs",
+                                     "note", NULL};
+    static const char *const nk[] = {"gpus", "intra", "intra_bw_gbs", "nics",
+                                     "nic_gbps", "note", NULL};
+    static const char *const fk[] = {"kind", "nodes_per_leaf",
+        "oversubscription", "lat_us", "note", NULL};
+    json_t *gpu, *node, *fab, *protos;
+    double v = 0;
+    char kind[32];
+    int rc = sj_header(c, root, "lbscale-platform", 1);
+    if (!rc) rc = sj_known(c, root, "", top);
+    if (!rc) rc = sj_str(c, root, "", "name", SJ_REQ, NULL, p->name,
+                         sizeof p->name);
+    if (!rc && !p->name[0])
+        rc = sj_fail(c, "", "name", "must not be empty");
+    if (!rc) rc = sj_obj(c, root, "", "gpu", SJ_REQ, &gpu);
+    if (!rc) rc = sj_known(c, gpu, "gpu.", gk);
+    if (!rc) rc = sj_str(c, gpu, "gpu.", "name", 0, "gpu", p->gpu,
+                         sizeof p->gpu);
+    if (!rc) rc = sj_num(c, gpu, "gpu.", "peak_tflops", SJ_REQ | SJ_LO_OPEN,
+                         0, 0, 1e6, &v);
+    p->peak_flops = v * 1e12;
+    if (!rc) rc = sj_num(c, gpu, "gpu.", "mem_bw_gbs", SJ_REQ | SJ_LO_OPEN,
+                         0, 0, 1e6, &v);
+    p->mem_bw = v * 1e9;
+
+    if (!rc) rc = sj_obj(c, root, "", "node", SJ_REQ, &node);
+    if (!rc) rc = sj_known(c, node, "node.", nk);
+    if (!rc) rc = sj_num(c, node, "node.", "gpus", SJ_REQ | SJ_INT, 0, 1,
+                         1 << 16, &v);
+    p->gpus_per_node = (int)v;
+    if (!rc && json_object_get(node, "intra") &&
+        !json_is_string(json_object_get(node, "intra")))
+        rc = sj_fail(c, "node.", "intra", "must be a string");
+    if (!rc) rc = sj_num(c, node, "node.", "intra_bw_gbs",
+                         (p->gpus_per_node > 1 ? SJ_REQ : 0) | SJ_LO_OPEN,
+                         1e6, 0, 1e6, &v);
+    p->intra_bw = v * 1e9;
+    if (!rc) rc = sj_num(c, node, "node.", "nics", SJ_REQ | SJ_INT, 0, 1,
+                         1024, &v);
+    p->nics_per_node = (int)v;
+    if (!rc) rc = sj_num(c, node, "node.", "nic_gbps", SJ_REQ | SJ_LO_OPEN, 0,
+                         0, 1e6, &v);
+    p->nic_bw = v * 1e9 / 8;
+
+    if (!rc) rc = sj_obj(c, root, "", "fabric", SJ_REQ, &fab);
+    if (!rc) rc = sj_known(c, fab, "fabric.", fk);
+    if (!rc) rc = sj_str(c, fab, "fabric.", "kind", SJ_REQ, NULL, kind,
+                         sizeof kind);
+    if (!rc) {
+        if (!strcmp(kind, "flat"))
+            p->fabric = LBS_SIM_FLAT;
+        else if (!strcmp(kind, "fat-tree"))
+            p->fabric = LBS_SIM_FAT_TREE;
+        else
+            rc = sj_fail(c, "fabric.", "kind", "unknown kind \"%s\" (flat, "
+                         "fat-tree)", kind);
+    }
+    int ft = p->fabric == LBS_SIM_FAT_TREE;
+    if (!rc) rc = sj_num(c, fab, "fabric.", "nodes_per_leaf",
+                         (ft ? SJ_REQ : 0) | SJ_INT, 1e9, 1, 1e9, &v);
+    p->nodes_per_leaf = v > 1e8 ? 100000000 : (int)v;
+    if (!rc) rc = sj_num(c, fab, "fabric.", "oversubscription", ft ? SJ_REQ : 0,
+                         1, 1, 1e3, &p->oversub);
+    if (!rc) rc = sj_num(c, fab, "fabric.", "lat_us", 0, 0, 0, 1e6, &v);
+    p->net_lat = v * 1e-6;
+    if (!rc) rc = sj_num(c, root, "", "max_gpus", SJ_INT, 16384, 1, 1e8, &v);
+    p->max_gpus = (long)v;
+
+    if (!rc) rc = sj_obj(c, root, "", "protocols", 0, &protos);
+    if (rc)
+        return rc;
+    if (protos) {
+        const char *k;
+        json_t *o;
+        int any = 0;
+        json_object_foreach(protos, k, o) {
+            int i;
+            char path[48];
+            for (i = 0; i < LBS_SIM_NPROTO; i++)
+                if (!strcmp(k, lbs_sim_proto_name(i)))
+                    break;
+            if (i == LBS_SIM_NPROTO)
+                return sj_fail(c, "protocols.", k, "unknown protocol (LL, "
+                               "LL128, Simple)");
+            snprintf(path, sizeof path, "protocols.%s.", k);
+            if (!json_is_object(o))
+                return sj_fail(c, "protocols.", k, "must be an object");
+            if ((rc = read_proto(c, o, path, &p->proto[i])))
+                return rc;
+            any |= p->proto[i].enabled;
+        }
+        if (!any)
+            return sj_fail(c, "", "protocols", "no protocol enabled");
+    } else {
+        for (int i = 0; i < LBS_SIM_NPROTO; i++)
+            p->proto[i] = (struct lbs_sim_proto_params){
+                1, nccl_def[i][0] * 1e-6, nccl_def[i][1] * 1e-6,
+                nccl_def[i][2] * 1e-6, nccl_def[i][3]};
+    }
+
+    const json_t *al = json_object_get(root, "algorithms");
+    if (!al) {
+        p->algos = (1u << LBS_SIM_NALGO) - 1;
+    } else {
+        if (!json_is_array(al))
+            return sj_fail(c, "", "algorithms", "must be an array of names");
+        p->algos = 0;
+        for (size_t i = 0; i < json_array_size(al); i++) {
+            const char *s = json_string_value(json_array_get(al, i));
+            int a = s ? lbs_sim_algo_from_name(s) : -1;
+            char key[48];
+            snprintf(key, sizeof key, "algorithms[%zu]", i);
+            if (!s)
+                return sj_fail(c, "", key, "must be a string");
+            if (a < 0)
+                return sj_fail(c, "", key, "unknown algorithm \"%.40s\"", s);
+            p->algos |= 1u << a;
+        }
+        for (int k = 0; k < LBS_SIM_NCOLL; k++) {
+            int have = 0;
+            if (k == LBS_SIM_NEIGHBOR)
+                continue;   /* falls back to allgather for dense graphs */
+            for (int a = 0; a < LBS_SIM_NALGO; a++) {
+                enum lbs_sim_coll ak = lbs_sim_algo_coll(a);
+                if ((p->algos >> a & 1) &&
+                    (ak == (enum lbs_sim_coll)k ||
+                     (k == LBS_SIM_ALLGATHERV && ak == LBS_SIM_ALLGATHER)))
+                    have = 1;
+            }
+            if (!have)
+                return sj_fail(c, "", "algorithms", "no algorithm enabled "
+                               "for %s", lbs_sim_coll_name(k));
+        }
+        if (!(p->algos >> LBS_SIM_NB_DIRECT & 1))
+            return sj_fail(c, "", "algorithms", "no algorithm enabled for "
+                           "neighbor (neighbor-direct)");
+    }
+    return 0;
+}
+
+int lbs_sim_platform_parse(const char *text, const char *file,
+                           struct lbs_sim_platform **out, struct lbs_err *err)
+{
+    struct sj c = {file, err};
+    json_t *root;
+    *out = NULL;
+    int rc = sj_load(&c, text, strlen(text), &root);
+    if (rc)
+        return rc;
+    struct lbs_sim_platform *p = calloc(1, sizeof *p);
+    if (!p) {
+        json_decref(root);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    sj_copy_path(p->file, sizeof p->file, file);
+    rc = parse_root(&c, root, p);
+    json_decref(root);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int lbs_sim_platform_load(const char *path, struct lbs_sim_platform **out,
+                          struct lbs_err *err)
+{
+    char *text;
+    size_t len;
+    *out = NULL;
+    int rc = sj_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    if (strlen(text) != len) {
+        free(text);
+        return lbs_err_set(err, -EINVAL, "%s: contains a NUL byte", path);
+    }
+    rc = lbs_sim_platform_parse(text, path, out, err);
+    free(text);
+    return rc;
+}
+
+void lbs_sim_platform_free(struct lbs_sim_platform *p)
+{
+    free(p);
+}

@@ -1,0 +1,56 @@
+/* sim_internal.h - helpers shared by the sim readers (sim/ only).
+ *
+ * Strict field readers over jansson values: every failure writes
+ * "<file>: field '<path>': <why>" into the context's err and returns
+ * -EINVAL, so each reader names the file and the field without repeating
+ * the message code.  Numbers must be JSON numbers (strings are refused),
+ * finite, within range; integers must be integral.
+ */
+#ifndef LBS_SIM_INTERNAL_H
+#define LBS_SIM_INTERNAL_H
+
+#include <jansson.h>
+
+#include "lbscale_sim.h"
+
+struct sj {
+    const char *file;
+    struct lbs_err *err;
+};
+
+#define SJ_REQ 1u        /* the field must be present */
+#define SJ_INT 2u        /* the value must be integral */
+#define SJ_LO_OPEN 4u    /* value > lo (else >= lo) */
+
+/* obj[key] as a number in [lo, hi] (see flags); def when absent and not
+ * required.  path prefixes key in messages ("node." + "gpus"). */
+int sj_num(const struct sj *c, const json_t *obj, const char *path,
+           const char *key, unsigned flags, double def, double lo, double hi,
+           double *out);
+/* obj[key] as a string copied into buf (len bytes, must fit); def when
+ * absent and not required (def may be NULL: empty string). */
+int sj_str(const struct sj *c, const json_t *obj, const char *path,
+           const char *key, unsigned flags, const char *def, char *buf,
+           size_t len);
+/* Refuse keys of obj not in keys (NULL-terminated): typos must not
+ * silently fall back to defaults. */
+int sj_known(const struct sj *c, const json_t *obj, const char *path,
+             const char *const *keys);
+/* obj[key] as an object (NULL when absent and not required). */
+int sj_obj(const struct sj *c, const json_t *obj, const char *path,
+           const char *key, unsigned flags, json_t **out);
+/* Error helper with the standard prefix. */
+int sj_fail(const struct sj *c, const char *path, const char *key,
+            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Check format/version fields of a document. */
+int sj_header(const struct sj *c, const json_t *root, const char *format,
+              int version);
+/* Parse text as one JSON object, naming file (and line) on failure. */
+int sj_load(const struct sj *c, const char *text, size_t len, json_t **out);
+/* Read a whole file (NUL-terminated; caller frees). */
+int sj_read_file(const char *path, char **text, size_t *len,
+                 struct lbs_err *err);
+/* Copy a path into a fixed buffer, keeping the tail when too long. */
+void sj_copy_path(char *dst, size_t len, const char *path);
+
+#endif

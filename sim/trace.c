@@ -1,0 +1,449 @@
+/* trace.c - communication plans: the trace-v1 reader
+ * (results/schema/trace-v1.md), the data-parallel contract, and the
+ * scaling rule that binds a plan to a model.
+ *
+ * Reader rules beyond the schema: calls must come in non-decreasing step
+ * order (the record backend appends as the optimizer runs); blank lines
+ * are skipped; fields that v1 does not define are ignored on purpose
+ * (writers may add diagnostics), while every defined field is checked.
+ * Identical steps are stored once with a weight, so a 1,000-step trace of
+ * a data-parallel optimizer costs one simulated step.
+ *
+ * The final phase is the longest run of last steps that use the same set
+ * of collective kinds as the last step (1-bit LAMB: the compressed phase
+ * after the warm-up; SLAMB: every step, its periodic dense averaging uses
+ * allreduce like the masked steps).
+ *
+ * Neighbour graphs: trace-v1 records bytes per neighbour, not the graph,
+ * so the graph comes from the header's params ("topology=" or "topo=":
+ * ring, exp, onepeer, full; default ring).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define MAX_STEPS 100000000L
+#define MAX_CALLS 100000000L
+
+struct run {            /* the calls of one non-empty step */
+    long step;
+    size_t b, e;        /* [b, e) in the pool */
+    unsigned kinds;
+};
+
+void lbs_sim_plan_free(struct lbs_sim_plan *p)
+{
+    if (!p)
+        return;
+    if (p->layer_name)
+        for (size_t i = 0; i < p->nlayers; i++)
+            free(p->layer_name[i]);
+    free(p->layer_name);
+    free(p->layer_n);
+    free(p->step);
+    free(p->pool);
+    free(p);
+}
+
+static int topo_from_params(const struct sj *c, const char *params,
+                            enum lbs_sim_topo *t)
+{
+    static const struct { const char *name; enum lbs_sim_topo t; } names[] = {
+        {"ring", LBS_SIM_TOPO_RING}, {"exp", LBS_SIM_TOPO_EXP},
+        {"exponential", LBS_SIM_TOPO_EXP}, {"static_exp", LBS_SIM_TOPO_EXP},
+        {"onepeer", LBS_SIM_TOPO_ONEPEER}, {"one_peer", LBS_SIM_TOPO_ONEPEER},
+        {"one-peer", LBS_SIM_TOPO_ONEPEER},
+        {"onepeer_exp", LBS_SIM_TOPO_ONEPEER},
+        {"full", LBS_SIM_TOPO_FULL}, {"fully_connected", LBS_SIM_TOPO_FULL},
+    };
+    *t = LBS_SIM_TOPO_RING;
+    for (const char *s = params; s && *s;) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        const char *eq = memchr(s, '=', len);
+        if (eq && ((eq - s == 8 && !strncmp(s, "topology", 8)) ||
+                   (eq - s == 4 && !strncmp(s, "topo", 4)))) {
+            size_t vl = len - (size_t)(eq + 1 - s);
+            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+                if (strlen(names[i].name) == vl &&
+                    !strncmp(eq + 1, names[i].name, vl)) {
+                    *t = names[i].t;
+                    return 0;
+                }
+            return sj_fail(c, "", "params", "unknown topology '%.*s' (ring, "
+                           "exp, onepeer, full)", (int)(vl > 40 ? 40 : vl),
+                           eq + 1);
+        }
+        s = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+static int read_header(const struct sj *c, const json_t *h,
+                       struct lbs_sim_plan *p)
+{
+    double v;
+    int rc = sj_header(c, h, "lbscale-trace", 1);
+    if (!rc) rc = sj_str(c, h, "", "optim", SJ_REQ, NULL, p->optim,
+                         sizeof p->optim);
+    if (!rc && !p->optim[0])
+        rc = sj_fail(c, "", "optim", "must not be empty");
+    if (!rc && json_is_null(json_object_get(h, "params")))
+        p->params[0] = '\0';
+    else if (!rc)
+        rc = sj_str(c, h, "", "params", 0, "", p->params, sizeof p->params);
+    if (!rc) {
+        const json_t *cp = json_object_get(h, "compress");
+        if (cp && !json_is_null(cp) && !json_is_string(cp))
+            rc = sj_fail(c, "", "compress", "must be a string or null");
+    }
+    if (!rc) rc = sj_num(c, h, "", "ranks", SJ_REQ | SJ_INT, 0, 1, 1e8, &v);
+    p->ranks = (long)v;
+    if (!rc) rc = sj_num(c, h, "", "steps", SJ_REQ | SJ_INT, 0, 1, MAX_STEPS,
+                         &v);
+    p->steps = (long)v;
+    if (!rc) rc = topo_from_params(c, p->params, &p->topo);
+    if (rc)
+        return rc;
+    p->skip_wgrad = !strncmp(p->optim, "jointspar", 9);
+    const json_t *ls = json_object_get(h, "layers");
+    size_t n = json_array_size(ls);
+    if (!ls)
+        return sj_fail(c, "", "layers", "missing (required)");
+    if (!json_is_array(ls) || n == 0)
+        return sj_fail(c, "", "layers", "must be a non-empty array");
+    if (!(p->layer_n = calloc(n, sizeof *p->layer_n)) ||
+        !(p->layer_name = calloc(n, sizeof *p->layer_name)))
+        return lbs_err_set(c->err, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *o = json_array_get(ls, i);
+        char path[40], name[256];
+        snprintf(path, sizeof path, "layers[%zu].", i);
+        if (!json_is_object(o))
+            return sj_fail(c, path, "", "must be an object");
+        if ((rc = sj_str(c, o, path, "name", SJ_REQ, NULL, name,
+                         sizeof name)) ||
+            (rc = sj_num(c, o, path, "n", SJ_REQ | SJ_INT, 0, 1, 1e13,
+                         &p->layer_n[i])) ||
+            (rc = sj_num(c, o, path, "ndim", SJ_INT, 2, 1, 8, &v)))
+            return rc;
+        if (!(p->layer_name[i] = strdup(name)))
+            return lbs_err_set(c->err, -ENOMEM, "out of memory");
+        p->nlayers = i + 1;
+    }
+    return 0;
+}
+
+static int read_call(const struct sj *c, const json_t *o,
+                     const struct lbs_sim_plan *p, long *step,
+                     struct lbs_sim_call *call)
+{
+    double s, l, b;
+    char coll[32];
+    int rc = sj_num(c, o, "", "step", SJ_REQ | SJ_INT, 0, 1, (double)p->steps,
+                    &s);
+    if (!rc) rc = sj_num(c, o, "", "layer", SJ_REQ | SJ_INT, 0, -1,
+                         (double)p->nlayers - 1, &l);
+    if (!rc) rc = sj_str(c, o, "", "coll", SJ_REQ, NULL, coll, sizeof coll);
+    if (!rc) rc = sj_num(c, o, "", "bytes", SJ_REQ | SJ_INT, 0, 0, 9.0e15,
+                         &b);
+    if (rc)
+        return rc;
+    int k = lbs_sim_coll_from_name(coll);
+    if (k < 0)
+        return sj_fail(c, "", "coll", "unknown collective \"%s\"", coll);
+    if (k == LBS_SIM_BARRIER && b != 0)
+        return sj_fail(c, "", "bytes", "a barrier carries 0 bytes (got %g)",
+                       b);
+    *step = (long)s;
+    *call = (struct lbs_sim_call){(int)l, (enum lbs_sim_coll)k, b};
+    return 0;
+}
+
+static uint64_t hash_run(const struct lbs_sim_call *c, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w[3] = {(uint64_t)(int64_t)c[i].layer, (uint64_t)c[i].coll,
+                         (uint64_t)c[i].bytes};
+        for (int j = 0; j < 3; j++) {
+            h ^= w[j];
+            h *= 1099511628211ull;
+        }
+    }
+    return h;
+}
+
+static int same_run(const struct lbs_sim_call *a, const struct lbs_sim_call *b,
+                    size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].layer != b[i].layer || a[i].coll != b[i].coll ||
+            a[i].bytes != b[i].bytes)
+            return 0;
+    return 1;
+}
+
+/* Group runs into distinct steps and find the final phase. */
+static int finish(struct lbs_sim_plan *p, struct run *runs, size_t nruns,
+                  struct lbs_err *err)
+{
+    /* final phase: walk back from the last step while the mask holds;
+     * an empty step (mask 0) in between ends it */
+    unsigned last = nruns && runs[nruns - 1].step == p->steps
+                        ? runs[nruns - 1].kinds : 0;
+    long from;
+    if (last == 0) {
+        from = nruns ? runs[nruns - 1].step + 1 : 1;
+    } else {
+        from = p->steps;
+        for (size_t i = nruns - 1; i-- > 0;) {
+            if (runs[i].step != from - 1 || runs[i].kinds != last)
+                break;
+            from = runs[i].step;
+        }
+    }
+    p->final_from = from;
+
+    size_t cap = 2 * nruns + 2, nuniq = 0;
+    size_t *tab = malloc(cap * sizeof *tab);
+    uint64_t *hs = malloc((nruns + 1) * sizeof *hs);
+    p->step = calloc(nruns + 1, sizeof *p->step);
+    if (!tab || !hs || !p->step) {
+        free(tab);
+        free(hs);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < cap; i++)
+        tab[i] = SIZE_MAX;
+    long empty = p->steps - (long)nruns, empty_final = p->steps - from + 1;
+    for (size_t i = 0; i < nruns; i++)
+        if (runs[i].step >= from)
+            empty_final--;
+    for (size_t i = 0; i < nruns; i++) {
+        const struct lbs_sim_call *c = p->pool + runs[i].b;
+        size_t n = runs[i].e - runs[i].b;
+        uint64_t h = hash_run(c, n);
+        size_t slot = (size_t)(h % cap);
+        for (;;) {
+            size_t u = tab[slot];
+            if (u == SIZE_MAX) {
+                tab[slot] = nuniq;
+                hs[nuniq] = h;
+                p->step[nuniq++] = (struct lbs_sim_step){
+                    n, (struct lbs_sim_call *)c, runs[i].step, 0, 0,
+                    runs[i].kinds};
+                u = nuniq - 1;
+            } else if (hs[u] != h || p->step[u].ncalls != n ||
+                       !same_run(p->step[u].calls, c, n)) {
+                slot = (slot + 1) % cap;
+                continue;
+            }
+            p->step[u].weight += 1;
+            if (runs[i].step >= from)
+                p->step[u].final_weight += 1;
+            break;
+        }
+    }
+    if (empty > 0) {
+        long first = 1;
+        for (size_t i = 0; i < nruns && runs[i].step == first; i++)
+            first++;
+        p->step[nuniq++] = (struct lbs_sim_step){0, NULL, first,
+            (double)empty, (double)empty_final, 0};
+    }
+    p->nsteps = nuniq;
+    free(tab);
+    free(hs);
+    return 0;
+}
+
+int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
+                        struct lbs_sim_plan **out, struct lbs_err *err)
+{
+    char where[LBS_SIM_FILE_MAX + 24];
+    struct sj c = {where, err};
+    struct lbs_sim_plan *p = calloc(1, sizeof *p);
+    struct run *runs = NULL;
+    size_t nruns = 0, rcap = 0, ncalls = 0, ccap = 0;
+    long line = 0, last_step = 0;
+    int rc = 0, have_header = 0;
+    *out = NULL;
+    if (!p)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    sj_copy_path(p->file, sizeof p->file, file);
+    for (size_t pos = 0; pos < len && !rc;) {
+        const char *s = text + pos;
+        const char *nl = memchr(s, '\n', len - pos);
+        size_t l = nl ? (size_t)(nl - s) : len - pos;
+        pos += l + 1;
+        line++;
+        size_t k = 0;
+        while (k < l && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r'))
+            k++;
+        if (k == l)
+            continue;
+        snprintf(where, sizeof where, "%s:%ld", p->file, line);
+        json_error_t je;
+        json_t *o = json_loadb(s, l, JSON_REJECT_DUPLICATES, &je);
+        if (!o) {
+            rc = lbs_err_set(err, -EINVAL, "%s: not valid JSON: %s", where,
+                             je.text);
+            break;
+        }
+        if (!json_is_object(o)) {
+            rc = lbs_err_set(err, -EINVAL, "%s: each line must be a JSON "
+                             "object", where);
+        } else if (!have_header) {
+            rc = read_header(&c, o, p);
+            have_header = 1;
+        } else {
+            struct lbs_sim_call call = {0, LBS_SIM_ALLREDUCE, 0};
+            long st = 0;
+            rc = read_call(&c, o, p, &st, &call);
+            if (!rc && st < last_step)
+                rc = sj_fail(&c, "", "step", "%ld after step %ld: calls must "
+                             "come in step order", st, last_step);
+            if (!rc && ncalls >= (size_t)MAX_CALLS)
+                rc = lbs_err_set(err, -EINVAL, "%s: more than %ld calls",
+                                 where, MAX_CALLS);
+            if (!rc && ncalls == ccap) {
+                size_t nc = ccap ? 2 * ccap : 1024;
+                void *q = realloc(p->pool, nc * sizeof *p->pool);
+                if (!q)
+                    rc = lbs_err_set(err, -ENOMEM, "out of memory");
+                else {
+                    p->pool = q;
+                    ccap = nc;
+                }
+            }
+            if (!rc && st != last_step) {
+                if (nruns == rcap) {
+                    size_t nc = rcap ? 2 * rcap : 64;
+                    void *q = realloc(runs, nc * sizeof *runs);
+                    if (!q)
+                        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+                    else {
+                        runs = q;
+                        rcap = nc;
+                    }
+                }
+                if (!rc)
+                    runs[nruns++] = (struct run){st, ncalls, ncalls, 0};
+                last_step = st;
+            }
+            if (!rc) {
+                p->pool[ncalls++] = call;
+                runs[nruns - 1].e = ncalls;
+                runs[nruns - 1].kinds |= 1u << call.coll;
+            }
+        }
+        json_decref(o);
+    }
+    if (!rc && !have_header)
+        rc = lbs_err_set(err, -EINVAL, "%s: empty trace (no header line)",
+                         p->file);
+    if (!rc) {
+        /* the pool may have moved while growing: runs hold indices only */
+        rc = finish(p, runs, nruns, err);
+    }
+    free(runs);
+    if (rc) {
+        lbs_sim_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int lbs_sim_trace_load(const char *path, struct lbs_sim_plan **out,
+                       struct lbs_err *err)
+{
+    char *text;
+    size_t len;
+    *out = NULL;
+    int rc = sj_read_file(path, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = lbs_sim_trace_parse(text, len, path, out, err);
+    free(text);
+    return rc;
+}
+
+int lbs_sim_plan_dp(const struct lbs_sim_model *m, const char *optim,
+                    struct lbs_sim_plan **out, struct lbs_err *err)
+{
+    struct lbs_sim_plan *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p || !(p->pool = calloc(m->nlayers, sizeof *p->pool)) ||
+        !(p->step = calloc(1, sizeof *p->step)) ||
+        !(p->layer_n = calloc(m->nlayers, sizeof *p->layer_n))) {
+        lbs_sim_plan_free(p);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    snprintf(p->optim, sizeof p->optim, "%s", optim);
+    p->steps = 1;
+    p->final_from = 1;
+    p->nlayers = m->nlayers;
+    for (size_t i = 0; i < m->nlayers; i++) {
+        p->layer_n[i] = m->l[i].n;
+        p->pool[i] = (struct lbs_sim_call){(int)i, LBS_SIM_ALLREDUCE,
+                                           4 * m->l[i].n};
+    }
+    p->step[0] = (struct lbs_sim_step){m->nlayers, p->pool, 1, 1, 1,
+                                       1u << LBS_SIM_ALLREDUCE};
+    p->nsteps = 1;
+    *out = p;
+    return 0;
+}
+
+int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
+                      const struct lbs_sim_model *m,
+                      struct lbs_sim_plan **out, struct lbs_err *err)
+{
+    *out = NULL;
+    if (plan->nlayers != m->nlayers)
+        return lbs_err_set(err, -EINVAL, "%s: field 'layers': %zu layers, "
+                           "but model %s has %zu (record the trace with "
+                           "--layers %s)", plan->file[0] ? plan->file : "plan",
+                           plan->nlayers, m->name, m->nlayers, m->file);
+    struct lbs_sim_plan *p = calloc(1, sizeof *p);
+    size_t total = 0;
+    for (size_t i = 0; i < plan->nsteps; i++)
+        total += plan->step[i].ncalls;
+    if (!p || !(p->step = calloc(plan->nsteps + 1, sizeof *p->step)) ||
+        !(p->pool = calloc(total + 1, sizeof *p->pool)) ||
+        !(p->layer_n = calloc(m->nlayers, sizeof *p->layer_n))) {
+        lbs_sim_plan_free(p);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    memcpy(p->optim, plan->optim, sizeof p->optim);
+    memcpy(p->params, plan->params, sizeof p->params);
+    memcpy(p->file, plan->file, sizeof p->file);
+    p->ranks = plan->ranks;
+    p->steps = plan->steps;
+    p->final_from = plan->final_from;
+    p->topo = plan->topo;
+    p->skip_wgrad = plan->skip_wgrad;
+    p->nlayers = m->nlayers;
+    for (size_t i = 0; i < m->nlayers; i++)
+        p->layer_n[i] = m->l[i].n;
+    size_t k = 0;
+    for (size_t i = 0; i < plan->nsteps; i++) {
+        const struct lbs_sim_step *s = &plan->step[i];
+        p->step[i] = *s;
+        p->step[i].calls = p->pool + k;
+        for (size_t j = 0; j < s->ncalls; j++, k++) {
+            struct lbs_sim_call c = s->calls[j];
+            if (c.layer >= 0)
+                c.bytes *= m->l[c.layer].n / plan->layer_n[c.layer];
+            p->pool[k] = c;
+        }
+    }
+    p->nsteps = plan->nsteps;
+    *out = p;
+    return 0;
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# sim_cli.sh BINARY - `lbscale sim` through the real binary, printed as TAP.
+#
+# Bad input (malformed or inconsistent platform/model/trace JSON, bad
+# options) must exit exactly 2 with one "lbscale: " line on stderr naming
+# the file and the field, nothing on stdout and no file created.  Good
+# cases: sweep rows carry the documented fields, results land in the run
+# directory, calibrate writes a platform that sweeps can use.
+set -u
+
+BIN=${1:?usage: sim_cli.sh LBSCALE_BINARY}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-simcli.XXXXXX") || exit 1
+trap 'rm -rf "$TOP"' EXIT
+DATA=$(cd "$(dirname "$0")/../sim/data" && pwd)
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)); failed=$((failed + 1))
+    echo "not ok $n - $1"
+    shift
+    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
+}
+
+case_no=0
+run() {
+    case_no=$((case_no + 1))
+    local d=$TOP/c$case_no
+    mkdir -p "$d/res" "$d/cwd"
+    RES=$d/res CWD=$d/cwd OUT=$d/stdout ERR=$d/stderr
+    (cd "$CWD" && LBSCALE_RESULTS=$RES timeout 60 "$BIN" "$@" \
+        >"$OUT" 2>"$ERR")
+    RC=$?
+}
+
+bad() {
+    local desc=$1 pats=$2
+    shift 2
+    run "$@"
+    local why=()
+    [ "$RC" -eq 2 ] || why+=("exit code $RC, expected 2")
+    [ "$(awk 'END { print NR }' "$ERR")" -eq 1 ] ||
+        why+=("stderr is not exactly one line")
+    head -n1 "$ERR" | grep -q '^lbscale: ' ||
+        why+=("stderr does not start with 'lbscale: '")
+    local IFS='|' p
+    for p in $pats; do
+        head -n1 "$ERR" | grep -qF -- "$p" || why+=("stderr does not name '$p'")
+    done
+    unset IFS
+    [ -s "$OUT" ] && why+=("stdout not empty: $(head -c 200 "$OUT")")
+    [ -z "$(find "$RES" "$CWD" -mindepth 1 | head -n1)" ] ||
+        why+=("files created: $(find "$RES" "$CWD" -mindepth 1 | head -n5 | tr '\n' ' ')")
+    if [ ${#why[@]} -eq 0 ]; then
+        ok "$desc"
+    else
+        not_ok "$desc" "command: lbscale $*" "${why[@]}" \
+            "stderr: $(head -c 500 "$ERR")"
+    fi
+}
+
+good() {
+    local desc=$1
+    shift
+    run "$@"
+    if [ "$RC" -eq 0 ]; then ok "$desc"; else
+        not_ok "$desc" "command: lbscale $*" "exit $RC" "$(head -c 500 "$ERR")"
+    fi
+}
+
+M=(--model bert-large --platform dgx-a100)
+
+# ---- bad input ----
+bad "unknown sim command"      "bogus"            sim bogus
+bad "unknown option"           "--bogus"          sim sweep "${M[@]}" --optim lamb --bogus
+bad "missing --model"          "--model"          sim sweep --platform dgx-a100 --optim lamb
+bad "unknown platform"         "nope|dgx-a100"    sim sweep --model bert-large --platform nope --optim lamb
+bad "unknown model"            "nope|bert-large"  sim sweep --model nope --platform dgx-a100 --optim lamb
+bad "optimizer without trace"  "nosuchopt|bert-large" sim sweep "${M[@]}" --optim nosuchopt
+bad "gpus not a multiple"      "12|multiple"      sim sweep "${M[@]}" --optim lamb --gpus 12
+bad "gpus beyond max_gpus"     "32768|max_gpus"   sim sweep "${M[@]}" --optim lamb --gpus 32768
+bad "gpus zero"                "--gpus"           sim sweep "${M[@]}" --optim lamb --gpus 0
+bad "bucket larger than model" "--bucket-mb|larger" sim sweep "${M[@]}" --optim lamb --bucket-mb 100000
+bad "bucket-mb malformed"      "--bucket-mb|1e"   sim sweep "${M[@]}" --optim lamb --bucket-mb 1e
+
+sed 's/"nic_gbps": 200/"nic_gbps": -200/' "$DATA/platforms/dgx-a100.json" >"$TOP/negbw.json"
+bad "negative bandwidth"       "negbw.json|node.nic_gbps" sim sweep --model bert-large --platform "$TOP/negbw.json" --optim lamb
+sed 's/"gpus": 8/"gpus": 0/' "$DATA/platforms/dgx-a100.json" >"$TOP/zerogpu.json"
+bad "zero GPUs per node"       "zerogpu.json|node.gpus" sim sweep --model bert-large --platform "$TOP/zerogpu.json" --optim lamb
+sed 's/"max_gpus": 16384/"max_gpus": 16384, "algorithms": ["ring", "butterfly"]/' \
+    "$DATA/platforms/dgx-a100.json" >"$TOP/algo.json"
+bad "unknown algorithm"        "algo.json|algorithms[1]|butterfly" sim sweep --model bert-large --platform "$TOP/algo.json" --optim lamb
+sed 's/"bucket_mb": 25/"bucket_mb": 4000/' "$DATA/models/bert-large.json" >"$TOP/bigbucket.json"
+bad "bucket larger than model (JSON)" "bigbucket.json|bucket_mb" sim sweep --model "$TOP/bigbucket.json" --platform dgx-a100 --optim lamb
+printf '{"format": "lbscale-trace", "version": 2, "optim": "x"}\n' >"$TOP/v2.jsonl"
+bad "trace of another version" "v2.jsonl|version" sim sweep "${M[@]}" --optim "$TOP/v2.jsonl"
+printf '{"format": "lbscale-trace", "version": 1, "optim": "x", "ranks": 8, "steps": 1, "layers": [{"name": "a", "n": 5}]}\n' >"$TOP/short.jsonl"
+bad "trace with other layers"  "short.jsonl|layers|bert-large" sim sweep "${M[@]}" --optim "$TOP/short.jsonl"
+printf '{"coll": "allreduce", "ranks": 4, "bytes": 1024}\n' >"$TOP/coll-bad.jsonl"
+bad "calibrate: row without time" "coll-bad.jsonl:1|time_us" sim calibrate "$TOP/coll-bad.jsonl" --out "$TOP/never.json" --mem-bw-gbs 10
+
+# ---- good runs ----
+good "sim --help" sim --help
+good "sweep --help" sim sweep --help
+grep -q 'E(P) = T(one node' "$OUT" && ok "help states the efficiency definition" ||
+    not_ok "help states the efficiency definition"
+good "sweep --json" sim sweep "${M[@]}" --optim sgd,lamb --gpus 8..32 --json --no-save
+if "$PY" - "$OUT" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+need = {"optim", "gpus", "iter_ms", "compute_ms", "exposed_comm_ms",
+        "bytes_per_gpu", "scaling_efficiency"}
+assert len(rows) == 6, len(rows)
+for r in rows:
+    assert need <= set(r), need - set(r)
+    assert r["iter_ms"] >= r["compute_ms"] > 0
+    assert 0 < r["scaling_efficiency"] <= 1.0 + 1e-9
+assert [r["gpus"] for r in rows[:3]] == [8, 16, 32]
+PY
+then ok "sweep rows carry the documented fields"; else not_ok "sweep rows carry the documented fields"; fi
+good "sweep saves results" sim sweep "${M[@]}" --optim lamb --gpus 8,1024
+[ -n "$(find "$RES" -name sim.jsonl)" ] && ok "sim.jsonl written" ||
+    not_ok "sim.jsonl written"
+good "step --timeline" sim step "${M[@]}" --optim lamb --gpus 1024 --timeline
+grep -q 'after backward\|allreduce' "$OUT" && ok "timeline lists collectives" ||
+    not_ok "timeline lists collectives"
+good "coll" sim coll --platform dgx-h100 --gpus 8,64 --bytes 1M,1G --no-save
+
+# calibrate from a synthetic coll JSONL (ring forms, 4 us + 0.5 us/step, 5 GB/s)
+"$PY" - "$TOP/coll.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for P in (2, 4):
+        b = 1024
+        while b <= 1 << 26:
+            t = 4 + 2 * (P - 1) * 0.5 + 2 * (P - 1) / P * b / 5e3
+            f.write(json.dumps({"bench": "coll", "coll": "allreduce",
+                                "ranks": P, "bytes": b, "time_us": t,
+                                "wrong": 0}) + "\n")
+            b *= 4
+    f.write(json.dumps({"bench": "stream"}) + "\n")
+PY
+good "calibrate" sim calibrate "$TOP/coll.jsonl" --out "$TOP/local.json" --mem-bw-gbs 10
+grep -q 'held-out error' "$OUT" && grep -q 'bandwidth 5.000 GB/s' "$OUT" &&
+    ok "calibrate recovers 5 GB/s and reports held-out error" ||
+    not_ok "calibrate recovers 5 GB/s and reports held-out error" "$(cat "$OUT")"
+good "sweep on the calibrated platform" sim sweep --model resnet-50 --platform "$TOP/local.json" --optim sgd --gpus 2,4 --no-save
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,664 @@
+/* test_sim.c - the simulator: cost formulas against hand-computed cases,
+ * the NCCL-style choice, link sharing on the fat-tree, the engine's overlap
+ * on tiny models (hand-computed timelines), trace scaling and phases, the
+ * calibration fit, and bad input naming the file and the field. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lbscale_sim.h"
+
+#define US 1e-6
+#define MS 1e-3
+
+/* Test platform: 4 GPUs/node, 100 GB/s NVLink, 2 x 80 Gb/s NICs (Bn = 20
+ * GB/s, Bg = 5 GB/s per rail, 10 GB/s per NIC), fat-tree of 2 nodes per
+ * leaf at 2:1, 1 us fabric latency; Simple only: base 10 us, intra step
+ * 1 us, inter step 4 us (+1 fabric = 5 us), full bandwidth. */
+static const char *plat_text(const char *algos, double oversub)
+{
+    static char buf[2048];
+    snprintf(buf, sizeof buf,
+        "{\"format\": \"lbscale-platform\", \"version\": 1, \"name\": \"t\","
+        " \"gpu\": {\"peak_tflops\": 100, \"mem_bw_gbs\": 1000},"
+        " \"node\": {\"gpus\": 4, \"intra_bw_gbs\": 100, \"nics\": 2,"
+        "            \"nic_gbps\": 80},"
+        " \"fabric\": {\"kind\": \"fat-tree\", \"nodes_per_leaf\": 2,"
+        "              \"oversubscription\": %g, \"lat_us\": 1},"
+        " \"protocols\": {\"Simple\": {\"base_lat_us\": 10, \"intra_hop_us\": 1,"
+        "                 \"inter_hop_us\": 4, \"bw_factor\": 1}}%s%s}",
+        oversub, algos ? ", \"algorithms\": " : "", algos ? algos : "");
+    return buf;
+}
+
+static struct lbs_sim_platform *plat(const char *algos, double oversub)
+{
+    struct lbs_sim_platform *p;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_platform_parse(plat_text(algos, oversub), "t.json",
+                                        &p, &e), 0, "%s", e.msg);
+    return p;
+}
+
+static double t_of(const struct lbs_sim_platform *p, long P,
+                   enum lbs_sim_algo a, double bytes)
+{
+    struct lbs_sim_net net;
+    cr_assert_eq(lbs_sim_net_init(&net, p, P, NULL), 0);
+    return lbs_sim_algo_time(&net, a, LBS_SIM_SIMPLE, bytes,
+                             LBS_SIM_TOPO_RING, 1, NULL);
+}
+
+#define near(x, y) cr_assert(fabs((double)(x) - (double)(y)) <= \
+                           1e-9 * fabs((double)(y)) + 1e-15, \
+                             "%s = %.12g, expected %.12g", #x, (double)(x), \
+                             (double)(y))
+
+Test(sim_coll, allreduce_formulas_by_hand)
+{
+    struct lbs_sim_platform *p = plat(NULL, 2);
+    /* one node, ring: 10 + 2*3*1 us + 2*3/4 * 1e8 B / 100 GB/s */
+    near(t_of(p, 4, LBS_SIM_AR_RING, 1e8), 16 * US + 1.5 * MS);
+    /* two nodes, ring: 10 + 2*(8-2)*1 + 2*1*5 us + 2*7/8*1e8 / 20 GB/s */
+    near(t_of(p, 8, LBS_SIM_AR_RING, 1e8), 32 * US + 8.75 * MS);
+    /* tree: 10 + 2*(3*1 + 1*5) us + 2*1e8 / 20 GB/s */
+    near(t_of(p, 8, LBS_SIM_AR_TREE, 1e8), 26 * US + 10 * MS);
+    /* rhd: 10 + 2*(2*1 us + 3/4*1e8/100e9) + 2*(5 us + 1e8/4/2 / 5e9) */
+    near(t_of(p, 8, LBS_SIM_AR_RHD, 1e8), 10 * US + 2 * (2 * US + 0.75 * MS) +
+                                          2 * (5 * US + 2.5 * MS));
+    /* hier: 10 + 2*3*1 + 1500 + 2*1*5 + 2*(1/2)*(1e8/4)/5e9 (us) */
+    near(t_of(p, 8, LBS_SIM_AR_HIER, 1e8), 26 * US + 1.5 * MS + 5 * MS);
+    /* hier does not apply inside one node */
+    cr_assert(isinf(t_of(p, 4, LBS_SIM_AR_HIER, 1e8)));
+    lbs_sim_platform_free(p);
+}
+
+Test(sim_coll, other_collectives_by_hand)
+{
+    struct lbs_sim_platform *p = plat(NULL, 2);
+    struct lbs_sim_net net;
+    /* allgather ring, 2 nodes: 10 + 6*1 + 1*5 us + 7 * 1e6 / 20 GB/s */
+    near(t_of(p, 8, LBS_SIM_AG_RING, 1e6), 21 * US + 350 * US);
+    /* alltoall pairwise, S = 8e6: 10 + 3*1 + 4*5 us
+     * + max(3/8 S / 100 GB/s, 4/8 S / 5 GB/s) */
+    near(t_of(p, 8, LBS_SIM_A2A_PAIRWISE, 8e6), 33 * US + 800 * US);
+    /* Bruck allgather, one node of 4, m = 1e6: rotation 2*4e6/1 TB/s = 8 us;
+     * rounds (1 + 10) + (1 + 20) us */
+    near(t_of(p, 4, LBS_SIM_AG_BRUCK, 1e6), 10 * US + 8 * US + 11 * US + 21 * US);
+    /* recursive doubling needs a power of two */
+    cr_assert(isinf(t_of(p, 12, LBS_SIM_AG_RD, 1e6)));
+    /* neighbour ring, 2 nodes, 1e6 to each: the node's edge GPU sends one
+     * message off-node at max(Bg, NIC) = 10 GB/s; the node sends 2 at
+     * 20 GB/s: 10 + 5 + 100 us */
+    cr_assert_eq(lbs_sim_net_init(&net, p, 8, NULL), 0);
+    near(lbs_sim_algo_time(&net, LBS_SIM_NB_DIRECT, LBS_SIM_SIMPLE, 1e6,
+                           LBS_SIM_TOPO_RING, 1, NULL), 115 * US);
+    /* barrier: 10 + ceil(log2 8) * 5 us */
+    near(t_of(p, 8, LBS_SIM_BAR_DISSEM, 0), 25 * US);
+    /* one GPU: free */
+    near(t_of(p, 1, LBS_SIM_AR_RING, 1e8), 0);
+    lbs_sim_platform_free(p);
+}
+
+Test(sim_coll, link_sharing_on_the_fat_tree)
+{
+    struct lbs_sim_platform *p = plat(NULL, 2), *flat = plat(NULL, 1);
+    struct lbs_sim_net net;
+    /* 8 nodes, 2 per leaf, 2:1: XOR partners at distance >= 2 all leave
+     * their leaf: 2 flows share 2*Bn/2 -> half; rings and XOR-1 stay */
+    cr_assert_eq(lbs_sim_net_init(&net, p, 32, NULL), 0);
+    near(net.sh_ring, 1.0);
+    near(net.sh_xor[0], 1.0);
+    near(net.sh_xor[1], 0.5);
+    near(net.sh_xor[2], 0.5);
+    near(net.sh_tree, 0.5);
+    near(net.sh_a2a, 7.0 / 12.0);
+    /* the tree's bandwidth term doubles under 2:1, latency unchanged */
+    double big = 1e9;
+    double t2 = t_of(p, 32, LBS_SIM_AR_TREE, big);
+    double t1 = t_of(flat, 32, LBS_SIM_AR_TREE, big);
+    near(t1, 46 * US + 2 * big / 20e9);
+    near(t2, 46 * US + 2 * big / 10e9);
+    /* RHD by hand at P=32: intra 2(2 us + 7.5 ms); inter steps of 25, 25,
+     * 12.5 ms (shares 1, .5, .5) + 3 x 5 us, twice */
+    near(t_of(p, 32, LBS_SIM_AR_RHD, big),
+         10 * US + 2 * (2 * US + 7.5 * MS) + 2 * (15 * US + 62.5 * MS));
+    /* NIC sharing: one NIC per node halves the node's bandwidth */
+    lbs_sim_platform_free(p);
+    lbs_sim_platform_free(flat);
+}
+
+Test(sim_coll, nccl_like_choice)
+{
+    struct lbs_sim_platform *p = plat(NULL, 2);
+    struct lbs_sim_platform *q = plat("[\"ring\", \"tree\", \"hier\", "
+        "\"allgather-ring\", \"alltoall-pairwise\", \"bcast-pipeline\", "
+        "\"barrier-dissemination\", \"neighbor-direct\"]", 2);
+    struct lbs_sim_net net, nq;
+    cr_assert_eq(lbs_sim_net_init(&net, p, 32, NULL), 0);
+    cr_assert_eq(lbs_sim_net_init(&nq, q, 32, NULL), 0);
+    /* 8 bytes at P=32: ring 128, tree 46, rhd 44, hier 86 us (+ ~0) */
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 8,
+                                              LBS_SIM_TOPO_RING, 1);
+    cr_assert_eq(c.algo, LBS_SIM_AR_RHD, "%s", lbs_sim_algo_name(c.algo));
+    near(round(c.t / US), 44);
+    c = lbs_sim_coll_cost(&nq, LBS_SIM_ALLREDUCE, 8, LBS_SIM_TOPO_RING, 1);
+    cr_assert_eq(c.algo, LBS_SIM_AR_TREE, "%s", lbs_sim_algo_name(c.algo));
+    /* 1 GB: ring 97.0 ms beats hier 102.6, rhd 140.0, tree 200.0 */
+    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 1e9, LBS_SIM_TOPO_RING, 1);
+    cr_assert_eq(c.algo, LBS_SIM_AR_RING, "%s", lbs_sim_algo_name(c.algo));
+    near(c.t, 128 * US + 2 * 31.0 / 32 * 1e9 / 20e9);
+    near(c.wire, 2 * 31.0 / 32 * 1e9);
+    near(t_of(p, 32, LBS_SIM_AR_HIER, 1e9), 86 * US + 15 * MS + 87.5 * MS);
+    lbs_sim_platform_free(p);
+    lbs_sim_platform_free(q);
+}
+
+Test(sim_coll, protocol_factor_and_latency)
+{
+    const char *txt =
+        "{\"format\": \"lbscale-platform\", \"version\": 1, \"name\": \"p\","
+        " \"gpu\": {\"peak_tflops\": 1, \"mem_bw_gbs\": 1},"
+        " \"node\": {\"gpus\": 2, \"intra_bw_gbs\": 10, \"nics\": 1,"
+        "  \"nic_gbps\": 8},"
+        " \"fabric\": {\"kind\": \"flat\"},"
+        " \"protocols\": {\"LL\": {\"base_lat_us\": 1, \"intra_hop_us\": 0,"
+        "   \"inter_hop_us\": 0, \"bw_factor\": 0.5},"
+        "  \"Simple\": {\"base_lat_us\": 20, \"intra_hop_us\": 0,"
+        "   \"inter_hop_us\": 0, \"bw_factor\": 1}}}";
+    struct lbs_sim_platform *p;
+    struct lbs_err e;
+    cr_assert_eq(lbs_sim_platform_parse(txt, "p.json", &p, &e), 0, "%s", e.msg);
+    struct lbs_sim_net net;
+    cr_assert_eq(lbs_sim_net_init(&net, p, 2, NULL), 0);
+    /* ring on 2: 2*(1/2)*n / (f*10 GB/s): LL 1 us + n/5e9, Simple 20 + n/1e10 */
+    near(lbs_sim_algo_time(&net, LBS_SIM_AR_RING, LBS_SIM_LL, 1e5,
+                           LBS_SIM_TOPO_RING, 1, NULL), 1 * US + 20 * US);
+    near(lbs_sim_algo_time(&net, LBS_SIM_AR_RING, LBS_SIM_SIMPLE, 1e5,
+                           LBS_SIM_TOPO_RING, 1, NULL), 20 * US + 10 * US);
+    cr_assert(isinf(lbs_sim_algo_time(&net, LBS_SIM_AR_RING, LBS_SIM_LL128,
+                                      1e5, LBS_SIM_TOPO_RING, 1, NULL)));
+    /* small -> LL, large -> Simple (crossover at n = 1.9e5) */
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 1e5,
+                                              LBS_SIM_TOPO_RING, 1);
+    cr_assert_eq(c.proto, LBS_SIM_LL);
+    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 1e6, LBS_SIM_TOPO_RING, 1);
+    cr_assert_eq(c.proto, LBS_SIM_SIMPLE);
+    lbs_sim_platform_free(p);
+}
+
+/* ---- engine ---------------------------------------------------------- */
+
+/* One node of 4 GPUs, ring-only family, no latency: a 4 MB ring allreduce
+ * on 4 GPUs moves 1.5 x 4 MB at intra_bw: 6 GB/s -> 1 ms, 2 -> 3 ms.
+ * Memory 30 GB/s: 3e6 params x 10 B/elem = 1 ms of optimizer. */
+static struct lbs_sim_platform *eplat(double bw)
+{
+    char buf[1024];
+    struct lbs_sim_platform *p;
+    struct lbs_err e;
+    snprintf(buf, sizeof buf,
+        "{\"format\": \"lbscale-platform\", \"version\": 1, \"name\": \"e\","
+        " \"gpu\": {\"peak_tflops\": 1, \"mem_bw_gbs\": 30},"
+        " \"node\": {\"gpus\": 4, \"intra_bw_gbs\": %g, \"nics\": 1,"
+        "  \"nic_gbps\": 8}, \"fabric\": {\"kind\": \"flat\"},"
+        " \"protocols\": {\"Simple\": {\"base_lat_us\": 0, \"intra_hop_us\": 0,"
+        "   \"inter_hop_us\": 0, \"bw_factor\": 1}},"
+        " \"algorithms\": [\"ring\", \"allgather-ring\", \"alltoall-pairwise\","
+        "  \"bcast-pipeline\", \"barrier-dissemination\", \"neighbor-direct\"]}",
+        bw);
+    cr_assert_eq(lbs_sim_platform_parse(buf, "e.json", &p, &e), 0, "%s", e.msg);
+    return p;
+}
+
+/* 3 layers of 1e6 parameters, 1 ms forward and 2 ms backward each. */
+static struct lbs_sim_model *emodel(double bucket_mb)
+{
+    char buf[1024];
+    struct lbs_sim_model *m;
+    struct lbs_err e;
+    snprintf(buf, sizeof buf,
+        "{\"format\": \"lbscale-model\", \"version\": 1, \"name\": \"tiny\","
+        " \"efficiency\": 1, \"bucket_mb\": %g, \"layers\": ["
+        " {\"name\": \"a\", \"n\": 1000000, \"fwd_ms\": 1, \"bwd_ms\": 2},"
+        " {\"name\": \"b\", \"n\": 1000000, \"fwd_ms\": 1},"
+        " {\"name\": \"c\", \"n\": 1000000, \"fwd_ms\": 1, \"bwd_ms\": 2}]}",
+        bucket_mb);
+    cr_assert_eq(lbs_sim_model_parse(buf, "tiny.json", &m, &e), 0, "%s",
+                 e.msg);
+    return m;
+}
+
+struct tl { int n; struct lbs_sim_event ev[32]; };
+static void rec(void *ctx, const struct lbs_sim_event *e)
+{
+    struct tl *t = ctx;
+    if (e->kind == LBS_SIM_EV_COMM && t->n < 32)
+        t->ev[t->n++] = *e;
+}
+
+static void run_plan(const struct lbs_sim_platform *p,
+                     const struct lbs_sim_model *m,
+                     const struct lbs_sim_plan *plan, double bucket_bytes,
+                     struct lbs_sim_result *r, struct tl *t)
+{
+    struct lbs_err e;
+    struct lbs_sim_opts o = {bucket_bytes, 10, rec, t};
+    t->n = 0;
+    cr_assert_eq(lbs_sim_run(p, m, plan, 4, &o, r, &e), 0, "%s", e.msg);
+}
+
+Test(sim_engine, overlap_hidden_comm)
+{
+    /* F = 3 ms; layer 2 ready at 5, layer 1 at 7, layer 0 at 9; each
+     * 4 MB bucket (3 MiB cap) takes 1 ms: 5-6, 7-8, 9-10; optimizer 1 ms;
+     * iteration 11 = compute 9 + optimizer 1 + exposed 1 */
+    struct lbs_sim_platform *p = eplat(6);
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *plan;
+    struct lbs_sim_result r;
+    struct tl t;
+    cr_assert_eq(lbs_sim_plan_dp(m, "sgd", &plan, NULL), 0);
+    run_plan(p, m, plan, 0, &r, &t);
+    cr_assert_eq(t.n, 3);
+    double want[3][2] = {{5, 6}, {7, 8}, {9, 10}};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(t.ev[i].layer, 2 - i);
+        near(t.ev[i].start, want[i][0] * MS);
+        near(t.ev[i].end, want[i][1] * MS);
+    }
+    near(r.iter, 11 * MS);
+    near(r.compute, 9 * MS);
+    near(r.optim, 1 * MS);
+    near(r.exposed, 1 * MS);
+    near(r.bytes, 12e6);
+    lbs_sim_plan_free(plan);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(p);
+}
+
+Test(sim_engine, serialised_stream_and_buckets)
+{
+    /* 3 ms per layer: 5-8, then 8-11 (ready at 7, stream busy), 11-14;
+     * iteration 14 + 1 = 15, exposed 5 */
+    struct lbs_sim_platform *p = eplat(2), *q = eplat(6);
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *plan;
+    struct lbs_sim_result r;
+    struct tl t;
+    cr_assert_eq(lbs_sim_plan_dp(m, "sgd", &plan, NULL), 0);
+    run_plan(p, m, plan, 0, &r, &t);
+    near(t.ev[1].start, 8 * MS);
+    near(t.ev[2].end, 14 * MS);
+    near(r.iter, 15 * MS);
+    near(r.exposed, 5 * MS);
+    /* a 7 MiB bucket fuses layers 2 and 1 (8 MB >= 7.34 MB): launched when
+     * layer 1 is ready (7), 2 ms -> 7-9; layer 0 alone 9-10 */
+    run_plan(q, m, plan, 7 * 1048576.0, &r, &t);
+    cr_assert_eq(t.n, 2);
+    cr_assert_eq(t.ev[0].calls, 2);
+    near(t.ev[0].start, 7 * MS);
+    near(t.ev[0].end, 9 * MS);
+    near(t.ev[1].end, 10 * MS);
+    near(r.iter, 11 * MS);
+    near(r.calls, 2);
+    lbs_sim_plan_free(plan);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(p);
+    lbs_sim_platform_free(q);
+}
+
+static struct lbs_sim_plan *trace(const char *text)
+{
+    struct lbs_sim_plan *p;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_trace_parse(text, strlen(text), "t.jsonl", &p, &e),
+                 0, "%s", e.msg);
+    return p;
+}
+
+#define HDR(optim, steps, ranks) \
+    "{\"format\": \"lbscale-trace\", \"version\": 1, \"optim\": \"" optim \
+    "\", \"params\": \"\", \"compress\": null, \"ranks\": " #ranks \
+    ", \"steps\": " #steps ", \"layers\": [{\"name\": \"a\", \"n\": 10}, " \
+    "{\"name\": \"b\", \"n\": 20, \"ndim\": 1}, {\"name\": \"c\", \"n\": 40}]}\n"
+
+Test(sim_engine, post_backward_calls_and_scaling)
+{
+    /* layer 1's 80-byte call scales to 4e6 (x 1e6/20): ready at 7, 1 ms;
+     * the layer -1 flag (latency 0 here) and a second pass over layer 2
+     * (8 bytes x 1e6/40 = 2e5 B -> 0.05 ms) run after the backward pass */
+    struct lbs_sim_platform *p = eplat(6);
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *raw = trace(HDR("slamb", 1, 8)
+        "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 80}\n"
+        "{\"step\": 1, \"layer\": -1, \"coll\": \"allreduce\", \"bytes\": 4}\n"
+        "{\"step\": 1, \"layer\": 2, \"coll\": \"allreduce\", \"bytes\": 8}\n");
+    struct lbs_sim_plan *b;
+    struct lbs_err e;
+    cr_assert_eq(lbs_sim_plan_bind(raw, m, &b, &e), 0, "%s", e.msg);
+    near(b->step[0].calls[0].bytes, 4e6);
+    near(b->step[0].calls[1].bytes, 4);
+    near(b->step[0].calls[2].bytes, 2e5);
+    struct lbs_sim_result r;
+    struct tl t;
+    run_plan(p, m, b, 0, &r, &t);
+    cr_assert_eq(t.n, 1 + 1, "fused post allreduces: %d ops", t.n);
+    cr_assert(!t.ev[0].post);
+    near(t.ev[0].start, 7 * MS);
+    near(t.ev[0].end, 8 * MS);
+    cr_assert(t.ev[1].post);
+    cr_assert_eq(t.ev[1].calls, 2);
+    near(t.ev[1].start, 9 * MS);
+    near(t.ev[1].end, 9 * MS + 1.5 * 200004 / 6e9);
+    near(r.iter, t.ev[1].end + 1 * MS);
+    lbs_sim_plan_free(raw);
+    lbs_sim_plan_free(b);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(p);
+}
+
+Test(sim_engine, jointspar_skips_wgrad_of_dropped_layers)
+{
+    /* only layer 1 kept: layers 0 and 2 backward 1 ms (wgrad half
+     * skipped): ready 2 at 4, 1 at 6, 0 at 7; its 1 ms call 6-7 */
+    struct lbs_sim_platform *p = eplat(6);
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *raw = trace(HDR("jointspar", 1, 4)
+        "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 80}\n");
+    struct lbs_sim_plan *b;
+    cr_assert_eq(lbs_sim_plan_bind(raw, m, &b, NULL), 0);
+    struct lbs_sim_result r;
+    struct tl t;
+    run_plan(p, m, b, 0, &r, &t);
+    near(r.compute, 7 * MS);
+    near(t.ev[0].start, 6 * MS);
+    near(r.iter, 8 * MS);
+    lbs_sim_plan_free(raw);
+    lbs_sim_plan_free(b);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(p);
+}
+
+Test(sim_trace, distinct_steps_weights_and_final_phase)
+{
+    /* 1-bit-LAMB-like: 2 warm-up steps of allreduce, then 3 compressed
+     * steps of alltoall + allgather on the fused buffer */
+    struct lbs_sim_plan *p = trace(HDR("onebit_lamb", 5, 8)
+        "{\"step\": 1, \"layer\": 0, \"coll\": \"allreduce\", \"bytes\": 40}\n"
+        "{\"step\": 2, \"layer\": 0, \"coll\": \"allreduce\", \"bytes\": 40}\n"
+        "\n"
+        "{\"step\": 3, \"layer\": -1, \"coll\": \"alltoall\", \"bytes\": 9}\n"
+        "{\"step\": 3, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 2}\n"
+        "{\"step\": 4, \"layer\": -1, \"coll\": \"alltoall\", \"bytes\": 9}\n"
+        "{\"step\": 4, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 2}\n"
+        "{\"step\": 5, \"layer\": -1, \"coll\": \"alltoall\", \"bytes\": 9}\n"
+        "{\"step\": 5, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 2, "
+        "\"extra\": \"ignored\"}\n");
+    cr_assert_eq(p->nsteps, 2);
+    cr_assert_eq(p->final_from, 3);
+    near(p->step[0].weight, 2);
+    near(p->step[0].final_weight, 0);
+    near(p->step[1].weight, 3);
+    near(p->step[1].final_weight, 3);
+    cr_assert_eq(p->ranks, 8);
+    lbs_sim_plan_free(p);
+    /* empty steps count, with the neighbour graph from params */
+    p = trace("{\"format\": \"lbscale-trace\", \"version\": 1, \"optim\": "
+              "\"decentlam\", \"params\": \"lr=0.1,topology=onepeer\", "
+              "\"ranks\": 4, \"steps\": 3, \"layers\": [{\"name\": \"a\", "
+              "\"n\": 4}]}\n"
+              "{\"step\": 2, \"layer\": 0, \"coll\": \"neighbor\", "
+              "\"bytes\": 16}\n");
+    cr_assert_eq(p->topo, LBS_SIM_TOPO_ONEPEER);
+    cr_assert_eq(p->nsteps, 2);
+    near(p->step[0].weight + p->step[1].weight, 3);
+    cr_assert_eq(p->final_from, 3);
+    lbs_sim_plan_free(p);
+}
+
+/* ---- bad input: the message names the file and the field -------------- */
+
+static void bad_platform(const char *from, const char *to, const char *field)
+{
+    char buf[2048];
+    const char *base = plat_text(NULL, 2);
+    const char *at = strstr(base, from);
+    cr_assert(at, "test bug: '%s' not in the platform text", from);
+    snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - base), base, to,
+             at + strlen(from));
+    struct lbs_sim_platform *p = NULL;
+    struct lbs_err e = {{0}};
+    int rc = lbs_sim_platform_parse(buf, "bad.json", &p, &e);
+    cr_assert_eq(rc, -EINVAL, "'%s' accepted", to);
+    cr_assert(strstr(e.msg, "bad.json") && strstr(e.msg, field),
+              "'%s' -> '%s' lacks '%s'", to, e.msg, field);
+    cr_assert_null(p);
+}
+
+Test(sim_bad, platform_fields)
+{
+    bad_platform("\"nic_gbps\": 80", "\"nic_gbps\": -200", "node.nic_gbps");
+    bad_platform("\"gpus\": 4", "\"gpus\": 0", "node.gpus");
+    bad_platform("\"gpus\": 4", "\"gpus\": 2.5", "node.gpus");
+    bad_platform("\"gpus\": 4", "\"gpus\": \"4\"", "node.gpus");
+    bad_platform("\"intra_bw_gbs\": 100", "\"intra_bw_gbs\": 0",
+                 "node.intra_bw_gbs");
+    bad_platform("\"nic_gbps\": 80", "\"nic_gpbs\": 80", "node.nic_gpbs");
+    bad_platform("\"fat-tree\"", "\"torus\"", "fabric.kind");
+    bad_platform("\"oversubscription\": 2", "\"oversubscription\": 0.5",
+                 "fabric.oversubscription");
+    bad_platform("\"bw_factor\": 1", "\"bw_factor\": 1.5",
+                 "protocols.Simple.bw_factor");
+    bad_platform("\"Simple\"", "\"Fast\"", "protocols.Fast");
+    bad_platform("\"version\": 1", "\"version\": 2", "version");
+    bad_platform("\"lbscale-platform\"", "\"lbscale-model\"", "format");
+    bad_platform("}}}", "}}, \"algorithms\": [\"ring\", \"warp\"]}",
+                 "algorithms[1]");
+    bad_platform("}}}", "}}, \"algorithms\": [\"ring\"]}", "algorithms");
+    bad_platform("\"gpu\": {\"peak_tflops\": 100, \"mem_bw_gbs\": 1000}",
+                 "\"gpu\": 3", "gpu");
+    bad_platform("{\"format\"", "[{\"format\"", "bad.json");
+}
+
+static void bad_model(const char *text, const char *field)
+{
+    struct lbs_sim_model *m = NULL;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_model_parse(text, "m.json", &m, &e), -EINVAL,
+                 "accepted: %s", text);
+    cr_assert(strstr(e.msg, "m.json") && strstr(e.msg, field),
+              "'%s' lacks '%s'", e.msg, field);
+    cr_assert_null(m);
+}
+
+#define MHDR "{\"format\": \"lbscale-model\", \"version\": 1, \"name\": \"m\", "
+
+Test(sim_bad, model_fields)
+{
+    bad_model(MHDR "\"efficiency\": 0.5, \"layers\": [{\"name\": \"a\", "
+              "\"shape\": [1000]}], \"bucket_mb\": 25}", "bucket_mb");
+    bad_model(MHDR "\"efficiency\": 0, \"layers\": [{\"name\": \"a\", "
+              "\"shape\": [1000]}]}", "efficiency");
+    bad_model(MHDR "\"efficiency\": 0.5, \"layers\": []}", "layers");
+    bad_model(MHDR "\"efficiency\": 0.5, \"layers\": [{\"name\": \"a\", "
+              "\"shape\": [1000, 0]}]}", "layers[0].shape");
+    bad_model(MHDR "\"efficiency\": 0.5, \"layers\": [{\"name\": \"a\", "
+              "\"n\": 9000000}, {\"shape\": [3]}]}", "layers[1].name");
+    bad_model(MHDR "\"efficiency\": 0.5, \"layers\": [{\"name\": \"a\", "
+              "\"n\": 9000000, \"fwd_gflops\": -1}]}", "layers[0].fwd_gflops");
+    bad_model(MHDR "\"efficiency\": 0.5, \"layers\": [{\"name\": \"a\", "
+              "\"n\": 9000000, \"bwd_ms\": 1}]}", "layers[0].bwd_ms");
+    bad_model("{\"format\": \"lbscale-model\", \"version\": 7}", "version");
+}
+
+static void bad_trace(const char *text, const char *field)
+{
+    struct lbs_sim_plan *p = NULL;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_trace_parse(text, strlen(text), "tr.jsonl", &p, &e),
+                 -EINVAL, "accepted: %s", text);
+    cr_assert(strstr(e.msg, "tr.jsonl") && strstr(e.msg, field),
+              "'%s' lacks '%s'", e.msg, field);
+    cr_assert_null(p);
+}
+
+Test(sim_bad, trace_fields)
+{
+    bad_trace("{\"format\": \"lbscale-trace\", \"version\": 2}\n", "version");
+    bad_trace("{\"format\": \"nccl-trace\", \"version\": 1}\n", "format");
+    bad_trace(HDR("x", 2, 0), "ranks");
+    bad_trace(HDR("x", 2, 4) "{\"step\": 3, \"layer\": 0, \"coll\": "
+              "\"allreduce\", \"bytes\": 4}\n", "tr.jsonl:2: field 'step'");
+    bad_trace(HDR("x", 2, 4) "{\"step\": 1, \"layer\": 3, \"coll\": "
+              "\"allreduce\", \"bytes\": 4}\n", "'layer'");
+    bad_trace(HDR("x", 2, 4) "{\"step\": 1, \"layer\": 0, \"coll\": "
+              "\"reduce\", \"bytes\": 4}\n", "'coll'");
+    bad_trace(HDR("x", 2, 4) "{\"step\": 1, \"layer\": 0, \"coll\": "
+              "\"allreduce\", \"bytes\": -4}\n", "'bytes'");
+    bad_trace(HDR("x", 2, 4) "{\"step\": 2, \"layer\": 0, \"coll\": "
+              "\"allreduce\", \"bytes\": 4}\n{\"step\": 1, \"layer\": 0, "
+              "\"coll\": \"allreduce\", \"bytes\": 4}\n", "step order");
+    bad_trace(HDR("x", 2, 4) "{\"step\": 1, \"layer\": -1, \"coll\": "
+              "\"barrier\", \"bytes\": 4}\n", "'bytes'");
+    bad_trace(HDR("x", 2, 4) "not json\n", "tr.jsonl:2");
+    bad_trace("", "empty");
+    /* layer counts must match the model */
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *p = trace("{\"format\": \"lbscale-trace\", "
+        "\"version\": 1, \"optim\": \"x\", \"ranks\": 4, \"steps\": 1, "
+        "\"layers\": [{\"name\": \"a\", \"n\": 4}]}\n"), *b = NULL;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_plan_bind(p, m, &b, &e), -EINVAL);
+    cr_assert(strstr(e.msg, "t.jsonl") && strstr(e.msg, "tiny") &&
+              strstr(e.msg, "layers"), "%s", e.msg);
+    lbs_sim_plan_free(p);
+    lbs_sim_model_free(m);
+}
+
+Test(sim_bad, runtime_checks)
+{
+    struct lbs_sim_platform *p = plat(NULL, 2);
+    struct lbs_sim_net net;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_net_init(&net, p, 0, &e), -EINVAL);
+    cr_assert_eq(lbs_sim_net_init(&net, p, 6, &e), -EINVAL);
+    cr_assert(strstr(e.msg, "multiple"), "%s", e.msg);
+    cr_assert_eq(lbs_sim_net_init(&net, p, 32768, &e), -EINVAL);
+    /* a bucket larger than the model */
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *plan;
+    struct lbs_sim_result r;
+    cr_assert_eq(lbs_sim_plan_dp(m, "sgd", &plan, NULL), 0);
+    struct lbs_sim_opts o = {100 * 1048576.0, 10, NULL, NULL};
+    cr_assert_eq(lbs_sim_run(p, m, plan, 4, &o, &r, &e), -EINVAL);
+    cr_assert(strstr(e.msg, "bucket"), "%s", e.msg);
+    lbs_sim_plan_free(plan);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(p);
+}
+
+/* ---- presets, scale lists, calibration ---------------------------------- */
+
+Test(sim_presets, load_and_sweep)
+{
+    const char *td = getenv("LBS_TEST_DATA");
+    char path[1024];
+    static const char *plats[] = {"dgx-a100", "dgx-h100", "eth-25g",
+                                  "eth-100g"};
+    static const char *models[] = {"bert-large", "bert-xl", "gpt2-xl",
+                                   "resnet-50", "swin-t", "swin-b"};
+    struct lbs_err e = {{0}};
+    cr_assert(td, "LBS_TEST_DATA unset");
+    struct lbs_sim_platform *pl[4];
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/../sim/data/platforms/%s.json", td,
+                 plats[i]);
+        cr_assert_eq(lbs_sim_platform_load(path, &pl[i], &e), 0, "%s", e.msg);
+    }
+    long *P;
+    size_t np;
+    cr_assert_eq(lbs_sim_parse_gpus("8..16384", &P, &np, &e), 0);
+    cr_assert_eq(np, 12);
+    for (int j = 0; j < 6; j++) {
+        struct lbs_sim_model *m;
+        struct lbs_sim_plan *plan;
+        snprintf(path, sizeof path, "%s/../sim/data/models/%s.json", td,
+                 models[j]);
+        cr_assert_eq(lbs_sim_model_load(path, &m, &e), 0, "%s", e.msg);
+        cr_assert_eq(lbs_sim_plan_dp(m, "lamb", &plan, &e), 0);
+        for (int i = 0; i < 4; i++) {
+            struct lbs_sim_result res[12];
+            double eff[12];
+            struct lbs_sim_opts o = {0, 44, NULL, NULL};
+            cr_assert_eq(lbs_sim_sweep(pl[i], m, plan, P, np, &o, res, eff,
+                                       &e), 0, "%s", e.msg);
+            for (size_t k = 0; k < np; k++) {
+                cr_assert(res[k].iter >= res[k].compute + res[k].optim - 1e-12);
+                cr_assert(eff[k] > 0 && eff[k] <= 1.0 + 1e-9,
+                          "%s/%s P=%ld eff %g", models[j], plats[i], P[k],
+                          eff[k]);
+                near(res[k].bytes, 4 * m->params);
+            }
+        }
+        if (!strcmp(models[j], "bert-large"))
+            cr_assert_eq(m->nlayers, 396);   /* bench/layers.c's list */
+        lbs_sim_plan_free(plan);
+        lbs_sim_model_free(m);
+    }
+    free(P);
+    for (int i = 0; i < 4; i++)
+        lbs_sim_platform_free(pl[i]);
+}
+
+Test(sim_presets, gpus_lists)
+{
+    long *P;
+    size_t n;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_parse_gpus("8..100,3", &P, &n, &e), 0);
+    long want[] = {8, 16, 32, 64, 100, 3};
+    cr_assert_eq(n, 6);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(P[i], want[i]);
+    free(P);
+    cr_assert_eq(lbs_sim_parse_gpus("8..4", &P, &n, &e), -EINVAL);
+    cr_assert_eq(lbs_sim_parse_gpus("0", &P, &n, &e), -EINVAL);
+    cr_assert_eq(lbs_sim_parse_gpus("1e", &P, &n, &e), -EINVAL);
+    cr_assert_eq(lbs_sim_parse_gpus("", &P, &n, &e), -EINVAL);
+}
+
+Test(sim_calib, recovers_alpha_beta)
+{
+    /* synthetic: base 5 us, 1 us per step, 10 GB/s; P in 2, 4, 8 */
+    struct lbs_sim_sample s[200];
+    size_t n = 0;
+    long Ps[] = {2, 4, 8};
+    for (int i = 0; i < 3; i++)
+        for (double b = 1024; b <= 64e6; b *= 4) {
+            double P = (double)Ps[i];
+            s[n++] = (struct lbs_sim_sample){LBS_SIM_ALLREDUCE, Ps[i], b,
+                5e-6 + 2 * (P - 1) * 1e-6 + 2 * (P - 1) / P * b / 1e10};
+            s[n++] = (struct lbs_sim_sample){LBS_SIM_ALLGATHER, Ps[i], b / 8,
+                5e-6 + (P - 1) * 1e-6 + (P - 1) * b / 8 / 1e10};
+        }
+    struct lbs_sim_fit f;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_fit(s, n, &f, &e), 0, "%s", e.msg);
+    cr_assert(fabs(f.base_lat - 5e-6) < 1e-9, "base %g", f.base_lat);
+    cr_assert(fabs(f.hop_lat - 1e-6) < 1e-9, "hop %g", f.hop_lat);
+    cr_assert(fabs(f.bw - 1e10) < 1e4, "bw %g", f.bw);
+    cr_assert(f.held_out > 0 && f.med_err < 1e-6 && f.max_err < 1e-6);
+    /* one P only: hop is pinned to 0 and base absorbs it */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].ranks == 4 && s[i].coll == LBS_SIM_ALLREDUCE)
+            s[m++] = s[i];
+    cr_assert_eq(lbs_sim_fit(s, m, &f, &e), 0, "%s", e.msg);
+    cr_assert(fabs(f.base_lat + f.hop_lat * 6 - 11e-6) < 1e-9);
+    cr_assert(fabs(f.bw - 1e10) < 1e4);
+    /* nothing to fit */
+    cr_assert_eq(lbs_sim_fit(s, 1, &f, &e), -EINVAL);
+}
