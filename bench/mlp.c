@@ -224,13 +224,17 @@ void mlp_backward(struct mlp *m, const float *x, size_t b,
         size_t ni = m->dims[i], no = m->dims[i + 1];
         struct lbs_layer *W = &m->layers[2 * i], *B = &m->layers[2 * i + 1];
         const float *in = i ? m->act[i] : x;
-        double t0 = now();
-        if (!keep || keep[2 * i])
+        /* dropped layers: no GEMM, no sum, and exactly 0 s recorded */
+        double tw = 0, tb = 0;
+        if (!keep || keep[2 * i]) {
+            double t0 = now();
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)no,
                         (int)ni, (int)b, 1.0f, dz, (int)no, in, (int)ni, beta,
                         W->g, (int)ni);
-        double t1 = now();
+            tw = now() - t0;
+        }
         if (!keep || keep[2 * i + 1]) {
+            double t0 = now();
             if (!accumulate)
                 memset(B->g, 0, no * sizeof(float));
             for (size_t r = 0; r < b; r++) {
@@ -238,6 +242,7 @@ void mlp_backward(struct mlp *m, const float *x, size_t b,
                 for (size_t c = 0; c < no; c++)
                     B->g[c] += dr[c];
             }
+            tb = now() - t0;
         }
         double t2 = now();
         if (i > 0) {
@@ -253,9 +258,9 @@ void mlp_backward(struct mlp *m, const float *x, size_t b,
             dx = t;
         }
         double t3 = now();
-        m->t_wgrad[2 * i] += t1 - t0;
-        m->t_bwd[2 * i] += (t1 - t0) + (t3 - t2);
-        m->t_wgrad[2 * i + 1] += t2 - t1;
-        m->t_bwd[2 * i + 1] += t2 - t1;
+        m->t_wgrad[2 * i] += tw;
+        m->t_bwd[2 * i] += tw + (t3 - t2);
+        m->t_wgrad[2 * i + 1] += tb;
+        m->t_bwd[2 * i + 1] += tb;
     }
 }

@@ -113,6 +113,8 @@ static void usage(FILE *f)
 "usage: lbscale optim --optim SPEC [--elements N] [--layers PRESET]\n"
 "                     [--threads T] [--iters K] [--warmup W]\n"
 "                     [--stream-gbps X] [--comm self|mpi] [--json]\n"
+"       lbscale optim --optim SPEC --comm record[:P] [--steps N]\n"
+"                     [--layers PRESET] [--trace FILE] [--json]\n"
 "       lbscale optim --list            optimizers and their keys\n"
 "       lbscale optim --help [NAME]     this help, or one optimizer's keys\n"
 "\n"
@@ -132,16 +134,30 @@ LAYERS_PRESETS_HELP
 "  --warmup W      untimed steps first (default 2)\n"
 "  --stream-gbps X skip the STREAM measurement and use X GB/s\n"
 "  --comm B        self (default) or mpi (under mpirun; gradients are\n"
-"                  averaged across ranks inside the timed step)\n"
+"                  averaged across ranks inside the timed step), or\n"
+"                  record[:P]: no timing; run --steps N steps (default 100)\n"
+"                  of the real optimizer as rank 0 of P logical ranks over\n"
+"                  the record backend and report bytes sent per step (this\n"
+"                  rank's payload per call, results/schema/trace-v1.md),\n"
+"                  per collective kind and as a fraction of dense fp32\n"
+"                  allreduce (4 bytes per parameter)\n"
+"  --steps N       steps to record (record backend only)\n"
+"  --trace FILE    write the recorded calls as a trace-v1 file\n"
 CLI_COMMON_HELP);
 }
+
+static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
+                             long steps, const char *trace,
+                             const struct cli_common *com, int argc,
+                             char **argv);
 
 int verb_optim(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
     struct optim_bench_args a = {.elements = 100000000, .layers = "uniform:16",
                                  .iters = 10, .warmup = 2};
-    const char *backend = "self";
+    const char *backend = "self", *trace = NULL;
+    long steps = 0;
     long threads = 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -188,6 +204,13 @@ int verb_optim(int argc, char **argv)
             if (cli_double(o, v, 1e-3, 1e6, &a.stream_gbps))
                 return EXIT_BAD_INPUT;
             i++;
+        } else if (!strcmp(o, "--steps")) {
+            if (cli_int(o, v, 1, 100000000, &steps)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--trace")) {
+            if (!v) { cli_error(o, "missing file name"); return EXIT_BAD_INPUT; }
+            trace = v;
+            i++;
         } else if (!strcmp(o, "--comm")) {
             if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
             backend = v;
@@ -202,7 +225,7 @@ int verb_optim(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     a.threads = cli_threads(threads);
-    return optim_bench_main(&a, backend, &com, argc, argv);
+    return optim_bench_main2(&a, backend, steps, trace, &com, argc, argv);
 }
 
 /* Validate the spec and the layer preset before anything is measured or
@@ -226,6 +249,14 @@ static int optim_bench_check(const struct optim_bench_args *a,
 int optim_bench_main(struct optim_bench_args *a, const char *backend,
                      const struct cli_common *com, int argc, char **argv)
 {
+    return optim_bench_main2(a, backend, 0, NULL, com, argc, argv);
+}
+
+static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
+                             long steps, const char *trace,
+                             const struct cli_common *com, int argc,
+                             char **argv)
+{
     struct lbs_err e;
     struct lbs_comm *comm = NULL;
     int rc = optim_bench_check(a, &e);
@@ -237,6 +268,17 @@ int optim_bench_main(struct optim_bench_args *a, const char *backend,
     if (rc) {
         cli_error("--comm", "%s", e.msg);
         return cli_exit_code(rc);
+    }
+    if (!strncmp(backend, "record", 6)) {
+        rc = optim_record_main(a, comm, steps ? steps : 100, trace, com, argc,
+                               argv);
+        lbs_comm_free(comm);
+        return rc;
+    }
+    if (steps || trace) {
+        cli_error("optim", "--steps and --trace need --comm record[:P]");
+        lbs_comm_free(comm);
+        return EXIT_BAD_INPUT;
     }
     struct lbs_run *run = NULL;
     int lead = comm->rank == 0;

@@ -22,6 +22,10 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
                     json_t **row, struct lbs_err *err);
 int optim_bench_main(struct optim_bench_args *a, const char *backend,
                      const struct cli_common *com, int argc, char **argv);
+/* --comm record[:P]: run `steps` steps, report bytes sent (record_bench.c) */
+int optim_record_main(const struct optim_bench_args *a, struct lbs_comm *c,
+                      long steps, const char *trace,
+                      const struct cli_common *com, int argc, char **argv);
 void optim_bench_header(void);
 void optim_bench_print(const json_t *row);
 

@@ -251,6 +251,14 @@ Test(topk, exactly_the_k_largest_with_ties_to_low_indices)
     for (size_t i = 0; i < n; i++)
         x[i] = 1.0f + (float)(i * 40503u % 65536) / 300000.0f;
     check_topk(x, n, 0.02, 2);
+    /* the radix path with several blocks (> 2 x 262144 elements) */
+    size_t big = 600011;
+    float *y = grad(big, 13);
+    check_topk(y, big, 0.3, 2);             /* no pre-filter: gather */
+    for (size_t i = 0; i < big; i += 3)
+        y[i] = 2.0f;                        /* a third tie at the top */
+    check_topk(y, big, 0.2, 2);             /* pre-filter overflows */
+    free(y);
     /* zeros with a few spikes */
     memset(x, 0, n * sizeof *x);
     for (size_t i = 0; i < n; i += 997)

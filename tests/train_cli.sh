@@ -259,6 +259,39 @@ if a != b:
 EOF
 report "2 ranks: same seed twice gives bit-identical results" "${same[@]}"
 
+# JointSpar: dropped layers get no weight-gradient GEMM (wgrad_ms 0 in the
+# trace), every rank drops the same layers (--trace-all-ranks).
+if echo "$OPTS" | grep -qx jointspar; then
+    mrun 2 120 --optim jointspar "${T[@]}" --max-steps 20 --trace-all-ranks \
+        --json --out "$TOP/js"
+    why=()
+    [ "$RC" -eq 0 ] || why+=("exit $RC: $(tail -c 300 "$ERR")")
+    msg=$("$PY" - "$TOP/js" <<'EOF' 2>&1
+import json, sys
+d = sys.argv[1]
+keeps = []
+for r in (0, 1):
+    tr = [json.loads(l) for l in open("%s/train-trace.rank%d.jsonl" % (d, r))]
+    if tr[0]["rank"] != r: sys.exit("rank %d file says rank %r" % (r, tr[0]["rank"]))
+    st = [l for l in tr[1:] if l.get("type") == "step"]
+    keeps.append([s["keep"] for s in st])
+    dropped = 0
+    for s in st:
+        for k, w in zip(s["keep"], s["wgrad_ms"]):
+            if not k:
+                dropped += 1
+                if w != 0: sys.exit("dropped layer has wgrad_ms %r" % w)
+    if dropped == 0: sys.exit("no layer was ever dropped")
+if keeps[0] != keeps[1]: sys.exit("ranks dropped different layers")
+row = json.loads(open(d + "/train.jsonl").readline())
+if not 0 < row["wgrad_kept_frac"] < 1: sys.exit("wgrad_kept_frac %r" % row["wgrad_kept_frac"])
+EOF
+) || why+=("$msg")
+    report "jointspar: dropped layers skip the weight-gradient GEMM, same on all ranks" "${why[@]}"
+else
+    skip "jointspar trace check" "jointspar not registered"
+fi
+
 # Mismatched options across ranks are refused at start-up (MPMD launch).
 mismatch() {  # mismatch DESC FRAG ARGS_RANK0 -- ARGS_RANK1
     local desc=$1 frag=$2

@@ -255,7 +255,7 @@ size_t lbs_topk_count(double k, size_t n)
 
 void lbs_cmp_zero(float *out, size_t n)
 {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > LBS_PAR_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] = 0.0f;
 }
@@ -445,7 +445,7 @@ int lbs_compress_exchange(struct lbs_compressor *c, struct lbs_comm *comm,
         return exchange_generic(c, comm, x, e, g, n, &ctx, err);
     rc = c->ops->exchange(c, comm, x, g, n, &ctx, err);
     if (!rc && e) {   /* torch's PowerSGD hook: e = x - mean approximation */
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > LBS_PAR_MIN)
         for (size_t i = 0; i < n; i++)
             e[i] -= g[i];
     }

@@ -14,6 +14,10 @@
 #include "lbscale/compress.h"
 #include "lbscale/param.h"
 
+/* Loops shorter than this run on the calling thread: a fork/join costs
+ * more than the work, and layers (biases, LayerNorm) are often tiny. */
+#define LBS_PAR_MIN 32768
+
 /* Where a call happens: the masks and random draws depend on it. */
 struct lbs_cctx {
     int layer;

@@ -92,7 +92,7 @@ static int cyclick_compress(struct lbs_compressor *c, const float *x,
     if (rc)
         return rc;
     float *p = payload;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (m > LBS_PAR_MIN)
     for (size_t j = 0; j < m; j++)
         p[j] = x[idx[j]];
     *bytes = 4 * m;
@@ -114,7 +114,7 @@ static int cyclick_decompress_add(struct lbs_compressor *c,
         return rc;
     const float *p = payload;
     float a = k->scale ? alpha * (float)C : alpha;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (m > LBS_PAR_MIN)
     for (size_t j = 0; j < m; j++)
         out[idx[j]] += a * p[j];
     return 0;

@@ -32,11 +32,11 @@ int lbs_ef_begin(struct lbs_compressor *c, const float *g, size_t n,
             return rc;
         }
         /* first use: x = g exactly (e = 0) */
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > LBS_PAR_MIN)
         for (size_t i = 0; i < n; i++)
             e[i] = g[i];
     } else {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > LBS_PAR_MIN)
         for (size_t i = 0; i < n; i++)
             e[i] += g[i];
     }

@@ -178,7 +178,7 @@ static int fp16_compress(struct lbs_compressor *c, const float *x, size_t n,
     (void)c; (void)ctx; (void)err;
     uint16_t *h = payload;
     int hw = have_f16c();
-#pragma omp parallel
+#pragma omp parallel if (n > LBS_PAR_MIN)
     {
         BLOCK_RANGE(n, lo, hi);
         if (hw)
@@ -202,7 +202,7 @@ static int fp16_decompress_add(struct lbs_compressor *c, const void *payload,
         return rc;
     const uint16_t *h = payload;
     int hw = have_f16c();
-#pragma omp parallel
+#pragma omp parallel if (n > LBS_PAR_MIN)
     {
         BLOCK_RANGE(n, lo, hi);
         if (hw)

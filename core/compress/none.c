@@ -27,7 +27,7 @@ static int none_compress(struct lbs_compressor *c, const float *x, size_t n,
 {
     (void)c; (void)ctx; (void)err;
     float *p = payload;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > LBS_PAR_MIN)
     for (size_t i = 0; i < n; i++)
         p[i] = x[i];
     *bytes = 4 * n;
@@ -44,7 +44,7 @@ static int none_decompress_add(struct lbs_compressor *c, const void *payload,
     if (rc)
         return rc;
     const float *p = payload;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > LBS_PAR_MIN)
     for (size_t i = 0; i < n; i++)
         out[i] += alpha * p[i];
     return 0;

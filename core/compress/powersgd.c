@@ -247,7 +247,7 @@ static int psgd_decompress_add(struct lbs_compressor *c, const void *payload,
         return rc;
     const float *p = payload;
     if (s.raw) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > LBS_PAR_MIN)
         for (size_t i = 0; i < n; i++)
             out[i] += alpha * p[i];
         return 0;

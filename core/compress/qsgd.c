@@ -91,12 +91,13 @@ static int qsgd_compress(struct lbs_compressor *c, const float *x, size_t n,
     float *norms = payload;   /* payload is aligned: our own buffer */
     double ss = 0;
     if (nb == 1) {            /* one bucket: parallel over the elements */
-#pragma omp parallel for simd reduction(+ : ss) schedule(static)
+#pragma omp parallel for simd reduction(+ : ss) schedule(static) \
+    if (n > LBS_PAR_MIN)
         for (size_t i = 0; i < n; i++)
             ss += (double)x[i] * x[i];
         norms[0] = (float)sqrt(ss);
     } else {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
         for (size_t b = 0; b < nb; b++) {
             double t = 0;
             size_t end = (b + 1) * bl < n ? (b + 1) * bl : n;
@@ -111,7 +112,7 @@ static int qsgd_compress(struct lbs_compressor *c, const float *x, size_t n,
                                (uint64_t)ctx->step, (uint64_t)ctx->layer);
     uint8_t *lv = (uint8_t *)payload + 4 * nb;
     int wide = level_size(c) == 2;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
     for (size_t b = 0; b < nb; b++) {
         double sc = norms[b] > 0 ? s / (double)norms[b] : 0.0;
         size_t lo = b * bl, end = (b + 1) * bl < n ? (b + 1) * bl : n;
@@ -145,7 +146,7 @@ static int qsgd_decompress_add(struct lbs_compressor *c, const void *payload,
     int wide = level_size(c) == 2;
     /* a gathered payload may sit at any offset: read norms bytewise; the
      * levels stay 2-aligned since every payload size is even when wide */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
     for (size_t b = 0; b < nb; b++) {
         float norm;
         memcpy(&norm, (const uint8_t *)payload + 4 * b, 4);

@@ -82,7 +82,7 @@ static int randk_compress(struct lbs_compressor *c, const float *x, size_t n,
     if (!idx)
         return lbs_err_set(err, -ENOMEM, "randk: out of memory for the mask");
     float *p = payload;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (m > LBS_PAR_MIN)
     for (size_t j = 0; j < m; j++)
         p[j] = x[idx[j]];
     *bytes = 4 * m;
@@ -104,7 +104,7 @@ static int randk_decompress_add(struct lbs_compressor *c, const void *payload,
         return rc;
     const float *p = payload;
     float a = k->scale ? alpha / (float)k->k : alpha;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (m > LBS_PAR_MIN)
     for (size_t j = 0; j < m; j++)
         out[idx[j]] += a * p[j];
     return 0;

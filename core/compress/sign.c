@@ -95,7 +95,7 @@ static int sign_compress(struct lbs_compressor *c, const float *x, size_t n,
     size_t nbytes = (n + 7) / 8;
     int l2 = k->scale == 1;
     double acc = 0;
-#pragma omp parallel reduction(+ : acc)
+#pragma omp parallel reduction(+ : acc) if (n > LBS_PAR_MIN)
     {
         size_t t = (size_t)omp_get_thread_num(),
                nt = (size_t)omp_get_num_threads();
@@ -133,7 +133,7 @@ static int sign_decompress_add(struct lbs_compressor *c, const void *payload,
     const uint8_t *bits = (const uint8_t *)payload + 4;
     const float a = alpha * s;
     const size_t full = n / 8;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
     for (size_t b = 0; b < full; b++) {
         const float *t = sgn[bits[b]];
         float *o = out + 8 * b;

@@ -195,8 +195,8 @@ static int init_pass(struct thresh_state *st, struct pass *p, const float *x,
 {
     int nb = omp_get_max_threads();
     nb = nb > 256 ? 256 : nb;
-    if ((size_t)nb > n / 4096 + 1)
-        nb = (int)(n / 4096 + 1);
+    if ((size_t)nb > n / LBS_PAR_MIN + 1)
+        nb = (int)(n / LBS_PAR_MIN + 1);
     p->x = x;
     p->n = n;
     p->nb = nb;
@@ -224,7 +224,7 @@ static int draw_sample(struct thresh_state *st, const struct thresh_cfg *k,
     uint64_t seed = (uint64_t)k->seed ^ lbs_mix64((uint64_t)ctx->rank + 1);
     uint64_t key = lbs_rng_key(seed, (uint64_t)ctx->step,
                                (uint64_t)ctx->layer);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (m > LBS_PAR_MIN)
     for (size_t j = 0; j < m; j++)
         smp[j] = mag(x[lbs_rng_below(key, j, n)]);
     *out = smp;

@@ -107,7 +107,7 @@ static void hist_block(const struct sel *s, int blk, int lev, uint32_t *h)
 static size_t level(struct sel *s, int lev)
 {
     int nb = s->b.nb;
-#pragma omp parallel for schedule(static, 1)
+#pragma omp parallel for schedule(static, 1) if (nb > 1)
     for (int blk = 0; blk < nb; blk++)
         hist_block(s, blk, lev, s->hist + (size_t)blk * NSUB * NBIN);
     int nbin = 1 << lev_width[lev];
@@ -188,7 +188,7 @@ static int gather_resolve(struct sel *s, size_t K, uint32_t *idx, float *val,
     const float *x = s->x;
     const uint32_t pre = s->prefix;
     const int sh = s->shift;
-#pragma omp parallel for schedule(static, 1)
+#pragma omp parallel for schedule(static, 1) if (nb > 1)
     for (int blk = 0; blk < nb; blk++) {
         /* bounds in locals: the stores below may alias s->b.nb (an int) */
         size_t o = off[blk], lo = blk_lo(&s->b, blk),
@@ -237,7 +237,7 @@ static void output_direct(struct sel *s, uint32_t *idx, float *val)
     }
     const float *x = s->x;
     const uint32_t T = s->prefix;
-#pragma omp parallel for schedule(static, 1)
+#pragma omp parallel for schedule(static, 1) if (nb > 1)
     for (int blk = 0; blk < nb; blk++) {
         size_t o = off[blk], q = quota[blk], lo = blk_lo(&s->b, blk),
                hi = blk_lo(&s->b, blk + 1);
@@ -261,7 +261,7 @@ static int radix_select(const float *x, size_t n, size_t K, uint32_t *idx,
                         struct lbs_err *err)
 {
     if (K >= n) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n > LBS_PAR_MIN)
         for (size_t i = 0; i < n; i++) {
             idx[i] = (uint32_t)i;
             val[i] = x[i];
@@ -271,8 +271,9 @@ static int radix_select(const float *x, size_t n, size_t K, uint32_t *idx,
     int nb = omp_get_max_threads();
     if (nb > 256)
         nb = 256;
-    if ((size_t)nb > n / 4096 + 1)  /* small inputs: fewer blocks */
-        nb = (int)(n / 4096 + 1);
+    if ((size_t)nb > n / 262144 + 1)  /* small inputs (the pre-filter's
+                                         survivors): fewer fork/joins */
+        nb = (int)(n / 262144 + 1);
     size_t sure[256] = {0}, cand[256] = {0};
     struct sel s = {.x = x, .b = {nb, n}, .sure = sure, .cand = cand,
                     .need = K};
@@ -312,13 +313,11 @@ size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
      * a >= t  <=>  a > t - 1 (t = 0 gives -1: everything passes). */
     const __m128i am = _mm_set1_epi32(0x7fffffff),
                   tv = _mm_set1_epi32((int32_t)t - 1);
+#define HIT(k) _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + (k)), am), tv)
     for (; i + 16 <= hi; i += 16) {
         const __m128i *v = (const __m128i *)(x + i);
-        __m128i h = _mm_or_si128(
-            _mm_or_si128(_mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v), am), tv),
-                         _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + 1), am), tv)),
-            _mm_or_si128(_mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + 2), am), tv),
-                         _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + 3), am), tv)));
+        __m128i h = _mm_or_si128(_mm_or_si128(HIT(0), HIT(1)),
+                                 _mm_or_si128(HIT(2), HIT(3)));
         if (!_mm_movemask_epi8(h))
             continue;
         for (size_t j = i; j < i + 16; j++)
@@ -330,6 +329,7 @@ size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
                 o++;
             }
     }
+#undef HIT
 #endif
     for (; i < hi; i++)
         if (mag(x[i]) >= t) {
@@ -402,7 +402,7 @@ static int prefilter(const float *x, size_t n, size_t K, uint32_t *idx,
     int rc = radix_select(gv, got, K, idx, val, sc, err);
     if (rc)
         return rc;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (K > 262144)
     for (size_t j = 0; j < K; j++)
         idx[j] = gi[idx[j]];
     return 1;
@@ -444,7 +444,8 @@ int lbs_sparse_decompress_add(const struct lbs_compressor *c,
     const float *val = (const float *)payload + m;
     int bad = 0;
     /* indices are distinct within one payload: no write conflicts */
-#pragma omp parallel for reduction(| : bad) schedule(static)
+#pragma omp parallel for reduction(| : bad) schedule(static) \
+    if (m > LBS_PAR_MIN)
     for (size_t j = 0; j < m; j++) {
         if (idx[j] < n)
             out[idx[j]] += alpha * val[j];

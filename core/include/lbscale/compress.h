@@ -22,6 +22,7 @@
  *   sign      1 bit per element + one fp32 scale              allgather
  *   qsgd      s levels, stochastic rounding, norm per bucket  allgather
  *   powersgd  rank-r P Q^T, warm-started Q                    2 allreduces
+ * (fp16 gathers because lbs_comm has no half dtype to allreduce; fp16.c.)
  * Every compressor also takes ef=0|1 (error feedback, default 0); it is
  * refused for none (lossless) and fp16 (its error is round-to-nearest of
  * relative size <= 2^-11, already unbiased; residual memory would double
@@ -30,7 +31,9 @@
  * Payload formats (little-endian, what travels on the wire):
  *   none      n float
  *   fp16      n binary16
- *   topk      K uint32 indices (ascending), then K float values
+ *   topk      K uint32 indices (ascending), then K float values; among
+ *             equal magnitudes at the cut the lowest indices win, NaN
+ *             ranks above inf
  *   thresh    c uint32 indices (ascending), then c float values; c varies
  *   randk     the masked values (float), in index order; the indices are
  *             recomputed from (seed, step, layer) by every rank

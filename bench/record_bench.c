@@ -1,0 +1,187 @@
+/* record_bench.c - `lbscale optim --comm record[:P] --steps N`: what an
+ * optimizer sends, measured by running the real optimizer code over the
+ * record backend (no transfer, every call logged).
+ *
+ * Reports bytes per step averaged over N steps (this rank's payload, the
+ * trace-v1 convention), split per collective kind, and the ratio to dense
+ * data-parallel LAMB (one fp32 allreduce of every gradient: 4 bytes per
+ * parameter).  --trace FILE writes the full call log as a trace-v1 file
+ * (results/schema/trace-v1.md) for the simulator. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "layers.h"
+#include "lbscale/optim.h"
+#include "optim_bench.h"
+
+/* trace-v1 header line (new reference) */
+static json_t *trace_header(const struct lbs_optim *o,
+                            const struct layer_set *s, int ranks, long steps)
+{
+    json_t *layers = json_array();
+    for (size_t i = 0; i < s->n; i++)
+        json_array_append_new(layers, json_pack("{s:s,s:I,s:i}", "name",
+            s->l[i].name, "n", (json_int_t)s->l[i].n, "ndim", s->l[i].ndim));
+    return json_pack("{s:s,s:i,s:s,s:s,s:n,s:i,s:I,s:o}", "format",
+                     "lbscale-trace", "version", 1, "optim", lbs_optim_name(o),
+                     "params", lbs_optim_params(o), "compress", "ranks",
+                     ranks, "steps", (json_int_t)steps, "layers", layers);
+}
+
+static int append_line(char **buf, size_t *len, size_t *cap, json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (!s)
+        return -ENOMEM;
+    size_t n = strlen(s);
+    if (*len + n + 2 > *cap) {
+        size_t c = (*len + n + 2) * 2;
+        char *t = realloc(*buf, c);
+        if (!t) {
+            free(s);
+            return -ENOMEM;
+        }
+        *buf = t;
+        *cap = c;
+    }
+    memcpy(*buf + *len, s, n);
+    *len += n;
+    (*buf)[(*len)++] = '\n';
+    free(s);
+    return 0;
+}
+
+/* The whole log as trace-v1 text; written atomically by the caller. */
+static int trace_text(const struct lbs_optim *o, const struct layer_set *s,
+                      struct lbs_comm *c, int ranks, long steps, char **out,
+                      size_t *len)
+{
+    size_t cap = 1 << 16, n;
+    *len = 0;
+    *out = malloc(cap);
+    if (!*out)
+        return -ENOMEM;
+    int rc = append_line(out, len, &cap, trace_header(o, s, ranks, steps));
+    const struct lbs_comm_record_entry *e = lbs_comm_record_entries(c, &n);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = append_line(out, len, &cap, json_pack(
+            "{s:I,s:i,s:s,s:I}", "step", (json_int_t)e[i].step, "layer",
+            e[i].layer, "coll", lbs_coll_name(e[i].kind), "bytes",
+            (json_int_t)e[i].bytes));
+    return rc;
+}
+
+static json_t *bytes_row(const struct lbs_optim *o, const struct layer_set *s,
+                         struct lbs_comm *c, int ranks, long steps,
+                         long skipped)
+{
+    size_t bytes[LBS_COLL_COUNT], calls[LBS_COLL_COUNT], total = 0;
+    lbs_comm_record_totals(c, bytes, calls);
+    json_t *kinds = json_object();
+    for (int k = 0; k < LBS_COLL_COUNT; k++) {
+        total += bytes[k];
+        if (calls[k])
+            json_object_set_new(kinds, lbs_coll_name((enum lbs_coll)k),
+                json_pack("{s:f,s:f}", "bytes_per_step",
+                          (double)bytes[k] / (double)steps, "calls_per_step",
+                          (double)calls[k] / (double)steps));
+    }
+    double dense = 4.0 * (double)s->elements;
+    double per = (double)total / (double)steps;
+    return json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:I,s:I,s:f,s:f,s:f,s:o}",
+                     "bench", "optim-record", "optim", lbs_optim_name(o),
+                     "params", lbs_optim_params(o), "elements",
+                     (json_int_t)s->elements, "layers", (json_int_t)s->n,
+                     "ranks", ranks, "steps", (json_int_t)steps, "skipped",
+                     (json_int_t)skipped, "bytes_per_step", per,
+                     "dense_bytes_per_step", dense, "fraction_of_dense",
+                     per / dense, "per_collective", kinds);
+}
+
+static void print_row(const json_t *r)
+{
+    printf("# %-12s %11s %6s %5s %6s %16s %16s %9s\n", "optim", "elements",
+           "layers", "ranks", "steps", "bytes/step", "dense(B/step)",
+           "fraction");
+    printf("  %-12s %11lld %6lld %5lld %6lld %16.0f %16.0f %9.4f\n",
+           json_string_value(json_object_get(r, "optim")),
+           (long long)json_integer_value(json_object_get(r, "elements")),
+           (long long)json_integer_value(json_object_get(r, "layers")),
+           (long long)json_integer_value(json_object_get(r, "ranks")),
+           (long long)json_integer_value(json_object_get(r, "steps")),
+           json_real_value(json_object_get(r, "bytes_per_step")),
+           json_real_value(json_object_get(r, "dense_bytes_per_step")),
+           json_real_value(json_object_get(r, "fraction_of_dense")));
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(r, "per_collective"), k, v)
+        printf("    %-10s %16.0f bytes/step %8.2f calls/step\n", k,
+               json_real_value(json_object_get(v, "bytes_per_step")),
+               json_real_value(json_object_get(v, "calls_per_step")));
+}
+
+int optim_record_main(const struct optim_bench_args *a, struct lbs_comm *c,
+                      long steps, const char *trace,
+                      const struct cli_common *com, int argc, char **argv)
+{
+    struct lbs_err e;
+    struct layer_set set;
+    struct lbs_optim *o = NULL;
+    struct lbs_run *run = NULL;
+    json_t *row = NULL;
+    int rc = layers_make(a->layers, a->elements, 1, &set, &e);
+    if (rc) {
+        cli_error("optim", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    c->err = &e;
+    if ((rc = lbs_optim_new(a->spec, set.l, set.n, c, &o, &e)))
+        goto fail;
+    for (long t = 0; t < steps; t++) {
+        rc = lbs_optim_step(o, &e);
+        if (rc < 0)
+            goto fail;
+        if (isatty(2) && (t + 1) % 10 == 0)
+            fprintf(stderr, "\roptim record: step %ld of %ld", t + 1, steps);
+    }
+    if (isatty(2))
+        fputc('\n', stderr);
+    row = bytes_row(o, &set, c, c->size, steps, lbs_optim_skipped(o));
+    if (trace) {
+        char *text;
+        size_t len;
+        rc = trace_text(o, &set, c, c->size, steps, &text, &len);
+        if (!rc)
+            rc = lbs_write_atomic(trace, text, len, &e);
+        else
+            lbs_err_set(&e, rc, "out of memory for the trace");
+        free(text);
+        if (rc)
+            goto fail;
+        json_object_set_new(row, "trace", json_string(trace));
+    }
+    json_object_set_new(row, "layer_preset", json_string(a->layers));
+    if (com->json) {
+        char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(s);
+        free(s);
+    } else {
+        print_row(row);
+    }
+    if ((rc = cli_open_run(com, "optim", argc, argv, &run)))
+        goto out;
+    if (run && (rc = lbs_run_append(run, "optim-record", json_incref(row), &e)))
+        goto fail;
+    goto out;
+fail:
+    cli_error("optim", "%s", e.msg);
+out:
+    json_decref(row);
+    lbs_run_close(run);
+    lbs_optim_free(o);
+    layers_free(&set);
+    return cli_exit_code(rc);
+}
