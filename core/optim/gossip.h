@@ -63,6 +63,9 @@ extern const char *const lbs_gossip_stats[];
 int lbs_gossip_stat(const struct lbs_optim *o, const struct lbs_gossip *g,
                     const char *name, double *value, struct lbs_err *err);
 /* Choices and default of the "topology" spec key. */
-#define LBS_GOSSIP_TOPOLOGY_DEFAULT LBS_TOPO_EXPONENTIAL
+/* Ring by default: its mixing matrix is symmetric.  On the directed
+ * exponential graph (4 ranks: eigenvalue i/3) DecentLaM's momentum
+ * recursion has an unstable mode and diverged in 4-rank training. */
+#define LBS_GOSSIP_TOPOLOGY_DEFAULT LBS_TOPO_RING
 
 #endif
