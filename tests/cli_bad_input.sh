@@ -128,6 +128,15 @@ bad "--layers .json without layers"    "empty.json"       optim --optim lamb "${
 bad "--comm bogus"                     "bogus"            optim --optim sgd "${S[@]}" --comm bogus
 bad "optim --help bogusname"           "bogusname"        optim --help bogusname
 bad "--out without directory"          "--out"            optim --optim sgd --elements 1M --stream-gbps 10 --out
+C=(--elements 1M --iters 1 --warmup 0 --stream-gbps 10)
+bad "compress: k=0"                     "'k'"              compress --compressor topk:k=0 "${C[@]}"
+bad "compress: k>1"                     "'k'"              compress --compressor randk:k=1.5 "${C[@]}"
+bad "compress: r<1"                     "'r'"              compress --compressor powersgd:r=0 "${C[@]}"
+bad "compress: unknown compressor"      "zip"              compress --compressor zip "${C[@]}"
+bad "compress: ef on a lossless one"    "ef"               compress --compressor none:ef=1 "${C[@]}"
+bad "compress: unknown key"             "zz"               compress --compressor topk:zz=1 "${C[@]}"
+bad "optim: --trace without record"     "--trace"          optim --optim sgd "${S[@]}" --trace x.jsonl
+bad "optim: --comm record:0"            "record"           optim --optim sgd "${S[@]}" --comm record:0
 
 # ---- good inputs ----------------------------------------------------------
 
