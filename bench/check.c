@@ -162,15 +162,21 @@ static int check_one(const char *run, struct bl *b, int update, int json,
     json_t *cache = json_object();
     json_t *ms = json_object_get(b->root, "metrics");
     const char *bname = json_string_value(json_object_get(b->root, "name"));
-    int fails = 0;
+    int fails = 0, w = 6;
+    size_t i;
+    json_t *m;
+    json_array_foreach(ms, i, m) {   /* the metric column's width */
+        char name[256];
+        label(m, name, sizeof name);
+        if ((int)strlen(name) > w)
+            w = (int)strlen(name) > 100 ? 100 : (int)strlen(name);
+    }
     if (!json)
         printf("baseline %s (%s): %zu metrics\n", bname ? bname : "?",
                b->path, json_array_size(ms));
     if (!json && !update)
-        printf("  %-58s %14s %14s %10s  %-14s %s\n", "metric", "baseline",
+        printf("  %-*s %14s %14s %10s  %-14s %s\n", w, "metric", "baseline",
                "value", "delta", "rule", "result");
-    size_t i;
-    json_t *m;
     json_array_foreach(ms, i, m) {
         const char *file = json_string_value(json_object_get(m, "file"));
         const char *field = json_string_value(json_object_get(m, "field"));
@@ -259,12 +265,13 @@ static int check_one(const char *run, struct bl *b, int update, int json,
                     nv == floor(nv) && fabs(nv) < 9e15
                         ? json_integer((json_int_t)nv) : json_real(nv));
                 if (!json)
-                    printf("  %-58s %14s -> %.6g%s\n", name, bs, nv,
+                    printf("  %-*s %14s -> %.6g%s\n", w, name, bs, nv,
                            n > 1 ? " (median)" : "");
             } else {
                 fails++;
                 if (!json)
-                    printf("  %-58s %14s    missing in the run\n", name, bs);
+                    printf("  %-*s %14s    missing in the run\n", w, name,
+                           bs);
             }
         } else {
             fails += !ok;
@@ -279,8 +286,8 @@ static int check_one(const char *run, struct bl *b, int update, int json,
                 free(t);
                 json_decref(o);
             } else {
-                printf("  %-58s %14s %14s %10s  %-14s %s\n", name, bs, vs, ds,
-                       rdesc, res);
+                printf("  %-*s %14s %14s %10s  %-14s %s\n", w, name, bs, vs,
+                       ds, rdesc, res);
             }
         }
         free(v);

@@ -65,6 +65,7 @@ int verb_report(int argc, char **argv);
 int verb_check(int argc, char **argv);
 int verb_train(int argc, char **argv);
 int verb_sim(int argc, char **argv);
+int verb_coll(int argc, char **argv);
 /* Draw every figure a results run allows (plot.c). */
 int plot_run(const char *run, struct lbs_err *err);
 

@@ -20,7 +20,7 @@ static const char demo_suite[] =
 " training comparison under mpirun, and simulated scaling to 1,024 GPUs of"
 " BERT-Large and BERT-XL on DGX-A100 for every optimizer.\",\n"
 "  \"vars\": {\"elements\": \"100M\", \"compress_elements\": \"32M\",\n"
-"           \"train_ranks\": 4, \"train_epochs\": 5,\n"
+"           \"train_ranks\": 4, \"train_epochs\": 10,\n"
 "           \"platform\": \"dgx-a100\", \"max_gpus\": 1024},\n"
 "  \"entries\": [\n"
 "    {\"name\": \"stream\", \"verb\": \"stream\", \"est_s\": 6},\n"

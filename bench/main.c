@@ -16,6 +16,7 @@ static const struct verb verbs[] = {
     {"stream", verb_stream, "memory bandwidth (STREAM copy/triad)"},
     {"optim", verb_optim, "time one optimizer step vs the STREAM roofline"},
     {"compress", verb_compress, "time one gradient compressor vs STREAM, with invariants"},
+    {"coll", verb_coll, "collective benchmark (nccl-tests style; mpirun for P > 1)"},
     {"demo", verb_demo, "the default suite (about 10 min): every benchmark, figures, report"},
     {"suite", verb_suite, "run a JSON list of benchmark entries into one results run"},
     {"report", verb_report, "write a run's self-contained report.html"},

@@ -41,6 +41,11 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
         layers_free(&set);
         return rc;
     }
+    if (a->compress && (rc = lbs_optim_set_compressor(o, a->compress, err))) {
+        lbs_optim_free(o);
+        layers_free(&set);
+        return rc;
+    }
     double *t = calloc((size_t)a->iters, sizeof *t);
     if (!t) {
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
@@ -73,6 +78,8 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
         "gbps", gbps, "stream_gbps", a->stream_gbps, "roofline_frac",
         gbps / a->stream_gbps, "wrong", (json_int_t)wrong);
     json_object_set_new(*row, "layer_preset", json_string(a->layers));
+    json_object_set_new(*row, "compress", a->compress
+                        ? json_string(a->compress) : json_null());
 out:
     free(t);
     lbs_optim_free(o);
@@ -112,8 +119,10 @@ static void usage(FILE *f)
     fprintf(f,
 "usage: lbscale optim --optim SPEC [--elements N] [--layers PRESET]\n"
 "                     [--threads T] [--iters K] [--warmup W]\n"
-"                     [--stream-gbps X] [--comm self|mpi] [--json]\n"
-"       lbscale optim --optim SPEC --comm record[:P] [--steps N]\n"
+"                     [--stream-gbps X] [--comm self|mpi]\n"
+"                     [--compress SPEC] [--json]\n"
+"       lbscale optim --optim SPEC [--compress SPEC] --comm record[:P]\n"
+"                     [--steps N]\n"
 "                     [--layers PRESET] [--trace FILE] [--json]\n"
 "       lbscale optim --list            optimizers and their keys\n"
 "       lbscale optim --help [NAME]     this help, or one optimizer's keys\n"
@@ -126,6 +135,10 @@ static void usage(FILE *f)
 "--stream-gbps).  #wrong counts non-finite parameters after the run.\n"
 "\n"
 "  --optim SPEC    e.g. lamb or lamb:lr=0.01,wd=0.01 (see --list)\n"
+"  --compress SPEC compress the gradients before the optimizer sees them,\n"
+"                  e.g. topk:k=0.01,ef=1 (lbscale compress --list); only\n"
+"                  for data-parallel optimizers (not slamb, onebit_lamb,\n"
+"                  dmsgd, decentlam); applies on one rank too\n"
 "  --elements N    parameters (default 100M; suffixes K M G, Ki Mi Gi)\n"
 "  --layers P      layer preset (default uniform:16):\n"
 LAYERS_PRESETS_HELP
@@ -184,6 +197,10 @@ int verb_optim(int argc, char **argv)
             if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
             a.spec = v;
             i++;
+        } else if (!strcmp(o, "--compress")) {
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            a.compress = v;
+            i++;
         } else if (!strcmp(o, "--elements")) {
             if (cli_size(o, v, &a.elements)) return EXIT_BAD_INPUT;
             i++;
@@ -241,7 +258,9 @@ static int optim_bench_check(const struct optim_bench_args *a,
                               .ndim = 1, .shape = {1}};
     struct lbs_optim *o;
     rc = lbs_optim_new(a->spec, &probe, 1, NULL, &o, err);
-    if (!rc)
+    if (!rc && a->compress)
+        rc = lbs_optim_set_compressor(o, a->compress, err);
+    if (o)
         lbs_optim_free(o);
     return rc;
 }

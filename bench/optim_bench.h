@@ -15,6 +15,8 @@ struct optim_bench_args {
     long iters, warmup;
     int threads;
     double stream_gbps;   /* <= 0: measure */
+    const char *compress; /* compressor spec (lbs_optim_set_compressor),
+                             or NULL */
 };
 
 /* Run one benchmark; *row gets a new JSON object on success. */

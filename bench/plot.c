@@ -158,15 +158,26 @@ static int draw(const char *outdir, const char *base, const struct txt *dat,
     int rc = lbs_write_atomic(dpath, dat->p ? dat->p : "", dat->len, err);
     if (rc)
         return rc;
+    /* gnuplot writes <base>.tmp.<pid>.{png,svg}, renamed when complete:
+     * an interrupted plot never leaves a truncated figure */
     size_t alen = strlen(assign) + 2 * sizeof dpath + 64;
     char *a = malloc(alen);
     if (!a)
         return lbs_err_set(err, -ENOMEM, "out of memory");
-    snprintf(a, alen, "datafile='%s'; outbase='%s/%s'; %s", dpath, outdir,
-             base, assign);
+    snprintf(a, alen, "datafile='%s'; outbase='%s/%s.tmp.%ld'; %s", dpath,
+             outdir, base, (long)getpid(), assign);
     snprintf(gp, sizeof gp, "%s/%s.gp", plots_dir(), script);
     rc = run_gnuplot(a, gp);
     free(a);
+    static const char *const ext[] = {"png", "svg"};
+    for (int i = 0; i < 2; i++) {
+        char tmp[PATH_MAX + 400], fin[PATH_MAX + 400];
+        snprintf(tmp, sizeof tmp, "%s/%s.tmp.%ld.%s", outdir, base,
+                 (long)getpid(), ext[i]);
+        snprintf(fin, sizeof fin, "%s/%s.%s", outdir, base, ext[i]);
+        if (rc || rename(tmp, fin))
+            unlink(tmp);
+    }
     if (rc == -ENOENT)
         return lbs_err_set(err, rc, "gnuplot not found (apt-get install "
                            "gnuplot-nox)");
@@ -485,6 +496,11 @@ static double last_num(const char *run, const char *verb, const char *field)
     return v;
 }
 
+/* coll rows: nccl-tests "size" (else the payload "bytes"), GB/s fields
+ * busbw_gbps/algbw_gbps (else busbw/algbw). */
+static double coll_size(json_t *r) { return nget2(r, "size", "bytes"); }
+static double coll_busbw(json_t *r) { return nget2(r, "busbw_gbps", "busbw"); }
+
 static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
 {
     int rc;
@@ -510,8 +526,8 @@ static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
     json_array_foreach(rows, i, r) {
         char key[128];
         snprintf(key, sizeof key, "%s|%s", sget(r, "backend"), sget(r, "coll"));
-        if (!*sget(r, "coll") || isnan(nget(r, "bytes")) ||
-            isnan(nget(r, "busbw")))
+        if (!*sget(r, "coll") || isnan(coll_size(r)) ||
+            isnan(coll_busbw(r)) || !(nget(r, "ranks") >= 2))
             continue;
         int seen = 0;
         json_t *x;
@@ -536,6 +552,8 @@ static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
                 strcmp(sget(r, "coll"), coll))
                 continue;
             double n = nget(r, "ranks");
+            if (!(n >= 2))
+                continue;   /* busbw of one rank is 0 by definition */
             int seen = 0;
             for (j = 0; j < nr; j++)
                 seen |= ranks[j] == n;
@@ -555,16 +573,16 @@ static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
                 if (strcmp(sget(r, "backend"), backend) ||
                     strcmp(sget(r, "coll"), coll) ||
                     nget(r, "ranks") != ranks[q] || np >= 4096 ||
-                    isnan(nget(r, "busbw")))
+                    isnan(coll_busbw(r)) || isnan(coll_size(r)))
                     continue;
                 /* a repeated size replaces the earlier row */
                 size_t at = np;
                 for (j = 0; j < np; j++)
-                    if (b[j] == nget(r, "bytes"))
+                    if (b[j] == coll_size(r))
                         at = j;
-                b[at] = nget(r, "bytes");
-                bw[at] = nget(r, "busbw");
-                ab[at] = nget(r, "algbw");
+                b[at] = coll_size(r);
+                bw[at] = coll_busbw(r);
+                ab[at] = nget2(r, "algbw_gbps", "algbw");
                 tu[at] = nget(r, "time_us");
                 if (at == np)
                     np++;
@@ -829,6 +847,9 @@ static int fig_convergence(const char *run, const char *outdir,
     tprintf(&d, "# step test_accuracy_pct simulated_s (one block per run; "
                 "? = no simulator row for this optimizer)\n");
     int n = 0, nsim = 0;
+    struct txt simidx = {0}, nosim = {0};
+    tprintf(&simidx, "%s", "");
+    tprintf(&nosim, "%s", "");
     json_array_foreach(runs, i, x) {
         json_t *c = json_object_get(x, "curve");
         if (!json_array_size(c))
@@ -864,16 +885,24 @@ static int fig_convergence(const char *run, const char *outdir,
         char var[16];
         snprintf(var, sizeof var, "t%d", n);
         assign_str(&a, var, lab);
+        if (isnan(iter_s))
+            tprintf(&nosim, "%s%s", nosim.len ? " " : "", lab);
+        else
+            tprintf(&simidx, "%s%d", simidx.len ? " " : "", n);
     }
     json_decref(runs);
     json_decref(sim);
     if (n) {
         tprintf(&a, "n=%d; has_sim=%d; ", n, nsim > 0);
         assign_str(&a, "simdesc", desc);
+        assign_str(&a, "simidx", simidx.p);
+        assign_str(&a, "nosim", nosim.p);
         rc = draw(outdir, "convergence", &d, "convergence", a.p, err);
     }
     free(d.p);
     free(a.p);
+    free(simidx.p);
+    free(nosim.p);
     return rc;
 }
 

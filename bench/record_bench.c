@@ -24,9 +24,11 @@ static json_t *trace_header(const struct lbs_optim *o,
     for (size_t i = 0; i < s->n; i++)
         json_array_append_new(layers, json_pack("{s:s,s:I,s:i}", "name",
             s->l[i].name, "n", (json_int_t)s->l[i].n, "ndim", s->l[i].ndim));
-    return json_pack("{s:s,s:i,s:s,s:s,s:n,s:i,s:I,s:o}", "format",
+    const char *cmp = lbs_optim_compressor_spec(o);
+    return json_pack("{s:s,s:i,s:s,s:s,s:o,s:i,s:I,s:o}", "format",
                      "lbscale-trace", "version", 1, "optim", lbs_optim_name(o),
-                     "params", lbs_optim_params(o), "compress", "ranks",
+                     "params", lbs_optim_params(o), "compress",
+                     cmp ? json_string(cmp) : json_null(), "ranks",
                      ranks, "steps", (json_int_t)steps, "layers", layers);
 }
 
@@ -91,9 +93,11 @@ static json_t *bytes_row(const struct lbs_optim *o, const struct layer_set *s,
     }
     double dense = 4.0 * (double)s->elements;
     double per = (double)total / (double)steps;
-    return json_pack("{s:s,s:s,s:s,s:I,s:I,s:i,s:I,s:I,s:f,s:f,s:f,s:o}",
+    const char *cmp = lbs_optim_compressor_spec(o);
+    return json_pack("{s:s,s:s,s:s,s:o,s:I,s:I,s:i,s:I,s:I,s:f,s:f,s:f,s:o}",
                      "bench", "optim-record", "optim", lbs_optim_name(o),
-                     "params", lbs_optim_params(o), "elements",
+                     "params", lbs_optim_params(o), "compress",
+                     cmp ? json_string(cmp) : json_null(), "elements",
                      (json_int_t)s->elements, "layers", (json_int_t)s->n,
                      "ranks", ranks, "steps", (json_int_t)steps, "skipped",
                      (json_int_t)skipped, "bytes_per_step", per,
@@ -139,6 +143,8 @@ int optim_record_main(const struct optim_bench_args *a, struct lbs_comm *c,
     }
     c->err = &e;
     if ((rc = lbs_optim_new(a->spec, set.l, set.n, c, &o, &e)))
+        goto fail;
+    if (a->compress && (rc = lbs_optim_set_compressor(o, a->compress, &e)))
         goto fail;
     for (long t = 0; t < steps; t++) {
         rc = lbs_optim_step(o, &e);

@@ -386,7 +386,7 @@ static json_t *sec_coll(const char *run)
     }
     json_t *t = table("coll", "Collectives",
                       json_pack("[s,s,s,s,s,s,s]", "collective", "ranks",
-                                "sizes", "largest message", "time us",
+                                "sizes", "largest size", "time us",
                                 "peak busbw GB/s", "#wrong"));
     /* one line per (backend, collective, ranks): the peak and largest */
     json_t *groups = json_object(), *order = json_array();
@@ -410,11 +410,12 @@ static json_t *sec_coll(const char *run)
         size_t j;
         double peak = NAN, wrong = 0, bmax = -1;
         json_array_foreach(g, j, x) {
-            double b = num(x, "busbw");
+            double b = num2(x, "busbw_gbps", "busbw");
+            double sz = num2(x, "size", "bytes");
             if (!isnan(b) && (isnan(peak) || b > peak))
                 peak = b;
-            if (num(x, "bytes") > bmax) {
-                bmax = num(x, "bytes");
+            if (sz > bmax) {
+                bmax = sz;
                 big = x;
             }
             if (!isnan(num(x, "wrong")))
@@ -431,7 +432,9 @@ static json_t *sec_coll(const char *run)
                              cell("%.2f", peak), cell("%.0f", wrong)));
     }
     add_note(t, "busbw follows nccl-tests: algbw x 2(n-1)/n for allreduce, "
-             "x (n-1)/n for allgather and alltoall.");
+             "x (n-1)/n for allgather, reduce_scatter and alltoall; time "
+             "and size of the largest message (nccl-tests size: the whole "
+             "buffer).");
     add_fig(t, "busbw");
     json_decref(groups);
     json_decref(order);

@@ -1018,6 +1018,8 @@ out:
 "  ranks    process count (>= 2; rows with 1 rank are skipped)\n" \
 "  bytes    payload per rank, trace-v1 convention\n" \
 "  time_us  measured time of one call (median); time_us_median also read\n" \
+"Rows of other collectives (neighbor, reduce_scatter, compressed\n" \
+"patterns) are skipped.\n" \
 "optional: nodes (rows with nodes > 1 are skipped: this fits one node),\n" \
 "wrong (rows with wrong > 0 are skipped), bench (rows whose bench is not\n" \
 "\"coll\" are skipped).  Prints the held-out error: fitted on every other\n" \
@@ -1067,8 +1069,9 @@ static int read_samples(const char *path, struct lbs_sim_sample **s,
                           : !json_is_number(by) ? "bytes"
                           : !json_is_number(tu) ? "time_us" : NULL;
         int k = coll ? lbs_sim_coll_from_name(coll) : -1;
-        if (!bad && (k < 0 || k == LBS_SIM_NEIGHBOR))
-            bad = "coll";
+        /* patterns the fit has no form for (neighbor, reduce_scatter and
+         * the compressed patterns `lbscale coll` also measures): skipped */
+        int unfit = !bad && (k < 0 || k == LBS_SIM_NEIGHBOR);
         if (!bad && json_integer_value(rk) < 1)
             bad = "ranks";
         if (!bad && !(json_number_value(by) >= 0))
@@ -1078,7 +1081,7 @@ static int read_samples(const char *path, struct lbs_sim_sample **s,
         if (bad) {
             rc = lbs_err_set(err, -EINVAL, "%s:%ld: field '%s' missing or "
                              "invalid", path, no, bad);
-        } else if (json_integer_value(rk) < 2) {
+        } else if (unfit || json_integer_value(rk) < 2) {
             (*skipped)++;
         } else {
             if (*n == *cap) {

@@ -99,6 +99,7 @@ enum fault_kind { FAULT_NONE, FAULT_NAN, FAULT_KILL, FAULT_HANG };
 struct train_opts {
     const char *spec, *model, *topology, *dataset, *data_dir, *decay;
     const char *backend;
+    const char *compress;   /* --compress SPEC or NULL */
     long global_batch, micro_batch, max_steps, subset, test_subset, seed;
     long threads, stall;
     double epochs, warmup;
@@ -124,6 +125,9 @@ static void usage(FILE *f)
 "\n"
 "  --optim SPEC      optimizer spec (lbscale optim --list); an lr=... in it\n"
 "                    overrides the default rule below\n"
+"  --compress SPEC   compress the gradients before the optimizer (e.g.\n"
+"                    topk:k=0.01,ef=1; lbscale compress --list); only for\n"
+"                    data-parallel optimizers; applies on one rank too\n"
 "  --model M         mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT ")\n"
 "  --topology T      gossip graph for decentralized optimizers (ring,\n"
 "                    exponential, onepeer, full); passed as topology=T.\n"
@@ -281,6 +285,9 @@ static int parse_args(int argc, char **argv, struct train_opts *t,
         } else if (!strcmp(o, "--optim")) {
             if (need(o, v)) return EXIT_BAD_INPUT;
             t->spec = v, i++;
+        } else if (!strcmp(o, "--compress")) {
+            if (need(o, v)) return EXIT_BAD_INPUT;
+            t->compress = v, i++;
         } else if (!strcmp(o, "--model")) {
             if (need(o, v)) return EXIT_BAD_INPUT;
             t->model = v, i++;
@@ -405,7 +412,7 @@ static int options_differ(struct lbs_comm *c, const struct train_opts *t,
         "--optim", "--model", "--topology", "--dataset", "--data",
         "--global-batch", "--micro-batch", "--epochs", "--max-steps",
         "--warmup", "--decay", "--seed", "--subset", "--test-subset",
-        "--threads", "--fault",
+        "--threads", "--fault", "--compress",
     };
     enum { K = sizeof names / sizeof names[0] };
     char buf[K][64];
@@ -421,7 +428,7 @@ static int options_differ(struct lbs_comm *c, const struct train_opts *t,
     const char *val[K] = {
         t->spec, t->model, t->topology, t->dataset, t->data_dir, buf[0],
         buf[1], buf[2], buf[3], buf[4], t->decay, buf[5], buf[6], buf[7],
-        buf[8], t->fault_str,
+        buf[8], t->fault_str, t->compress,
     };
     int64_t mn[K], mx[K];
     for (int k = 0; k < K; k++)
@@ -985,11 +992,12 @@ static int write_trace(struct run_state *s, const char *dir,
     else
         snprintf(path, sizeof path, "%s/%s.jsonl", dir, base);
     json_t *h = json_pack(
-        "{s:s,s:i,s:s,s:s,s:s,s:n,s:i,s:i,s:I,s:o,s:s,s:s,s:s,s:I,s:I,s:I,"
+        "{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:i,s:I,s:o,s:s,s:s,s:s,s:I,s:I,s:I,"
         "s:i,s:I,s:s}",
         "format", "lbscale-train-trace", "version", 1, "extends",
         "lbscale-trace/1", "optim", lbs_optim_name(s->o), "params",
-        lbs_optim_params(s->o), "compress", "ranks", s->comm->size, "rank",
+        lbs_optim_params(s->o), "compress",
+        t->compress ? json_string(t->compress) : json_null(), "ranks", s->comm->size, "rank",
         s->comm->rank, "steps", (json_int_t)steps, "layers",
         layers_json(s->m), "spec", spec_eff, "model", t->model, "dataset",
         s->data.name, "global_batch", (json_int_t)t->global_batch,
@@ -1046,8 +1054,13 @@ int verb_train(int argc, char **argv)
                                       .n = 1, .ndim = 1, .shape = {1}};
             struct lbs_optim *po;
             rc = lbs_optim_new(t.spec, &probe, 1, NULL, &po, &e);
-            if (!rc)
-                lbs_optim_free(po);
+            if (rc)
+                FAIL("--optim", "%s", e.msg);
+            if (t.compress)
+                rc = lbs_optim_set_compressor(po, t.compress, &e);
+            lbs_optim_free(po);
+            if (rc)
+                FAIL("--compress", "%s", e.msg);
         }
         if (rc)
             FAIL("--optim", "%s", e.msg);
@@ -1139,6 +1152,8 @@ int verb_train(int argc, char **argv)
     if (!rc)
         rc = lbs_optim_new(spec_eff, s.m->layers, s.m->nlayers, s.tcomm,
                            &s.o, &e);
+    if (!rc && t.compress)
+        rc = lbs_optim_set_compressor(s.o, t.compress, &e);
     if (!rc) {
         s.xb = malloc(s.micro * dims[0] * sizeof(float));
         s.yb = malloc(s.micro);
@@ -1215,8 +1230,10 @@ int verb_train(int argc, char **argv)
             s.t_eval += cli_now() - e0;
             last_epoch = ep;
             best = ev.test_acc > best ? ev.test_acc : best;
-            json_t *row = json_pack("{s:s,s:s}", "bench", "train", "event",
-                                    "epoch");
+            json_t *row = json_pack("{s:s,s:s,s:o}", "bench", "train",
+                                    "event", "epoch", "compress",
+                                    t.compress ? json_string(t.compress)
+                                               : json_null());
             jset(row, "epoch", (double)it * (double)t.global_batch / n_used);
             json_object_set_new(row, "step", json_integer((json_int_t)it));
             jset(row, "lr", isnan(lr_used) ? lr_factor(&s, it)
@@ -1285,6 +1302,8 @@ int verb_train(int argc, char **argv)
         (int)t.threads, "decay", t.decay, "lr_rule", rule);
     json_object_set_new(row, "lr", isnan(lr_used) ? json_null()
                                                    : json_real(lr_used));
+    json_object_set_new(row, "compress", t.compress ? json_string(t.compress)
+                                                    : json_null());
     if (note[0])
         json_object_set_new(row, "dataset_note", json_string(note));
     json_object_set_new(row, "n_train", json_integer((json_int_t)n_used));

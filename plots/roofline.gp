@@ -16,10 +16,12 @@ set style fill solid 0.8 border -1
 set boxwidth 0.8
 set yrange [0:stream * 1.25]
 set ylabel "effective bandwidth (GB/s, 1e9 bytes/s)"
-set xlabel "optimizer step (bytes/element model in lbscale optim --help)"
+set xlabel "optimizer step (bytes/element: lbscale optim --help; label: fraction of STREAM)"
 set title sprintf("Optimizer step vs STREAM triad, %.0fM fp32 parameters, %d threads%s", elems / 1e6, threads, title_extra)
 set grid ytics
 set key top right
+set xtics rotate by 30 right nomirror
+set bmargin 6
 set arrow 1 from graph 0, first stream to graph 1, first stream nohead lw 2 lc rgb "#c0392b" dt 2
 set label 1 sprintf("STREAM triad %.1f GB/s", stream) at graph 0.02, first stream * 1.04 tc rgb "#c0392b"
 

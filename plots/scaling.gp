@@ -18,8 +18,13 @@ set xrange [pmin / 1.25 : pmax * 1.25]
 set xtics ()
 do for [k=0:20] { if (2**k >= pmin / 1.01 && 2**k <= pmax * 1.01) { set xtics add (sprintf("%d", 2**k) 2**k) } }
 set mxtics 1
-set yrange [0:105]
-set ytics 10
+# zoom on the data, but always show the 90% reference and stop at 100%
+stats datafile using ($2*100) nooutput
+emin = STATS_min
+ylo = emin > 85 ? 80 : (emin > 45 ? 10 * floor(emin / 10 - 0.5) : 0)
+set yrange [ylo:101.5]
+ystep = ylo > 0 ? 5 : 10
+set ytics ystep
 set grid xtics ytics lc rgb "#dddddd"
 set key outside right top title "optimizer" box lc rgb "#bbbbbb"
 set arrow 1 from graph 0, first 90 to graph 1, first 90 nohead dt 3 lc rgb "#888888"

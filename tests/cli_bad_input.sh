@@ -137,6 +137,17 @@ bad "compress: ef on a lossless one"    "ef"               compress --compressor
 bad "compress: unknown key"             "zz"               compress --compressor topk:zz=1 "${C[@]}"
 bad "optim: --trace without record"     "--trace"          optim --optim sgd "${S[@]}" --trace x.jsonl
 bad "optim: --comm record:0"            "record"           optim --optim sgd "${S[@]}" --comm record:0
+# --compress: with an optimizer that communicates itself, unknown
+# compressor or key, ef where refused (optim timed and record, train)
+bad "optim: compress with slamb"        "topk|slamb"       optim --optim slamb --compress topk:k=0.01 "${S[@]}"
+bad "optim: compress with onebit_lamb"  "sign|onebit_lamb" optim --optim onebit_lamb --compress sign "${S[@]}"
+bad "optim: compress with dmsgd (rec)"  "fp16|dmsgd"       optim --optim dmsgd --compress fp16 --comm record:4 --elements 1M --steps 1
+bad "optim: unknown compressor"         "zip"              optim --optim lamb --compress zip "${S[@]}"
+bad "optim: unknown compressor key"     "zz"               optim --optim lamb --compress topk:zz=1 "${S[@]}"
+bad "optim: compress ef on none"        "ef"               optim --optim lamb --compress none:ef=1 --comm record:4 --elements 1M --steps 1
+bad "train: compress with decentlam"    "sign|decentlam"   train --optim decentlam --compress sign:ef=1 --max-steps 1
+bad "train: unknown compressor key"     "qsgd|foo"         train --optim lamb --compress qsgd:foo=1 --max-steps 1
+bad "train: compress ef on fp16"        "ef"               train --optim lamb --compress fp16:ef=1 --max-steps 1
 
 # ---- good inputs ----------------------------------------------------------
 

@@ -7,6 +7,18 @@
 
 int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
 {
+    if (o->cmp) {
+        for (size_t i = 0; i < o->nlayers; i++) {
+            if (!o->keep[i])
+                continue;
+            int rc = lbs_compress_exchange(o->cmp, o->comm, o->layers[i].g,
+                                           o->layers[i].n, (int)i, o->t + 1,
+                                           err);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
     if (o->comm->size == 1)
         return 0;
     o->comm->err = err;

@@ -169,6 +169,9 @@ int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err)
         return rc;
     if (!finite) {
         o->skipped++;
+        if (o->cmp)   /* a NaN/Inf kept in a residual would poison every
+                         later step: start the memory afresh */
+            lbs_compressor_reset(o->cmp);
         lbs_err_set(err, 1, "%s: step %ld skipped: non-finite gradient on "
                     "some rank (%ld skipped so far)", o->ops->name, o->t + 1,
                     o->skipped);
@@ -180,11 +183,58 @@ int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err)
 
 long lbs_optim_skipped(const struct lbs_optim *o) { return o->skipped; }
 
+int lbs_optim_set_compressor(struct lbs_optim *o, const char *spec,
+                             struct lbs_err *err)
+{
+    if (o->t > 0 || o->skipped > 0)
+        return lbs_err_set(err, -EINVAL, "%s: a compressor must be set "
+                           "before the first step", o->ops->name);
+    if (!spec || !*spec) {
+        lbs_compressor_free(o->cmp);
+        o->cmp = NULL;
+        o->cmp_spec[0] = 0;
+        return 0;
+    }
+    if (strlen(spec) >= sizeof o->cmp_spec)
+        return lbs_err_set(err, -EINVAL, "compressor spec too long (%zu "
+                           "characters, at most %zu)", strlen(spec),
+                           sizeof o->cmp_spec - 1);
+    if (!o->ops->dense) {
+        char name[64];
+        const char *colon = strchr(spec, ':');
+        size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), spec);
+        return lbs_err_set(err, -EINVAL, "compressor '%s' cannot be combined "
+                           "with optimizer '%s', which does its own "
+                           "communication (not data-parallel)", name,
+                           o->ops->name);
+    }
+    struct lbs_compressor *c;
+    int rc = lbs_compressor_new(spec, &c, err);
+    if (rc)
+        return rc;
+    lbs_compressor_free(o->cmp);
+    o->cmp = c;
+    snprintf(o->cmp_spec, sizeof o->cmp_spec, "%s", spec);
+    return 0;
+}
+
+const char *lbs_optim_compressor_spec(const struct lbs_optim *o)
+{
+    return o->cmp ? o->cmp_spec : NULL;
+}
+
+const struct lbs_compressor *lbs_optim_compressor(const struct lbs_optim *o)
+{
+    return o->cmp;
+}
+
 void lbs_optim_free(struct lbs_optim *o)
 {
     if (!o)
         return;
     o->ops->fini(o);
+    lbs_compressor_free(o->cmp);
     if (o->own_comm)
         lbs_comm_free(o->comm);
     free(o->cfg);

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "lbscale/compress.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
 
@@ -63,13 +64,18 @@ struct lbs_optim {
     uint8_t *keep;              /* per layer: used by the coming step? */
     long keep_step;             /* the step o->keep was planned for */
     double lr_scale;            /* schedule factor, 1 by default */
+    struct lbs_compressor *cmp; /* owned, or NULL: lbs_optim_set_compressor */
+    char cmp_spec[256];         /* the spec it was made from ("" if none) */
     char params_str[512];
 };
 
 /* ---- helpers shared by optimizer files (kernels.c) ---- */
 
 /* Average every kept layer's gradient over the comm (no-op on one rank);
- * layers with o->keep[i] == 0 (JointSpar's dropped ones) are not read. */
+ * layers with o->keep[i] == 0 (JointSpar's dropped ones) are not read.
+ * With a compressor (o->cmp) every kept layer goes through
+ * lbs_compress_exchange instead, also on one rank, so error feedback and
+ * the compression error apply there too. */
 int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err);
 /* min(1, max_norm / o->gnorm), or 1 when max_norm == 0: apex-style global
  * gradient clipping from the norm the driver already measured. */

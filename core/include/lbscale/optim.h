@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "lbscale/comm.h"
+#include "lbscale/compress.h"
 #include "lbscale/error.h"
 #include "lbscale/layer.h"
 
@@ -59,6 +60,30 @@ int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err);
  * and may skip the weight-gradient computation of dropped layers; their g
  * is then never read.  Every rank gets the same answer. */
 void lbs_optim_next_keep(struct lbs_optim *o, uint8_t *keep);
+/* Gradient compression between the backward pass and the optimizer
+ * (GRACE's compressor / memory / communicator split): from the next step
+ * on, every kept layer's g goes through lbs_compress_exchange
+ * (lbscale/compress.h) instead of the plain fp32 allreduce: add the
+ * error-feedback residual (ef=1), compress, move the payload with the
+ * compressor's collective (allgatherv after a size allgather for
+ * variable-size payloads), decompress and average over ranks, update the
+ * residual; the optimizer then sees the averaged D(C(g)).  This happens on
+ * one rank too, so error feedback and the compression error apply there
+ * as well.  spec is a compressor spec ("topk:k=0.01,ef=1"); NULL or ""
+ * removes the compressor.  The compressor is owned by the optimizer and
+ * freed by lbs_optim_free.  A step skipped for non-finite gradients also
+ * resets the compressor's memory (residuals, warm starts).
+ * Errors: -EINVAL when o has steps already, or when the optimizer does its
+ * own communication (SLAMB, 1-bit LAMB, DmSGD, DecentLaM: not
+ * data-parallel) - the message names both; the codes of
+ * lbs_compressor_new for a bad spec (-ENOENT unknown compressor or key,
+ * -EINVAL bad value or ef=1 where refused). */
+int lbs_optim_set_compressor(struct lbs_optim *o, const char *spec,
+                             struct lbs_err *err);
+/* The spec given to lbs_optim_set_compressor, or NULL when none; the
+ * compressor itself (for lbs_compress_residual and the like), or NULL. */
+const char *lbs_optim_compressor_spec(const struct lbs_optim *o);
+const struct lbs_compressor *lbs_optim_compressor(const struct lbs_optim *o);
 /* Steps skipped so far for non-finite gradients. */
 long lbs_optim_skipped(const struct lbs_optim *o);
 void lbs_optim_free(struct lbs_optim *o);

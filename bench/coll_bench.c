@@ -1,0 +1,944 @@
+/* coll_bench.c - `lbscale coll`: collective benchmark in the style of
+ * nccl-tests, over the lbs_comm interface (mpi under mpirun, self alone).
+ *
+ * One shared driver, one small ops table per pattern (the nccl-tests
+ * layout): setup (sizes, buffers, data), prep (untimed, before each call:
+ * restore in-place buffers, poison outputs before the last call), run (the
+ * timed call) and check (count wrong elements).  Every rank fills its
+ * input from a pattern of (rank, index) with small integers, so float sums
+ * are exact and each rank can compute every other rank's contribution:
+ * the check after the last timed iteration is exact, #wrong is summed over
+ * ranks.
+ *
+ * Sizes follow nccl-tests: `size` is the whole buffer of the operation
+ * (allreduce/bcast: the buffer; allgather(v): the gathered output;
+ * reduce-scatter: the input; alltoall: the send buffer), rounded down so
+ * it divides as the collective needs.  The JSON `bytes` is the trace-v1
+ * payload this rank contributes (results/schema/trace-v1.md), the value
+ * `lbscale sim calibrate` reads: allreduce/bcast/alltoall/reduce-scatter
+ * size, allgather size/P, allgatherv the mean per-rank payload (size/P),
+ * neighbour what goes to each destination.
+ *
+ * Time: each iteration is barrier, t0, call, t1 on every rank; the
+ * per-iteration times are reduced with MAX over ranks, and time_us is the
+ * median of those over the timed iterations (min and max reported too).
+ *
+ * Reduce-scatter is not part of lbs_comm: it is called here through MPI
+ * directly (MPI_Reduce_scatter_block over MPI_COMM_WORLD, the
+ * communicator the mpi backend uses) and is a copy on the self backend.
+ *
+ * Ownership: everything is allocated and freed per (pattern, size) here. */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "lbs_config.h"
+#include "lbscale/comm.h"
+#include "lbscale/param.h"
+#include "lbscale/topology.h"
+
+#if LBS_HAVE_MPI
+#include <mpi.h>
+#endif
+
+struct cctx {
+    struct lbs_comm *c;
+    int rank, P;
+    double density;
+    int root;
+    struct lbs_topology *topo;
+    /* filled by setup */
+    size_t count;       /* elements reported (nccl-tests `count`) */
+    size_t size;        /* bytes reported (nccl-tests `size`) */
+    double payload;     /* trace-v1 bytes of this rank */
+    size_t n1, n2;      /* pattern-specific element counts */
+    void *a, *b, *d;    /* buffers */
+    size_t *counts, *displs;
+    int *from, *to, nfrom, nto;
+    double *w;
+    long step;
+};
+
+/* Small integers: float sums over any rank count stay exact. */
+static inline float pat(int r, size_t i)
+{
+    return (float)(((unsigned)r * 7u + (unsigned)(i % 13)) % 13u);
+}
+/* sum over r < P of pat(r, i), by i mod 13 */
+static float sum_tab[13];
+static void sum_tab_init(int P)
+{
+    for (int m = 0; m < 13; m++) {
+        double s = 0;
+        for (int r = 0; r < P; r++)
+            s += pat(r, (size_t)m);
+        sum_tab[m] = (float)s;
+    }
+}
+static inline unsigned char bpat(int r, size_t j, unsigned salt)
+{
+    return (unsigned char)(((unsigned)r * 31u + (unsigned)j * 7u + salt) &
+                           0xffu);
+}
+
+static void fill(float *x, size_t n, int r, size_t off)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = pat(r, off + i);
+}
+static void poison(void *x, size_t bytes)
+{
+    memset(x, 0xff, bytes);   /* NaN as float, -1 as int32, 255 as byte */
+}
+
+/* ---- allreduce (also SLAMB's masked allreduce: k*n floats) ---------- */
+static int ar_setup_n(struct cctx *x, size_t n)
+{
+    if (!n)
+        return 1;
+    x->n1 = n;
+    x->a = malloc(n * sizeof(float));
+    return x->a ? 0 : -ENOMEM;
+}
+static int ar_setup(struct cctx *x, size_t S)
+{
+    x->count = S / 4;
+    x->size = x->payload = x->count * 4;
+    return ar_setup_n(x, x->count);
+}
+static void ar_prep(struct cctx *x, int last)
+{
+    (void)last;
+    fill(x->a, x->n1, x->rank, 0);
+}
+static int ar_run(struct cctx *x)
+{
+    return lbs_allreduce(x->c, x->a, x->n1, LBS_FLOAT32, LBS_SUM, -1);
+}
+static long ar_check(struct cctx *x)
+{
+    long bad = 0;
+    const float *a = x->a;
+    for (size_t i = 0; i < x->n1; i++)
+        bad += a[i] != sum_tab[i % 13];
+    return bad;
+}
+static int mar_setup(struct cctx *x, size_t S)
+{
+    x->count = S / 4;
+    x->size = x->count * 4;
+    size_t k = (size_t)llround(x->density * (double)x->count);
+    if (x->count && !k)
+        k = 1;
+    x->payload = (double)k * 4;
+    return ar_setup_n(x, k);
+}
+
+/* ---- allgather -------------------------------------------------------- */
+static int ag_setup(struct cctx *x, size_t S)
+{
+    x->n1 = S / 4 / (size_t)x->P;
+    if (!x->n1)
+        return 1;
+    x->count = x->n1 * (size_t)x->P;
+    x->size = x->count * 4;
+    x->payload = (double)x->n1 * 4;
+    x->a = malloc(x->n1 * 4);
+    x->b = malloc(x->count * 4);
+    if (!x->a || !x->b)
+        return -ENOMEM;
+    fill(x->a, x->n1, x->rank, 0);
+    return 0;
+}
+static void ag_prep(struct cctx *x, int last)
+{
+    if (last)
+        poison(x->b, x->count * 4);
+}
+static int ag_run(struct cctx *x)
+{
+    return lbs_allgather(x->c, x->a, x->b, x->n1, LBS_FLOAT32, -1);
+}
+static long ag_check(struct cctx *x)
+{
+    long bad = 0;
+    const float *b = x->b;
+    for (int r = 0; r < x->P; r++)
+        for (size_t i = 0; i < x->n1; i++)
+            bad += b[(size_t)r * x->n1 + i] != pat(r, i);
+    return bad;
+}
+
+/* ---- allgatherv: rank r sends a share proportional to r + 1 ---------- */
+static int agv_setup(struct cctx *x, size_t S)
+{
+    size_t total = S / 4, P = (size_t)x->P;
+    if (total < P)
+        return 1;
+    x->counts = malloc(P * sizeof *x->counts);
+    x->displs = malloc(P * sizeof *x->displs);
+    if (!x->counts || !x->displs)
+        return -ENOMEM;
+    size_t wsum = P * (P + 1) / 2, off = 0;
+    for (size_t r = 0; r < P; r++) {
+        x->counts[r] = r + 1 == P ? total - off
+                                  : (size_t)((double)total * (double)(r + 1) /
+                                             (double)wsum);
+        x->displs[r] = off;
+        off += x->counts[r];
+    }
+    x->count = total;
+    x->size = total * 4;
+    x->payload = (double)x->size / (double)P;
+    x->n1 = x->counts[x->rank];
+    x->a = malloc((x->n1 ? x->n1 : 1) * 4);
+    x->b = malloc(total * 4);
+    if (!x->a || !x->b)
+        return -ENOMEM;
+    fill(x->a, x->n1, x->rank, 0);
+    return 0;
+}
+static void agv_prep(struct cctx *x, int last)
+{
+    if (last)
+        poison(x->b, x->count * 4);
+}
+static int agv_run(struct cctx *x)
+{
+    return lbs_allgatherv(x->c, x->a, x->n1, x->b, x->counts, x->displs,
+                          LBS_FLOAT32, -1);
+}
+static long agv_check(struct cctx *x)
+{
+    long bad = 0;
+    const float *b = x->b;
+    for (int r = 0; r < x->P; r++)
+        for (size_t i = 0; i < x->counts[r]; i++)
+            bad += b[x->displs[r] + i] != pat(r, i);
+    return bad;
+}
+
+/* ---- reduce-scatter (MPI directly; copy on one rank) ------------------ */
+static int rs_setup(struct cctx *x, size_t S)
+{
+    x->n1 = S / 4 / (size_t)x->P;
+    if (!x->n1)
+        return 1;
+    x->count = x->n1 * (size_t)x->P;
+    x->size = x->count * 4;
+    x->payload = (double)x->size;
+    x->a = malloc(x->count * 4);
+    x->b = malloc(x->n1 * 4);
+    if (!x->a || !x->b)
+        return -ENOMEM;
+    fill(x->a, x->count, x->rank, 0);
+    return 0;
+}
+static void rs_prep(struct cctx *x, int last)
+{
+    if (last)
+        poison(x->b, x->n1 * 4);
+}
+static int rs_run(struct cctx *x)
+{
+    if (x->P == 1 && strcmp(x->c->ops->name, "mpi")) {
+        memcpy(x->b, x->a, x->n1 * 4);
+        return 0;
+    }
+#if LBS_HAVE_MPI
+    if (!strcmp(x->c->ops->name, "mpi")) {
+        if (x->n1 > INT_MAX)
+            return lbs_err_set(x->c->err, -EINVAL, "reduce-scatter: %zu "
+                               "elements exceed MPI's int count", x->n1);
+        int mrc = MPI_Reduce_scatter_block(x->a, x->b, (int)x->n1, MPI_FLOAT,
+                                           MPI_SUM, MPI_COMM_WORLD);
+        return mrc == MPI_SUCCESS ? 0
+               : lbs_err_set(x->c->err, -EIO, "MPI_Reduce_scatter_block "
+                             "failed (%d)", mrc);
+    }
+#endif
+    return lbs_err_set(x->c->err, -ENOTSUP, "reduce-scatter needs the mpi "
+                       "backend");
+}
+static long rs_check(struct cctx *x)
+{
+    long bad = 0;
+    const float *b = x->b;
+    size_t off = (size_t)x->rank * x->n1;
+    for (size_t i = 0; i < x->n1; i++)
+        bad += b[i] != sum_tab[(off + i) % 13];
+    return bad;
+}
+
+/* ---- alltoall --------------------------------------------------------- */
+static int a2a_setup(struct cctx *x, size_t S)
+{
+    x->n1 = S / 4 / (size_t)x->P;
+    if (!x->n1)
+        return 1;
+    x->count = x->n1 * (size_t)x->P;
+    x->size = x->count * 4;
+    x->payload = (double)x->size;
+    x->a = malloc(x->count * 4);
+    x->b = malloc(x->count * 4);
+    if (!x->a || !x->b)
+        return -ENOMEM;
+    fill(x->a, x->count, x->rank, 0);
+    return 0;
+}
+static void a2a_prep(struct cctx *x, int last)
+{
+    if (last)
+        poison(x->b, x->count * 4);
+}
+static int a2a_run(struct cctx *x)
+{
+    return lbs_alltoall(x->c, x->a, x->b, x->n1, LBS_FLOAT32, -1);
+}
+static long a2a_check(struct cctx *x)
+{
+    long bad = 0;
+    const float *b = x->b;
+    size_t off = (size_t)x->rank * x->n1;
+    for (int s = 0; s < x->P; s++)
+        for (size_t i = 0; i < x->n1; i++)
+            bad += b[(size_t)s * x->n1 + i] != pat(s, off + i);
+    return bad;
+}
+
+/* ---- broadcast -------------------------------------------------------- */
+static int bc_setup(struct cctx *x, size_t S)
+{
+    x->count = x->n1 = S / 4;
+    if (!x->n1)
+        return 1;
+    x->size = x->count * 4;
+    x->payload = (double)x->size;
+    x->a = malloc(x->n1 * 4);
+    if (!x->a)
+        return -ENOMEM;
+    if (x->rank == x->root)
+        fill(x->a, x->n1, x->root, 0);
+    else
+        poison(x->a, x->n1 * 4);
+    return 0;
+}
+static void bc_prep(struct cctx *x, int last)
+{
+    if (last && x->rank != x->root)
+        poison(x->a, x->n1 * 4);
+}
+static int bc_run(struct cctx *x)
+{
+    return lbs_bcast(x->c, x->a, x->n1, LBS_FLOAT32, x->root, -1);
+}
+static long bc_check(struct cctx *x)
+{
+    long bad = 0;
+    const float *a = x->a;
+    for (size_t i = 0; i < x->n1; i++)
+        bad += a[i] != pat(x->root, i);
+    return bad;
+}
+
+/* ---- neighbour exchange on a topology --------------------------------- */
+static int nb_setup(struct cctx *x, size_t S)
+{
+    x->count = x->n1 = S / 4;
+    if (!x->n1)
+        return 1;
+    int deg = lbs_topology_degree(x->topo);
+    x->size = x->count * 4;
+    x->payload = (double)x->size;
+    x->a = malloc(x->n1 * 4);
+    x->b = malloc(x->n1 * 4 * (size_t)(deg ? deg : 1));
+    x->from = malloc((size_t)(deg ? deg : 1) * sizeof(int));
+    x->to = malloc((size_t)(deg ? deg : 1) * sizeof(int));
+    x->w = malloc((size_t)(deg ? deg : 1) * sizeof(double));
+    if (!x->a || !x->b || !x->from || !x->to || !x->w)
+        return -ENOMEM;
+    fill(x->a, x->n1, x->rank, 0);
+    x->step = 0;
+    return 0;
+}
+static void nb_prep(struct cctx *x, int last)
+{
+    struct lbs_topo_peers p = {.from = x->from, .to = x->to, .w = x->w};
+    lbs_topology_peers(x->topo, x->rank, ++x->step, &p);
+    x->nfrom = p.nfrom;
+    x->nto = p.nto;
+    if (last)
+        poison(x->b, x->n1 * 4 * (size_t)(p.nfrom ? p.nfrom : 1));
+}
+static int nb_run(struct cctx *x)
+{
+    if (!x->nto && !x->nfrom)
+        return 0;
+    return lbs_neighbor_exchange(x->c, x->a, x->n1, LBS_FLOAT32, x->to,
+                                 x->nto, x->from, x->nfrom, x->b, -1);
+}
+static long nb_check(struct cctx *x)
+{
+    long bad = 0;
+    const float *b = x->b;
+    for (int j = 0; j < x->nfrom; j++)
+        for (size_t i = 0; i < x->n1; i++)
+            bad += b[(size_t)j * x->n1 + i] != pat(x->from[j], i);
+    return bad;
+}
+
+/* ---- top-k allgather: k*n (int32 index, fp32 value) pairs ------------- */
+struct kv { int32_t idx; float val; };
+static int tk_setup(struct cctx *x, size_t S)
+{
+    x->count = S / 4;
+    if (!x->count)
+        return 1;
+    x->size = x->count * 4;
+    size_t k = (size_t)llround(x->density * (double)x->count);
+    x->n1 = k ? k : 1;
+    x->payload = (double)x->n1 * sizeof(struct kv);
+    struct kv *a = malloc(x->n1 * sizeof *a);
+    x->a = a;
+    x->b = malloc(x->n1 * (size_t)x->P * sizeof *a);
+    if (!x->a || !x->b)
+        return -ENOMEM;
+    for (size_t j = 0; j < x->n1; j++)
+        a[j] = (struct kv){(int32_t)((j * 131 + (size_t)x->rank) % x->count),
+                           pat(x->rank, j)};
+    return 0;
+}
+static void tk_prep(struct cctx *x, int last)
+{
+    if (last)
+        poison(x->b, x->n1 * (size_t)x->P * sizeof(struct kv));
+}
+static int tk_run(struct cctx *x)
+{
+    return lbs_allgather(x->c, x->a, x->b, 2 * x->n1, LBS_INT32, -1);
+}
+static long tk_check(struct cctx *x)
+{
+    long bad = 0;
+    const struct kv *b = x->b;
+    for (int r = 0; r < x->P; r++)
+        for (size_t j = 0; j < x->n1; j++) {
+            const struct kv *e = &b[(size_t)r * x->n1 + j];
+            bad += e->idx != (int32_t)((j * 131 + (size_t)r) % x->count) ||
+                   e->val != pat(r, j);
+        }
+    return bad;
+}
+
+/* ---- 1-bit: alltoall of n/8 bytes + allgather of n/(8P) bytes --------- */
+static int ob_setup(struct cctx *x, size_t S)
+{
+    size_t P = (size_t)x->P;
+    x->count = S / 4 / (8 * P) * (8 * P);
+    if (!x->count)
+        return 1;
+    x->size = x->count * 4;
+    x->n1 = x->count / 8 / P;             /* bytes per block */
+    x->payload = (double)(x->count / 8 + x->n1);
+    x->a = malloc(x->n1 * P);             /* packed signs, P blocks */
+    x->b = malloc(x->n1 * P);             /* received blocks */
+    x->d = malloc(x->n1 * (P + 1));       /* own chunk + gathered chunks */
+    if (!x->a || !x->b || !x->d)
+        return -ENOMEM;
+    unsigned char *a = x->a, *d = x->d;
+    for (size_t j = 0; j < x->n1 * P; j++)
+        a[j] = bpat(x->rank, j, 0);
+    for (size_t j = 0; j < x->n1; j++)
+        d[j] = bpat(x->rank, j, 101);
+    return 0;
+}
+static void ob_prep(struct cctx *x, int last)
+{
+    if (last) {
+        poison(x->b, x->n1 * (size_t)x->P);
+        poison((unsigned char *)x->d + x->n1, x->n1 * (size_t)x->P);
+    }
+}
+static int ob_run(struct cctx *x)
+{
+    unsigned char *d = x->d;
+    int rc = lbs_alltoall(x->c, x->a, x->b, x->n1, LBS_UINT8, -1);
+    return rc ? rc : lbs_allgather(x->c, d, d + x->n1, x->n1, LBS_UINT8, -1);
+}
+static long ob_check(struct cctx *x)
+{
+    long bad = 0;
+    const unsigned char *b = x->b, *g = (const unsigned char *)x->d + x->n1;
+    size_t off = (size_t)x->rank * x->n1;
+    for (int s = 0; s < x->P; s++)
+        for (size_t j = 0; j < x->n1; j++) {
+            bad += b[(size_t)s * x->n1 + j] != bpat(s, off + j, 0);
+            bad += g[(size_t)s * x->n1 + j] != bpat(s, j, 101);
+        }
+    return bad;
+}
+
+/* ---- the table ---------------------------------------------------------- */
+enum bw_kind { BW_AR, BW_AG, BW_ONE, BW_DEG };
+struct coll_ops {
+    const char *name, *alias, *type;
+    enum bw_kind bw;
+    int compressed;
+    int (*setup)(struct cctx *x, size_t S);
+    void (*prep)(struct cctx *x, int last);
+    int (*run)(struct cctx *x);
+    long (*check)(struct cctx *x);
+};
+static const struct coll_ops colls[] = {
+    {"allreduce", NULL, "float", BW_AR, 0, ar_setup, ar_prep, ar_run, ar_check},
+    {"allgather", NULL, "float", BW_AG, 0, ag_setup, ag_prep, ag_run, ag_check},
+    {"allgatherv", NULL, "float", BW_AG, 0, agv_setup, agv_prep, agv_run,
+     agv_check},
+    {"reduce_scatter", "reduce-scatter", "float", BW_AG, 0, rs_setup, rs_prep,
+     rs_run, rs_check},
+    {"alltoall", NULL, "float", BW_AG, 0, a2a_setup, a2a_prep, a2a_run,
+     a2a_check},
+    {"bcast", "broadcast", "float", BW_ONE, 0, bc_setup, bc_prep, bc_run,
+     bc_check},
+    {"neighbor", "neighbour", "float", BW_DEG, 0, nb_setup, nb_prep, nb_run,
+     nb_check},
+    {"masked_allreduce", "slamb", "float", BW_AR, 1, mar_setup, ar_prep,
+     ar_run, ar_check},
+    {"topk_allgather", "topk", "i32+f32", BW_AR, 1, tk_setup, tk_prep, tk_run,
+     tk_check},
+    {"onebit", "1bit", "uint8", BW_AR, 1, ob_setup, ob_prep, ob_run,
+     ob_check},
+};
+#define NCOLL (sizeof colls / sizeof colls[0])
+
+static double bw_factor(const struct coll_ops *o, int P, int deg)
+{
+    switch (o->bw) {
+    case BW_AR: return 2.0 * (P - 1) / P;
+    case BW_AG: return (double)(P - 1) / P;
+    case BW_ONE: return 1.0;
+    case BW_DEG: return deg;
+    }
+    return 1.0;
+}
+
+static void cctx_free(struct cctx *x)
+{
+    free(x->a); free(x->b); free(x->d);
+    free(x->counts); free(x->displs);
+    free(x->from); free(x->to); free(x->w);
+    x->a = x->b = x->d = NULL;
+    x->counts = x->displs = NULL;
+    x->from = x->to = NULL;
+    x->w = NULL;
+}
+
+/* ---- CLI ---------------------------------------------------------------- */
+static void usage(FILE *f)
+{
+    fprintf(f,
+"usage: lbscale coll [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
+"                    [--coll LIST] [--topo T] [-k DENSITY] [--root R]\n"
+"                    [--comm auto|mpi|self] [--json] [--out DIR] [--no-save]\n"
+"       mpirun -np P lbscale coll ...     (any P; only rank 0 prints/writes)\n"
+"\n"
+"Collective benchmark in the style of nccl-tests.  For each collective and\n"
+"each size MIN, MIN*F, ... <= MAX: W untimed calls, then N timed ones, each\n"
+"after a barrier; the per-call time is the max over ranks, and time is the\n"
+"median over the N calls (min and max in the JSON).  Data is fp32 sum.\n"
+"\n"
+"Columns: size = bytes of the whole buffer as in nccl-tests (allreduce,\n"
+"bcast, neighbor: the buffer; allgather(v): the gathered output;\n"
+"reduce_scatter: the input; alltoall: the send buffer), rounded down to\n"
+"what divides; count = its elements; algbw = size / time;\n"
+"busbw = algbw x factor (nccl-tests):\n"
+"  allreduce 2(P-1)/P   allgather(v), reduce_scatter, alltoall (P-1)/P\n"
+"  bcast 1   neighbor: the out-degree (bytes each rank sends / time)\n"
+"Compressed patterns report the DENSE-equivalent size n fp32 (4n bytes):\n"
+"  masked_allreduce  SLAMB: allreduce of k*n floats\n"
+"  topk_allgather    allgather of k*n (int32 index, fp32 value) pairs\n"
+"  onebit            1-bit LAMB: alltoall of n/8 bytes + allgather of\n"
+"                    n/(8P) bytes (n rounded down to a multiple of 8P)\n"
+"  with busbw = algbw x 2(P-1)/P: the bus bandwidth a dense fp32 allreduce\n"
+"  would need to take the same time.\n"
+"#wrong: every rank fills a verifiable pattern of (rank, index) and checks\n"
+"the result of the last timed call exactly; summed over ranks (exit 1 if\n"
+"any).  JSON rows: bench coll, ranks, nodes, bytes (trace-v1: the payload\n"
+"this rank contributes; allgatherv: the mean), size, count, time_us,\n"
+"time_us_min, time_us_max, algbw_gbps, busbw_gbps, wrong - the rows\n"
+"`lbscale sim calibrate` fits.\n"
+"\n"
+"  -b, --minbytes S   smallest size (default 8; suffixes K M G = 10^3..,\n"
+"                     Ki Mi Gi = 2^10..)\n"
+"  -e, --maxbytes S   largest size (default 16M)\n"
+"  -f, --stepfactor F multiply the size by integer F >= 2 (default 2)\n"
+"  -n, --iters N      timed calls per size (default 20)\n"
+"  -w, --warmup W     untimed calls first (default 5)\n"
+"  --coll LIST        comma-separated, or all (default): allreduce,\n"
+"                     allgather, allgatherv, reduce_scatter, alltoall,\n"
+"                     bcast, neighbor, masked_allreduce, topk_allgather,\n"
+"                     onebit\n"
+"  --topo T           neighbor graph: ring (default), exponential, onepeer\n"
+"                     (phase advances every call), full\n"
+"  -k, --density K    compressed patterns' kept fraction (default 0.1)\n"
+"  --root R           bcast root (default 0)\n"
+"  --comm B           auto (default: mpi under mpirun, else self), mpi,\n"
+"                     self.  reduce_scatter calls MPI_Reduce_scatter_block\n"
+"                     directly (not in lbs_comm); NCCL: not yet.\n"
+CLI_COMMON_HELP);
+}
+
+static int env_rank(void)
+{
+    const char *v = getenv("OMPI_COMM_WORLD_RANK");
+    if (!v)
+        v = getenv("PMI_RANK");
+    return v ? atoi(v) : 0;
+}
+
+static int quiet;
+#define BAD(...)                                                            \
+    do {                                                                    \
+        if (!quiet)                                                         \
+            cli_error(__VA_ARGS__);                                         \
+        return EXIT_BAD_INPUT;                                              \
+    } while (0)
+
+static int q_size(const char *o, const char *v, size_t *out)
+{
+    if (!v)
+        BAD(o, "missing value");
+    if (lbs_parse_size(v, out) || !*out)
+        BAD(o, "'%s' is not a positive size (e.g. 8, 64M, 4Ki)", v);
+    return 0;
+}
+static int q_long(const char *o, const char *v, long lo, long hi, long *out)
+{
+    char *end;
+    if (!v)
+        BAD(o, "missing value");
+    long x = strtol(v, &end, 10);
+    if (!*v || *end || x < lo || x > hi)
+        BAD(o, "'%s' is not an integer in %ld..%ld", v, lo, hi);
+    *out = x;
+    return 0;
+}
+
+static int parse_colls(const char *list, int sel[NCOLL])
+{
+    if (!strcmp(list, "all")) {
+        for (size_t k = 0; k < NCOLL; k++)
+            sel[k] = 1;
+        return 0;
+    }
+    char *dup = strdup(list), *save = NULL;
+    if (!dup)
+        BAD("coll", "out of memory");
+    int any = 0;
+    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        size_t k = 0;
+        while (k < NCOLL && strcmp(t, colls[k].name) &&
+               !(colls[k].alias && !strcmp(t, colls[k].alias)))
+            k++;
+        if (k == NCOLL) {
+            if (!quiet)
+                cli_error("--coll", "unknown collective '%s' (allreduce, "
+                          "allgather, allgatherv, reduce_scatter, alltoall, "
+                          "bcast, neighbor, masked_allreduce, topk_allgather,"
+                          " onebit, all)", t);
+            free(dup);
+            return EXIT_BAD_INPUT;
+        }
+        sel[k] = any = 1;
+    }
+    free(dup);
+    if (!any)
+        BAD("--coll", "empty list");
+    return 0;
+}
+
+static void print_row(const json_t *r)
+{
+    printf("%-17s %12lld %11lld %7s %11.2f %11.3f %11.3f %7lld\n",
+           json_string_value(json_object_get(r, "coll")),
+           (long long)json_integer_value(json_object_get(r, "size")),
+           (long long)json_integer_value(json_object_get(r, "count")),
+           json_string_value(json_object_get(r, "type")),
+           json_real_value(json_object_get(r, "time_us")),
+           json_real_value(json_object_get(r, "algbw_gbps")),
+           json_real_value(json_object_get(r, "busbw_gbps")),
+           (long long)json_integer_value(json_object_get(r, "wrong")));
+}
+
+static int count_nodes(struct lbs_comm *c)
+{
+    enum { HN = 64 };
+    char me[HN] = {0};
+    gethostname(me, HN - 1);
+    char *all = calloc((size_t)c->size, HN);
+    if (!all || lbs_allgather(c, me, all, HN, LBS_UINT8, -1)) {
+        free(all);
+        return 1;
+    }
+    int nodes = 0;
+    for (int r = 0; r < c->size; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = !strncmp(all + (size_t)q * HN, all + (size_t)r * HN, HN);
+        nodes += !seen;
+    }
+    free(all);
+    return nodes;
+}
+
+int verb_coll(int argc, char **argv)
+{
+    struct cli_common com = {.save = 1};
+    size_t minb = 8, maxb = 16000000;
+    long factor = 2, iters = 20, warmup = 5, root = 0;
+    double density = 0.1;
+    const char *list = "all", *topo = "ring", *backend = "auto";
+    quiet = env_rank() != 0;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int c = cli_common_opt(&com, argc, argv, &i);
+        if (c < 0)
+            return EXIT_BAD_INPUT;
+        if (c)
+            continue;
+        int rc = 0;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            if (!quiet)
+                usage(stdout);
+            return 0;
+        } else if (!strcmp(o, "-b") || !strcmp(o, "--minbytes")) {
+            rc = q_size(o, v, &minb), i++;
+        } else if (!strcmp(o, "-e") || !strcmp(o, "--maxbytes")) {
+            rc = q_size(o, v, &maxb), i++;
+        } else if (!strcmp(o, "-f") || !strcmp(o, "--stepfactor")) {
+            rc = q_long(o, v, 2, 1024, &factor), i++;
+        } else if (!strcmp(o, "-n") || !strcmp(o, "--iters")) {
+            rc = q_long(o, v, 1, 1000000, &iters), i++;
+        } else if (!strcmp(o, "-w") || !strcmp(o, "--warmup")) {
+            rc = q_long(o, v, 0, 1000000, &warmup), i++;
+        } else if (!strcmp(o, "--root")) {
+            rc = q_long(o, v, 0, INT_MAX, &root), i++;
+        } else if (!strcmp(o, "-k") || !strcmp(o, "--density")) {
+            if (!v || lbs_parse_double(v, &density) || !(density > 0) ||
+                density > 1)
+                BAD(o, "'%s' is not a fraction in (0, 1]", v ? v : "");
+            i++;
+        } else if (!strcmp(o, "--coll")) {
+            if (!v)
+                BAD(o, "missing value");
+            list = v, i++;
+        } else if (!strcmp(o, "--topo")) {
+            if (!v)
+                BAD(o, "missing value");
+            topo = v, i++;
+        } else if (!strcmp(o, "--comm")) {
+            if (!v)
+                BAD(o, "missing value");
+            backend = v, i++;
+        } else {
+            BAD("coll", "unknown option '%s' (see --help)", o);
+        }
+        if (rc)
+            return rc;
+    }
+    if (minb > maxb)
+        BAD("coll", "-b %zu is larger than -e %zu", minb, maxb);
+    if (maxb > (size_t)1 << 36)
+        BAD("-e", "%zu bytes is more than this benchmark allocates (64Gi)",
+            maxb);
+    int sel[NCOLL] = {0};
+    int prc = parse_colls(list, sel);
+    if (prc)
+        return prc;
+    int tk = 0;
+    while (lbs_topo_names[tk] && strcmp(lbs_topo_names[tk], topo))
+        tk++;
+    if (!lbs_topo_names[tk])
+        BAD("--topo", "unknown topology '%s' (ring, exponential, onepeer, "
+            "full)", topo);
+    if (!strcmp(backend, "auto"))
+        backend = (LBS_HAVE_MPI && (getenv("OMPI_COMM_WORLD_SIZE") ||
+                                    getenv("PMI_SIZE"))) ? "mpi" : "self";
+    else if (!strcmp(backend, "nccl"))
+        BAD("--comm", "nccl: this build has no NCCL collective backend yet");
+    else if (strcmp(backend, "mpi") && strcmp(backend, "self"))
+        BAD("--comm", "'%s': use auto, mpi or self", backend);
+
+    struct lbs_err e = {{0}};
+    struct lbs_comm *comm = NULL;
+    int rc = lbs_comm_new(backend, &comm, &e);
+    if (rc) {
+        if (!quiet)
+            cli_error("--comm", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    comm->err = &e;
+    int P = comm->size, lead = comm->rank == 0;
+    if (root >= P) {
+        if (lead)
+            cli_error("--root", "%ld is not a rank (0..%d)", root, P - 1);
+        lbs_comm_free(comm);
+        return EXIT_BAD_INPUT;
+    }
+    struct cctx x = {.c = comm, .rank = comm->rank, .P = P,
+                     .density = density, .root = (int)root};
+    if ((rc = lbs_topology_new((enum lbs_topo)tk, P, &x.topo, &e))) {
+        if (lead)
+            cli_error("--topo", "%s", e.msg);
+        lbs_comm_free(comm);
+        return cli_exit_code(rc);
+    }
+    int nodes = count_nodes(comm);
+    sum_tab_init(P);
+    struct lbs_run *run = NULL;
+    int orc = 0;
+    if (lead)
+        orc = cli_open_run(&com, "coll", argc, argv, &run);
+    /* every rank must learn whether rank 0 could open the run */
+    if (lbs_bcast(comm, &orc, 1, LBS_INT32, 0, -1) || orc) {
+        lbs_topology_free(x.topo);
+        lbs_comm_free(comm);
+        return EXIT_RUNTIME;
+    }
+    double *t = calloc((size_t)iters, sizeof *t);
+    if (!t) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if (lead && !com.json) {
+        printf("# lbscale coll: %d ranks on %d node(s), backend %s, %ld "
+               "iters after %ld warm-up, topo %s, density %g\n", P, nodes,
+               comm->ops->name, iters, warmup, topo, density);
+        printf("# time = median over iters of the max over ranks; busbw "
+               "factors as nccl-tests (see --help)\n");
+        printf("%-17s %12s %11s %7s %11s %11s %11s %7s\n", "# coll",
+               "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
+               "busbw(GB/s)", "#wrong");
+    }
+    long total_wrong = 0;
+    int silent = 0;
+    for (size_t k = 0; k < NCOLL && !rc; k++) {
+        if (!sel[k])
+            continue;
+        const struct coll_ops *op = &colls[k];
+        for (size_t S = minb; S <= maxb && !rc;) {
+            struct cctx *c = &x;
+            c->count = c->size = c->n1 = 0;
+            c->payload = 0;
+            int s = op->setup(c, S);
+            if (s < 0) {
+                rc = lbs_err_set(&e, s, "out of memory at %zu bytes", S);
+            }
+            int deg = 0;
+            if (!s) {
+                for (long it = 0; it < warmup + iters && !rc; it++) {
+                    op->prep(c, it == warmup + iters - 1);
+                    if ((rc = lbs_barrier(comm)))
+                        break;
+                    double t0 = cli_now();
+                    rc = op->run(c);
+                    double dt = cli_now() - t0;
+                    if (it >= warmup)
+                        t[it - warmup] = dt;
+                }
+                deg = c->nto;
+                long long wrong = rc ? 0 : op->check(c);
+                if (!rc)
+                    rc = lbs_allreduce(comm, t, (size_t)iters, LBS_FLOAT64,
+                                       LBS_MAX, -1);
+                if (!rc)
+                    rc = lbs_allreduce(comm, &wrong, 1, LBS_INT64, LBS_SUM,
+                                       -1);
+                if (!rc && op->bw == BW_DEG) {
+                    /* report the largest out-degree over ranks */
+                    int d = deg;
+                    rc = lbs_allreduce(comm, &d, 1, LBS_INT32, LBS_MAX, -1);
+                    deg = d;
+                }
+                if (!rc && lead) {
+                    struct cli_stats st = cli_stats(t, (size_t)iters);
+                    double algbw = (double)c->size / st.median / 1e9;
+                    json_t *row = json_pack(
+                        "{s:s,s:s,s:s,s:i,s:i,s:f,s:I,s:I,s:s,s:i,s:i,s:f,"
+                        "s:f,s:f,s:f,s:f,s:I}",
+                        "bench", "coll", "coll", op->name, "backend",
+                        comm->ops->name, "ranks", P, "nodes", nodes,
+                        "bytes", c->payload, "size", (json_int_t)c->size,
+                        "count", (json_int_t)c->count, "type", op->type,
+                        "iters", (int)iters, "warmup", (int)warmup,
+                        "time_us", st.median * 1e6, "time_us_min",
+                        st.min * 1e6, "time_us_max", st.max * 1e6,
+                        "algbw_gbps", algbw, "busbw_gbps",
+                        algbw * bw_factor(op, P, deg), "wrong",
+                        (json_int_t)wrong);
+                    if (!row) {
+                        rc = lbs_err_set(&e, -ENOMEM, "out of memory");
+                    } else {
+                        if (op->compressed)
+                            json_object_set_new(row, "density",
+                                                json_real(density));
+                        if (op->bw == BW_DEG) {
+                            json_object_set_new(row, "topo",
+                                                json_string(topo));
+                            json_object_set_new(row, "degree",
+                                                json_integer(deg));
+                        }
+                        if (op->bw == BW_ONE)
+                            json_object_set_new(row, "root",
+                                                json_integer(root));
+                        if (com.json) {
+                            char *js = json_dumps(row, JSON_COMPACT |
+                                                  JSON_PRESERVE_ORDER);
+                            if (js)
+                                puts(js);
+                            free(js);
+                        } else {
+                            print_row(row);
+                        }
+                        fflush(stdout);
+                        if (run)
+                            rc = lbs_run_append(run, "coll", row, &e);
+                        else
+                            json_decref(row);
+                    }
+                }
+                total_wrong += wrong;
+            }
+            cctx_free(c);
+            /* rank 0 may have failed writing: everyone stops together */
+            int stop = rc ? 1 : 0;
+            if (lbs_allreduce(comm, &stop, 1, LBS_INT32, LBS_MAX, -1) ||
+                stop) {
+                if (!rc)
+                    rc = -EIO, silent = 1;
+                break;
+            }
+            if (S > maxb / (size_t)factor)
+                break;
+            S *= (size_t)factor;
+        }
+    }
+    if (rc && !silent)
+        cli_error("coll", "%s", e.msg);
+    else if (total_wrong) {
+        if (lead)
+            cli_error("coll", "%ld wrong elements (see #wrong)", total_wrong);
+        rc = -EIO;
+    } else if (lead && run && !com.json)
+        fprintf(stderr, "results: %s/coll.jsonl\n", lbs_run_dir(run));
+out:
+    free(t);
+    lbs_run_close(run);
+    lbs_topology_free(x.topo);
+    lbs_comm_free(comm);
+    return cli_exit_code(rc);
+}

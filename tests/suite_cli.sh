@@ -1,0 +1,369 @@
+#!/usr/bin/env bash
+# suite_cli.sh BINARY - `lbscale suite`, `demo`, `plot`, `report` and
+# `check` through the real binary, printed as TAP.
+#
+# Bad suites must be rejected before anything runs (exit 2, one
+# "lbscale: " line naming the file/entry/problem, no file written); a
+# failing or timed-out entry is recorded with its stderr tail while the
+# suite goes on and exits 1; --resume skips what succeeded; Ctrl-C stops
+# with 130 and resumes; the example suites and the built-in demo validate;
+# plot draws every figure kind from the small hand-made results in
+# tests/data/plot-run/ (skipped without gnuplot); report.html is
+# self-contained; check passes, fails on a regression and a missing
+# metric, and rejects a bad baseline.  Every benchmark run is tiny.
+set -u
+
+BIN=${1:?usage: suite_cli.sh LBSCALE_BINARY}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+SRC=${LBS_TEST_DATA:-$(cd "$(dirname "$0")" && pwd)}   # tests/
+ROOT=$(cd "$SRC/.." && pwd)
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+export OMP_NUM_THREADS=1
+export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+
+TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-suite.XXXXXX") || exit 1
+trap 'rm -rf "$TOP"' EXIT
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+not_ok() {
+    n=$((n + 1)); failed=$((failed + 1))
+    echo "not ok $n - $1"
+    shift
+    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
+}
+
+case_no=0
+# run ARGS...: fresh results root; sets RC OUT ERR RES
+run() {
+    case_no=$((case_no + 1))
+    local d=$TOP/c$case_no
+    mkdir -p "$d/res"
+    RES=$d/res OUT=$d/stdout ERR=$d/stderr
+    (cd "$TOP" && LBSCALE_RESULTS=$RES timeout 120 "$BIN" "$@" \
+        >"$OUT" 2>"$ERR")
+    RC=$?
+}
+
+# bad DESC 'PAT1|PAT2' ARGS...: exit 2, one stderr line naming every
+# pattern, nothing on stdout, no files.
+bad() {
+    local desc=$1 pats=$2
+    shift 2
+    run "$@"
+    local why=()
+    [ "$RC" -eq 2 ] || why+=("exit code $RC, expected 2")
+    [ "$(wc -l <"$ERR")" -eq 1 ] || why+=("stderr has $(wc -l <"$ERR") lines, expected 1")
+    head -n1 "$ERR" | grep -q '^lbscale: ' || why+=("stderr does not start with 'lbscale: '")
+    local IFS='|' p
+    for p in $pats; do
+        head -n1 "$ERR" | grep -qF -- "$p" || why+=("stderr does not name '$p'")
+    done
+    unset IFS
+    [ -s "$OUT" ] && why+=("stdout not empty: $(head -c 200 "$OUT")")
+    [ -z "$(find "$RES" -mindepth 1 | head -n1)" ] ||
+        why+=("files created: $(find "$RES" -mindepth 1 | head -n5 | tr '\n' ' ')")
+    check "$desc" "${why[@]}" "stderr: $(head -c 400 "$ERR")"
+}
+# check DESC [WHY...] CONTEXT: ok when only the context is given, else
+# not ok listing every WHY and the context.
+check() {
+    local desc=$1
+    shift
+    if [ $# -le 1 ]; then ok "$desc"; else not_ok "$desc" "$@"; fi
+}
+
+suite() { printf '%s\n' "$2" >"$TOP/$1"; }
+
+# ---- bad suites: rejected before anything runs ---------------------------
+suite trunc.json '{"entries": [ {"verb": "stream"'
+bad "malformed JSON names file and line" "trunc.json|line" suite "$TOP/trunc.json"
+bad "missing suite file" "nope.json" suite "$TOP/nope.json"
+suite top.json '{"entries": [{"verb": "stream"}], "entires": []}'
+bad "unknown top-level key" "entires" suite "$TOP/top.json"
+suite empty.json '{"entries": []}'
+bad "no entries" "entries" suite "$TOP/empty.json"
+suite verb.json '{"entries": [{"verb": "stream"}, {"name": "x", "verb": "optm"}]}'
+bad "unknown verb names entry and verb" "entry 2|optm" suite "$TOP/verb.json"
+suite nested.json '{"entries": [{"verb": "demo"}]}'
+bad "whole-run verbs are not entries" "demo" suite "$TOP/nested.json"
+suite args.json '{"entries": [{"verb": "stream", "args": ["--elements", 1000]}]}'
+bad "non-string argument" "args[1]|string" suite "$TOP/args.json"
+suite args2.json '{"entries": [{"verb": "stream", "args": "--elements 1M"}]}'
+bad "args not an array" "args" suite "$TOP/args2.json"
+suite opt.json '{"entries": [{"verb": "stream", "args": ["--elements", "1M", "--bogus"]}]}'
+bad "option the verb does not have" "--bogus|stream" suite "$TOP/opt.json"
+suite spec.json '{"entries": [{"verb": "optim", "args": ["--optim", "lamb:zz=1"]}]}'
+bad "bad optimizer spec" "zz" suite "$TOP/spec.json"
+suite cspec.json '{"entries": [{"verb": "compress", "args": ["--compressor", "topk:k=2"]}]}'
+bad "bad compressor spec" "topk" suite "$TOP/cspec.json"
+suite ph.json '{"entries": [{"verb": "stream", "args": ["--elements", "{nope}"]}]}'
+bad "unknown placeholder" "{nope}" suite "$TOP/ph.json"
+suite dup.json '{"entries": [{"verb": "stream"}, {"verb": "stream"}]}'
+bad "duplicate entry names" "duplicate" suite "$TOP/dup.json"
+suite out.json '{"entries": [{"verb": "stream", "args": ["--out", "/tmp/x"]}]}'
+bad "--out inside args" "--out" suite "$TOP/out.json"
+suite ranks.json '{"entries": [{"verb": "stream", "ranks": 0}]}'
+bad "ranks out of range" "ranks" suite "$TOP/ranks.json"
+suite rep.json '{"entries": [{"verb": "stream", "repeat": 1.5}]}'
+bad "repeat not an integer" "repeat" suite "$TOP/rep.json"
+suite fe.json '{"entries": [{"verb": "optim", "foreach": {"o": "@nothing"}, "args": ["--optim", "{o}"]}]}'
+bad "foreach of an unknown registry" "@nothing" suite "$TOP/fe.json"
+suite key.json '{"entries": [{"verb": "stream", "reps": 2}]}'
+bad "unknown entry key" "reps" suite "$TOP/key.json"
+suite vars.json '{"vars": {"n": "1M"}, "entries": [{"verb": "stream", "args": ["--elements", "{n}"]}]}'
+bad "--set of a var the suite lacks" "nn" suite "$TOP/vars.json" --set nn=5
+bad "suite without a file" "suite file" suite
+bad "--out with --resume" "--resume" suite "$TOP/vars.json" --out "$TOP/o" --resume "$TOP/o"
+bad "--resume of a non-suite directory" "suite.jsonl" suite "$TOP/vars.json" --resume "$TOP"
+if ! "$BIN" --help | grep -q '^  coll '; then
+    suite coll.json '{"entries": [{"verb": "coll"}]}'
+    bad "known verb not built (not optional)" "coll|not built" suite "$TOP/coll.json"
+fi
+
+# ---- the example suites and the built-in demo validate --------------------
+for f in "$ROOT"/bench/suites/*.json; do
+    run suite "$f" --dry-run
+    check "$(basename "$f") validates (--dry-run)" \
+        $([ "$RC" -eq 0 ] || echo "exit $RC") \
+        $([ -z "$(find "$RES" -mindepth 1 | head -n1)" ] || echo "files-written") \
+        "stderr: $(head -c 400 "$ERR")"
+done
+run demo --dry-run
+check "demo --dry-run lists stream, every optimizer and compressor" \
+    $([ "$RC" -eq 0 ] || echo "exit-$RC") \
+    $(grep -q ' stream ' "$OUT" || echo "no-stream") \
+    $(for o in $("$BIN" optim --list | awk '/^  [a-z_]+ - /{print $1}'); do
+          grep -q "optim-$o " "$OUT" || echo "no-optim-$o"; done) \
+    $(grep -q 'compress-topk ' "$OUT" || echo "no-compress") \
+    $(grep -q 'sim-bert-xl-lamb ' "$OUT" || echo "no-sim") \
+    "stdout: $(head -c 300 "$OUT")"
+run demo --print-suite
+"$PY" -c 'import json,sys; json.load(open(sys.argv[1]))' "$OUT" 2>/dev/null
+js=$?
+check "demo --print-suite is a valid suite file" \
+    $([ "$js" -eq 0 ] || echo "not-json") $([ "$RC" -eq 0 ] || echo "exit-$RC") ""
+
+# ---- a suite with failures: recorded, continued, exit 1 ------------------
+suite tiny.json '{"suite": "tiny", "vars": {"layers": "uniform:5000"},
+ "entries": [
+  {"verb": "stream", "args": ["--elements", "1M", "--iters", "2"]},
+  {"name": "optim-{o}", "verb": "optim", "foreach": {"o": ["sgd", "lamb"]},
+   "args": ["--optim", "{o}", "--elements", "64K", "--iters", "2",
+            "--warmup", "0", "--stream-gbps", "{stream.triad_gbps}"]},
+  {"name": "bad-layers", "verb": "optim",
+   "args": ["--optim", "sgd", "--elements", "1000", "--layers", "{layers}",
+            "--stream-gbps", "10"]},
+  {"name": "after", "verb": "compress", "repeat": 2,
+   "args": ["--compressor", "topk", "--elements", "64K", "--iters", "2",
+            "--stream-gbps", "{stream.triad_gbps}"]}]}'
+run suite "$TOP/tiny.json" --out "$TOP/run1"
+R=$TOP/run1
+why=()
+[ "$RC" -eq 1 ] || why+=("exit $RC, expected 1")
+"$PY" - "$R" <<'PY' || why+=("suite.jsonl check failed")
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1] + "/suite.jsonl")]
+ent = [r for r in rows if r["event"] == "entry"]
+st = [(r["name"], r["status"]) for r in ent]
+want = [("stream", "ok"), ("optim-sgd", "ok"), ("optim-lamb", "ok"),
+        ("bad-layers", "failed"), ("after", "ok"), ("after", "ok")]
+assert st == want, st
+bad = ent[3]
+assert bad["exit_code"] == 2 and "layers" in bad["stderr_tail"], bad
+assert ent[1]["argv"][-2] == "--out" and "--stream-gbps" in ent[1]["argv"]
+sg = ent[1]["argv"][ent[1]["argv"].index("--stream-gbps") + 1]
+assert float(sg) > 0, sg          # {stream.triad_gbps} resolved
+assert rows[0]["event"] == "start" and rows[-1]["event"] == "end"
+assert rows[-1]["failed"] == 1 and rows[-1]["ok"] == 5
+for r in ent:
+    assert r["log"].startswith("logs/"), r
+PY
+[ "$(wc -l <"$R/optim.jsonl")" -eq 2 ] || why+=("optim.jsonl rows: $(wc -l <"$R/optim.jsonl")")
+[ "$(wc -l <"$R/compress.jsonl")" -eq 2 ] || why+=("compress.jsonl rows != 2 (repeat)")
+[ -s "$R/report.html" ] || why+=("no report.html")
+[ -s "$R/meta.json" ] && grep -q '"suite"' "$R/meta.json" || why+=("meta.json lacks the suite command")
+grep -q 'bad-layers' "$OUT" && grep -q '^  failed' "$OUT" || why+=("summary lacks the failure")
+grep -q 'Optimizer step vs STREAM' "$OUT" || why+=("summary lacks the optimizer table")
+grep -q 'resume:' "$OUT" || why+=("summary lacks the resume hint")
+[ "$(grep -c . "$ERR")" -eq 1 ] && grep -q "^lbscale: suite: entry 4 'bad-layers' failed" "$ERR" ||
+    why+=("non-tty stderr is not just the failure line: $(head -c 300 "$ERR")")
+grep -q $'\r' "$ERR" && why+=("progress (\\r) on a non-terminal")
+check "failing entry recorded with stderr tail; suite continues; exit 1" "${why[@]}" \
+    "stdout: $(head -c 600 "$OUT")"
+
+# resume: ok runs skipped, the failed one reruns (fixed through --set)
+run suite "$TOP/tiny.json" --resume "$R" --set layers=uniform:4 --no-plot
+why=()
+[ "$RC" -eq 0 ] || why+=("exit $RC, expected 0")
+[ "$(wc -l <"$R/optim.jsonl")" -eq 3 ] || why+=("optim.jsonl rows $(wc -l <"$R/optim.jsonl"), expected 3 (only bad-layers reran)")
+[ "$(wc -l <"$R/stream.jsonl")" -eq 1 ] || why+=("stream reran")
+[ "$(wc -l <"$R/compress.jsonl")" -eq 2 ] || why+=("compress reran")
+grep -q '5 run(s) completed earlier' "$OUT" || why+=("summary does not say what was skipped")
+check "--resume skips completed entries and reruns the failed one" "${why[@]}" \
+    "stdout: $(head -c 600 "$OUT")"
+ls "$R" | grep -q '\.tmp\.' && not_ok "no temporary files left" || ok "no temporary files left"
+
+# --json: one object per entry, then the summary object
+run suite "$TOP/tiny.json" --set layers=uniform:4 --json --no-plot --out "$TOP/run2"
+"$PY" - "$OUT" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) == 7, len(lines)
+assert all(l["event"] == "entry" for l in lines[:6])
+assert lines[-1]["event"] == "end" and lines[-1]["ok"] == 6, lines[-1]
+PY
+js=$?
+check "--json prints entry records and a summary object" \
+    $([ "$js" -eq 0 ] || echo "bad-json-output") $([ "$RC" -eq 0 ] || echo "exit-$RC") \
+    "stdout: $(head -c 300 "$OUT")"
+
+# timeout: killed, recorded as failed, the suite goes on
+suite slow.json '{"entries": [
+  {"name": "slow", "verb": "stream", "args": ["--elements", "4M", "--iters", "100000"], "timeout_s": 1},
+  {"name": "next", "verb": "stream", "args": ["--elements", "1M", "--iters", "2"]}]}'
+t0=$(date +%s)
+run suite "$TOP/slow.json" --no-plot --out "$TOP/run3"
+t1=$(date +%s)
+why=()
+[ "$RC" -eq 1 ] || why+=("exit $RC, expected 1")
+[ $((t1 - t0)) -lt 30 ] || why+=("took $((t1 - t0)) s")
+grep -q '"name":"slow".*"status":"failed".*timed out' "$TOP/run3/suite.jsonl" || why+=("no timed-out record")
+grep -q '"name":"next".*"status":"ok"' "$TOP/run3/suite.jsonl" || why+=("next entry did not run")
+check "an entry over its timeout_s is killed and recorded; the suite goes on" "${why[@]}" ""
+
+# Ctrl-C: the running entry and the suite stop (130); resume finishes it
+suite int.json '{"entries": [
+  {"name": "first", "verb": "stream", "args": ["--elements", "1M", "--iters", "2"]},
+  {"name": "long", "verb": "stream", "args": ["--elements", "4M", "--iters", "{iters}"]},
+  {"name": "last", "verb": "stream", "args": ["--elements", "1M", "--iters", "2"]}],
+ "vars": {"iters": "100000"}}'
+(cd "$TOP" && LBSCALE_RESULTS=$TOP/res-int exec "$BIN" suite "$TOP/int.json" --no-plot \
+    --out "$TOP/run4" >"$TOP/int.out" 2>"$TOP/int.err") &
+pid=$!
+for _ in $(seq 50); do
+    grep -q '"name":"first"' "$TOP/run4/suite.jsonl" 2>/dev/null && break
+    sleep 0.2
+done
+sleep 1
+kill -INT $pid
+wait $pid
+rc=$?
+why=()
+[ "$rc" -eq 130 ] || why+=("exit $rc, expected 130")
+grep -q '"name":"long".*"status":"interrupted"' "$TOP/run4/suite.jsonl" || why+=("no interrupted record")
+grep -q '"name":"last"' "$TOP/run4/suite.jsonl" && why+=("ran past the interrupt")
+grep -q -- '--resume' "$TOP/int.err" || why+=("no resume hint on stderr")
+run suite "$TOP/int.json" --resume "$TOP/run4" --set iters=2 --no-plot
+[ "$RC" -eq 0 ] || why+=("resume exit $RC")
+[ "$(wc -l <"$TOP/run4/stream.jsonl")" -eq 3 ] || why+=("stream rows $(wc -l <"$TOP/run4/stream.jsonl"), expected 3")
+check "Ctrl-C stops with 130, --resume completes the rest" "${why[@]}" \
+    "stderr: $(head -c 300 "$TOP/int.err")"
+
+# an mpirun entry (2 ranks)
+if command -v mpirun >/dev/null 2>&1 && "$BIN" --version | grep -q 'mpi yes'; then
+    suite mpi.json '{"entries": [{"name": "train2", "verb": "train", "ranks": 2,
+      "args": ["--optim", "lamb", "--max-steps", "3", "--subset", "1024",
+               "--test-subset", "512", "--dataset", "teacher", "--no-trace"],
+      "timeout_s": 120}]}'
+    run suite "$TOP/mpi.json" --no-plot --out "$TOP/run5"
+    check "a 2-rank entry runs under mpirun into the same run" \
+        $([ "$RC" -eq 0 ] || echo "exit-$RC") \
+        $(grep -q '"mpirun\|/mpirun"' "$TOP/run5/suite.jsonl" || echo "no-mpirun-argv") \
+        $([ -s "$TOP/run5/train.jsonl" ] || echo "no-train.jsonl") \
+        "stderr: $(head -c 400 "$ERR") $(tail -c 600 "$TOP/run5/logs/"*.log 2>/dev/null)"
+else
+    skip "a 2-rank entry runs under mpirun into the same run" "no mpirun/MPI"
+fi
+
+# ---- plot and report from the hand-made results ---------------------------
+P=$TOP/plot-run
+cp -r "$SRC/data/plot-run" "$P"
+if command -v gnuplot >/dev/null 2>&1; then
+    run plot "$P"
+    why=()
+    [ "$RC" -eq 0 ] || why+=("exit $RC")
+    for f in roofline scaling_bert-large_dgx-a100 scaling_bert-xl_dgx-a100 \
+             itersplit_bert-large_dgx-a100 itersplit_bert-xl_dgx-a100 \
+             busbw_allreduce_mpi busbw_allgather_mpi compress wire convergence; do
+        for e in png svg dat; do
+            [ -s "$P/plots/$f.$e" ] || why+=("missing $f.$e")
+        done
+        grep -qx "$P/plots/$f.png" "$OUT" || why+=("$f.png not listed")
+    done
+    [ -e "$P/plots/busbw_allreduce_self.png" ] && why+=("drew busbw of 1 rank")
+    [ -s "$ERR" ] && why+=("stderr: $(head -c 300 "$ERR")")
+    check "plot draws every figure kind (PNG + SVG) from hand-made JSONL" "${why[@]}" ""
+    run plot "$P" --scales 8,1024
+    grep -q ' 128 ' "$P/plots/itersplit_bert-large_dgx-a100.dat"
+    js=$?
+    check "plot --scales chooses the bar groups" \
+        $([ "$RC" -eq 0 ] || echo "exit-$RC") $([ "$js" -ne 0 ] || echo "128-still-drawn") ""
+    mkdir -p "$TOP/bare"
+    cp "$P/meta.json" "$TOP/bare/"
+    run plot "$TOP/bare"
+    check "plot on a run without results draws nothing, quietly" \
+        $([ "$RC" -eq 0 ] || echo "exit-$RC") $([ -s "$ERR" ] && echo "stderr") \
+        $([ -z "$(ls "$TOP/bare/plots")" ] || echo "files") ""
+else
+    skip "plot draws every figure kind" "gnuplot not installed"
+fi
+run report "$P" --text
+why=()
+[ "$RC" -eq 0 ] || why+=("exit $RC")
+H=$P/report.html
+grep -q 'src="http\|href="http\|<link ' "$H" && why+=("external reference")
+for id in machine stream optim compress coll train sim commands; do
+    grep -q "id=\"$id\"" "$H" || why+=("no section $id")
+done
+if command -v gnuplot >/dev/null 2>&1; then
+    [ "$(grep -o 'data:image/png;base64,' "$H" | wc -l)" -eq 10 ] || why+=("not 10 embedded figures")
+fi
+grep -q 'Fixture CPU' "$H" || why+=("no machine description")
+grep -q 'lbscale suite fixture.json' "$H" || why+=("no command line")
+grep -q 'Simulator: scaling' "$OUT" || why+=("--text lacks the simulator table")
+check "report.html is self-contained with every section" "${why[@]}" ""
+bad "report of a missing directory" "nowhere" report "$TOP/nowhere"
+
+# ---- check ----------------------------------------------------------------
+B=$SRC/data/baseline-fixture.json
+run check "$P" --baseline "$B"
+check "check passes against matching baselines" \
+    $([ "$RC" -eq 0 ] || echo "exit-$RC") \
+    $(grep -q 'check: 6 metrics, 6 passed, 0 failed' "$OUT" || echo "summary-line") \
+    "stdout: $(head -c 800 "$OUT")"
+"$PY" - "$B" "$TOP/regress.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+for m in b["metrics"]:
+    if m["field"] == "wire_bytes": m["baseline"] += 1          # exact: off by one
+    if m["field"] == "roofline_frac": m["baseline"] *= 1.5     # a 33% drop
+m = dict(b["metrics"][0]); m["where"] = {"compressor": "nosuch"}
+b["metrics"].append(m)                                        # missing
+json.dump(b, open(sys.argv[2], "w"))
+PY
+run check "$P" --baseline "$TOP/regress.json"
+check "check fails on a regression and a missing metric (exit 1)" \
+    $([ "$RC" -eq 1 ] || echo "exit-$RC") \
+    $(grep -q 'wire_bytes.*FAIL' "$OUT" || echo "wire-not-failed") \
+    $(grep -q 'roofline_frac.*FAIL' "$OUT" || echo "drop-not-failed") \
+    $(grep -q 'FAIL (missing)' "$OUT" || echo "missing-not-failed") \
+    $(grep -q 'iter_ms.*pass' "$OUT" || echo "sim-not-passed") \
+    "stdout: $(head -c 1200 "$OUT")"
+cp "$TOP/regress.json" "$TOP/upd.json"
+"$PY" -c 'import json,sys; b=json.load(open(sys.argv[1])); b["metrics"].pop(); json.dump(b, open(sys.argv[1], "w"))' "$TOP/upd.json"
+run check "$P" --baseline "$TOP/upd.json" --update
+run check "$P" --baseline "$TOP/upd.json"
+check "check --update refreshes a baseline from a run" \
+    $([ "$RC" -eq 0 ] || echo "exit-$RC") "stdout: $(head -c 600 "$OUT")"
+printf '{"format": "lbscale-baseline", "metrics": [{"file": "sim"}]}' >"$TOP/badb.json"
+bad "check with a malformed baseline" "badb.json|metric 1" check "$P" --baseline "$TOP/badb.json"
+bad "check without --baseline" "--baseline" check "$P"
+bad "check of a missing run" "nowhere" check "$TOP/nowhere" --baseline "$B"
+bad "check of an unknown baseline name" "nosuchbaseline" check "$P" --baseline nosuchbaseline
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
