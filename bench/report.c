@@ -772,10 +772,15 @@ static void sh_quote(struct sb *b, const char *s)
     sb_puts(b, "'");
 }
 
+/* One command line; a verb's own argv (meta.json "command" starts at the
+ * verb) gets the "lbscale" it was run as. */
 static void sh_line(struct sb *b, json_t *argv)
 {
     size_t i;
     json_t *a;
+    const char *a0 = json_string_value(json_array_get(argv, 0));
+    if (a0 && strcmp(a0, "lbscale") && strchr(a0, '/') == NULL)
+        sb_puts(b, "lbscale ");
     json_array_foreach(argv, i, a) {
         if (i)
             sb_puts(b, " ");

@@ -8,9 +8,11 @@ if (!exists("backend")) backend = ""
 if (!exists("link")) link = 0
 if (!exists("linkname")) linkname = "link limit"
 
+# compressed patterns report the dense fp32 equivalent (lbscale coll --help)
+dense = (coll eq "masked_allreduce" || coll eq "topk_allgather" || coll eq "onebit")
 ytop = (link > ymaxdata ? link : ymaxdata) * 1.2
 if (ytop <= 0) ytop = 1
-set title sprintf("Bus bandwidth vs message size: %s%s (nccl-tests busbw convention)", coll, strlen(backend) > 0 && backend ne "unknown" ? " (" . backend . ")" : "")
+set title sprintf("Bus bandwidth vs message size: %s%s (nccl-tests busbw convention%s)", coll, strlen(backend) > 0 && backend ne "unknown" ? " (" . backend . ")" : "", dense ? "; dense-equivalent" : "")
 set xlabel "message size (bytes, log2 scale)"
 set ylabel "bus bandwidth (GB/s, 1e9 bytes/s)"
 set logscale x 2
@@ -25,15 +27,14 @@ do for [k=0:50:kstep] { if (2**k >= bmin / 1.01 && 2**k <= bmax * 1.01) { set xt
 set yrange [0:ytop]
 set grid xtics ytics lc rgb "#dddddd"
 set key left top box lc rgb "#bbbbbb"
-if (link > 0) {
-    set arrow 1 from graph 0, first link to graph 1, first link nohead lw 2 dt 2 lc rgb "#c0392b"
-    set label 1 sprintf("%s: %.1f GB/s", linkname, link) at graph 0.98, first link * 1.04 right tc rgb "#c0392b"
-}
+linktitle = link > 0 ? sprintf("%s: %.1f GB/s", linkname, link) : ""
+if (dense) { set xlabel "dense fp32 equivalent message size (bytes, log2 scale)" }
 array C[8] = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f"]
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 1000,600 font "DejaVu Sans,11" noenhanced }
     if (fmt eq "svg") { set terminal svg size 1000,600 font "DejaVu Sans,11" dynamic noenhanced }
     set output outbase . "." . fmt
-    plot for [i=1:n] datafile index (i-1) using 1:2 with linespoints lw 2 pt 7 ps 0.8 lc rgb C[(i-1) % 8 + 1] title value(sprintf("t%d", i))
+    plot for [i=1:n] datafile index (i-1) using 1:2 with linespoints lw 2 pt 7 ps 0.8 lc rgb C[(i-1) % 8 + 1] title value(sprintf("t%d", i)), \
+         (link > 0 ? link : 1/0) with lines dt 2 lw 2 lc rgb "#c0392b" title linktitle
 }
