@@ -824,9 +824,10 @@ static int fig_convergence(const char *run, const char *outdir,
     json_t *r, *x;
     json_array_foreach(rows, i, r) {
         if (json_is_array(json_object_get(r, "curve"))) {
-            json_array_append_new(runs, json_pack("{s:s,s:s,s:O}", "optim",
+            json_array_append_new(runs, json_pack("{s:s,s:s,s:O,s:I}", "optim",
                 sget(r, "optim"), "spec", sget(r, "spec"), "curve",
-                json_object_get(r, "curve")));
+                json_object_get(r, "curve"), "batch",
+                json_integer_value(json_object_get(r, "global_batch"))));
         } else if (!strcmp(sget(r, "event"), "epoch")) {
             json_t *hit = NULL;
             json_array_foreach(runs, j, x)
@@ -866,8 +867,17 @@ static int fig_convergence(const char *run, const char *outdir,
         json_t *y;
         json_array_foreach(runs, k, y)
             dup += !strcmp(sget(y, "optim"), sget(x, "optim"));
-        char lab[160];
-        safe(dup > 1 ? sget(x, "spec") : sget(x, "optim"), lab, sizeof lab);
+        /* same optimizer at several batch sizes (a convergence study):
+         * name the batch, else the spec tells the runs apart */
+        char lab[160], tmp[200];
+        json_int_t batch = json_integer_value(json_object_get(x, "batch"));
+        if (dup > 1 && batch > 0)
+            snprintf(tmp, sizeof tmp, "%s B=%lld", sget(x, "optim"),
+                     (long long)batch);
+        else
+            snprintf(tmp, sizeof tmp, "%s",
+                     dup > 1 ? sget(x, "spec") : sget(x, "optim"));
+        safe(tmp, lab, sizeof lab);
         tprintf(&d, "# %s\n", lab);
         json_array_foreach(c, k, y) {
             double acc = nget(y, "test_accuracy"), st = nget(y, "step");
