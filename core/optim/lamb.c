@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "lamb_kernel.h"
 #include "optim_impl.h"
 
 struct lamb_cfg {
@@ -52,22 +53,10 @@ struct lamb_state {
     float *u;          /* scratch, largest layer */
 };
 
-/* The per-element update direction, shared by both passes so pass 2
- * recomputes exactly what pass 1 measured. */
-struct lamb_coef {
-    float b1, b2, c1, c2, ibc1, ibc2, eps, wd, gscale;
-};
-
-static inline float lamb_u(const struct lamb_coef *k, float m, float v,
-                           float w)
-{
-    return (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
-}
-
 /* Update m, v and u over [lo, hi) and add ||w||^2, ||u||^2 of the range
  * (float partials over short blocks, double across them: exact enough for
  * a norm and twice the SIMD width of double accumulators). */
-static void lamb_range(const struct lamb_coef *k, const float *g, float *m,
+static void lamb_range(const struct lbs_lamb_coef *k, const float *g, float *m,
                        float *v, const float *w, float *u, size_t lo,
                        size_t hi, double *sw, double *su)
 {
@@ -81,7 +70,7 @@ static void lamb_range(const struct lamb_coef *k, const float *g, float *m,
             float vi = k->b2 * v[i] + k->c2 * gi * gi;
             m[i] = mi;
             v[i] = vi;
-            float ui = lamb_u(k, mi, vi, w[i]);
+            float ui = lbs_lamb_u(k, mi, vi, w[i]);
             u[i] = ui;
             fw += w[i] * w[i];
             fu += ui * ui;
@@ -92,7 +81,7 @@ static void lamb_range(const struct lamb_coef *k, const float *g, float *m,
 }
 
 /* Chunked so the norms are deterministic (see optim_impl.h). */
-static void lamb_pass1(const struct lamb_coef *k, const float *g, float *m,
+void lbs_lamb_pass1(const struct lbs_lamb_coef *k, const float *g, float *m,
                        float *v, const float *w, float *u, size_t n,
                        double *wn, double *un)
 {
@@ -105,7 +94,7 @@ static void lamb_pass1(const struct lamb_coef *k, const float *g, float *m,
     *un = sqrt(lbs_sum_chunks(pu));
 }
 
-static void lamb_pass2(const float *u, float *w, size_t n, float step)
+void lbs_lamb_apply(const float *u, float *w, size_t n, float step)
 {
 #pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++)
@@ -141,7 +130,7 @@ static int lamb_step(struct lbs_optim *o, struct lbs_err *err)
     struct lamb_state *s = o->state;
     int rc;
     double gscale = lbs_clip_scale(o, c->clip);
-    struct lamb_coef k = {
+    struct lbs_lamb_coef k = {
         .b1 = (float)c->b1, .b2 = (float)c->b2,
         .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
         .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps,
@@ -157,11 +146,11 @@ static int lamb_step(struct lbs_optim *o, struct lbs_err *err)
         int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
         k.wd = plain ? 0.0f : (float)c->wd;
         double wn, un;
-        lamb_pass1(&k, L->g, s->m[i], s->v[i], L->w, s->u, L->n, &wn, &un);
+        lbs_lamb_pass1(&k, L->g, s->m[i], s->v[i], L->w, s->u, L->n, &wn, &un);
         if ((rc = lbs_check_finite(o, i, un, err)))
             return rc;
         double phi = plain ? 1.0 : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
-        lamb_pass2(s->u, L->w, L->n, (float)(lr * phi));
+        lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * phi));
     }
     return 0;
 }

@@ -79,6 +79,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lamb_kernel.h"
 #include "optim_impl.h"
 #include "slamb.h"
 
@@ -122,64 +123,10 @@ struct onebit_state {
     uint8_t *sbits, *rbits, *cbits;   /* npad/8, npad/8, chunk/8 */
 };
 
-struct onebit_coef {
-    float b1, b2, c1, c2, ibc1, ibc2, eps, wd;
-};
-
-static inline float ob_u(const struct onebit_coef *k, float m, float v,
-                         float w)
-{
-    return (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
-}
-
 /* ------------------------------------------------------------ warm-up */
 
-/* Chunked like lamb.c (optim_impl.h): deterministic norms, bit-identical
- * to lamb's during the warm-up.  u goes to a scratch of the largest layer. */
-static void warm_range(const struct onebit_coef *k, const float *g, float *m,
-                       float *v, const float *w, float *u, size_t lo,
-                       size_t hi, double *sw, double *su)
-{
-    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
-        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-        float fw = 0, fu = 0;
-#pragma omp simd reduction(+ : fw, fu)
-        for (size_t i = b; i < e; i++) {
-            float gi = g[i];
-            float mi = k->b1 * m[i] + k->c1 * gi;
-            float vi = k->b2 * v[i] + k->c2 * gi * gi;
-            m[i] = mi;
-            v[i] = vi;
-            float ui = ob_u(k, mi, vi, w[i]);
-            u[i] = ui;
-            fw += w[i] * w[i];
-            fu += ui * ui;
-        }
-        *sw += fw;
-        *su += fu;
-    }
-}
-
-static void warm_pass1(const struct onebit_coef *k, const float *g, float *m,
-                       float *v, const float *w, float *u, size_t n,
-                       double *wn, double *un)
-{
-    double pw[LBS_CHUNKS] = {0}, pu[LBS_CHUNKS] = {0};
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++)
-        warm_range(k, g, m, v, w, u, lbs_chunk_lo(n, c),
-                   lbs_chunk_lo(n, c + 1), &pw[c], &pu[c]);
-    *wn = sqrt(lbs_sum_chunks(pw));
-    *un = sqrt(lbs_sum_chunks(pu));
-}
-
-static void apply_pass(const float *u, float *w, size_t n, float step)
-{
-#pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++)
-        w[i] -= step * u[i];
-}
-
+/* The warm-up runs lamb.c's own passes (lamb_kernel.h), so it is
+ * bit-identical to lamb; u goes to a scratch of the largest layer. */
 static float **copy_layer_state(const struct lbs_optim *o, float **src)
 {
     float **d = lbs_alloc_layer_state(o);
@@ -196,10 +143,10 @@ static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
     int rc = lbs_optim_average_grads(o, err);
     if (rc)
         return rc;
-    struct onebit_coef k = {
+    struct lbs_lamb_coef k = {
         .b1 = (float)c->b1, .b2 = (float)c->b2,
         .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
-        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps,
+        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps, .gscale = 1.0f,
     };
     if (c->bias_correction) {
         k.ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
@@ -211,14 +158,14 @@ static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
         int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
         k.wd = plain ? 0.0f : (float)c->wd;
         double wn, un;
-        warm_pass1(&k, L->g, s->m[i], s->v[i], L->w, s->u, L->n, &wn, &un);
+        lbs_lamb_pass1(&k, L->g, s->m[i], s->v[i], L->w, s->u, L->n, &wn, &un);
         if ((rc = lbs_check_finite(o, i, un, err)))
             return rc;
         double phi = plain ? 1.0 : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
         if (!plain && phi != 1.0)
             s->coeff[i] = c->coeff_beta * s->coeff[i] +
                           (1 - c->coeff_beta) * phi;
-        apply_pass(s->u, L->w, L->n, (float)(lr * phi));
+        lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * phi));
     }
     if (o->t == (long)c->freeze_step && !s->vf &&
         !(s->vf = copy_layer_state(o, s->v)))
@@ -370,7 +317,7 @@ struct fresh_sums {
     float fmax;       /* max d/d' */
 };
 
-static void fresh_range(const struct onebit_coef *k, float ibc2r,
+static void fresh_range(const struct lbs_lamb_coef *k, float ibc2r,
                         const float *x, float sc, float *m, const float *v,
                         float *vf, const float *w, float *u, size_t lo,
                         size_t hi, struct fresh_sums *r)
@@ -402,7 +349,7 @@ static void fresh_range(const struct onebit_coef *k, float ibc2r,
 }
 
 /* m_new, g~, v_fresh, u and the sums the scaling factor needs. */
-static void compressed_pass1(const struct onebit_coef *k, float ibc2r,
+static void compressed_pass1(const struct lbs_lamb_coef *k, float ibc2r,
                              const float *x, float sc, float *m,
                              const float *v, float *vf, const float *w,
                              float *u, size_t n, struct fresh_sums *r)
@@ -447,9 +394,9 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
             return rc;
     }
 
-    struct onebit_coef k = {
+    struct lbs_lamb_coef k = {
         .b1 = b1, .b2 = (float)c->b2, .c1 = c1, .c2 = (float)(1 - c->b2),
-        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps,
+        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps, .gscale = 1.0f,
     };
     float ibc2r = 1.0f;
     if (c->bias_correction) {
@@ -483,7 +430,7 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
             s->last[i] = f;
             coeff = s->coeff[i] * f;
         }
-        apply_pass(s->u, L->w, L->n, (float)(lr * coeff));
+        lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * coeff));
     }
     return 0;
 }
