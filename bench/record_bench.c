@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "layers.h"
@@ -74,6 +75,29 @@ static int trace_text(const struct lbs_optim *o, const struct layer_set *s,
             e[i].layer, "coll", lbs_coll_name(e[i].kind), "bytes",
             (json_int_t)e[i].bytes));
     return rc;
+}
+
+/* mkdir -p the directory part of path, so a suite can name a fresh one. */
+static int make_parent(const char *path, struct lbs_err *err)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0755) && errno != EEXIST)
+                return lbs_err_set(err, -EIO, "cannot create %s: %s", dir,
+                                   strerror(errno));
+            *p = '/';
+        }
+    if (mkdir(dir, 0755) && errno != EEXIST)
+        return lbs_err_set(err, -EIO, "cannot create %s: %s", dir,
+                           strerror(errno));
+    return 0;
 }
 
 static json_t *bytes_row(const struct lbs_optim *o, const struct layer_set *s,
@@ -160,6 +184,8 @@ int optim_record_main(const struct optim_bench_args *a, struct lbs_comm *c,
         char *text;
         size_t len;
         rc = trace_text(o, &set, c, c->size, steps, &text, &len);
+        if (!rc)
+            rc = make_parent(trace, &e);
         if (!rc)
             rc = lbs_write_atomic(trace, text, len, &e);
         else
