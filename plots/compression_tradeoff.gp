@@ -9,6 +9,7 @@ set ylabel "LAMB final test accuracy, Fashion-MNIST, 4 ranks (%)"
 set title "Compressors: accuracy vs simulated step time at 1,024 GPUs"
 set grid
 set key below horizontal box
+set bmargin 6
 do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 1000,640 font "DejaVu Sans,10" }
     if (fmt eq "svg") { set terminal svg size 1000,640 font "DejaVu Sans,10" }
