@@ -98,6 +98,10 @@ void lbs_cbuf_free(struct lbs_cbuf *b);
 
 /* K = max(1, round(k n)), at most n: the count topk and thresh aim for. */
 size_t lbs_topk_count(double k, size_t n);
+/* k-th largest (1-based) of a[0, n), reordering a: a three-way quickselect
+ * with pivots from the counter generator (topk.c; thresh.c uses it on its
+ * sample). */
+uint32_t lbs_kth_largest_u32(uint32_t *a, size_t n, size_t k);
 /* Parallel zero fill and out[i] += alpha * x[i]. */
 void lbs_cmp_zero(float *out, size_t n);
 /* Check a payload size, -EINVAL naming the compressor otherwise. */

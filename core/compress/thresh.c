@@ -84,36 +84,6 @@ static size_t upper_count(const struct thresh_cfg *k, size_t n)
     return hi > n ? n : hi;
 }
 
-/* k-th largest of a[0, m) (1-based), reorders a: a plain quickselect,
- * the sample is small and its ties harmless. */
-static uint32_t sample_kth(uint32_t *a, size_t m, size_t k)
-{
-    size_t lo = 0, hi = m, want = k - 1;
-    for (uint64_t it = 0; hi - lo > 1; it++) {
-        uint32_t piv = a[lo + lbs_rng_below(0x7417, it, hi - lo)];
-        size_t lt = lo, i = lo, gt = hi;
-        while (i < gt) {
-            uint32_t v = a[i];
-            if (v > piv) {
-                a[i++] = a[lt];
-                a[lt++] = v;
-            } else if (v < piv) {
-                a[i] = a[--gt];
-                a[gt] = v;
-            } else {
-                i++;
-            }
-        }
-        if (want < lt)
-            hi = lt;
-        else if (want >= gt)
-            lo = gt;
-        else
-            return piv;
-    }
-    return a[lo];
-}
-
 struct pass {
     const float *x;
     size_t n;
@@ -254,7 +224,7 @@ static int thresh_compress(struct lbs_compressor *c, const float *x,
         init_pass(st, &p, x, n, hiK, err))
         return lbs_err_set(err, -ENOMEM, "thresh: out of memory");
     size_t r = lbs_topk_count(k->k, m);
-    p.thr = sample_kth(smp, m, r);
+    p.thr = lbs_kth_largest_u32(smp, m, r);
     for (int it = 0;; it++) {
         select_pass(&p);
         size_t cnt = 0;
@@ -292,7 +262,7 @@ static int thresh_compress(struct lbs_compressor *c, const float *x,
         size_t nr = new_rank(r, m, K, cnt);
         if (nr) {
             r = nr;
-            p.thr = sample_kth(smp, m, r);
+            p.thr = lbs_kth_largest_u32(smp, m, r);
         } else {
             float t = float_of_mag(p.thr) *
                       (float)(cnt > K ? k->upper : k->lower);

@@ -140,7 +140,7 @@ static size_t level(struct sel *s, int lev)
 /* k-th largest (1-based) of a[0, n); reorders a.  Three-way partition
  * because ties are common (quantised or sparse gradients), pivots drawn
  * from the counter generator so no input is adversarial. */
-static uint32_t kth_largest(uint32_t *a, size_t n, size_t k)
+uint32_t lbs_kth_largest_u32(uint32_t *a, size_t n, size_t k)
 {
     size_t lo = 0, hi = n, want = k - 1;
     for (uint64_t it = 0; hi - lo > 1; it++) {
@@ -203,7 +203,7 @@ static int gather_resolve(struct sel *s, size_t K, uint32_t *idx, float *val,
     for (size_t j = 0; j < tot; j++)
         if ((mag(gv[j]) >> sh) == pre)
             cm[c++] = mag(gv[j]);
-    uint32_t T = kth_largest(cm, ncand, s->need);
+    uint32_t T = lbs_kth_largest_u32(cm, ncand, s->need);
     size_t gt = 0;
     for (size_t j = 0; j < ncand; j++)
         gt += cm[j] > T;
@@ -385,7 +385,7 @@ static int prefilter(const float *x, size_t n, size_t K, uint32_t *idx,
 #pragma omp parallel for schedule(static)
     for (size_t j = 0; j < m; j++)
         smp[j] = mag(x[lbs_rng_below(key, j, n)]);
-    uint32_t t = kth_largest(smp, m, r);
+    uint32_t t = lbs_kth_largest_u32(smp, m, r);
     int nb = omp_get_max_threads();
     nb = nb > 256 ? 256 : nb;
     /* room for twice the expected count, so overflow is rare */
