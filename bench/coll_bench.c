@@ -223,7 +223,9 @@ static long agv_check(struct cctx *x)
 }
 
 /* ---- reduce-scatter (MPI directly; copy on one rank) ------------------ */
-static int rs_setup(struct cctx *x, size_t S)
+/* P blocks of n1 floats to send; receive one block (reduce-scatter) or P
+ * (alltoall). */
+static int blocks_setup(struct cctx *x, size_t S, size_t recv_blocks)
 {
     x->n1 = S / 4 / (size_t)x->P;
     if (!x->n1)
@@ -232,11 +234,15 @@ static int rs_setup(struct cctx *x, size_t S)
     x->size = x->count * 4;
     x->payload = (double)x->size;
     x->a = malloc(x->count * 4);
-    x->b = malloc(x->n1 * 4);
+    x->b = malloc(x->n1 * recv_blocks * 4);
     if (!x->a || !x->b)
         return -ENOMEM;
     fill(x->a, x->count, x->rank, 0);
     return 0;
+}
+static int rs_setup(struct cctx *x, size_t S)
+{
+    return blocks_setup(x, S, 1);
 }
 static void rs_prep(struct cctx *x, int last)
 {
@@ -277,18 +283,7 @@ static long rs_check(struct cctx *x)
 /* ---- alltoall --------------------------------------------------------- */
 static int a2a_setup(struct cctx *x, size_t S)
 {
-    x->n1 = S / 4 / (size_t)x->P;
-    if (!x->n1)
-        return 1;
-    x->count = x->n1 * (size_t)x->P;
-    x->size = x->count * 4;
-    x->payload = (double)x->size;
-    x->a = malloc(x->count * 4);
-    x->b = malloc(x->count * 4);
-    if (!x->a || !x->b)
-        return -ENOMEM;
-    fill(x->a, x->count, x->rank, 0);
-    return 0;
+    return blocks_setup(x, S, (size_t)x->P);
 }
 static void a2a_prep(struct cctx *x, int last)
 {
