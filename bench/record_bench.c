@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "layers.h"
@@ -86,15 +85,7 @@ static int make_parent(const char *path, struct lbs_err *err)
     if (!slash || slash == dir)
         return 0;
     *slash = '\0';
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(dir, 0755) && errno != EEXIST)
-                return lbs_err_set(err, -EIO, "cannot create %s: %s", dir,
-                                   strerror(errno));
-            *p = '/';
-        }
-    if (mkdir(dir, 0755) && errno != EEXIST)
+    if (lbs_mkdir_p(dir))
         return lbs_err_set(err, -EIO, "cannot create %s: %s", dir,
                            strerror(errno));
     return 0;

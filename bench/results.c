@@ -62,7 +62,7 @@ int lbs_write_atomic(const char *path, const char *text, size_t len,
     return 0;
 }
 
-static int mkdir_p(const char *path)
+int lbs_mkdir_p(const char *path)
 {
     char buf[PATH_MAX];
     snprintf(buf, sizeof buf, "%s", path);
@@ -85,7 +85,7 @@ static int new_run_dir(char *out, size_t len)
     const char *root = getenv("LBSCALE_RESULTS");
     char stamp[64], base[PATH_MAX];
     root = root && *root ? root : "results";
-    if (mkdir_p(root))
+    if (lbs_mkdir_p(root))
         return -1;
     utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
     snprintf(base, sizeof base, "%s/%s-%s", root, stamp, LBS_GIT_REV);
@@ -252,7 +252,7 @@ int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
     } else {
         fresh = new_run_dir(r->dir, sizeof r->dir);
     }
-    if (fresh < 0 || (!fresh && mkdir_p(r->dir))) {
+    if (fresh < 0 || (!fresh && lbs_mkdir_p(r->dir))) {
         int e = errno;
         free(r);
         return lbs_err_set(err, -EIO, "cannot create results directory %s: "

@@ -27,6 +27,8 @@ int lbs_run_append(struct lbs_run *r, const char *verb, json_t *row,
                    struct lbs_err *err);
 void lbs_run_close(struct lbs_run *r);
 
+/* mkdir -p; 0 or -1 with errno set. */
+int lbs_mkdir_p(const char *path);
 /* Atomically write text to path. */
 int lbs_write_atomic(const char *path, const char *text, size_t len,
                      struct lbs_err *err);
