@@ -1022,8 +1022,14 @@ out:
 "patterns) are skipped.\n" \
 "optional: nodes (rows with nodes > 1 are skipped: this fits one node),\n" \
 "wrong (rows with wrong > 0 are skipped), bench (rows whose bench is not\n" \
-"\"coll\" are skipped).  Prints the held-out error: fitted on every other\n" \
-"size, the median and worst relative error on the rest.\n" \
+"\"coll\" are skipped).\n" \
+"Model (ring forms; steps and volume per collective as in sim/README.md):\n" \
+"  t = base + steps (hop + [step message > eager_max] rndv)\n" \
+"      + volume / bw + [allreduce] (P-1)/P bytes / reduce_bw\n" \
+"eager_max (MPI's eager limit) and reduce_bw are fitted when the data\n" \
+"supports them.  Prints two held-out errors (median and worst relative\n" \
+"error of predictions for samples left out of the fit): every other\n" \
+"message size, and each rank count predicted from the other rank counts.\n" \
 "  --peak-tflops X  compute peak per rank for the platform (default 1,\n" \
 "                   marked as assumed)\n" \
 "  --mem-bw-gbs X   memory bandwidth (default: STREAM triad measured now)\n"
@@ -1104,6 +1110,88 @@ static int read_samples(const char *path, struct lbs_sim_sample **s,
     return rc;
 }
 
+static json_t *heldout_json(const struct lbs_sim_heldout *h)
+{
+    return json_pack("{s:I,s:o,s:o}", "samples", (json_int_t)h->n,
+                     "median_rel_err", h->med >= 0 ? json_real(h->med)
+                                                   : json_null(),
+                     "worst_rel_err", h->max >= 0 ? json_real(h->max)
+                                                  : json_null());
+}
+
+static void print_heldout(const char *what, const struct lbs_sim_heldout *h,
+                          const char *why_na)
+{
+    if (h->med >= 0)
+        printf("%s (%zu samples): median %.1f%%, worst %.1f%%\n", what,
+               h->n, 100 * h->med, 100 * h->max);
+    else
+        printf("%s: n/a (%s)\n", what, why_na);
+}
+
+/* One protocol of the calibrated platform (latencies in s). */
+static json_t *calib_proto(double base, double hop, double max_bytes)
+{
+    json_t *o = json_pack("{s:f,s:f,s:f,s:f}", "base_lat_us", base * 1e6,
+                          "intra_hop_us", hop * 1e6, "inter_hop_us",
+                          hop * 1e6, "bw_factor", 1.0);
+    if (o && max_bytes > 0)
+        json_object_set_new(o, "max_bytes", json_real(max_bytes));
+    return o;
+}
+
+/* The platform document `sim calibrate` writes: one flat node of maxr
+ * ranks whose algorithms are the ring forms the fit used.  With an eager
+ * limit, LL stands for MPI's eager protocol (up to eager_max bytes per
+ * step) and Simple for rendezvous (hop + rndv). */
+static json_t *calib_platform(const struct lbs_sim_fit *fit, json_t *files,
+                              size_t skipped, const char *name, long maxr,
+                              double peak, double mem, int mem_measured)
+{
+    json_t *cal = json_pack(
+        "{s:o,s:I,s:I,s:o,s:o,s:s,s:f,s:f,s:f,s:f,s:f,s:f}", "from", files,
+        "samples", (json_int_t)fit->used, "skipped", (json_int_t)skipped,
+        "held_out_sizes", heldout_json(&fit->sizes),
+        "held_out_ranks", heldout_json(&fit->ranks),
+        "model", "t = base + steps(P) (hop + [step > eager_max] rndv) + "
+        "volume(P, bytes) / bw + [allreduce] (P-1)/P bytes / reduce_bw "
+        "(ring forms), weighted least squares on relative error",
+        "base_lat_us", fit->base_lat * 1e6, "hop_lat_us", fit->hop_lat * 1e6,
+        "rndv_lat_us", fit->rndv_lat * 1e6, "eager_max_bytes",
+        fit->eager_max, "bw_gbs", fit->bw / 1e9, "reduce_gbs",
+        fit->reduce_bw / 1e9);
+    json_t *protos = json_object();
+    if (fit->eager_max > 0) {
+        json_object_set_new(protos, "LL", calib_proto(fit->base_lat,
+                                                      fit->hop_lat,
+                                                      fit->eager_max));
+        json_object_set_new(protos, "Simple",
+                            calib_proto(fit->base_lat,
+                                        fit->hop_lat + fit->rndv_lat, 0));
+    } else {
+        json_object_set_new(protos, "Simple", calib_proto(fit->base_lat,
+                                                          fit->hop_lat, 0));
+    }
+    return json_pack(
+        "{s:s,s:i,s:s,s:s,s:{s:s,s:f,s:f,s:s},s:{s:I,s:s,s:f,s:i,s:f,s:f},"
+        "s:{s:s,s:f},s:I,s:o,s:[s,s,s,s,s,s],s:o}",
+        "format", "lbscale-platform", "version", 1, "name", name,
+        "description", "this machine, fitted by lbscale sim calibrate "
+        "(one node; ring forms)",
+        "gpu", "name", "local rank", "peak_tflops", peak > 0 ? peak : 1.0,
+        "mem_bw_gbs", mem, "note", peak > 0 ? "given"
+            : mem_measured ? "peak assumed (1 TFLOP/s); memory "
+              "bandwidth = STREAM triad" : "peak assumed (1 TFLOP/s)",
+        "node", "gpus", (json_int_t)maxr, "intra", "measured",
+        "intra_bw_gbs", fit->bw / 1e9, "nics", 1, "nic_gbps",
+        fit->bw * 8 / 1e9, "reduce_gbs", fit->reduce_bw / 1e9,
+        "fabric", "kind", "flat", "lat_us", 0.0,
+        "max_gpus", (json_int_t)maxr, "protocols", protos,
+        "algorithms", "ring", "allgather-ring", "alltoall-pairwise",
+        "bcast-pipeline", "barrier-dissemination", "neighbor-direct",
+        "calibration", cal);
+}
+
 static int sim_calibrate(int argc, char **argv)
 {
     struct lbs_err e;
@@ -1182,37 +1270,9 @@ static int sim_calibrate(int argc, char **argv)
         }
     }
     if (!rc) {
-        json_t *cal = json_pack(
-            "{s:o,s:I,s:I,s:I,s:o,s:o,s:s,s:f,s:f,s:f}", "from", files,
-            "samples", (json_int_t)fit.used, "skipped", (json_int_t)skipped,
-            "held_out", (json_int_t)fit.held_out, "median_rel_err",
-            fit.med_err >= 0 ? json_real(fit.med_err) : json_null(),
-            "worst_rel_err", fit.max_err >= 0 ? json_real(fit.max_err)
-                                              : json_null(),
-            "model", "t = base + steps(P) hop + volume(P, bytes) / bw (ring "
-            "forms), weighted least squares on relative error",
-            "base_lat_us", fit.base_lat * 1e6, "hop_lat_us",
-            fit.hop_lat * 1e6, "bw_gbs", fit.bw / 1e9);
+        json_t *doc = calib_platform(&fit, files, skipped, name, maxr, peak,
+                                     mem, mem_measured);
         files = NULL;
-        json_t *doc = json_pack(
-            "{s:s,s:i,s:s,s:s,s:{s:s,s:f,s:f,s:s},s:{s:I,s:s,s:f,s:i,s:f},"
-            "s:{s:s,s:f},s:I,s:{s:{s:f,s:f,s:f,s:f}},s:[s,s,s,s,s,s],s:o}",
-            "format", "lbscale-platform", "version", 1, "name", name,
-            "description", "this machine, fitted by lbscale sim calibrate "
-            "(one node; ring forms)",
-            "gpu", "name", "local rank", "peak_tflops", peak > 0 ? peak : 1.0,
-            "mem_bw_gbs", mem, "note", peak > 0 ? "given"
-                : mem_measured ? "peak assumed (1 TFLOP/s); memory "
-                  "bandwidth = STREAM triad" : "peak assumed (1 TFLOP/s)",
-            "node", "gpus", (json_int_t)maxr, "intra", "measured",
-            "intra_bw_gbs", fit.bw / 1e9, "nics", 1, "nic_gbps",
-            fit.bw * 8 / 1e9, "fabric", "kind", "flat", "lat_us", 0.0,
-            "max_gpus", (json_int_t)maxr, "protocols", "Simple",
-            "base_lat_us", fit.base_lat * 1e6, "intra_hop_us",
-            fit.hop_lat * 1e6, "inter_hop_us", fit.hop_lat * 1e6, "bw_factor",
-            1.0, "algorithms", "ring", "allgather-ring", "alltoall-pairwise",
-            "bcast-pipeline", "barrier-dissemination", "neighbor-direct",
-            "calibration", cal);
         char *text = doc ? json_dumps(doc, JSON_INDENT(2) |
                                                JSON_PRESERVE_ORDER)
                          : NULL;
@@ -1245,12 +1305,15 @@ static int sim_calibrate(int argc, char **argv)
                    "us, per step %.3f us, bandwidth %.3f GB/s per rank\n",
                    name, fit.used, skipped, fit.base_lat * 1e6,
                    fit.hop_lat * 1e6, fit.bw / 1e9);
-            if (fit.med_err >= 0)
-                printf("held-out error (%zu samples): median %.1f%%, worst "
-                       "%.1f%%\n", fit.held_out, 100 * fit.med_err,
-                       100 * fit.max_err);
-            else
-                printf("held-out error: n/a (fewer than 6 samples)\n");
+            if (fit.eager_max > 0)
+                printf("  rendezvous: +%.3f us per step above %.0f bytes\n",
+                       fit.rndv_lat * 1e6, fit.eager_max);
+            if (fit.reduce_bw > 0)
+                printf("  reduction: %.3f GB/s\n", fit.reduce_bw / 1e9);
+            print_heldout("held-out sizes", &fit.sizes,
+                          "fewer than 6 samples");
+            print_heldout("held-out rank counts", &fit.ranks,
+                          "samples at one rank count only");
             printf("wrote %s\n", path);
         }
     }

@@ -1,15 +1,25 @@
-/* calib.c - least-squares alpha-beta fit of measured collectives.
+/* calib.c - least-squares fit of measured collectives to the cost model
+ * coll.c prices a calibrated platform with.
  *
- * Each sample gives x = (1, steps(P), volume(P, bytes)) and a time t; the
- * fit finds base, hop >= 0 and 1/bw > 0 minimising the RELATIVE error
+ * Each sample gives features x and a time t:
+ *   x0 = 1                      base latency, once per call
+ *   x1 = steps(P)               per-step latency (hop)
+ *   x2 = steps(P) [m > E]       extra per-step latency above the eager
+ *                               limit E (MPI's rendezvous handshake);
+ *                               m = lbs_sim_step_bytes
+ *   x3 = volume(P, bytes)       bytes each rank sends, / link bandwidth
+ *   x4 = (P-1)/P bytes          allreduce only: bytes each rank reduces
+ * with the ring forms (allreduce 2(P-1) steps, 2(P-1)/P n; allgather P-1,
+ * (P-1) n; alltoall P-1, (P-1)/P n; bcast P-1, n; barrier ceil(log2 P),
+ * 0), so a platform written from the fit (protocols LL = eager with
+ * max_bytes E, Simple = rendezvous; node.reduce_gbs) predicts exactly
+ * what was fitted.  The coefficients minimise the RELATIVE error
  * sum ((x . c - t) / t)^2, so microsecond latencies and 100 ms transfers
- * count alike.  The forms are those of the ring algorithms coll.c uses on
- * one node (allreduce 2(P-1) steps, 2(P-1)/P n; allgather P-1, (P-1) n;
- * alltoall P-1, (P-1)/P n; bcast P-1, n; barrier ceil(log2 P), 0), so a
- * platform written from the fit predicts exactly what was fitted.  When a
- * coefficient comes out negative (or the data cannot separate it, e.g.
- * every sample at the same P makes hop collinear with base) it is pinned
- * to 0 and the rest refitted; the feasible fit with the least error wins.
+ * count alike.  A coefficient that comes out negative, or that the data
+ * cannot separate (every sample at one P makes hop collinear with base),
+ * is pinned to 0 and the rest refitted; over every subset of free
+ * coefficients and every candidate E (each step size in the data, or
+ * none) the feasible fit with the least error wins.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,6 +27,9 @@
 #include <string.h>
 
 #include "lbscale_sim.h"
+
+#define NF 5
+#define BW_BIT (1u << 3)
 
 static int clog2l(long x)
 {
@@ -26,41 +39,54 @@ static int clog2l(long x)
     return k;
 }
 
-static int features(const struct lbs_sim_sample *s, double x[3])
+/* E < 0: no eager limit (x2 = 0). */
+static int features(const struct lbs_sim_sample *s, double E, double x[NF])
 {
     double P = (double)s->ranks, n = s->bytes;
     x[0] = 1;
+    x[4] = 0;
     switch (s->coll) {
     case LBS_SIM_ALLREDUCE:
         x[1] = 2 * (P - 1);
-        x[2] = 2 * (P - 1) / P * n;
+        x[3] = 2 * (P - 1) / P * n;
+        x[4] = (P - 1) / P * n;
         break;
     case LBS_SIM_ALLGATHER:
-    case LBS_SIM_ALLGATHERV: x[1] = P - 1; x[2] = (P - 1) * n; break;
-    case LBS_SIM_ALLTOALL: x[1] = P - 1; x[2] = (P - 1) / P * n; break;
-    case LBS_SIM_BCAST: x[1] = P - 1; x[2] = n; break;
-    case LBS_SIM_BARRIER: x[1] = clog2l(s->ranks); x[2] = 0; break;
+    case LBS_SIM_ALLGATHERV: x[1] = P - 1; x[3] = (P - 1) * n; break;
+    case LBS_SIM_ALLTOALL: x[1] = P - 1; x[3] = (P - 1) / P * n; break;
+    case LBS_SIM_BCAST: x[1] = P - 1; x[3] = n; break;
+    case LBS_SIM_BARRIER: x[1] = clog2l(s->ranks); x[3] = 0; break;
     default: return -1;
     }
+    x[2] = E >= 0 && lbs_sim_step_bytes(s->coll, s->ranks, n) > E ? x[1] : 0;
     return 0;
 }
 
-/* Weighted least squares over the coefficients in mask (bit i = c[i]
- * free); returns the weighted squared relative error or INFINITY when the
- * system is singular or a coefficient comes out negative.  Columns are
- * normalised first (bytes and counts differ by 1e9). */
-static double solve(const struct lbs_sim_sample *s, const size_t *idx,
-                    size_t n, unsigned mask, double c[3])
+static double predict(const struct lbs_sim_sample *s, double E,
+                      const double c[NF])
 {
-    double A[3][4] = {{0}}, sc[3] = {0, 0, 0};
-    int k[3], m = 0;
-    for (int i = 0; i < 3; i++)
+    double x[NF], p = 0;
+    features(s, E, x);
+    for (int i = 0; i < NF; i++)
+        p += x[i] * c[i];
+    return p;
+}
+
+/* Weighted least squares over the coefficients in mask (bit i = c[i]
+ * free); returns the weighted squared relative error, or INFINITY when
+ * the system is singular or a coefficient comes out negative.  Columns
+ * are normalised first (bytes and counts differ by 1e9). */
+static double solve(const struct lbs_sim_sample *s, const size_t *idx,
+                    size_t n, double E, unsigned mask, double c[NF])
+{
+    double A[NF][NF + 1] = {{0}}, sc[NF] = {0};
+    int k[NF], m = 0;
+    for (int i = 0; i < NF; i++)
         if (mask >> i & 1)
             k[m++] = i;
     for (size_t j = 0; j < n; j++) {
-        double x[3];
-        features(&s[idx[j]], x);
-        double wt = 1.0 / (s[idx[j]].t * s[idx[j]].t);
+        double x[NF], wt = 1.0 / (s[idx[j]].t * s[idx[j]].t);
+        features(&s[idx[j]], E, x);
         for (int a = 0; a < m; a++)
             sc[a] += wt * x[k[a]] * x[k[a]];
     }
@@ -70,9 +96,8 @@ static double solve(const struct lbs_sim_sample *s, const size_t *idx,
         sc[a] = sqrt(sc[a]);
     }
     for (size_t j = 0; j < n; j++) {
-        double x[3];
-        features(&s[idx[j]], x);
-        double wt = 1.0 / (s[idx[j]].t * s[idx[j]].t);
+        double x[NF], wt = 1.0 / (s[idx[j]].t * s[idx[j]].t);
+        features(&s[idx[j]], E, x);
         for (int a = 0; a < m; a++) {
             for (int b = 0; b < m; b++)
                 A[a][b] += wt * x[k[a]] / sc[a] * x[k[b]] / sc[b];
@@ -100,38 +125,58 @@ static double solve(const struct lbs_sim_sample *s, const size_t *idx,
                 A[r][b] -= f * A[col][b];
         }
     }
-    c[0] = c[1] = c[2] = 0;
+    memset(c, 0, NF * sizeof *c);
     for (int a = 0; a < m; a++)
         c[k[a]] = A[a][m] / A[a][a] / sc[a];
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NF; i++)
         if (!isfinite(c[i]) || c[i] < 0)
             return INFINITY;
-    if (!(c[2] > 0))
+    if (!(c[3] > 0))
         return INFINITY;
     double err = 0;
     for (size_t j = 0; j < n; j++) {
-        double x[3];
-        features(&s[idx[j]], x);
-        double e = (x[0] * c[0] + x[1] * c[1] + x[2] * c[2] - s[idx[j]].t) /
-                   s[idx[j]].t;
+        double e = (predict(&s[idx[j]], E, c) - s[idx[j]].t) / s[idx[j]].t;
         err += e * e;
     }
     return err;
 }
 
-static double best_fit(const struct lbs_sim_sample *s, const size_t *idx,
-                       size_t n, double c[3])
+/* Masks in order of how many coefficients they free, so that among fits
+ * of equal error the simplest is kept. */
+static int popcount(unsigned x)
 {
-    static const unsigned masks[] = {7, 5, 6, 4};
+    int k = 0;
+    for (; x; x &= x - 1)
+        k++;
+    return k;
+}
+
+/* The best (E, mask) fit of the samples idx; *E = -1 for no eager limit.
+ * A richer fit must beat the best so far by more than rounding. */
+static double best_fit(const struct lbs_sim_sample *s, const size_t *idx,
+                       size_t n, double c[NF], double *E)
+{
     double best = INFINITY;
-    for (size_t i = 0; i < sizeof masks / sizeof masks[0]; i++) {
-        double t[3];
-        double e = solve(s, idx, n, masks[i], t);
-        if (e < best * (1 - 1e-9)) {
-            best = e;
-            memcpy(c, t, sizeof t);
+    *E = -1;
+    for (int bits = 1; bits <= NF; bits++)
+        for (unsigned mask = 0; mask < (1u << NF); mask++) {
+            if (popcount(mask) != bits || !(mask & BW_BIT))
+                continue;
+            /* candidate limits: each sample's step size; none when the
+             * rendezvous coefficient is pinned */
+            for (size_t e = 0; e < ((mask & 4u) ? n : 1); e++) {
+                double cand = !(mask & 4u) ? -1
+                    : lbs_sim_step_bytes(s[idx[e]].coll, s[idx[e]].ranks,
+                                         s[idx[e]].bytes);
+                double t[NF];
+                double err = solve(s, idx, n, cand, mask, t);
+                if (err < best * (1 - 1e-6) - 1e-24) {
+                    best = err;
+                    *E = cand;
+                    memcpy(c, t, sizeof t);
+                }
+            }
         }
-    }
     return best;
 }
 
@@ -153,71 +198,109 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Fit on tr, then the relative errors on te into re (sorted); returns the
+ * count, 0 when the training half determines no fit. */
+static size_t held_out(const struct lbs_sim_sample *s, const size_t *tr,
+                       size_t ntr, const size_t *te, size_t nte, double *re)
+{
+    double h[NF], E;
+    if (!ntr || !isfinite(best_fit(s, tr, ntr, h, &E)))
+        return 0;
+    for (size_t i = 0; i < nte; i++)
+        re[i] = fabs(predict(&s[te[i]], E, h) - s[te[i]].t) / s[te[i]].t;
+    return nte;
+}
+
+static void summarise(double *re, size_t n, struct lbs_sim_heldout *h)
+{
+    h->n = n;
+    h->med = h->max = -1;
+    if (!n)
+        return;
+    qsort(re, n, sizeof *re, cmp_d);
+    h->med = n % 2 ? re[n / 2] : 0.5 * (re[n / 2 - 1] + re[n / 2]);
+    h->max = re[n - 1];
+}
+
 int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
                 struct lbs_sim_fit *fit, struct lbs_err *err)
 {
     memset(fit, 0, sizeof *fit);
-    fit->med_err = fit->max_err = -1;
+    fit->sizes.med = fit->sizes.max = fit->ranks.med = fit->ranks.max = -1;
     size_t *idx = malloc((n + 1) * sizeof *idx);
-    if (!idx)
-        return lbs_err_set(err, -ENOMEM, "out of memory");
+    size_t *tr = malloc((n + 1) * sizeof *tr);
+    size_t *te = malloc((n + 1) * sizeof *te);
+    double *re = malloc((n + 1) * sizeof *re);
+    int rc = 0;
+    if (!idx || !tr || !te || !re) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+        goto out;
+    }
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        double x[3];
-        if (features(&s[i], x) || s[i].ranks < 2 || !(s[i].t > 0) ||
+        double x[NF];
+        if (features(&s[i], -1, x) || s[i].ranks < 2 || !(s[i].t > 0) ||
             !isfinite(s[i].t) || !(s[i].bytes >= 0))
             continue;
         idx[m++] = i;
     }
     if (m < 2) {
-        free(idx);
-        return lbs_err_set(err, -EINVAL, "calibration needs at least 2 usable "
-                           "samples (ranks >= 2, time > 0), got %zu", m);
+        rc = lbs_err_set(err, -EINVAL, "calibration needs at least 2 usable "
+                         "samples (ranks >= 2, time > 0), got %zu", m);
+        goto out;
     }
     qsort_r(idx, m, sizeof *idx, cmp_sample, (void *)s);
-    double c[3] = {0, 0, 0};
-    if (!isfinite(best_fit(s, idx, m, c))) {
-        free(idx);
-        return lbs_err_set(err, -EINVAL, "calibration: the samples do not "
-                           "determine a bandwidth (need several message "
-                           "sizes)");
+    double c[NF], E;
+    if (!isfinite(best_fit(s, idx, m, c, &E))) {
+        rc = lbs_err_set(err, -EINVAL, "calibration: the samples do not "
+                         "determine a bandwidth (need several message "
+                         "sizes)");
+        goto out;
     }
     fit->base_lat = c[0];
     fit->hop_lat = c[1];
-    fit->bw = 1 / c[2];
+    fit->rndv_lat = c[2];
+    fit->eager_max = c[2] > 0 ? E : 0;
+    fit->bw = 1 / c[3];
+    fit->reduce_bw = c[4] > 0 ? 1 / c[4] : 0;
     fit->used = m;
-    /* held out: fit on every other sample of the sorted list, test on the
-     * rest (each size class is split, so both halves span the sizes) */
+    /* held-out sizes: fit on every other sample of the sorted list, test
+     * on the rest (each (coll, ranks) class is split, so both halves span
+     * the sizes) */
     if (m >= 6) {
-        size_t *tr = malloc(m * sizeof *tr);
-        double *re = malloc(m * sizeof *re);
         size_t ntr = 0, nte = 0;
-        if (!tr || !re) {
-            free(tr);
-            free(re);
-            free(idx);
-            return lbs_err_set(err, -ENOMEM, "out of memory");
+        for (size_t i = 0; i < m; i++) {
+            if (i % 2)
+                te[nte++] = idx[i];
+            else
+                tr[ntr++] = idx[i];
         }
-        for (size_t i = 0; i < m; i += 2)
-            tr[ntr++] = idx[i];
-        double h[3] = {0, 0, 0};
-        if (isfinite(best_fit(s, tr, ntr, h))) {
-            for (size_t i = 1; i < m; i += 2) {
-                double x[3];
-                const struct lbs_sim_sample *q = &s[idx[i]];
-                features(q, x);
-                double p = x[0] * h[0] + x[1] * h[1] + x[2] * h[2];
-                re[nte++] = fabs(p - q->t) / q->t;
-            }
-            qsort(re, nte, sizeof *re, cmp_d);
-            fit->held_out = nte;
-            fit->med_err = nte % 2 ? re[nte / 2]
-                                   : 0.5 * (re[nte / 2 - 1] + re[nte / 2]);
-            fit->max_err = re[nte - 1];
-        }
-        free(tr);
-        free(re);
+        summarise(re, held_out(s, tr, ntr, te, nte, re), &fit->sizes);
     }
+    /* held-out rank counts: for each P, fit on the other rank counts and
+     * predict every sample at P */
+    size_t nre = 0;
+    for (size_t i = 0; i < m; i++) {
+        long P = s[idx[i]].ranks;
+        int first = 1;
+        for (size_t j = 0; j < i; j++)
+            first &= s[idx[j]].ranks != P;
+        if (!first)
+            continue;
+        size_t ntr = 0, nte = 0;
+        for (size_t j = 0; j < m; j++) {
+            if (s[idx[j]].ranks == P)
+                te[nte++] = idx[j];
+            else
+                tr[ntr++] = idx[j];
+        }
+        nre += held_out(s, tr, ntr, te, nte, re + nre);
+    }
+    summarise(re, nre, &fit->ranks);
+out:
     free(idx);
-    return 0;
+    free(tr);
+    free(te);
+    free(re);
+    return rc;
 }

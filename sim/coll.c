@@ -448,6 +448,16 @@ static double nb_direct(const struct ctx *c, double b, enum lbs_sim_topo topo,
     return c->a0 + c->an + t;
 }
 
+double lbs_sim_step_bytes(enum lbs_sim_coll c, long P, double bytes)
+{
+    switch (c) {
+    case LBS_SIM_ALLREDUCE:
+    case LBS_SIM_ALLTOALL: return bytes / (double)(P > 0 ? P : 1);
+    case LBS_SIM_BARRIER: return 0;
+    default: return bytes;
+    }
+}
+
 double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
                          enum lbs_sim_proto p, double bytes,
                          enum lbs_sim_topo topo, long step, double *wire)
@@ -462,6 +472,9 @@ double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
     if (net->P == 1)
         return 0;
     const struct lbs_sim_proto_params *pp = &pl->proto[p];
+    if (pp->max_bytes > 0 &&
+        lbs_sim_step_bytes(algo_colls[a], net->P, bytes) > pp->max_bytes)
+        return INFINITY;
     double f = pp->bw_factor;
     struct ctx c = {net, net->P, net->g, net->N, pp->base_lat, pp->intra_hop,
                     pp->inter_hop + pl->net_lat, f * net->Bi, f * net->Bn,
@@ -483,6 +496,8 @@ double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
     case LBS_SIM_NB_DIRECT: t = nb_direct(&c, bytes, topo, step, &w); break;
     default: t = INFINITY;
     }
+    if (algo_colls[a] == LBS_SIM_ALLREDUCE && pl->reduce_bw > 0)
+        t += (double)(net->P - 1) / (double)net->P * bytes / pl->reduce_bw;
     if (wire)
         *wire = w;
     return t;

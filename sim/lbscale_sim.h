@@ -84,6 +84,8 @@ struct lbs_sim_proto_params {
     double intra_hop;   /* s, per intra-node step */
     double inter_hop;   /* s, per inter-node step (plus fabric.lat_us) */
     double bw_factor;   /* fraction of link bandwidth reached, (0, 1] */
+    double max_bytes;   /* largest step message it carries (MPI's eager
+                           limit); 0 = any */
 };
 
 /* ------------------------------------------------------------------ */
@@ -104,6 +106,8 @@ struct lbs_sim_platform {
     double intra_bw;        /* per GPU per direction inside a node, B/s */
     int nics_per_node;      /* >= 1 */
     double nic_bw;          /* per NIC per direction, B/s */
+    double reduce_bw;       /* B/s a rank reduces received data at; 0 =
+                               fused into the copy (NCCL on GPUs) */
     enum lbs_sim_fabric fabric;
     int nodes_per_leaf;     /* fat-tree: nodes under one leaf switch */
     double oversub;         /* fat-tree: downlink/uplink ratio, >= 1 */
@@ -247,6 +251,10 @@ struct lbs_sim_cost {
 double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
                          enum lbs_sim_proto p, double bytes,
                          enum lbs_sim_topo topo, long step, double *wire);
+/* The message one step of the collective's ring form carries (allreduce
+ * and alltoall n/P, allgather and bcast n, neighbour n): what a
+ * protocol's max_bytes is compared with, here and in calibration. */
+double lbs_sim_step_bytes(enum lbs_sim_coll c, long P, double bytes);
 /* The fastest enabled (algorithm, protocol) for the call, as NCCL's tuner
  * picks per call.  Zero time when P == 1. */
 struct lbs_sim_cost lbs_sim_coll_cost(const struct lbs_sim_net *net,
@@ -318,18 +326,27 @@ struct lbs_sim_sample {
     double bytes;               /* trace-v1 convention */
     double t;                   /* measured seconds */
 };
+struct lbs_sim_heldout {
+    size_t n;                   /* samples predicted */
+    double med, max;            /* relative errors (-1: n/a) */
+};
 struct lbs_sim_fit {
     double base_lat, hop_lat;   /* s */
+    double rndv_lat;            /* s per step above eager_max */
+    double eager_max;           /* bytes; 0 = no eager limit fitted */
     double bw;                  /* B/s per rank link */
+    double reduce_bw;           /* B/s; 0 = no reduction cost fitted */
     size_t used;                /* samples in the fit */
-    double med_err, max_err;    /* held-out relative errors (-1: n/a) */
-    size_t held_out;
+    struct lbs_sim_heldout sizes;   /* fit every other size, predict rest */
+    struct lbs_sim_heldout ranks;   /* fit other rank counts, predict P */
 };
-/* Fit t = base + steps(P) hop + volume(P, bytes) / bw over the samples
- * (ring forms: allreduce 2(P-1) steps and 2(P-1)/P bytes, allgather P-1
- * and (P-1) bytes, alltoall P-1 and (P-1)/P bytes, bcast P-1 and bytes).
- * The held-out error comes from fitting every other message size and
- * predicting the rest.  -EINVAL when the data cannot determine the fit. */
+/* Fit t = base + steps(P) (hop + [step > eager_max] rndv)
+ *       + volume(P, bytes) / bw + [allreduce] (P-1)/P bytes / reduce_bw
+ * over the samples (ring forms: allreduce 2(P-1) steps and 2(P-1)/P
+ * bytes, allgather P-1 and (P-1) bytes, alltoall P-1 and (P-1)/P bytes,
+ * bcast P-1 and bytes), and report two held-out errors: every other
+ * message size, and each rank count from the others (needs two or more).
+ * -EINVAL when the data cannot determine the fit. */
 int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
                 struct lbs_sim_fit *fit, struct lbs_err *err);
 

@@ -5,7 +5,8 @@
  *    "gpu":   {"name": "A100-SXM4-80GB", "peak_tflops": 312,
  *              "mem_bw_gbs": 2039},
  *    "node":  {"gpus": 8, "intra": "NVLink3 + NVSwitch",
- *              "intra_bw_gbs": 300, "nics": 8, "nic_gbps": 200},
+ *              "intra_bw_gbs": 300, "nics": 8, "nic_gbps": 200,
+ *              "reduce_gbs": 0},
  *    "fabric": {"kind": "fat-tree", "nodes_per_leaf": 20,
  *               "oversubscription": 1, "lat_us": 0},
  *    "max_gpus": 16384,
@@ -18,6 +19,14 @@
  * fabric.kind "flat" (one non-blocking switch) or "fat-tree" (two levels:
  * nodes_per_leaf nodes under a leaf whose uplinks carry 1/oversubscription
  * of what its nodes can inject; full bisection above the leaves).
+ * reduce_gbs (optional, 0 = free): the rate a rank adds received data
+ * into its buffer; every allreduce algorithm pays (P-1)/P n of it (the
+ * reduce-scatter minimum, [C07] in coll.c).  GPUs fuse the reduction
+ * into the copy, so the GPU presets leave it out; CPUs under MPI do not
+ * (`sim calibrate` fits it).  A protocol's max_bytes (optional, 0 = any)
+ * is the largest step message it may carry (lbs_sim_step_bytes): MPI's
+ * eager limit, above which the rendezvous protocol's extra handshake per
+ * step applies.
  * protocols: when given, exactly the protocols listed are enabled; when
  * absent, NCCL's three with the latencies of its ring model (NCCL 2.8
  * src/graph/tuning.cc: baseLat, hwLat NVLink/NET, LL 1/4 and LL128 0.92
@@ -43,14 +52,15 @@ static int read_proto(const struct sj *c, const json_t *o, const char *path,
                       struct lbs_sim_proto_params *p)
 {
     static const char *const keys[] = {"base_lat_us", "intra_hop_us",
-        "inter_hop_us", "bw_factor", "enabled", "note", NULL};
-    double v[4];
+        "inter_hop_us", "bw_factor", "max_bytes", "enabled", "note", NULL};
+    double v[5];
     int rc = sj_known(c, o, path, keys);
     if (!rc) rc = sj_num(c, o, path, "base_lat_us", SJ_REQ, 0, 0, 1e6, &v[0]);
     if (!rc) rc = sj_num(c, o, path, "intra_hop_us", SJ_REQ, 0, 0, 1e6, &v[1]);
     if (!rc) rc = sj_num(c, o, path, "inter_hop_us", SJ_REQ, 0, 0, 1e6, &v[2]);
     if (!rc) rc = sj_num(c, o, path, "bw_factor", SJ_REQ | SJ_LO_OPEN, 0, 0, 1,
                          &v[3]);
+    if (!rc) rc = sj_num(c, o, path, "max_bytes", 0, 0, 0, 1e18, &v[4]);
     if (rc)
         return rc;
     const json_t *en = json_object_get(o, "enabled");
@@ -61,6 +71,7 @@ static int read_proto(const struct sj *c, const json_t *o, const char *path,
     p->intra_hop = v[1] * 1e-6;
     p->inter_hop = v[2] * 1e-6;
     p->bw_factor = v[3];
+    p->max_bytes = v[4];
     return 0;
 }
 
@@ -73,7 +84,7 @@ static int parse_root(const struct sj *c, const json_t *root,
     static const char *const gk[] = {"name", "peak_tflops", "mem_bw_gbs",
                                      "note", NULL};
     static const char *const nk[] = {"gpus", "intra", "intra_bw_gbs", "nics",
-                                     "nic_gbps", "note", NULL};
+                                     "nic_gbps", "reduce_gbs", "note", NULL};
     static const char *const fk[] = {"kind", "nodes_per_leaf",
         "oversubscription", "lat_us", "note", NULL};
     json_t *gpu, *node, *fab, *protos;
@@ -114,6 +125,8 @@ static int parse_root(const struct sj *c, const json_t *root,
     if (!rc) rc = sj_num(c, node, "node.", "nic_gbps", SJ_REQ | SJ_LO_OPEN, 0,
                          0, 1e6, &v);
     p->nic_bw = v * 1e9 / 8;
+    if (!rc) rc = sj_num(c, node, "node.", "reduce_gbs", 0, 0, 0, 1e6, &v);
+    p->reduce_bw = v * 1e9;
 
     if (!rc) rc = sj_obj(c, root, "", "fabric", SJ_REQ, &fab);
     if (!rc) rc = sj_known(c, fab, "fabric.", fk);
@@ -168,7 +181,7 @@ static int parse_root(const struct sj *c, const json_t *root,
         for (int i = 0; i < LBS_SIM_NPROTO; i++)
             p->proto[i] = (struct lbs_sim_proto_params){
                 1, nccl_def[i][0] * 1e-6, nccl_def[i][1] * 1e-6,
-                nccl_def[i][2] * 1e-6, nccl_def[i][3]};
+                nccl_def[i][2] * 1e-6, nccl_def[i][3], 0};
     }
 
     const json_t *al = json_object_get(root, "algorithms");

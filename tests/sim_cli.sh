@@ -131,11 +131,12 @@ grep -q 'after backward\|allreduce' "$OUT" && ok "timeline lists collectives" ||
     not_ok "timeline lists collectives"
 good "coll" sim coll --platform dgx-h100 --gpus 8,64 --bytes 1M,1G --no-save
 
-# calibrate from a synthetic coll JSONL (ring forms, 4 us + 0.5 us/step, 5 GB/s)
+# calibrate from a synthetic coll JSONL (ring forms, 4 us + 0.5 us/step,
+# 5 GB/s); three rank counts, so each is predicted from two others
 "$PY" - "$TOP/coll.jsonl" <<'PY'
 import json, sys
 with open(sys.argv[1], "w") as f:
-    for P in (2, 4):
+    for P in (2, 3, 4):
         b = 1024
         while b <= 1 << 26:
             t = 4 + 2 * (P - 1) * 0.5 + 2 * (P - 1) / P * b / 5e3
@@ -146,7 +147,7 @@ with open(sys.argv[1], "w") as f:
     f.write(json.dumps({"bench": "stream"}) + "\n")
 PY
 good "calibrate" sim calibrate "$TOP/coll.jsonl" --out "$TOP/local.json" --mem-bw-gbs 10
-grep -q 'held-out error' "$OUT" && grep -q 'bandwidth 5.000 GB/s' "$OUT" &&
+grep -q "held-out sizes (.*): median 0.0%" "$OUT" && grep -q "held-out rank counts (.*): median 0.0%" "$OUT" && grep -q "bandwidth 5.000 GB/s" "$OUT" &&
     ok "calibrate recovers 5 GB/s and reports held-out error" ||
     not_ok "calibrate recovers 5 GB/s and reports held-out error" "$(cat "$OUT")"
 good "sweep on the calibrated platform" sim sweep --model resnet-50 --platform "$TOP/local.json" --optim sgd --gpus 2,4 --no-save

@@ -453,6 +453,10 @@ Test(sim_bad, platform_fields)
     bad_platform("\"bw_factor\": 1", "\"bw_factor\": 1.5",
                  "protocols.Simple.bw_factor");
     bad_platform("\"Simple\"", "\"Fast\"", "protocols.Fast");
+    bad_platform("\"bw_factor\": 1", "\"bw_factor\": 1, \"max_bytes\": -1",
+                 "protocols.Simple.max_bytes");
+    bad_platform("\"nic_gbps\": 80", "\"nic_gbps\": 80, \"reduce_gbs\": -4",
+                 "node.reduce_gbs");
     bad_platform("\"version\": 1", "\"version\": 2", "version");
     bad_platform("\"lbscale-platform\"", "\"lbscale-model\"", "format");
     bad_platform("}}}", "}}, \"algorithms\": [\"ring\", \"warp\"]}",
@@ -630,35 +634,99 @@ Test(sim_presets, gpus_lists)
     cr_assert_eq(lbs_sim_parse_gpus("", &P, &n, &e), -EINVAL);
 }
 
-Test(sim_calib, recovers_alpha_beta)
+/* The calibrated cost model: base 5 us, 1 us per step, +3 us per step
+ * whose message exceeds 8 KiB (rendezvous), 10 GB/s links, allreduce
+ * reducing at 4 GB/s. */
+static double calib_t(enum lbs_sim_coll c, double P, double b)
 {
-    /* synthetic: base 5 us, 1 us per step, 10 GB/s; P in 2, 4, 8 */
-    struct lbs_sim_sample s[200];
+    double steps = c == LBS_SIM_ALLREDUCE ? 2 * (P - 1) : P - 1;
+    double vol = c == LBS_SIM_ALLREDUCE ? 2 * (P - 1) / P * b
+               : c == LBS_SIM_ALLGATHER ? (P - 1) * b : (P - 1) / P * b;
+    double m = lbs_sim_step_bytes(c, (long)P, b);
+    return 5e-6 + steps * (1e-6 + (m > 8192 ? 3e-6 : 0)) + vol / 1e10 +
+           (c == LBS_SIM_ALLREDUCE ? (P - 1) / P * b / 4e9 : 0);
+}
+
+Test(sim_calib, recovers_the_model)
+{
+    static const enum lbs_sim_coll cs[] = {LBS_SIM_ALLREDUCE,
+        LBS_SIM_ALLGATHER, LBS_SIM_ALLTOALL};
+    struct lbs_sim_sample s[300];
     size_t n = 0;
-    long Ps[] = {2, 4, 8};
-    for (int i = 0; i < 3; i++)
-        for (double b = 1024; b <= 64e6; b *= 4) {
-            double P = (double)Ps[i];
-            s[n++] = (struct lbs_sim_sample){LBS_SIM_ALLREDUCE, Ps[i], b,
-                5e-6 + 2 * (P - 1) * 1e-6 + 2 * (P - 1) / P * b / 1e10};
-            s[n++] = (struct lbs_sim_sample){LBS_SIM_ALLGATHER, Ps[i], b / 8,
-                5e-6 + (P - 1) * 1e-6 + (P - 1) * b / 8 / 1e10};
-        }
+    long Ps[] = {2, 3, 4, 8};
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 3; k++)
+            for (double b = 1024; b <= 64e6; b *= 4)
+                s[n++] = (struct lbs_sim_sample){cs[k], Ps[i], b,
+                    calib_t(cs[k], (double)Ps[i], b)};
     struct lbs_sim_fit f;
     struct lbs_err e = {{0}};
     cr_assert_eq(lbs_sim_fit(s, n, &f, &e), 0, "%s", e.msg);
     cr_assert(fabs(f.base_lat - 5e-6) < 1e-9, "base %g", f.base_lat);
     cr_assert(fabs(f.hop_lat - 1e-6) < 1e-9, "hop %g", f.hop_lat);
+    cr_assert(fabs(f.rndv_lat - 3e-6) < 1e-9, "rndv %g", f.rndv_lat);
     cr_assert(fabs(f.bw - 1e10) < 1e4, "bw %g", f.bw);
-    cr_assert(f.held_out > 0 && f.med_err < 1e-6 && f.max_err < 1e-6);
-    /* one P only: hop is pinned to 0 and base absorbs it */
+    cr_assert(fabs(f.reduce_bw - 4e9) < 1e4, "reduce %g", f.reduce_bw);
+    /* any limit that splits the samples as 8 KiB does is the same fit */
+    for (size_t i = 0; i < n; i++) {
+        double m = lbs_sim_step_bytes(s[i].coll, s[i].ranks, s[i].bytes);
+        cr_assert_eq(m > f.eager_max, m > 8192, "eager_max %g", f.eager_max);
+    }
+    cr_assert(f.sizes.n == n / 2 && f.sizes.max < 1e-6);
+    cr_assert(f.ranks.n == n && f.ranks.max < 1e-6, "%zu %g", f.ranks.n,
+              f.ranks.max);
+    /* one P only: hop is pinned to 0 and base absorbs it; no rank
+     * hold-out is possible */
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        if (s[i].ranks == 4 && s[i].coll == LBS_SIM_ALLREDUCE)
+        if (s[i].ranks == 4 && s[i].coll == LBS_SIM_ALLGATHER)
             s[m++] = s[i];
     cr_assert_eq(lbs_sim_fit(s, m, &f, &e), 0, "%s", e.msg);
-    cr_assert(fabs(f.base_lat + f.hop_lat * 6 - 11e-6) < 1e-9);
+    cr_assert(fabs(f.base_lat + f.hop_lat * 3 - 8e-6) < 1e-9);
     cr_assert(fabs(f.bw - 1e10) < 1e4);
+    cr_assert(f.ranks.n == 0 && f.ranks.med < 0);
     /* nothing to fit */
     cr_assert_eq(lbs_sim_fit(s, 1, &f, &e), -EINVAL);
+}
+
+/* The platform fields the calibration writes, priced by hand: 4 ranks on
+ * one node, 10 GB/s, reduction 4 GB/s, LL (eager) up to 8 KiB per step
+ * with 1 us steps, Simple (rendezvous) with 4 us steps; base 5 us. */
+Test(sim_coll, eager_limit_and_reduction)
+{
+    const char *txt =
+        "{\"format\": \"lbscale-platform\", \"version\": 1, \"name\": \"c\","
+        " \"gpu\": {\"peak_tflops\": 1, \"mem_bw_gbs\": 10},"
+        " \"node\": {\"gpus\": 4, \"intra_bw_gbs\": 10, \"nics\": 1,"
+        "  \"nic_gbps\": 80, \"reduce_gbs\": 4},"
+        " \"fabric\": {\"kind\": \"flat\"}, \"max_gpus\": 4,"
+        " \"protocols\": {\"LL\": {\"base_lat_us\": 5, \"intra_hop_us\": 1,"
+        "   \"inter_hop_us\": 1, \"bw_factor\": 1, \"max_bytes\": 8192},"
+        "  \"Simple\": {\"base_lat_us\": 5, \"intra_hop_us\": 4,"
+        "   \"inter_hop_us\": 4, \"bw_factor\": 1}},"
+        " \"algorithms\": [\"ring\", \"allgather-ring\", \"alltoall-pairwise\","
+        "  \"bcast-pipeline\", \"barrier-dissemination\", \"neighbor-direct\"]}";
+    struct lbs_sim_platform *p;
+    struct lbs_err e;
+    cr_assert_eq(lbs_sim_platform_parse(txt, "c.json", &p, &e), 0, "%s",
+                 e.msg);
+    struct lbs_sim_net net;
+    cr_assert_eq(lbs_sim_net_init(&net, p, 4, NULL), 0);
+    /* 32 KiB allreduce: 8 KiB steps -> LL: 5 + 6 x 1 us + 1.5 x 32768 B /
+     * 10 GB/s + 0.75 x 32768 B / 4 GB/s */
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 32768,
+                                              LBS_SIM_TOPO_RING, 1);
+    cr_assert_eq(c.proto, LBS_SIM_LL);
+    near(c.t, 11e-6 + 1.5 * 32768 / 1e10 + 0.75 * 32768 / 4e9);
+    near(c.t, calib_t(LBS_SIM_ALLREDUCE, 4, 32768));
+    /* one byte more per step: LL may not carry it; Simple's 4 us steps */
+    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 32772, LBS_SIM_TOPO_RING,
+                          1);
+    cr_assert_eq(c.proto, LBS_SIM_SIMPLE);
+    near(c.t, calib_t(LBS_SIM_ALLREDUCE, 4, 32772));
+    /* allgather of 1 MB per rank: no reduction; 3 steps of 1 MB */
+    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLGATHER, 1e6, LBS_SIM_TOPO_RING, 1);
+    near(c.t, 5e-6 + 3 * 4e-6 + 3e6 / 1e10);
+    near(c.t, calib_t(LBS_SIM_ALLGATHER, 4, 1e6));
+    lbs_sim_platform_free(p);
 }
