@@ -10,14 +10,20 @@
 #include "cli.h"
 #include "lbscale/param.h"
 
+/* One write of the whole line: under mpirun, another process's output
+ * (mpirun's own abort notice) must not land in the middle of it. */
 void cli_error(const char *what, const char *fmt, ...)
 {
+    char msg[1024];
     va_list ap;
-    fprintf(stderr, "lbscale: %s: ", what);
+    int k = snprintf(msg, sizeof msg, "lbscale: %s: ", what);
+    if (k < 0 || (size_t)k >= sizeof msg)
+        k = 0;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg + k, sizeof msg - (size_t)k, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "%s\n", msg);
+    fflush(stderr);
 }
 
 int cli_exit_code(int rc)

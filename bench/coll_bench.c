@@ -1,5 +1,6 @@
 /* coll_bench.c - `lbscale coll`: collective benchmark in the style of
- * nccl-tests, over the lbs_comm interface (mpi under mpirun, self alone).
+ * nccl-tests, over the lbs_comm interface (mpi under mpirun, self alone,
+ * nccl with --backend nccl: one rank per GPU, device buffers).
  *
  * One shared driver, one small ops table per pattern (the nccl-tests
  * layout): setup (sizes, buffers, data), prep (untimed, before each call:
@@ -25,7 +26,13 @@
  *
  * Reduce-scatter is not part of lbs_comm: it is called here through MPI
  * directly (MPI_Reduce_scatter_block over MPI_COMM_WORLD, the
- * communicator the mpi backend uses) and is a copy on the self backend.
+ * communicator the mpi backend uses) and is a copy on the self backend;
+ * the nccl backend leaves it out.
+ *
+ * nccl: setup, prep and check stay on host buffers; the driver uploads
+ * them to device twins before each call and downloads after the last
+ * one, all untimed (dev_* below), and the timings and #wrong travel over
+ * a second, mpi comm, because NCCL takes device memory only.
  *
  * Ownership: everything is allocated and freed per (pattern, size) here. */
 #include <limits.h>
@@ -37,6 +44,8 @@
 
 #include "cli.h"
 #include "lbs_config.h"
+#include "lbs_cuda.h"
+#include "lbs_cuda_compress.h"
 #include "lbscale/comm.h"
 #include "lbscale/param.h"
 #include "lbscale/topology.h"
@@ -57,11 +66,21 @@ struct cctx {
     double payload;     /* trace-v1 bytes of this rank */
     size_t n1, n2;      /* pattern-specific element counts */
     void *a, *b, *d;    /* buffers */
+    size_t na, nb, nd;  /* their bytes (hmalloc) */
+    void *da, *db, *dd; /* nccl: device twins of a, b, d */
     size_t *counts, *displs;
     int *from, *to, nfrom, nto;
     double *w;
     long step;
 };
+
+/* malloc that records the size: the nccl backend mirrors a, b, d on the
+ * GPU. */
+static void *hmalloc(size_t *rec, size_t bytes)
+{
+    *rec = bytes;
+    return malloc(bytes);
+}
 
 /* Small integers: float sums over any rank count stay exact. */
 static inline float pat(int r, size_t i)
@@ -101,7 +120,7 @@ static int ar_setup_n(struct cctx *x, size_t n)
     if (!n)
         return 1;
     x->n1 = n;
-    x->a = malloc(n * sizeof(float));
+    x->a = hmalloc(&x->na, n * sizeof(float));
     return x->a ? 0 : -ENOMEM;
 }
 static int ar_setup(struct cctx *x, size_t S)
@@ -147,8 +166,8 @@ static int ag_setup(struct cctx *x, size_t S)
     x->count = x->n1 * (size_t)x->P;
     x->size = x->count * 4;
     x->payload = (double)x->n1 * 4;
-    x->a = malloc(x->n1 * 4);
-    x->b = malloc(x->count * 4);
+    x->a = hmalloc(&x->na, x->n1 * 4);
+    x->b = hmalloc(&x->nb, x->count * 4);
     if (!x->a || !x->b)
         return -ENOMEM;
     fill(x->a, x->n1, x->rank, 0);
@@ -195,8 +214,8 @@ static int agv_setup(struct cctx *x, size_t S)
     x->size = total * 4;
     x->payload = (double)x->size / (double)P;
     x->n1 = x->counts[x->rank];
-    x->a = malloc((x->n1 ? x->n1 : 1) * 4);
-    x->b = malloc(total * 4);
+    x->a = hmalloc(&x->na, (x->n1 ? x->n1 : 1) * 4);
+    x->b = hmalloc(&x->nb, total * 4);
     if (!x->a || !x->b)
         return -ENOMEM;
     fill(x->a, x->n1, x->rank, 0);
@@ -233,8 +252,8 @@ static int blocks_setup(struct cctx *x, size_t S, size_t recv_blocks)
     x->count = x->n1 * (size_t)x->P;
     x->size = x->count * 4;
     x->payload = (double)x->size;
-    x->a = malloc(x->count * 4);
-    x->b = malloc(x->n1 * recv_blocks * 4);
+    x->a = hmalloc(&x->na, x->count * 4);
+    x->b = hmalloc(&x->nb, x->n1 * recv_blocks * 4);
     if (!x->a || !x->b)
         return -ENOMEM;
     fill(x->a, x->count, x->rank, 0);
@@ -313,7 +332,7 @@ static int bc_setup(struct cctx *x, size_t S)
         return 1;
     x->size = x->count * 4;
     x->payload = (double)x->size;
-    x->a = malloc(x->n1 * 4);
+    x->a = hmalloc(&x->na, x->n1 * 4);
     if (!x->a)
         return -ENOMEM;
     if (x->rank == x->root)
@@ -349,8 +368,8 @@ static int nb_setup(struct cctx *x, size_t S)
     int deg = lbs_topology_degree(x->topo);
     x->size = x->count * 4;
     x->payload = (double)x->size;
-    x->a = malloc(x->n1 * 4);
-    x->b = malloc(x->n1 * 4 * (size_t)(deg ? deg : 1));
+    x->a = hmalloc(&x->na, x->n1 * 4);
+    x->b = hmalloc(&x->nb, x->n1 * 4 * (size_t)(deg ? deg : 1));
     x->from = malloc((size_t)(deg ? deg : 1) * sizeof(int));
     x->to = malloc((size_t)(deg ? deg : 1) * sizeof(int));
     x->w = malloc((size_t)(deg ? deg : 1) * sizeof(double));
@@ -397,9 +416,9 @@ static int tk_setup(struct cctx *x, size_t S)
     size_t k = (size_t)llround(x->density * (double)x->count);
     x->n1 = k ? k : 1;
     x->payload = (double)x->n1 * sizeof(struct kv);
-    struct kv *a = malloc(x->n1 * sizeof *a);
+    struct kv *a = hmalloc(&x->na, x->n1 * sizeof *a);
     x->a = a;
-    x->b = malloc(x->n1 * (size_t)x->P * sizeof *a);
+    x->b = hmalloc(&x->nb, x->n1 * (size_t)x->P * sizeof *a);
     if (!x->a || !x->b)
         return -ENOMEM;
     for (size_t j = 0; j < x->n1; j++)
@@ -439,9 +458,9 @@ static int ob_setup(struct cctx *x, size_t S)
     x->size = x->count * 4;
     x->n1 = x->count / 8 / P;             /* bytes per block */
     x->payload = (double)(x->count / 8 + x->n1);
-    x->a = malloc(x->n1 * P);             /* packed signs, P blocks */
-    x->b = malloc(x->n1 * P);             /* received blocks */
-    x->d = malloc(x->n1 * (P + 1));       /* own chunk + gathered chunks */
+    x->a = hmalloc(&x->na, x->n1 * P);        /* packed signs, P blocks */
+    x->b = hmalloc(&x->nb, x->n1 * P);        /* received blocks */
+    x->d = hmalloc(&x->nd, x->n1 * (P + 1));  /* own + gathered chunks */
     if (!x->a || !x->b || !x->d)
         return -ENOMEM;
     unsigned char *a = x->a, *d = x->d;
@@ -524,6 +543,10 @@ static double bw_factor(const struct coll_ops *o, int P, int deg)
 static void cctx_free(struct cctx *x)
 {
     free(x->a); free(x->b); free(x->d);
+    lbs_cuda_mem_free(x->da); lbs_cuda_mem_free(x->db);
+    lbs_cuda_mem_free(x->dd);
+    x->da = x->db = x->dd = NULL;
+    x->na = x->nb = x->nd = 0;
     free(x->counts); free(x->displs);
     free(x->from); free(x->to); free(x->w);
     x->a = x->b = x->d = NULL;
@@ -532,13 +555,50 @@ static void cctx_free(struct cctx *x)
     x->w = NULL;
 }
 
+/* ---- nccl: the same patterns on device twins of a, b, d ---------------- */
+/* Host buffers stay where setup, prep and check work; around each call
+ * the host data is uploaded (untimed) and the pointers swapped for the
+ * device ones, and after the last call the results come back. */
+static int dev_alloc(struct cctx *x, struct lbs_err *err)
+{
+    int rc = 0;
+    if (x->na && !rc) rc = lbs_cuda_mem_alloc(&x->da, x->na, err);
+    if (x->nb && !rc) rc = lbs_cuda_mem_alloc(&x->db, x->nb, err);
+    if (x->nd && !rc) rc = lbs_cuda_mem_alloc(&x->dd, x->nd, err);
+    return rc;
+}
+static int dev_put(struct cctx *x, struct lbs_err *err)
+{
+    int rc = 0;
+    if (x->na && !rc) rc = lbs_cuda_mem_put(x->da, x->a, x->na, err);
+    if (x->nb && !rc) rc = lbs_cuda_mem_put(x->db, x->b, x->nb, err);
+    if (x->nd && !rc) rc = lbs_cuda_mem_put(x->dd, x->d, x->nd, err);
+    return rc;
+}
+static int dev_get(struct cctx *x, struct lbs_err *err)
+{
+    int rc = 0;
+    if (x->na && !rc) rc = lbs_cuda_mem_get(x->a, x->da, x->na, err);
+    if (x->nb && !rc) rc = lbs_cuda_mem_get(x->b, x->db, x->nb, err);
+    if (x->nd && !rc) rc = lbs_cuda_mem_get(x->d, x->dd, x->nd, err);
+    return rc;
+}
+static void dev_swap(struct cctx *x)
+{
+    void *t;
+    t = x->a; x->a = x->da; x->da = t;
+    t = x->b; x->b = x->db; x->db = t;
+    t = x->d; x->d = x->dd; x->dd = t;
+}
+
 /* ---- CLI ---------------------------------------------------------------- */
 static void usage(FILE *f)
 {
     fprintf(f,
 "usage: lbscale coll [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
 "                    [--coll LIST] [--topo T] [-k DENSITY] [--root R]\n"
-"                    [--comm auto|mpi|self] [--json] [--out DIR] [--no-save]\n"
+"                    [--backend auto|mpi|self|nccl] [--json] [--out DIR]\n"
+"                    [--no-save]\n"
 "       mpirun -np P lbscale coll ...     (any P; only rank 0 prints/writes)\n"
 "\n"
 "Collective benchmark in the style of nccl-tests.  For each collective and\n"
@@ -581,10 +641,26 @@ static void usage(FILE *f)
 "                     (phase advances every call), full\n"
 "  -k, --density K    compressed patterns' kept fraction (default 0.1)\n"
 "  --root R           bcast root (default 0)\n"
-"  --comm B           auto (default: mpi under mpirun, else self), mpi,\n"
-"                     self.  reduce_scatter calls MPI_Reduce_scatter_block\n"
-"                     directly (not in lbs_comm); NCCL: not yet.\n"
+"  --backend B, --comm B\n"
+"                     auto (default: mpi under mpirun, else self), mpi,\n"
+"                     self, nccl.  reduce_scatter calls\n"
+"                     MPI_Reduce_scatter_block directly (not in lbs_comm),\n"
+"                     so it runs on mpi and self only (nccl: left out of\n"
+"                     all).  nccl: one rank per GPU (mpirun -np <GPUs>;\n"
+"                     alone: 1 rank), buffers in GPU memory, each call\n"
+"                     waits for its stream; data is uploaded before and\n"
+"                     checked after, untimed; needs a CUDA+NCCL build and a\n"
+"                     GPU (else one line on stderr, exit 2).\n"
 CLI_COMMON_HELP);
+}
+
+/* The bookkeeping comm (a second mpi comm under nccl) goes first: the
+ * nccl comm's own MPI bootstrap finalizes MPI. */
+static void comms_free(struct lbs_comm *comm, struct lbs_comm *ctl)
+{
+    if (ctl != comm)
+        lbs_comm_free(ctl);
+    lbs_comm_free(comm);
 }
 
 static int env_rank(void)
@@ -735,7 +811,7 @@ int verb_coll(int argc, char **argv)
             if (!v)
                 BAD(o, "missing value");
             topo = v, i++;
-        } else if (!strcmp(o, "--comm")) {
+        } else if (!strcmp(o, "--comm") || !strcmp(o, "--backend")) {
             if (!v)
                 BAD(o, "missing value");
             backend = v, i++;
@@ -763,25 +839,53 @@ int verb_coll(int argc, char **argv)
     if (!strcmp(backend, "auto"))
         backend = (LBS_HAVE_MPI && (getenv("OMPI_COMM_WORLD_SIZE") ||
                                     getenv("PMI_SIZE"))) ? "mpi" : "self";
-    else if (!strcmp(backend, "nccl"))
-        BAD("--comm", "nccl: this build has no NCCL collective backend yet");
-    else if (strcmp(backend, "mpi") && strcmp(backend, "self"))
-        BAD("--comm", "'%s': use auto, mpi or self", backend);
+    else if (strcmp(backend, "mpi") && strcmp(backend, "self") &&
+             strcmp(backend, "nccl"))
+        BAD("--backend", "'%s': use auto, mpi, self or nccl", backend);
+    const int dev = !strcmp(backend, "nccl");
+    char gpu[256] = "";
+    if (dev) {
+        /* before MPI starts: no NCCL build, or no GPU, is bad input */
+        struct lbs_err pe = {{0}};
+        if (!LBS_HAVE_NCCL)
+            BAD("coll", "--backend nccl: this lbscale was built without "
+                "NCCL (needs CUDA and libnccl at configure time)");
+        if (lbs_cuda_probe(gpu, sizeof gpu, &pe) < 0)
+            BAD("coll", "--backend nccl: %s", pe.msg);
+        size_t k = 0;
+        while (k < NCOLL && strcmp(colls[k].name, "reduce_scatter"))
+            k++;
+        if (k < NCOLL && sel[k] && strcmp(list, "all"))
+            BAD("--coll", "reduce_scatter is not in lbs_comm (the mpi "
+                "backend calls MPI directly): not with --backend nccl");
+        if (k < NCOLL)
+            sel[k] = 0;
+    }
 
     struct lbs_err e = {{0}};
-    struct lbs_comm *comm = NULL;
+    struct lbs_comm *comm = NULL, *ctl = NULL;
     int rc = lbs_comm_new(backend, &comm, &e);
     if (rc) {
         if (!quiet)
-            cli_error("--comm", "%s", e.msg);
-        return cli_exit_code(rc);
+            cli_error("--backend", "%s", e.msg);
+        return rc == -ENODEV ? EXIT_BAD_INPUT : cli_exit_code(rc);
     }
     comm->err = &e;
+    /* Timings, #wrong and flags live in host memory: with nccl they go
+     * over a second (mpi) comm on the same ranks; MPI is already up. */
+    ctl = comm;
+    if (dev && (rc = lbs_comm_mpi_new(&ctl, &e))) {
+        if (!quiet)
+            cli_error("--backend", "%s", e.msg);
+        lbs_comm_free(comm);
+        return cli_exit_code(rc);
+    }
+    ctl->err = &e;
     int P = comm->size, lead = comm->rank == 0;
     if (root >= P) {
         if (lead)
             cli_error("--root", "%ld is not a rank (0..%d)", root, P - 1);
-        lbs_comm_free(comm);
+        comms_free(comm, ctl);
         return EXIT_BAD_INPUT;
     }
     struct cctx x = {.c = comm, .rank = comm->rank, .P = P,
@@ -789,19 +893,19 @@ int verb_coll(int argc, char **argv)
     if ((rc = lbs_topology_new((enum lbs_topo)tk, P, &x.topo, &e))) {
         if (lead)
             cli_error("--topo", "%s", e.msg);
-        lbs_comm_free(comm);
+        comms_free(comm, ctl);
         return cli_exit_code(rc);
     }
-    int nodes = count_nodes(comm);
+    int nodes = count_nodes(ctl);
     sum_tab_init(P);
     struct lbs_run *run = NULL;
     int orc = 0;
     if (lead)
         orc = cli_open_run(&com, "coll", argc, argv, &run);
     /* every rank must learn whether rank 0 could open the run */
-    if (lbs_bcast(comm, &orc, 1, LBS_INT32, 0, -1) || orc) {
+    if (lbs_bcast(ctl, &orc, 1, LBS_INT32, 0, -1) || orc) {
         lbs_topology_free(x.topo);
-        lbs_comm_free(comm);
+        comms_free(comm, ctl);
         return EXIT_RUNTIME;
     }
     double *t = calloc((size_t)iters, sizeof *t);
@@ -813,6 +917,8 @@ int verb_coll(int argc, char **argv)
         printf("# lbscale coll: %d ranks on %d node(s), backend %s, %ld "
                "iters after %ld warm-up, topo %s, density %g\n", P, nodes,
                comm->ops->name, iters, warmup, topo, density);
+        if (dev)
+            printf("# gpu (rank 0): %s; buffers in device memory\n", gpu);
         printf("# time = median over iters of the max over ranks; busbw "
                "factors as nccl-tests (see --help)\n");
         printf("%-17s %12s %11s %7s %11s %11s %11s %7s\n", "# coll",
@@ -834,29 +940,39 @@ int verb_coll(int argc, char **argv)
                 rc = lbs_err_set(&e, s, "out of memory at %zu bytes", S);
             }
             int deg = 0;
+            if (!s && dev)
+                rc = dev_alloc(c, &e);
             if (!s) {
                 for (long it = 0; it < warmup + iters && !rc; it++) {
                     op->prep(c, it == warmup + iters - 1);
-                    if ((rc = lbs_barrier(comm)))
+                    if (dev && (rc = dev_put(c, &e)))
                         break;
-                    double t0 = cli_now();
-                    rc = op->run(c);
-                    double dt = cli_now() - t0;
-                    if (it >= warmup)
-                        t[it - warmup] = dt;
+                    if (dev)
+                        dev_swap(c);
+                    if (!(rc = lbs_barrier(comm))) {
+                        double t0 = cli_now();
+                        rc = op->run(c);
+                        double dt = cli_now() - t0;
+                        if (it >= warmup)
+                            t[it - warmup] = dt;
+                    }
+                    if (dev)
+                        dev_swap(c);
                 }
+                if (dev && !rc)
+                    rc = dev_get(c, &e);
                 deg = c->nto;
                 long long wrong = rc ? 0 : op->check(c);
                 if (!rc)
-                    rc = lbs_allreduce(comm, t, (size_t)iters, LBS_FLOAT64,
+                    rc = lbs_allreduce(ctl, t, (size_t)iters, LBS_FLOAT64,
                                        LBS_MAX, -1);
                 if (!rc)
-                    rc = lbs_allreduce(comm, &wrong, 1, LBS_INT64, LBS_SUM,
+                    rc = lbs_allreduce(ctl, &wrong, 1, LBS_INT64, LBS_SUM,
                                        -1);
                 if (!rc && op->bw == BW_DEG) {
                     /* report the largest out-degree over ranks */
                     int d = deg;
-                    rc = lbs_allreduce(comm, &d, 1, LBS_INT32, LBS_MAX, -1);
+                    rc = lbs_allreduce(ctl, &d, 1, LBS_INT32, LBS_MAX, -1);
                     deg = d;
                 }
                 if (!rc && lead) {
@@ -890,6 +1006,9 @@ int verb_coll(int argc, char **argv)
                         if (op->bw == BW_ONE)
                             json_object_set_new(row, "root",
                                                 json_integer(root));
+                        if (dev)
+                            json_object_set_new(row, "gpu",
+                                                json_string(gpu));
                         if (com.json) {
                             char *js = json_dumps(row, JSON_COMPACT |
                                                   JSON_PRESERVE_ORDER);
@@ -911,7 +1030,7 @@ int verb_coll(int argc, char **argv)
             cctx_free(c);
             /* rank 0 may have failed writing: everyone stops together */
             int stop = rc ? 1 : 0;
-            if (lbs_allreduce(comm, &stop, 1, LBS_INT32, LBS_MAX, -1) ||
+            if (lbs_allreduce(ctl, &stop, 1, LBS_INT32, LBS_MAX, -1) ||
                 stop) {
                 if (!rc)
                     rc = -EIO, silent = 1;
@@ -934,6 +1053,6 @@ out:
     free(t);
     lbs_run_close(run);
     lbs_topology_free(x.topo);
-    lbs_comm_free(comm);
+    comms_free(comm, ctl);
     return cli_exit_code(rc);
 }

@@ -19,6 +19,10 @@
  * within one level of x; powersgd error <= ||x||.
  * Steps 1.. are timed (warm-up first): compress and decompress separately.
  * GB/s = input bytes (4N) / median compress time.
+ *
+ * --device cuda runs the device compressor instead (see the cuda section
+ * below): #wrong there is disagreement with the CPU compressor, and the
+ * reference is the GPU's device-to-device copy bandwidth.
  */
 #include <math.h>
 #include <omp.h>
@@ -27,6 +31,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lbs_cuda.h"
+#include "lbs_cuda_compress.h"
 #include "lbscale/compress.h"
 #include "lbscale/rng.h"
 
@@ -37,6 +43,7 @@ struct cbench_args {
     unsigned long seed;
     int threads;
     double stream_gbps;
+    int cuda;           /* --device cuda */
 };
 
 /* ------------------------------------------------------------ input */
@@ -325,6 +332,249 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------- cuda */
+
+/* --device cuda: the device compressor (lbs_cuda_compress.h) on the same
+ * input, checked against the CPU compressor on step 0 and timed like the
+ * CPU path, against the device-to-device copy bandwidth measured in the
+ * same run.  #wrong here counts disagreements with the CPU reference:
+ * payload bytes (topk, randk: every byte; sign: every bit byte, and a
+ * scale off by more than SIGN_SCALE_TOL relative), the decoded output and
+ * the ef residual (bit-exact, sign: within the scale difference). */
+#define SIGN_SCALE_TOL 1e-4
+
+struct cuda_check {
+    long wrong;
+    double rel_err, kth, scale_diff;
+    size_t bytes;
+};
+
+/* Elements of es (1 or 4) bytes whose bits differ. */
+static long count_ne(const void *a, const void *b, size_t n, size_t es)
+{
+    const uint8_t *x = a, *y = b;
+    long bad = 0;
+    if (es == 4) {
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u, v;
+            memcpy(&u, x + 4 * i, 4);
+            memcpy(&v, y + 4 * i, 4);
+            bad += u != v;
+        }
+    } else {
+        for (size_t i = 0; i < n; i++)
+            bad += x[i] != y[i];
+    }
+    return bad;
+}
+
+/* |a - b| <= tol elementwise, NaN-safe (a NaN counts). */
+static long count_far(const float *a, const float *b, size_t n, double tol)
+{
+    long bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (size_t i = 0; i < n; i++)
+        bad += !(fabs((double)a[i] - b[i]) <= tol);
+    return bad;
+}
+
+static int cuda_check_step(const struct cbench_args *a,
+                           struct lbs_cuda_compressor *gc, const float *x,
+                           float *dx, void *dp, float *dout,
+                           struct cuda_check *ck, struct lbs_err *err)
+{
+    size_t n = a->n;
+    struct lbs_compressor *ref;
+    int rc = lbs_compressor_new(a->spec, &ref, err);
+    if (rc)
+        return rc;
+    const char *name = lbs_compressor_name(ref);
+    size_t maxb = lbs_compress_max_bytes(ref, n), cb = 0;
+    void *pc = calloc(1, maxb + 8), *pg = calloc(1, maxb + 8);
+    float *oc = malloc(n * sizeof *oc), *og = malloc(n * sizeof *og);
+    float *eg = NULL;
+    if (!pc || !pg || !oc || !og) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory for the reference");
+        goto out;
+    }
+    if ((rc = lbs_compress(ref, x, n, 0, 0, pc, &cb, err)) ||
+        (rc = lbs_decompress(ref, pc, cb, n, 0, 0, oc, err)) ||
+        (rc = lbs_cuda_compress(gc, dx, n, 0, 0, dp, &ck->bytes, err)) ||
+        (rc = lbs_cuda_decompress(gc, dp, ck->bytes, n, 0, 0, dout, err)) ||
+        (rc = lbs_cuda_mem_get(pg, dp, ck->bytes, err)) ||
+        (rc = lbs_cuda_mem_get(og, dout, n * sizeof *og, err)))
+        goto out;
+    long bad = ck->bytes != cb;
+    size_t b = ck->bytes < cb ? ck->bytes : cb;
+    double tol = 0;   /* allowed |D_gpu - D_cpu| */
+    if (!strcmp(name, "sign")) {
+        float sc, sg;
+        memcpy(&sc, pc, 4);
+        memcpy(&sg, pg, 4);
+        ck->scale_diff = sc != 0 ? fabs((double)sg - sc) / fabs(sc)
+                                 : fabs((double)sg);
+        bad += !(ck->scale_diff <= SIGN_SCALE_TOL);
+        bad += b > 4 ? count_ne((char *)pc + 4, (char *)pg + 4, b - 4, 1) : 0;
+        tol = fabs((double)sg - sc);
+    } else {
+        bad += count_ne(pc, pg, b / 4, 4);
+    }
+    bad += tol ? count_far(oc, og, n, tol) : count_ne(oc, og, n, 4);
+    if (lbs_compressor_ef(ref)) {
+        size_t en;
+        const float *e = lbs_compress_residual(ref, 0, &en);
+        eg = malloc(n * sizeof *eg);
+        if (!eg) {
+            rc = lbs_err_set(err, -ENOMEM, "out of memory");
+            goto out;
+        }
+        if ((rc = lbs_cuda_compress_residual(gc, 0, eg, n, err)))
+            goto out;
+        if (!e || en != n)
+            bad++;
+        else if (!tol)
+            bad += count_ne(e, eg, n, 4);
+        else {   /* e = x -+ scale: the scales' difference + a rounding */
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+            for (size_t i = 0; i < n; i++)
+                bad += !(fabs((double)e[i] - eg[i]) <=
+                         tol + 0x1p-23 * (fabs(x[i]) + fabs(oc[i])));
+        }
+    }
+    double d = 0, s = 0, kth = INFINITY;
+#pragma omp parallel for reduction(+ : d, s) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        double q = (double)x[i] - og[i];
+        d += q * q;
+        s += (double)x[i] * x[i];
+    }
+    if (!strcmp(name, "topk"))   /* smallest kept magnitude (peer check) */
+        for (size_t j = 0; j < ck->bytes / 8; j++)
+            kth = fmin(kth, fabs(((const float *)pg)[ck->bytes / 8 + j]));
+    ck->kth = isfinite(kth) ? kth : 0;
+    ck->rel_err = s > 0 ? sqrt(d / s) : sqrt(d);
+    ck->wrong = bad;
+out:
+    free(pc);
+    free(pg);
+    free(oc);
+    free(og);
+    free(eg);
+    lbs_compressor_free(ref);
+    return rc;
+}
+
+static int cuda_bench_run(const struct cbench_args *a,
+                          struct lbs_cuda_compressor *gc, const char *gpu,
+                          double copy_gbps, json_t **row,
+                          struct lbs_err *err)
+{
+    size_t n = a->n, maxb = lbs_cuda_compress_max_bytes(gc, n);
+    float *x = malloc(n * sizeof *x), *dx = NULL, *dout = NULL;
+    void *dp = NULL;
+    double *tc = calloc((size_t)a->iters, sizeof *tc),
+           *td = calloc((size_t)a->iters, sizeof *td);
+    struct lbs_compressor *ref = NULL;
+    int rc = 0;
+    if (!x || !tc || !td) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory for %zu elements", n);
+        goto out;
+    }
+    make_input(x, n, a->seed);
+    if (a->save_input && save_input(a->save_input, x, n)) {
+        rc = lbs_err_set(err, -EIO, "cannot write --save-input %s",
+                         a->save_input);
+        goto out;
+    }
+    if ((rc = lbs_cuda_mem_alloc((void **)&dx, n * sizeof *dx, err)) ||
+        (rc = lbs_cuda_mem_alloc((void **)&dout, n * sizeof *dout, err)) ||
+        (rc = lbs_cuda_mem_alloc(&dp, maxb + 8, err)) ||
+        (rc = lbs_cuda_mem_put(dx, x, n * sizeof *x, err)))
+        goto out;
+    struct cuda_check ck = {0};
+    if ((rc = cuda_check_step(a, gc, x, dx, dp, dout, &ck, err)))
+        goto out;
+    double wire_sum = 0;
+    for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
+        size_t bytes = 0;
+        double t0 = cli_now();
+        rc = lbs_cuda_compress(gc, dx, n, 0, 1 + i, dp, &bytes, err);
+        double t1 = cli_now();
+        if (!rc)
+            rc = lbs_cuda_decompress(gc, dp, bytes, n, 0, 1 + i, dout, err);
+        double t2 = cli_now();
+        if (i >= a->warmup) {
+            tc[i - a->warmup] = t1 - t0;
+            td[i - a->warmup] = t2 - t1;
+            wire_sum += (double)bytes;
+        }
+    }
+    if (rc || (rc = lbs_compressor_new(a->spec, &ref, err)))
+        goto out;
+    struct cli_stats sc = cli_stats(tc, (size_t)a->iters),
+                     sd = cli_stats(td, (size_t)a->iters);
+    double in = 4.0 * (double)n, gbps = in / sc.median / 1e9,
+           read_ms = in / (copy_gbps * 1e9) * 1e3;
+    *row = json_pack(
+        "{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
+        "s:f,s:f,s:f,s:I,s:f,s:f,s:f,s:I}",
+        "bench", "compress", "device", "cuda", "gpu", gpu, "compressor",
+        lbs_compressor_name(ref), "params", lbs_compressor_params(ref),
+        "collective", lbs_coll_name(lbs_compressor_collective(ref)),
+        "elements", (json_int_t)n, "warmup", (int)a->warmup, "iters",
+        (int)a->iters, "compress_ms_median", sc.median * 1e3,
+        "compress_ms_min", sc.min * 1e3, "compress_ms_max", sc.max * 1e3,
+        "decompress_ms_median", sd.median * 1e3, "gbps", gbps,
+        "decompress_gbps", in / sd.median / 1e9, "copy_gbps", copy_gbps,
+        "copy_frac", gbps / copy_gbps, "read_ms", read_ms, "read_x",
+        sc.median * 1e3 / read_ms, "wire_bytes", (json_int_t)ck.bytes,
+        "wire_bytes_mean", wire_sum / (double)a->iters, "compression_ratio",
+        in / (double)ck.bytes, "rel_err", ck.rel_err, "wrong",
+        (json_int_t)ck.wrong);
+    if (*row && ck.kth > 0)
+        json_object_set_new(*row, "kth_abs", json_real(ck.kth));
+    if (*row && !strcmp(lbs_compressor_name(ref), "sign"))
+        json_object_set_new(*row, "scale_rel_diff",
+                            json_real(ck.scale_diff));
+    if (*row)
+        json_object_set_new(*row, "seed", json_integer((json_int_t)a->seed));
+    else
+        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+out:
+    lbs_compressor_free(ref);
+    lbs_cuda_mem_free(dx);
+    lbs_cuda_mem_free(dout);
+    lbs_cuda_mem_free(dp);
+    free(x);
+    free(tc);
+    free(td);
+    return rc;
+}
+
+static void print_cuda_row(const json_t *r)
+{
+#define D(k) json_real_value(json_object_get(r, k))
+#define I(k) (long long)json_integer_value(json_object_get(r, k))
+#define S(k) json_string_value(json_object_get(r, k))
+    printf("# %s (cuda); copy = device-to-device cudaMemcpy, read+write\n",
+           S("gpu"));
+    printf("# %-9s %10s %-10s %9s %8s %8s %9s %8s %8s %6s %6s %12s %8s %9s "
+           "%6s\n", "compress", "elements", "collective", "comp(ms)",
+           "min(ms)", "max(ms)", "dec(ms)", "GB/s", "copyGB/s", "ratio",
+           "reads", "wire(B)", "x_smaller", "rel_err", "#wrong");
+    printf("  %-9s %10lld %-10s %9.3f %8.3f %8.3f %9.3f %8.1f %8.1f %6.3f "
+           "%6.2f %12lld %8.1f %9.3e %6lld\n", S("compressor"),
+           I("elements"), S("collective"), D("compress_ms_median"),
+           D("compress_ms_min"), D("compress_ms_max"),
+           D("decompress_ms_median"), D("gbps"), D("copy_gbps"),
+           D("copy_frac"), D("read_x"), I("wire_bytes"),
+           D("compression_ratio"), D("rel_err"), I("wrong"));
+#undef D
+#undef I
+#undef S
+}
+
 static void print_header(void)
 {
     printf("# %-9s %10s %3s %-10s %9s %8s %8s %9s %7s %7s %6s %12s %8s "
@@ -356,6 +606,8 @@ static void usage(FILE *f)
 "usage: lbscale compress --compressor SPEC [--elements N] [--threads T]\n"
 "                        [--iters K] [--warmup W] [--seed S]\n"
 "                        [--stream-gbps X] [--save-input FILE] [--json]\n"
+"       lbscale compress --device cuda --compressor SPEC [--elements N]\n"
+"                        [--iters K] [--warmup W] [--seed S] [--json] ...\n"
 "       lbscale compress --list            compressors and their keys\n"
 "       lbscale compress --help [NAME]     this help, or one compressor's\n"
 "\n"
@@ -370,13 +622,24 @@ static void usage(FILE *f)
 "compressor's own: exact top-k, magnitude prefix, +-scale, one QSGD level).\n"
 "ef=1 adds the residual passes to the timed compress.\n"
 "\n"
+"--device cuda (topk, randk, sign; ef=0|1): the same input on the first\n"
+"GPU, compress/decompress between device buffers, each call waited for.\n"
+"Step 0 is checked against the CPU compressor: #wrong = payload bytes,\n"
+"decoded values and ef residual that differ (bit-exact; sign's scale may\n"
+"differ by 1e-4 relative, its decode and residual by that difference).\n"
+"ratio = GB/s / device-to-device cudaMemcpy GB/s (read + write counted)\n"
+"measured in the same run; reads = compress time / time of one read of\n"
+"the 4N input bytes at that copy bandwidth.  No CUDA build or no GPU: one\n"
+"line on stderr, exit 2, nothing written.\n"
+"\n"
 "  --compressor S  e.g. topk:k=0.01 or sign:ef=1 (see --list)\n"
 "  --elements N    values (default 100M; suffixes K M G, Ki Mi Gi)\n"
 "  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
 "  --iters K       timed steps (default 10)\n"
 "  --warmup W      untimed steps first (default 2)\n"
 "  --seed S        input data seed (default 1)\n"
-"  --stream-gbps X skip the STREAM measurement and use X GB/s\n"
+"  --device D      cpu (default) or cuda\n"
+"  --stream-gbps X skip the STREAM measurement and use X GB/s (cpu)\n"
 "  --save-input F  write the input as raw little-endian float32 to F (for\n"
 "                  bench/peers/torch_topk.py)\n"
 CLI_COMMON_HELP);
@@ -390,6 +653,8 @@ static int emit(const struct cli_common *com, struct lbs_run *run,
         char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
         puts(s);
         free(s);
+    } else if (json_object_get(row, "gpu")) {
+        print_cuda_row(row);
     } else {
         print_header();
         print_row(row);
@@ -414,9 +679,36 @@ static int compress_main(struct cbench_args *a, const struct cli_common *com,
         return cli_exit_code(rc);
     }
     lbs_compressor_free(probe);
+    char gpu[256] = "";
+    struct lbs_cuda_compressor *gc = NULL;
+    if (a->cuda) {   /* no CUDA build, no GPU, no kernel: bad input */
+        if (lbs_cuda_probe(gpu, sizeof gpu, &e) < 0) {
+            cli_error("compress", "--device cuda: %s", e.msg);
+            return EXIT_BAD_INPUT;
+        }
+        if ((rc = lbs_cuda_compressor_new(a->spec, &gc, &e))) {
+            cli_error("compress", "--device cuda: %s", e.msg);
+            return cli_exit_code(rc);
+        }
+    }
     struct lbs_run *run = NULL;
-    if (cli_open_run(com, "compress", argc, argv, &run))
+    if (cli_open_run(com, "compress", argc, argv, &run)) {
+        lbs_cuda_compressor_free(gc);
         return EXIT_RUNTIME;
+    }
+    json_t *row = NULL;
+    if (a->cuda) {
+        /* the copy reference over the input's size (at least 64 MiB, so
+         * small inputs still measure bandwidth, not latency) */
+        size_t cb = 4 * a->n > ((size_t)64 << 20) ? 4 * a->n
+                                                  : (size_t)64 << 20;
+        double copy = 0;
+        rc = lbs_cuda_copy_gbps(cb, 10, &copy, &e);
+        if (!rc)
+            rc = cuda_bench_run(a, gc, gpu, copy, &row, &e);
+        lbs_cuda_compressor_free(gc);
+        goto done;
+    }
     if (a->stream_gbps <= 0) {
         struct stream_result s;
         if (stream_measure(32000000, 5, &s) || s.wrong) {
@@ -426,14 +718,16 @@ static int compress_main(struct cbench_args *a, const struct cli_common *com,
         }
         a->stream_gbps = s.triad_gbps;
     }
-    json_t *row = NULL;
     rc = bench_run(a, &row, &e);
+done:
     if (rc)
         cli_error("compress", "%s", e.msg);
     else
         rc = emit(com, run, row);
     if (!rc && json_integer_value(json_object_get(row, "wrong"))) {
-        cli_error("compress", "%lld invariant(s) violated (#wrong)",
+        cli_error("compress", a->cuda ? "%lld disagreement(s) with the CPU "
+                  "compressor (#wrong)" : "%lld invariant(s) violated "
+                  "(#wrong)",
                   (long long)json_integer_value(json_object_get(row, "wrong")));
         rc = -EIO;
     }
@@ -496,6 +790,13 @@ int verb_compress(int argc, char **argv)
         } else if (!strcmp(o, "--stream-gbps")) {
             if (cli_double(o, v, 1e-3, 1e6, &a.stream_gbps))
                 return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--device")) {
+            if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda"))) {
+                cli_error(o, "'%s': use cpu or cuda", v ? v : "");
+                return EXIT_BAD_INPUT;
+            }
+            a.cuda = !strcmp(v, "cuda");
             i++;
         } else if (!strcmp(o, "--save-input")) {
             if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }

@@ -13,8 +13,8 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
-    {"stream", verb_stream, "memory bandwidth (STREAM copy/triad)"},
-    {"optim", verb_optim, "time one optimizer step vs the STREAM roofline"},
+    {"stream", verb_stream, "memory bandwidth (STREAM copy/triad; --device cuda: GPU copy)"},
+    {"optim", verb_optim, "time one optimizer step vs the STREAM roofline (or GPU copy)"},
     {"compress", verb_compress, "time one gradient compressor vs STREAM, with invariants"},
     {"coll", verb_coll, "collective benchmark (nccl-tests style; mpirun for P > 1)"},
     {"demo", verb_demo, "the default suite (about 10 min): every benchmark, figures, report"},

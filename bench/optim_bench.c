@@ -12,6 +12,8 @@
 
 #include "cli.h"
 #include "layers.h"
+#include "lbs_cuda.h"
+#include "lbs_cuda_optim.h"
 #include "lbscale/optim.h"
 #include "optim_bench.h"
 
@@ -120,7 +122,7 @@ static void usage(FILE *f)
 "usage: lbscale optim --optim SPEC [--elements N] [--layers PRESET]\n"
 "                     [--threads T] [--iters K] [--warmup W]\n"
 "                     [--stream-gbps X] [--comm self|mpi]\n"
-"                     [--compress SPEC] [--json]\n"
+"                     [--compress SPEC] [--device cpu|cuda] [--json]\n"
 "       lbscale optim --optim SPEC [--compress SPEC] --comm record[:P]\n"
 "                     [--steps N]\n"
 "                     [--layers PRESET] [--trace FILE] [--json]\n"
@@ -146,6 +148,14 @@ LAYERS_PRESETS_HELP
 "  --iters K       timed steps (default 10)\n"
 "  --warmup W      untimed steps first (default 2)\n"
 "  --stream-gbps X skip the STREAM measurement and use X GB/s\n"
+"  --device D      cpu (default) or cuda: time the step on GPU 0 with the\n"
+"                  fused kernels of core/cuda/optim.cu (lamb, slamb, adamw,\n"
+"                  sgd; the same spec and bytes/elem model), against the\n"
+"                  device-to-device copy GB/s measured in the same run (the\n"
+"                  better of cudaMemcpy and a copy kernel, 1 GiB buffers;\n"
+"                  --stream-gbps X gives it instead).  One GPU: --comm self\n"
+"                  only, no --compress.  Without a GPU or a CUDA build: one\n"
+"                  line on stderr, exit 2\n"
 "  --comm B        self (default) or mpi (under mpirun; gradients are\n"
 "                  averaged across ranks inside the timed step), or\n"
 "                  record[:P]: no timing; run --steps N steps (default 100)\n"
@@ -163,13 +173,16 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
                              long steps, const char *trace,
                              const struct cli_common *com, int argc,
                              char **argv);
+static int optim_bench_cuda(struct optim_bench_args *a,
+                            const struct cli_common *com, int argc,
+                            char **argv);
 
 int verb_optim(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
     struct optim_bench_args a = {.elements = 100000000, .layers = "uniform:16",
                                  .iters = 10, .warmup = 2};
-    const char *backend = "self", *trace = NULL;
+    const char *backend = "self", *trace = NULL, *device = "cpu";
     long steps = 0;
     long threads = 0;
     for (int i = 1; i < argc; i++) {
@@ -232,6 +245,13 @@ int verb_optim(int argc, char **argv)
             if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
             backend = v;
             i++;
+        } else if (!strcmp(o, "--device")) {
+            if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda"))) {
+                cli_error(o, "expected cpu or cuda, got '%s'", v ? v : "");
+                return EXIT_BAD_INPUT;
+            }
+            device = v;
+            i++;
         } else {
             cli_error("optim", "unknown option '%s' (see --help)", o);
             return EXIT_BAD_INPUT;
@@ -242,6 +262,14 @@ int verb_optim(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     a.threads = cli_threads(threads);
+    if (!strcmp(device, "cuda")) {
+        if (strcmp(backend, "self") || steps || trace || a.compress) {
+            cli_error("optim", "--device cuda: runs one GPU alone: no --comm "
+                      "other than self, --steps, --trace or --compress");
+            return EXIT_BAD_INPUT;
+        }
+        return optim_bench_cuda(&a, &com, argc, argv);
+    }
     return optim_bench_main2(&a, backend, steps, trace, &com, argc, argv);
 }
 
@@ -342,5 +370,137 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
 out:
     lbs_run_close(run);
     lbs_comm_free(comm);
+    return cli_exit_code(rc);
+}
+
+/* --device cuda: the step on GPU 0 (core/cuda/optim.cu) over the same
+ * layers, timed with CUDA events around each step, against the device's
+ * own copy bandwidth measured in the same run.  Every check that can fail
+ * on input (spec, preset, an optimizer without kernels, no GPU, no CUDA
+ * build) runs before the results directory is opened. */
+static int optim_bench_cuda(struct optim_bench_args *a,
+                            const struct cli_common *com, int argc,
+                            char **argv)
+{
+    struct lbs_err e;
+    char gpu[256];
+    int rc = optim_bench_check(a, &e);
+    if (rc) {
+        cli_error("optim", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    if ((rc = lbs_cuda_optim_check(a->spec, &e)) ||
+        (rc = lbs_cuda_probe(gpu, sizeof gpu, &e)) < 0) {
+        cli_error("optim", "--device cuda: %s", e.msg);
+        return EXIT_BAD_INPUT;   /* no GPU here is the user's input too */
+    }
+    rc = 0;
+    struct lbs_run *run = NULL;
+    if (cli_open_run(com, "optim", argc, argv, &run))
+        return EXIT_RUNTIME;
+    struct layer_set set = {0};
+    struct lbs_cuda_optim *h = NULL;
+    double *t = calloc((size_t)a->iters, sizeof *t);
+    json_t *row = NULL;
+    struct lbs_cuda_stream cs = {0};
+    if (!t) {
+        rc = lbs_err_set(&e, -ENOMEM, "out of memory");
+        goto out;
+    }
+    if (a->stream_gbps <= 0) {
+        if ((rc = lbs_cuda_stream((size_t)1 << 28, 5, &cs, &e)))
+            goto out;
+        if (cs.wrong) {
+            rc = lbs_err_set(&e, -EIO, "device copy reference: %ld floats "
+                             "copied wrong", cs.wrong);
+            goto out;
+        }
+        a->stream_gbps = cs.memcpy_gbps > cs.kernel_gbps ? cs.memcpy_gbps
+                                                          : cs.kernel_gbps;
+    }
+    if ((rc = layers_make(a->layers, a->elements, 1, &set, &e)) ||
+        (rc = lbs_cuda_optim_new(a->spec, set.l, set.n, &h, &e)))
+        goto out;
+    for (size_t i = 0; i < set.n && !rc; i++)
+        if (!(rc = lbs_cuda_optim_write(h, "w", i, set.l[i].w, &e)))
+            rc = lbs_cuda_optim_write(h, "g", i, set.l[i].g, &e);
+    if (rc || (rc = lbs_cuda_optim_time(h, a->warmup, a->iters, t, &e)) < 0)
+        goto out;
+    long wrong = rc;           /* 1: a step was skipped (NaN gradient) */
+    rc = 0;
+    for (size_t i = 0; i < set.n && !rc; i++)
+        rc = lbs_cuda_optim_read(h, "w", i, set.l[i].w, &e);
+    if (rc)
+        goto out;
+    wrong += count_nonfinite(&set);
+    struct cli_stats st = cli_stats(t, (size_t)a->iters);   /* ms */
+    double bpe = lbs_cuda_optim_bytes_per_elem(h);
+    double gbps = (double)set.elements * bpe / (st.median * 1e-3) / 1e9;
+    row = json_pack(
+        "{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,"
+        "s:f,s:f,s:f,s:I}",
+        "bench", "optim", "device", "cuda", "gpu", gpu, "optim",
+        a->spec, "params", "", "elements", (json_int_t)set.elements,
+        "layers", (json_int_t)set.n, "threads", 0, "ranks", 1, "warmup",
+        (int)a->warmup, "iters", (int)a->iters, "step_ms_median", st.median,
+        "step_ms_min", st.min, "step_ms_max", st.max, "melem_per_s",
+        (double)set.elements / (st.median * 1e-3) / 1e6, "bytes_per_elem",
+        bpe, "gbps", gbps, "stream_gbps", a->stream_gbps, "roofline_frac",
+        gbps / a->stream_gbps, "wrong", (json_int_t)wrong);
+    /* optim and params as the CPU rows have them: name, effective keys */
+    struct lbs_optim *o = NULL;
+    float pw = 0, pg = 0;
+    struct lbs_layer probe = {.name = "probe", .w = &pw, .g = &pg, .n = 1,
+                              .ndim = 1, .shape = {1}};
+    if (!lbs_optim_new(a->spec, &probe, 1, NULL, &o, NULL)) {
+        json_object_set_new(row, "optim", json_string(lbs_optim_name(o)));
+        json_object_set_new(row, "params", json_string(lbs_optim_params(o)));
+        lbs_optim_free(o);
+    }
+    json_object_set_new(row, "layer_preset", json_string(a->layers));
+    json_object_set_new(row, "stream_ref", json_string(
+        cs.n ? "cuda d2d copy (best of cudaMemcpy and a copy kernel)"
+             : "given (--stream-gbps)"));
+    if (cs.n) {
+        json_object_set_new(row, "memcpy_gbps", json_real(cs.memcpy_gbps));
+        json_object_set_new(row, "copy_kernel_gbps",
+                            json_real(cs.kernel_gbps));
+    }
+    if (com->json) {
+        char *j = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(j);
+        free(j);
+    } else {
+        printf("# GPU: %s; copy reference %.1f GB/s", gpu, a->stream_gbps);
+        if (cs.n)
+            printf(" (cudaMemcpy %.1f, copy kernel %.1f)", cs.memcpy_gbps,
+                   cs.kernel_gbps);
+        printf("\n# %-11s %11s %6s %10s %9s %9s %9s %6s %8s %8s %7s %6s\n",
+               "optim", "elements", "layers", "step(ms)", "min(ms)",
+               "max(ms)", "Melem/s", "B/elem", "GB/s", "copy", "of copy",
+               "#wrong");
+        printf("  %-11s %11zu %6zu %10.3f %9.3f %9.3f %9.1f %6.1f %8.1f "
+               "%8.1f %7.3f %6ld\n",
+               json_string_value(json_object_get(row, "optim")),
+               set.elements, set.n, st.median, st.min, st.max,
+               (double)set.elements / (st.median * 1e-3) / 1e6, bpe, gbps,
+               a->stream_gbps, gbps / a->stream_gbps, wrong);
+    }
+    if (run && (rc = lbs_run_append(run, "optim", json_incref(row), &e)))
+        goto out;
+    if (run && !com->json)
+        fprintf(stderr, "results: %s/optim.jsonl\n", lbs_run_dir(run));
+    if (wrong)
+        rc = lbs_err_set(&e, -EDOM, "non-finite parameters or a skipped "
+                         "step after the run");
+out:
+    if (rc)
+        cli_error("optim", "--device cuda: %s", e.msg);
+    json_decref(row);
+    lbs_cuda_optim_free(h);
+    if (set.l)
+        layers_free(&set);
+    free(t);
+    lbs_run_close(run);
     return cli_exit_code(rc);
 }

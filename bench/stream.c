@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lbs_cuda.h"
 
 static void stream_init(double *a, double *b, double *c, size_t n)
 {
@@ -82,7 +83,8 @@ int stream_measure(size_t n, int iters, struct stream_result *r)
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: lbscale stream [--elements N] [--iters K] [--threads T] [--json]\n"
+"usage: lbscale stream [--elements N] [--iters K] [--threads T]\n"
+"                      [--device cpu|cuda] [--json]\n"
 "\n"
 "Measures memory bandwidth like STREAM: copy (c=a) and triad (a=b+s*c)\n"
 "over three arrays of N doubles, best of K timed iterations after one\n"
@@ -93,7 +95,72 @@ static void usage(FILE *f)
 "  --elements N    doubles per array (default 32M; suffixes K M G, Ki Mi Gi)\n"
 "  --iters K       timed iterations (default 10)\n"
 "  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
+"  --device D      cpu (default) or cuda: device-to-device copy on GPU 0\n"
+"                  between two buffers of N floats (default 256M = 1 GiB\n"
+"                  each), by cudaMemcpy and by a copy kernel, best of K;\n"
+"                  GB/s counts read + write (8 bytes per float, as STREAM\n"
+"                  copy); copy_gbps is the better of the two, the number\n"
+"                  optim --device cuda compares against.  Without a GPU or\n"
+"                  a CUDA build: one line on stderr, exit 2\n"
 CLI_COMMON_HELP);
+}
+
+/* --device cuda: lbs_cuda_stream (core/cuda/stream.cu).  A missing GPU
+ * or CUDA build is reported before the results directory is opened. */
+static int stream_cuda(const struct cli_common *com, size_t n, int iters,
+                       int argc, char **argv)
+{
+    struct lbs_err e;
+    char gpu[256];
+    if (lbs_cuda_probe(gpu, sizeof gpu, &e) < 0) {
+        cli_error("stream", "--device cuda: %s", e.msg);
+        return EXIT_BAD_INPUT;
+    }
+    struct lbs_run *run;
+    if (cli_open_run(com, "stream", argc, argv, &run))
+        return EXIT_RUNTIME;
+    struct lbs_cuda_stream r;
+    int rc = lbs_cuda_stream(n, iters, &r, &e);
+    if (rc) {
+        cli_error("stream", "--device cuda: %s", e.msg);
+        lbs_run_close(run);
+        return EXIT_RUNTIME;
+    }
+    double best = r.memcpy_gbps > r.kernel_gbps ? r.memcpy_gbps
+                                                : r.kernel_gbps;
+    json_t *row = json_pack("{s:s,s:s,s:s,s:I,s:i,s:f,s:f,s:f,s:I}",
+                            "bench", "stream", "device", "cuda", "gpu",
+                            r.gpu, "elements", (json_int_t)n, "iters", iters,
+                            "memcpy_gbps", r.memcpy_gbps, "kernel_gbps",
+                            r.kernel_gbps, "copy_gbps", best, "wrong",
+                            (json_int_t)r.wrong);
+    if (com->json) {
+        char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(s);
+        free(s);
+    } else {
+        printf("# GPU: %s, device-to-device copy of %zu floats (%.3g GB)\n",
+               r.gpu, n, 4e-9 * (double)n);
+        printf("# %12s %14s %14s %7s\n", "elements", "memcpy(GB/s)",
+               "kernel(GB/s)", "#wrong");
+        printf("  %12zu %14.1f %14.1f %7ld\n", n, r.memcpy_gbps,
+               r.kernel_gbps, r.wrong);
+    }
+    if (run) {
+        if (lbs_run_append(run, "stream", json_incref(row), &e)) {
+            cli_error("stream", "%s", e.msg);
+            rc = EXIT_RUNTIME;
+        } else if (!com->json)
+            fprintf(stderr, "results: %s/stream.jsonl\n", lbs_run_dir(run));
+    }
+    json_decref(row);
+    lbs_run_close(run);
+    if (!rc && r.wrong) {
+        cli_error("stream", "--device cuda: %ld floats copied wrong",
+                  r.wrong);
+        rc = EXIT_RUNTIME;
+    }
+    return rc;
 }
 
 int verb_stream(int argc, char **argv)
@@ -101,6 +168,7 @@ int verb_stream(int argc, char **argv)
     struct cli_common com = {.save = 1};
     size_t n = 32000000;
     long iters = 10, threads = 0;
+    int cuda = 0, n_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int c = cli_common_opt(&com, argc, argv, &i);
@@ -113,6 +181,14 @@ int verb_stream(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--elements")) {
             if (cli_size(a, v, &n)) return EXIT_BAD_INPUT;
+            n_given = 1;
+            i++;
+        } else if (!strcmp(a, "--device")) {
+            if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda"))) {
+                cli_error(a, "expected cpu or cuda, got '%s'", v ? v : "");
+                return EXIT_BAD_INPUT;
+            }
+            cuda = !strcmp(v, "cuda");
             i++;
         } else if (!strcmp(a, "--iters")) {
             if (cli_int(a, v, 1, 100000, &iters)) return EXIT_BAD_INPUT;
@@ -125,6 +201,9 @@ int verb_stream(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
     }
+    if (cuda)
+        return stream_cuda(&com, n_given ? n : 256000000, (int)iters, argc,
+                           argv);
     int nt = cli_threads(threads);
     struct lbs_run *run;
     if (cli_open_run(&com, "stream", argc, argv, &run))

@@ -679,3 +679,24 @@ Test(compress, bad_specs_fail_clearly)
     lbs_compressor_free(c);
     cr_assert_eq(lbs_compressor_help("nope", stdout), -ENOENT);
 }
+
+/* lbs_compressor_param: what the CUDA compressors read their keys from. */
+Test(compress, param_reads_effective_keys)
+{
+    struct lbs_compressor *c = mk("randk:k=0.25,seed=7,ef=1");
+    double v = -1;
+    cr_assert_eq(lbs_compressor_param(c, "k", &v), 0);
+    cr_assert_eq(v, 0.25);
+    cr_assert_eq(lbs_compressor_param(c, "seed", &v), 0);
+    cr_assert_eq(v, 7);
+    cr_assert_eq(lbs_compressor_param(c, "scale", &v), 0);   /* default */
+    cr_assert_eq(v, 0);
+    cr_assert_eq(lbs_compressor_param(c, "ef", &v), 0);
+    cr_assert_eq(v, 1);
+    cr_assert_eq(lbs_compressor_param(c, "r", &v), -ENOENT);
+    lbs_compressor_free(c);
+    c = mk("sign:scale=l2");   /* an enum key gives its index */
+    cr_assert_eq(lbs_compressor_param(c, "scale", &v), 0);
+    cr_assert_eq(v, 1);
+    lbs_compressor_free(c);
+}

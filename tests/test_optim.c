@@ -582,3 +582,24 @@ Test(optim, names_params_help)
     cr_expect_eq(lbs_optim_help("nosuch", f), -ENOENT);
     fclose(f);
 }
+
+/* lbs_optim_get: the effective value of a key (what the CUDA kernels take
+ * their hyperparameters from), defaults included; other keys -ENOENT. */
+Test(optim, get_effective_keys)
+{
+    struct params p;
+    params_init(&p, 1, 1);
+    struct lbs_optim *o = make("slamb:lr=0.02,mask=bernoulli", &p);
+    struct lbs_err e;
+    double v = -1;
+    cr_expect_eq(lbs_optim_get(o, "lr", &v, &e), 0);
+    cr_expect_eq(v, 0.02);
+    cr_expect_eq(lbs_optim_get(o, "k", &v, &e), 0);
+    cr_expect_eq(v, 0.1, "default k: %g", v);
+    cr_expect_eq(lbs_optim_get(o, "mask", &v, &e), 0);
+    cr_expect_eq(v, 1, "enum as its index: %g", v);
+    cr_expect_eq(lbs_optim_get(o, "clip", &v, &e), -ENOENT);
+    cr_expect(strstr(e.msg, "clip") && strstr(e.msg, "slamb"), "%s", e.msg);
+    lbs_optim_free(o);
+    params_free(&p);
+}

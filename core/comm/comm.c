@@ -21,6 +21,8 @@ int lbs_comm_new(const char *backend, struct lbs_comm **out,
         return lbs_comm_self_new(out, err);
     if (!strcmp(backend, "mpi"))
         return lbs_comm_mpi_new(out, err);
+    if (!strcmp(backend, "nccl"))
+        return lbs_comm_nccl_new(out, err);
     if (!strcmp(backend, "record"))
         return lbs_comm_record_new(1, out, err);
     if (!strncmp(backend, "record:", 7)) {
@@ -32,7 +34,7 @@ int lbs_comm_new(const char *backend, struct lbs_comm **out,
         return lbs_comm_record_new((int)p, out, err);
     }
     return lbs_err_set(err, -ENOENT, "unknown comm backend '%s' (self, mpi, "
-                       "record, record:P)", backend);
+                       "nccl, record, record:P)", backend);
 }
 
 void lbs_comm_free(struct lbs_comm *c)

@@ -160,6 +160,21 @@ int lbs_compressor_ef(const struct lbs_compressor *c)
     return c->ef != 0;
 }
 
+int lbs_compressor_param(const struct lbs_compressor *c, const char *key,
+                         double *value)
+{
+    if (!strcmp(key, "ef")) {
+        *value = c->ef;
+        return 0;
+    }
+    for (const struct lbs_param_spec *p = c->ops->params; p->key; p++)
+        if (!strcmp(p->key, key)) {
+            memcpy(value, (const char *)c->cfg + p->offset, sizeof *value);
+            return 0;
+        }
+    return -ENOENT;
+}
+
 void lbs_compressor_set_rank(struct lbs_compressor *c, int rank)
 {
     c->rank = rank;

@@ -15,6 +15,20 @@ extern "C" {
  * (no CUDA build) / -ENODEV (no GPU or driver). */
 int lbs_cuda_probe(char *name, size_t len, struct lbs_err *err);
 
+/* Device-to-device copy bandwidth of GPU 0 over two buffers of n floats
+ * (stream.cu): cudaMemcpy and a copy kernel, best of iters each after a
+ * warm-up, GB/s = 1e9 bytes/s counting read + write (8 bytes per float,
+ * the STREAM copy convention); wrong counts floats of the copy that are
+ * not the source's.  Errors as lbs_cuda_probe, or a failed CUDA call. */
+struct lbs_cuda_stream {
+    size_t n;
+    double memcpy_gbps, kernel_gbps;
+    long wrong;
+    char gpu[256];                /* the GPU's name */
+};
+int lbs_cuda_stream(size_t n, int iters, struct lbs_cuda_stream *r,
+                    struct lbs_err *err);
+
 #ifdef __cplusplus
 }
 #endif

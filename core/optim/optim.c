@@ -246,6 +246,18 @@ void lbs_optim_free(struct lbs_optim *o)
 
 const char *lbs_optim_name(const struct lbs_optim *o) { return o->ops->name; }
 const char *lbs_optim_params(const struct lbs_optim *o) { return o->params_str; }
+int lbs_optim_get(const struct lbs_optim *o, const char *key, double *value,
+                  struct lbs_err *err)
+{
+    for (const struct lbs_param_spec *p = o->ops->params; p->key; p++)
+        if (!strcmp(p->key, key)) {
+            *value = *(const double *)((const char *)o->cfg + p->offset);
+            return 0;
+        }
+    return lbs_err_set(err, -ENOENT, "%s has no key '%s'", o->ops->name,
+                       key);
+}
+
 long lbs_optim_steps(const struct lbs_optim *o) { return o->t; }
 void lbs_optim_set_lr_scale(struct lbs_optim *o, double f) { o->lr_scale = f; }
 

@@ -4,7 +4,8 @@
  *   self  one process; collectives are copies or no-ops (always built)
  *   mpi   Open MPI over MPI_COMM_WORLD (built when MPI is found)
  *   record no transfer; logs every call (see "Record backend" below)
- *   (the nccl backend plugs into the same ops table)
+ *   nccl  NCCL, one rank per GPU, bootstrapped over MPI (built when CUDA
+ *         and NCCL are found); every buffer is DEVICE memory
  *
  * Every call carries the layer index it moves (-1: not layer-specific) and
  * the comm remembers the current optimizer step (lbs_comm_set_step), so a
@@ -73,7 +74,14 @@ struct lbs_comm {
  * -ENOTSUP when this build has no MPI. */
 int lbs_comm_self_new(struct lbs_comm **out, struct lbs_err *err);
 int lbs_comm_mpi_new(struct lbs_comm **out, struct lbs_err *err);
-/* "self", "mpi", "record" (one logical rank) or "record:P" (P ranks) */
+/* NCCL over MPI_COMM_WORLD's ranks, each on the GPU of its index among
+ * the ranks of its host (cudaSetDevice); -ENOTSUP without NCCL or MPI in
+ * this build, -ENODEV without a GPU, -EINVAL with more ranks on a host
+ * than GPUs.  Collectives take device pointers of that GPU and return
+ * when the transfer is complete. */
+int lbs_comm_nccl_new(struct lbs_comm **out, struct lbs_err *err);
+/* "self", "mpi", "nccl", "record" (one logical rank) or "record:P" (P
+ * ranks) */
 int lbs_comm_new(const char *backend, struct lbs_comm **out,
                  struct lbs_err *err);
 void lbs_comm_free(struct lbs_comm *c);

@@ -98,6 +98,12 @@ const char *lbs_compressor_params(const struct lbs_compressor *c);
  * twice). */
 enum lbs_coll lbs_compressor_collective(const struct lbs_compressor *c);
 int lbs_compressor_ef(const struct lbs_compressor *c);
+/* The effective value of one key of the spec (defaults included; "ef"
+ * too; an enum key gives its index, e.g. sign's scale: 0 = l1, 1 = l2),
+ * or -ENOENT when the compressor has no such key.  What a second
+ * implementation (the CUDA kernels) reads its configuration from. */
+int lbs_compressor_param(const struct lbs_compressor *c, const char *key,
+                         double *value);
 /* Salt for rank-private randomness (QSGD rounding, thresh sample). */
 void lbs_compressor_set_rank(struct lbs_compressor *c, int rank);
 

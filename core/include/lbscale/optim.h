@@ -91,6 +91,13 @@ void lbs_optim_free(struct lbs_optim *o);
 /* Name of the algorithm ("lamb") and the effective "key=value,..." list. */
 const char *lbs_optim_name(const struct lbs_optim *o);
 const char *lbs_optim_params(const struct lbs_optim *o);
+/* The effective value of one spec key (defaults applied; booleans and
+ * enums as 0/1/index), e.g. lr of "lamb:lr=0.01" -> 0.01: 0, or -ENOENT
+ * naming the key when this optimizer has no such key.  Lets another
+ * implementation of the same optimizer (the CUDA kernels) take its
+ * hyperparameters from the one parser. */
+int lbs_optim_get(const struct lbs_optim *o, const char *key, double *value,
+                  struct lbs_err *err);
 /* Steps taken so far. */
 long lbs_optim_steps(const struct lbs_optim *o);
 /* Scale every learning rate by f from the next step on (schedules). */

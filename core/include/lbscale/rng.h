@@ -14,7 +14,15 @@
 
 #include <stdint.h>
 
-static inline uint64_t lbs_mix64(uint64_t z)
+/* The same functions in host and CUDA device code (GPU random-k and SLAMB
+ * masks must pick the coordinates the CPU picks).  Plain C sees nothing. */
+#if defined(__CUDACC__)
+#define LBS_HD __host__ __device__
+#else
+#define LBS_HD
+#endif
+
+LBS_HD static inline uint64_t lbs_mix64(uint64_t z)
 {
     z += 0x9e3779b97f4a7c15ull;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -23,28 +31,33 @@ static inline uint64_t lbs_mix64(uint64_t z)
 }
 
 /* The key for one (seed, step, layer) stream. */
-static inline uint64_t lbs_rng_key(uint64_t seed, uint64_t step,
-                                   uint64_t layer)
+LBS_HD static inline uint64_t lbs_rng_key(uint64_t seed, uint64_t step,
+                                          uint64_t layer)
 {
     return lbs_mix64(lbs_mix64(lbs_mix64(seed) ^ step) ^ (layer << 1 | 1));
 }
 
 /* 64 random bits for counter i of stream key. */
-static inline uint64_t lbs_rng_u64(uint64_t key, uint64_t i)
+LBS_HD static inline uint64_t lbs_rng_u64(uint64_t key, uint64_t i)
 {
     return lbs_mix64(key ^ lbs_mix64(i));
 }
 
 /* Uniform double in [0, 1) with 53 random bits. */
-static inline double lbs_rng_uniform(uint64_t key, uint64_t i)
+LBS_HD static inline double lbs_rng_uniform(uint64_t key, uint64_t i)
 {
     return (double)(lbs_rng_u64(key, i) >> 11) * 0x1.0p-53;
 }
 
 /* Uniform integer in [0, n) (Lemire's multiply-shift; bias < n/2^64). */
-static inline uint64_t lbs_rng_below(uint64_t key, uint64_t i, uint64_t n)
+LBS_HD static inline uint64_t lbs_rng_below(uint64_t key, uint64_t i,
+                                            uint64_t n)
 {
+#if defined(__CUDA_ARCH__)
+    return __umul64hi(lbs_rng_u64(key, i), n);   /* the same high word */
+#else
     return (uint64_t)(((unsigned __int128)lbs_rng_u64(key, i) * n) >> 64);
+#endif
 }
 
 #endif

@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# gpu_cli.sh BINARY - `lbscale optim --device cuda` and `lbscale stream
+# --device cuda` where they cannot run: without a CUDA build or without a
+# GPU.  Each must exit exactly 2 with exactly one line on stderr,
+# "lbscale optim: --device cuda: no CUDA GPU: ..." (CUDA build, no GPU) or
+# "...: this lbscale was built without CUDA ..." (no CUDA build), print
+# nothing on stdout and create no file (no results directory, not even the
+# one --out names).  Bad input around --device is rejected the same way.
+# Printed as TAP.
+#
+# Where the GPU path works (the probe command below succeeds) these
+# commands would run for real, so the script is skipped (exit 77);
+# tests/gpu/check_optim and bench/gpu-check.sh cover that side.
+set -u
+
+BIN=${1:?usage: gpu_cli.sh LBSCALE_BINARY}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+
+TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-gpucli.XXXXXX") || exit 1
+trap 'rm -rf "$TOP"' EXIT
+
+if (cd "$TOP" && timeout 60 "$BIN" stream --device cuda --elements 4K \
+        --iters 1 --no-save >/dev/null 2>&1); then
+    echo "1..0 # SKIP a CUDA GPU works here: the no-GPU paths cannot be taken"
+    exit 77
+fi
+if "$BIN" --version | grep -q 'cuda yes'; then
+    WHY="no CUDA GPU"
+else
+    WHY="built without CUDA"
+fi
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)); failed=$((failed + 1))
+    echo "not ok $n - $1"
+    shift
+    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
+}
+
+# run ARGS...: BIN in a fresh cwd with a fresh results root.
+case_no=0
+run() {
+    case_no=$((case_no + 1))
+    local d=$TOP/c$case_no
+    mkdir -p "$d/res" "$d/cwd"
+    RES=$d/res CWD=$d/cwd OUT=$d/stdout ERR=$d/stderr
+    (cd "$CWD" && LBSCALE_RESULTS=$RES timeout 60 "$BIN" "$@" \
+        >"$OUT" 2>"$ERR")
+    RC=$?
+}
+# The --out directory the next run would not be allowed to create.
+next_out() { echo "$TOP/c$((case_no + 1))/res/run"; }
+
+# bad DESC 'PAT1|PAT2' ARGS...: exit 2, one stderr line starting with
+# "lbscale " and containing every |-separated fixed string, empty stdout,
+# no file.
+bad() {
+    local desc=$1 pats=$2
+    shift 2
+    run "$@"
+    local why=()
+    [ "$RC" -eq 2 ] || why+=("exit code $RC, expected 2")
+    [ "$(awk 'END { print NR }' "$ERR")" -eq 1 ] ||
+        why+=("stderr is not exactly one line")
+    head -n1 "$ERR" | grep -q '^lbscale: ' ||
+        why+=("stderr does not start with 'lbscale: '")
+    local IFS='|' p
+    for p in $pats; do
+        grep -qF -- "$p" "$ERR" || why+=("stderr does not name '$p'")
+    done
+    unset IFS
+    [ -s "$OUT" ] && why+=("stdout not empty: $(head -c 200 "$OUT")")
+    [ -z "$(find "$RES" "$CWD" -mindepth 1 | head -n1)" ] ||
+        why+=("files created: $(find "$RES" "$CWD" -mindepth 1 | head -n5 | tr '\n' ' ')")
+    if [ ${#why[@]} -eq 0 ]; then ok "$desc"; else
+        not_ok "$desc" "command: lbscale $*" "${why[@]}" \
+            "stderr: $(head -c 500 "$ERR")"
+    fi
+}
+
+# No GPU / no CUDA build: the lines bench/gpu-check.sh runs, and others.
+for o in lamb slamb adamw sgd; do
+    bad "optim --device cuda --optim $o" \
+        "lbscale: optim: --device cuda: |$WHY" \
+        optim --device cuda --optim "$o" --elements 100M
+done
+bad "optim --device cuda --json --layers bert" \
+    "optim: --device cuda: |$WHY" \
+    optim --device cuda --optim lamb:lr=0.01 --layers bert --elements 1M --json
+bad "optim --device cuda --out DIR creates nothing" \
+    "optim: --device cuda: |$WHY" \
+    optim --device cuda --optim adamw --elements 1M --out "$(next_out)"
+bad "optim --device cuda --stream-gbps given" "optim: --device cuda: |$WHY" \
+    optim --device cuda --optim sgd --elements 1M --stream-gbps 3000
+bad "stream --device cuda" "lbscale: stream: --device cuda: |$WHY" \
+    stream --device cuda
+bad "stream --device cuda --out DIR creates nothing" \
+    "stream: --device cuda: |$WHY" \
+    stream --device cuda --elements 1M --iters 2 --out "$(next_out)"
+
+# Bad input around --device, whatever the machine.
+bad "optim --device tpu" "--device|tpu" optim --device tpu --optim lamb
+bad "optim --device without a value" "--device" optim --optim lamb --device
+bad "stream --device tpu" "--device|tpu" stream --device tpu
+bad "optim --device cuda, bad spec first" "bogus" \
+    optim --device cuda --optim lamb:bogus=1
+bad "optim --device cuda, bad preset first" "layers" \
+    optim --device cuda --optim lamb --layers nosuch:3
+if [ "$WHY" = "no CUDA GPU" ]; then   # kernels exist: the name is checked
+    bad "optim --device cuda, optimizer without kernels" "lars|CUDA" \
+        optim --device cuda --optim lars
+fi
+bad "optim --device cuda --comm mpi" "--device cuda|--comm" \
+    optim --device cuda --optim lamb --comm mpi
+bad "optim --device cuda --compress" "--device cuda|--compress" \
+    optim --device cuda --optim lamb --compress topk:k=0.01
+bad "optim --device cuda --comm record" "--device cuda|--comm" \
+    optim --device cuda --optim lamb --comm record:4
+
+# --help documents the device paths.
+for v in optim stream; do
+    run $v --help
+    if [ "$RC" -eq 0 ] && grep -q -- '--device D' "$OUT" &&
+       grep -q cuda "$OUT"; then
+        ok "$v --help documents --device"
+    else
+        not_ok "$v --help documents --device" "rc $RC"
+    fi
+done
+
+# --device cpu is the CPU path, unchanged.
+run optim --device cpu --optim lamb --elements 100K --iters 1 --warmup 0 \
+    --stream-gbps 10 --no-save --json
+if [ "$RC" -eq 0 ] && grep -q '"wrong":0' "$OUT" && ! grep -q '"device"' "$OUT"
+then
+    ok "optim --device cpu runs the CPU path (#wrong 0)"
+else
+    not_ok "optim --device cpu runs the CPU path (#wrong 0)" "rc $RC" \
+        "stderr: $(head -c 300 "$ERR")"
+fi
+run stream --device cpu --elements 100K --iters 1 --no-save --json
+if [ "$RC" -eq 0 ] && grep -q '"triad_gbps"' "$OUT"; then
+    ok "stream --device cpu runs STREAM"
+else
+    not_ok "stream --device cpu runs STREAM" "rc $RC"
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

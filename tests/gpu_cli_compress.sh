@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# gpu_cli_compress.sh BINARY - `lbscale compress --device cuda` and
+# `lbscale coll --backend nccl` where they cannot run: without a CUDA (or
+# NCCL) build, or without a GPU.  Each must exit exactly 2 with exactly one
+# line on stderr that starts with "lbscale: " and names the problem, print
+# nothing on stdout and create no file (no results directory, not even
+# with --out).  Printed as TAP.
+#
+# Where the GPU path works (the probe command below succeeds) these
+# commands would run for real, so the whole script is skipped (exit 77);
+# tests/gpu/check_compress, tests/gpu_nccl.sh and bench/gpu-check.sh cover
+# that side.
+set -u
+
+BIN=${1:?usage: gpu_cli_compress.sh LBSCALE_BINARY}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+
+TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-gpucli.XXXXXX") || exit 1
+trap 'rm -rf "$TOP"' EXIT
+
+if (cd "$TOP" && timeout 60 "$BIN" compress --device cuda --compressor sign \
+        --elements 1K --iters 1 --warmup 0 --no-save >/dev/null 2>&1); then
+    echo "1..0 # SKIP a CUDA GPU works here: the no-GPU paths cannot be taken"
+    exit 77
+fi
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+    n=$((n + 1)); failed=$((failed + 1))
+    echo "not ok $n - $1"
+    shift
+    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
+}
+
+# run ARGS...: BIN in a fresh cwd with a fresh results root.
+case_no=0
+run() {
+    case_no=$((case_no + 1))
+    local d=$TOP/c$case_no
+    mkdir -p "$d/res" "$d/cwd"
+    RES=$d/res CWD=$d/cwd OUT=$d/stdout ERR=$d/stderr
+    (cd "$CWD" && LBSCALE_RESULTS=$RES timeout 60 "$BIN" "$@" \
+        >"$OUT" 2>"$ERR")
+    RC=$?
+}
+
+# bad DESC 'PAT1|PAT2' ARGS...: every |-separated fixed string must be in
+# the one stderr line.
+bad() {
+    local desc=$1 pats=$2
+    shift 2
+    run "$@"
+    local why=()
+    [ "$RC" -eq 2 ] || why+=("exit code $RC, expected 2")
+    [ "$(awk 'END { print NR }' "$ERR")" -eq 1 ] ||
+        why+=("stderr is not exactly one line")
+    head -n1 "$ERR" | grep -q '^lbscale: ' ||
+        why+=("stderr does not start with 'lbscale: '")
+    local IFS='|' p
+    for p in $pats; do
+        grep -qF -- "$p" "$ERR" || why+=("stderr does not name '$p'")
+    done
+    unset IFS
+    [ -s "$OUT" ] && why+=("stdout not empty: $(head -c 200 "$OUT")")
+    [ -z "$(find "$RES" "$CWD" -mindepth 1 | head -n1)" ] ||
+        why+=("files created: $(find "$RES" "$CWD" -mindepth 1 | head -n5 | tr '\n' ' ')")
+    if [ ${#why[@]} -eq 0 ]; then ok "$desc"; else
+        not_ok "$desc" "command: lbscale $*" "${why[@]}" \
+            "stderr: $(head -c 500 "$ERR")"
+    fi
+}
+
+# The exact line bench/gpu-check.sh runs.
+bad "compress --device cuda (gpu-check's line)" "--device|cuda" \
+    compress --device cuda --compressor topk:k=0.01 --elements 100M
+bad "compress --device cuda --json" "--device|cuda" \
+    compress --device cuda --compressor sign:ef=1 --elements 1M --json
+bad "compress --device cuda --out DIR creates nothing" "--device|cuda" \
+    compress --device cuda --compressor randk:k=0.1 --elements 1M \
+    --out "$TOP/c$((case_no + 1))/res/run"
+bad "compress --device cuda, compressor without a kernel" "cuda" \
+    compress --device cuda --compressor qsgd --elements 1M
+bad "compress --device cuda, bad spec first" "topk|bogus" \
+    compress --device cuda --compressor topk:bogus=1
+bad "compress --device tpu" "--device|tpu" \
+    compress --device tpu --compressor topk
+bad "compress --device without a value" "--device" \
+    compress --compressor topk --device
+bad "coll --backend nccl" "--backend|nccl" coll --backend nccl -e 64
+bad "coll --backend nccl --coll reduce_scatter" "nccl" \
+    coll --backend nccl --coll reduce_scatter -e 64
+bad "coll --backend bogus" "--backend|bogus" coll --backend bogus
+
+# --help documents the device paths.
+run compress --help
+if [ "$RC" -eq 0 ] && grep -q -- '--device cuda' "$OUT"; then
+    ok "compress --help documents --device cuda"
+else
+    not_ok "compress --help documents --device cuda" "rc $RC"
+fi
+run coll --help
+if [ "$RC" -eq 0 ] && grep -q -- '--backend' "$OUT" && grep -q nccl "$OUT"; then
+    ok "coll --help documents --backend nccl"
+else
+    not_ok "coll --help documents --backend nccl" "rc $RC"
+fi
+
+# The CPU path is untouched by --device cpu.
+run compress --device cpu --compressor topk:k=0.01 --elements 100K --iters 1 \
+    --warmup 0 --stream-gbps 10 --no-save --json
+if [ "$RC" -eq 0 ] && grep -q '"wrong":0' "$OUT"; then
+    ok "compress --device cpu runs (#wrong 0)"
+else
+    not_ok "compress --device cpu runs (#wrong 0)" "rc $RC" \
+        "stderr: $(head -c 300 "$ERR")"
+fi
+
+echo "1..$n"
+[ "$failed" -eq 0 ]
