@@ -1008,7 +1008,8 @@ out:
 
 #define CALIB_HELP \
 "usage: lbscale sim calibrate COLL.jsonl... [--out FILE] [--name local]\n" \
-"                             [--peak-tflops X] [--mem-bw-gbs X]\n" \
+"                             [--bytes MIN..MAX] [--peak-tflops X]\n" \
+"                             [--mem-bw-gbs X]\n" \
 "\n" \
 "Fits the alpha-beta constants of this machine from `lbscale coll` results\n" \
 "and writes a platform file (default <data>/platforms/local.json, written\n" \
@@ -1020,7 +1021,8 @@ out:
 "  time_us  measured time of one call (median); time_us_median also read\n" \
 "Rows of other collectives (neighbor, reduce_scatter, compressed\n" \
 "patterns) are skipped.\n" \
-"optional: nodes (rows with nodes > 1 are skipped: this fits one node),\n" \
+"optional: nodes (rows with 1 < nodes < ranks are skipped: the fit has\n" \
+"one link per rank, which holds on one node or with one rank per node),\n" \
 "wrong (rows with wrong > 0 are skipped), bench (rows whose bench is not\n" \
 "\"coll\" are skipped).\n" \
 "Model (ring forms; steps and volume per collective as in sim/README.md):\n" \
@@ -1030,6 +1032,9 @@ out:
 "supports them.  Prints two held-out errors (median and worst relative\n" \
 "error of predictions for samples left out of the fit): every other\n" \
 "message size, and each rank count predicted from the other rank counts.\n" \
+"  --bytes MIN..MAX only rows whose bytes lie in the range (one regime:\n" \
+"                   e.g. messages that stay in cache); either side may be\n" \
+"                   left empty\n" \
 "  --peak-tflops X  compute peak per rank for the platform (default 1,\n" \
 "                   marked as assumed)\n" \
 "  --mem-bw-gbs X   memory bandwidth (default: STREAM triad measured now)\n"
@@ -1060,7 +1065,9 @@ static int read_samples(const char *path, struct lbs_sim_sample **s,
                                                                     "nodes");
         if ((bench && strcmp(bench, "coll")) ||
             (wr && json_is_number(wr) && json_number_value(wr) > 0) ||
-            (nd && json_is_number(nd) && json_number_value(nd) > 1)) {
+            (nd && json_is_number(nd) && json_number_value(nd) > 1 &&
+             json_number_value(nd) !=
+                 json_number_value(json_object_get(o, "ranks")))) {
             (*skipped)++;
             json_decref(o);
             continue;
@@ -1192,11 +1199,34 @@ static json_t *calib_platform(const struct lbs_sim_fit *fit, json_t *files,
         "calibration", cal);
 }
 
+/* "LO..HI" (sizes with suffixes; either side may be empty) */
+static int parse_range(const char *opt, const char *v, size_t *lo,
+                       size_t *hi)
+{
+    const char *dots = v ? strstr(v, "..") : NULL;
+    char a[64];
+    if (!dots || (size_t)(dots - v) >= sizeof a) {
+        cli_error(opt, "'%s': give MIN..MAX, e.g. 256..2Mi or 8Mi..",
+                  v ? v : "");
+        return -EINVAL;
+    }
+    memcpy(a, v, (size_t)(dots - v));
+    a[dots - v] = '\0';
+    if ((a[0] && lbs_parse_size(a, lo)) ||
+        (dots[2] && lbs_parse_size(dots + 2, hi)) || *lo > *hi) {
+        cli_error(opt, "'%s': give MIN..MAX sizes, MIN <= MAX (e.g. "
+                  "256..2Mi)", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int sim_calibrate(int argc, char **argv)
 {
     struct lbs_err e;
     const char *out = NULL, *name = "local";
     double peak = 0, mem = 0;
+    size_t blo = 0, bhi = SIZE_MAX;
     struct lbs_sim_sample *s = NULL;
     size_t n = 0, cap = 0, skipped = 0, nfiles = 0;
     int rc = 0;
@@ -1214,6 +1244,9 @@ static int sim_calibrate(int argc, char **argv)
                 break;
             }
             *(!strcmp(o, "--out") ? &out : &name) = v;
+            i++;
+        } else if (!strcmp(o, "--bytes")) {
+            rc = parse_range(o, v, &blo, &bhi);
             i++;
         } else if (!strcmp(o, "--peak-tflops")) {
             rc = cli_double(o, v, 1e-6, 1e6, &peak);
@@ -1242,6 +1275,15 @@ static int sim_calibrate(int argc, char **argv)
             cli_error("--name", "'%s': use a-z 0-9 - _", name);
             rc = -EINVAL;
         }
+    /* --bytes: keep one regime (e.g. messages that stay in cache) */
+    size_t kept = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (s[i].bytes >= (double)blo && s[i].bytes <= (double)bhi)
+            s[kept++] = s[i];
+        else
+            skipped++;
+    }
+    n = rc ? n : kept;
     struct lbs_sim_fit fit;
     if (!rc && (rc = lbs_sim_fit(s, n, &fit, &e)))
         cli_error("sim calibrate", "%s", e.msg);
