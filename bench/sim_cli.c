@@ -866,7 +866,11 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
     int rc;
     const char *model = a->model ? a->model : "bert-large";
     const char *plat = a->platform ? a->platform : "dgx-a100";
-    const char *optims = a->optim ? a->optim : "sgd,lars,lamb,adamw";
+    /* every optimizer lbscale implements: data-parallel ones by their
+     * contract, the others by their recorded traces */
+    const char *optims = a->optim ? a->optim
+        : "sgd,lars,lamb,adamw,slamb,onebit_lamb,jointspar,jointspar_lars,"
+          "dmsgd,decentlam";
     if ((rc = load_model(model, &m, &e)) ||
         (rc = load_platform(plat, &pl, &e)) ||
         (rc = load_entries(optims, m, &ent, &nent, &e))) {
