@@ -14,6 +14,12 @@
  * after the warm-up; SLAMB: every step, its periodic dense averaging uses
  * allreduce like the masked steps).
  *
+ * Training traces (results/schema/train-trace-v1.md, format
+ * "lbscale-train-trace") extend trace-v1: their header has every trace-v1
+ * field and their call lines are trace-v1 call lines plus a measured
+ * "ms"; the plan is read from them the same way, skipping the lines that
+ * carry a "type" key (per-step measurements), as that schema allows.
+ *
  * Neighbour graphs: trace-v1 records bytes per neighbour, not the graph,
  * so the graph comes from the header's params ("topology=" or "topo=":
  * ring, exp, onepeer, full; default ring).
@@ -86,7 +92,9 @@ static int read_header(const struct sj *c, const json_t *h,
                        struct lbs_sim_plan *p)
 {
     double v;
-    int rc = sj_header(c, h, "lbscale-trace", 1);
+    const char *f = json_string_value(json_object_get(h, "format"));
+    int rc = sj_header(c, h, f && !strcmp(f, "lbscale-train-trace")
+                                 ? "lbscale-train-trace" : "lbscale-trace", 1);
     if (!rc) rc = sj_str(c, h, "", "optim", SJ_REQ, NULL, p->optim,
                          sizeof p->optim);
     if (!rc && !p->optim[0])
@@ -300,6 +308,8 @@ int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
         } else if (!have_header) {
             rc = read_header(&c, o, p);
             have_header = 1;
+        } else if (json_object_get(o, "type")) {
+            ;   /* a training trace's step line: not part of the plan */
         } else {
             struct lbs_sim_call call = {0, LBS_SIM_ALLREDUCE, 0};
             long st = 0;

@@ -419,6 +419,34 @@ Test(sim_trace, distinct_steps_weights_and_final_phase)
     lbs_sim_plan_free(p);
 }
 
+/* A training trace (train-trace-v1) gives the plan its call lines hold:
+ * the measured "ms" is ignored, step lines (with "type") are skipped. */
+Test(sim_trace, training_trace_is_a_plan)
+{
+    struct lbs_sim_plan *p = trace(
+        "{\"format\": \"lbscale-train-trace\", \"version\": 1, \"extends\": "
+        "\"lbscale-trace/1\", \"optim\": \"lamb\", \"params\": \"lr=0.01\", "
+        "\"ranks\": 2, \"rank\": 0, \"steps\": 2, \"layers\": [{\"name\": "
+        "\"w\", \"n\": 8}, {\"name\": \"b\", \"n\": 2}], \"time_unit\": "
+        "\"ms\"}\n"
+        "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 8, "
+        "\"ms\": 0.1}\n"
+        "{\"step\": 1, \"layer\": 0, \"coll\": \"allreduce\", \"bytes\": 32, "
+        "\"ms\": 0.2}\n"
+        "{\"type\": \"step\", \"step\": 1, \"loss\": 2.3, \"fwd_ms\": [1, 1]}\n"
+        "{\"step\": 2, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 8, "
+        "\"ms\": 0.1}\n"
+        "{\"step\": 2, \"layer\": 0, \"coll\": \"allreduce\", \"bytes\": 32, "
+        "\"ms\": 0.3}\n"
+        "{\"type\": \"step\", \"step\": 2, \"loss\": 2.2, \"fwd_ms\": [1, 1]}\n");
+    cr_assert_eq(p->nsteps, 1);
+    near(p->step[0].weight, 2);
+    cr_assert_eq(p->step[0].ncalls, 2);
+    near(p->step[0].calls[1].bytes, 32);
+    cr_assert_eq(p->nlayers, 2);
+    lbs_sim_plan_free(p);
+}
+
 /* ---- bad input: the message names the file and the field -------------- */
 
 static void bad_platform(const char *from, const char *to, const char *field)
