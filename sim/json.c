@@ -91,7 +91,7 @@ int sj_header(const struct sj *c, const json_t *root, const char *format,
               int version)
 {
     char f[64];
-    double v;
+    double v = 0;
     int rc = sj_str(c, root, "", "format", SJ_REQ, NULL, f, sizeof f);
     if (rc)
         return rc;

@@ -34,7 +34,7 @@ static int read_layer(const struct sj *c, const json_t *o, size_t i,
     static const char *const keys[] = {"name", "shape", "n", "ndim",
         "fwd_gflops", "bwd_gflops", "fwd_ms", "bwd_ms", "note", NULL};
     char path[40], name[256];
-    double v;
+    double v = 0;
     snprintf(path, sizeof path, "layers[%zu].", i);
     if (!json_is_object(o))
         return sj_fail(c, path, "", "must be an object");
@@ -97,7 +97,7 @@ static int parse_root(const struct sj *c, const json_t *root,
     static const char *const top[] = {"format", "version", "name",
         "description", "sources", "notes", "batch_per_gpu", "seq_len",
         "efficiency", "bucket_mb", "wgrad_frac", "layers", NULL};
-    double v;
+    double v = 0;
     int rc = sj_header(c, root, "lbscale-model", 1);
     if (!rc) rc = sj_known(c, root, "", top);
     if (!rc) rc = sj_str(c, root, "", "name", SJ_REQ, NULL, m->name,

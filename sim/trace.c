@@ -91,7 +91,7 @@ static int topo_from_params(const struct sj *c, const char *params,
 static int read_header(const struct sj *c, const json_t *h,
                        struct lbs_sim_plan *p)
 {
-    double v;
+    double v = 0;   /* a failed read leaves it: the casts below stay defined */
     const char *f = json_string_value(json_object_get(h, "format"));
     int rc = sj_header(c, h, f && !strcmp(f, "lbscale-train-trace")
                                  ? "lbscale-train-trace" : "lbscale-trace", 1);
@@ -149,7 +149,7 @@ static int read_call(const struct sj *c, const json_t *o,
                      const struct lbs_sim_plan *p, long *step,
                      struct lbs_sim_call *call)
 {
-    double s, l, b;
+    double s = 0, l = 0, b = 0;
     char coll[32];
     int rc = sj_num(c, o, "", "step", SJ_REQ | SJ_INT, 0, 1, (double)p->steps,
                     &s);

@@ -542,6 +542,11 @@ Test(sim_bad, trace_fields)
     bad_trace("{\"format\": \"lbscale-trace\", \"version\": 2}\n", "version");
     bad_trace("{\"format\": \"nccl-trace\", \"version\": 1}\n", "format");
     bad_trace(HDR("x", 2, 0), "ranks");
+    /* found by the fuzzer: a missing count must not be cast from garbage
+     * (UBSan in CI's sanitizer build checks that) */
+    bad_trace("{\"format\": \"lbscale-trace\", \"version\": 1, \"optim\": "
+              "\"x\", \"steps\": 4, \"layers\": [{\"name\": \"a\", "
+              "\"n\": 1}]}\n", "'ranks'");
     bad_trace(HDR("x", 2, 4) "{\"step\": 3, \"layer\": 0, \"coll\": "
               "\"allreduce\", \"bytes\": 4}\n", "tr.jsonl:2: field 'step'");
     bad_trace(HDR("x", 2, 4) "{\"step\": 1, \"layer\": 3, \"coll\": "
