@@ -698,12 +698,18 @@ static int compress_main(struct cbench_args *a, const struct cli_common *com,
     }
     json_t *row = NULL;
     if (a->cuda) {
-        /* the copy reference over the input's size (at least 64 MiB, so
-         * small inputs still measure bandwidth, not latency) */
-        size_t cb = 4 * a->n > ((size_t)64 << 20) ? 4 * a->n
-                                                  : (size_t)64 << 20;
-        double copy = 0;
-        rc = lbs_cuda_copy_gbps(cb, 10, &copy, &e);
+        /* the copy reference of `stream --device cuda` and `optim
+         * --device cuda` (the better of cudaMemcpy and a copy kernel),
+         * over the input's size but at least 64 MiB, so small inputs
+         * still measure bandwidth, not latency */
+        struct lbs_cuda_stream cs = {0};
+        size_t cn = a->n > ((size_t)16 << 20) ? a->n : (size_t)16 << 20;
+        rc = lbs_cuda_stream(cn, 10, &cs, &e);
+        if (!rc && cs.wrong)
+            rc = lbs_err_set(&e, -EIO, "device copy reference: %ld floats "
+                             "copied wrong", cs.wrong);
+        double copy = cs.memcpy_gbps > cs.kernel_gbps ? cs.memcpy_gbps
+                                                      : cs.kernel_gbps;
         if (!rc)
             rc = cuda_bench_run(a, gc, gpu, copy, &row, &e);
         lbs_cuda_compressor_free(gc);

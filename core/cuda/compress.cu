@@ -798,37 +798,3 @@ extern "C" int lbs_cuda_mem_get(void *h, const void *d, size_t bytes,
     return 0;
 }
 
-extern "C" int lbs_cuda_copy_gbps(size_t bytes, int iters, double *gbps,
-                                  struct lbs_err *err)
-{
-    void *a = NULL, *b = NULL;
-    cudaEvent_t t0 = NULL, t1 = NULL;
-    float best = 0;
-    int rc = 0;
-    *gbps = 0;
-    LBS_CU_GOTO(cudaMalloc(&a, bytes), out);
-    LBS_CU_GOTO(cudaMalloc(&b, bytes), out);
-    LBS_CU_GOTO(cudaMemset(a, 1, bytes), out);
-    LBS_CU_GOTO(cudaEventCreate(&t0), out);
-    LBS_CU_GOTO(cudaEventCreate(&t1), out);
-    for (int it = 0; it <= iters; it++) {   /* it 0: warm-up */
-        float ms;
-        LBS_CU_GOTO(cudaEventRecord(t0), out);
-        LBS_CU_GOTO(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice),
-                    out);
-        LBS_CU_GOTO(cudaEventRecord(t1), out);
-        LBS_CU_GOTO(cudaEventSynchronize(t1), out);
-        LBS_CU_GOTO(cudaEventElapsedTime(&ms, t0, t1), out);
-        if (it && (best == 0 || ms < best))
-            best = ms;
-    }
-    *gbps = best > 0 ? 2.0 * (double)bytes / (best * 1e-3) / 1e9 : 0;
-out:
-    if (t0)
-        cudaEventDestroy(t0);
-    if (t1)
-        cudaEventDestroy(t1);
-    cudaFree(a);
-    cudaFree(b);
-    return rc;
-}

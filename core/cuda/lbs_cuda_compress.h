@@ -78,12 +78,6 @@ int lbs_cuda_compress_residual(const struct lbs_cuda_compressor *c,
                                int layer, float *h_e, size_t n,
                                struct lbs_err *err);
 
-/* Device-to-device cudaMemcpy bandwidth over a buffer of `bytes`: best of
- * iters (after one warm-up), counted as STREAM counts copy (bytes read +
- * bytes written = 2 * bytes per copy), in GB/s (1e9). */
-int lbs_cuda_copy_gbps(size_t bytes, int iters, double *gbps,
-                       struct lbs_err *err);
-
 /* Plain device memory for C callers (cudaMalloc, cudaFree, cudaMemcpy). */
 int lbs_cuda_mem_alloc(void **d, size_t bytes, struct lbs_err *err);
 void lbs_cuda_mem_free(void *d);
@@ -140,13 +134,6 @@ static inline int lbs_cuda_compress_residual(
     struct lbs_err *err)
 {
     (void)c; (void)layer; (void)h_e; (void)n;
-    return lbs_cuda_compress_nocuda_(err);
-}
-static inline int lbs_cuda_copy_gbps(size_t bytes, int iters, double *gbps,
-                                     struct lbs_err *err)
-{
-    (void)bytes; (void)iters;
-    *gbps = 0;
     return lbs_cuda_compress_nocuda_(err);
 }
 static inline int lbs_cuda_mem_alloc(void **d, size_t bytes,
