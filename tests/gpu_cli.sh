@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# gpu_cli.sh BINARY - `lbscale optim --device cuda` and `lbscale stream
-# --device cuda` where they cannot run: without a CUDA build or without a
-# GPU.  Each must exit exactly 2 with exactly one line on stderr,
+# gpu_cli.sh BINARY - `lbscale optim|stream|compress --device cuda` and
+# `lbscale coll --backend nccl` where they cannot run: without a CUDA (or
+# NCCL) build or without a GPU.  Each must exit exactly 2 with exactly one line on stderr,
 # "lbscale optim: --device cuda: no CUDA GPU: ..." (CUDA build, no GPU) or
 # "...: this lbscale was built without CUDA ..." (no CUDA build), print
 # nothing on stdout and create no file (no results directory, not even the
@@ -10,7 +10,8 @@
 #
 # Where the GPU path works (the probe command below succeeds) these
 # commands would run for real, so the script is skipped (exit 77);
-# tests/gpu/check_optim and bench/gpu-check.sh cover that side.
+# tests/gpu/check_optim, tests/gpu/check_compress, tests/gpu_nccl.sh and
+# bench/gpu-check.sh cover that side.
 set -u
 
 BIN=${1:?usage: gpu_cli.sh LBSCALE_BINARY}
@@ -147,6 +148,53 @@ if [ "$RC" -eq 0 ] && grep -q '"triad_gbps"' "$OUT"; then
     ok "stream --device cpu runs STREAM"
 else
     not_ok "stream --device cpu runs STREAM" "rc $RC"
+fi
+
+# ---- compress --device cuda and coll --backend nccl ----
+
+# The exact line bench/gpu-check.sh runs.
+bad "compress --device cuda (gpu-check's line)" "--device|cuda" \
+    compress --device cuda --compressor topk:k=0.01 --elements 100M
+bad "compress --device cuda --json" "--device|cuda" \
+    compress --device cuda --compressor sign:ef=1 --elements 1M --json
+bad "compress --device cuda --out DIR creates nothing" "--device|cuda" \
+    compress --device cuda --compressor randk:k=0.1 --elements 1M \
+    --out "$(next_out)"
+bad "compress --device cuda, compressor without a kernel" "cuda" \
+    compress --device cuda --compressor qsgd --elements 1M
+bad "compress --device cuda, bad spec first" "topk|bogus" \
+    compress --device cuda --compressor topk:bogus=1
+bad "compress --device tpu" "--device|tpu" \
+    compress --device tpu --compressor topk
+bad "compress --device without a value" "--device" \
+    compress --compressor topk --device
+bad "coll --backend nccl" "--backend|nccl" coll --backend nccl -e 64
+bad "coll --backend nccl --coll reduce_scatter" "nccl" \
+    coll --backend nccl --coll reduce_scatter -e 64
+bad "coll --backend bogus" "--backend|bogus" coll --backend bogus
+
+# --help documents the device paths.
+run compress --help
+if [ "$RC" -eq 0 ] && grep -q -- '--device cuda' "$OUT"; then
+    ok "compress --help documents --device cuda"
+else
+    not_ok "compress --help documents --device cuda" "rc $RC"
+fi
+run coll --help
+if [ "$RC" -eq 0 ] && grep -q -- '--backend' "$OUT" && grep -q nccl "$OUT"; then
+    ok "coll --help documents --backend nccl"
+else
+    not_ok "coll --help documents --backend nccl" "rc $RC"
+fi
+
+# The CPU path is untouched by --device cpu.
+run compress --device cpu --compressor topk:k=0.01 --elements 100K --iters 1 \
+    --warmup 0 --stream-gbps 10 --no-save --json
+if [ "$RC" -eq 0 ] && grep -q '"wrong":0' "$OUT"; then
+    ok "compress --device cpu runs (#wrong 0)"
+else
+    not_ok "compress --device cpu runs (#wrong 0)" "rc $RC" \
+        "stderr: $(head -c 300 "$ERR")"
 fi
 
 echo "1..$n"
