@@ -3,7 +3,7 @@
 # --backend nccl` over every GPU of this machine (one rank per GPU under
 # mpirun; one GPU, or no mpirun: one rank alone), every collective it has
 # at sizes 8 B .. 4 MiB, each checked exactly (#wrong = 0, else exit 1).
-# Exit 77 (skipped) without a GPU or without an NCCL build.
+# Exit 77 (skipped) without a GPU or without an NCCL (or MPI) build.
 set -u
 BIN=${1:?usage: gpu_nccl.sh LBSCALE_BINARY}
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -30,7 +30,8 @@ else
 fi
 rc=$?
 cat "$ERR" >&2
-if [ $rc -eq 2 ] && grep -q "built without NCCL" "$ERR"; then
+# no nccl backend in this build: no NCCL, or no MPI to pass its unique id
+if [ $rc -eq 2 ] && grep -qE "built without (NCCL|MPI)" "$ERR"; then
     echo "SKIP: $(head -n1 "$ERR")"
     exit 77
 fi

@@ -711,10 +711,18 @@ static int ef_begin(struct lbs_cuda_compressor *c, const float *g, size_t n,
         return lbs_err_set(err, -EINVAL, "layer %d changed size from %zu to "
                            "%zu elements", layer, c->resid_n[l], n);
     if (!c->resid[l]) {
-        LBS_CU(cudaMalloc(&c->resid[l], n * sizeof(float)));
+        float *r = NULL;
+        LBS_CU(cudaMalloc(&r, n * sizeof(float)));
+        cudaError_t ce = cudaMemcpy(r, g, n * sizeof(float),
+                                    cudaMemcpyDeviceToDevice);
+        if (ce != cudaSuccess) {
+            /* keep no residual rather than one of uninitialised memory */
+            cudaFree(r);
+            return lbs_err_set(err, -EIO, "cudaMemcpy(residual, g): %s",
+                               cudaGetErrorString(ce));
+        }
+        c->resid[l] = r;
         c->resid_n[l] = n;
-        LBS_CU(cudaMemcpy(c->resid[l], g, n * sizeof(float),
-                          cudaMemcpyDeviceToDevice));
     } else {
         add_kernel<<<grid_for(n), NTHR>>>(c->resid[l], g, n);
         LBS_CU_LAUNCHED();
@@ -788,6 +796,13 @@ extern "C" int lbs_cuda_mem_put(void *d, const void *h, size_t bytes,
                                 struct lbs_err *err)
 {
     LBS_CU(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
+    /* From pageable memory cudaMemcpy returns once h is staged, before
+     * the DMA into d has finished (CUDA's "API synchronization
+     * behavior"); that DMA is ordered only on the legacy stream, not for
+     * the nccl backend's non-blocking stream that may read d next
+     * (lbscale coll --backend nccl).  Wait for it: the copy is done on
+     * return, as the header says of every call. */
+    LBS_CU(cudaStreamSynchronize(0));
     return 0;
 }
 

@@ -78,7 +78,8 @@ int lbs_cuda_compress_residual(const struct lbs_cuda_compressor *c,
                                int layer, float *h_e, size_t n,
                                struct lbs_err *err);
 
-/* Plain device memory for C callers (cudaMalloc, cudaFree, cudaMemcpy). */
+/* Plain device memory for C callers (cudaMalloc, cudaFree, cudaMemcpy);
+ * put and get return with the copy complete, so any stream may use d. */
 int lbs_cuda_mem_alloc(void **d, size_t bytes, struct lbs_err *err);
 void lbs_cuda_mem_free(void *d);
 int lbs_cuda_mem_put(void *d, const void *h, size_t bytes,

@@ -53,10 +53,10 @@ static int measure(struct lbs_cuda_stream *r, float *a, float *b,
 {
     const size_t n = r->n, n4 = n / 4;
     const unsigned blocks = (unsigned)((n4 + 255) / 256 ? (n4 + 255) / 256 : 1);
-    cudaEvent_t e0, e1;
-    LBS_CU(cudaEventCreate(&e0));
-    LBS_CU(cudaEventCreate(&e1));
+    cudaEvent_t e0 = NULL, e1 = NULL;
     int rc = 0;
+    LBS_CU_GOTO(cudaEventCreate(&e0), out);
+    LBS_CU_GOTO(cudaEventCreate(&e1), out);
     k_fill<<<1024, 256>>>(a, n);
     LBS_CU_GOTO(cudaGetLastError(), out);
     for (int way = 0; way < 2; way++) {
@@ -85,8 +85,10 @@ static int measure(struct lbs_cuda_stream *r, float *a, float *b,
             goto out;
     }
 out:
-    cudaEventDestroy(e0);         /* teardown: errors already reported */
-    cudaEventDestroy(e1);
+    if (e0)                       /* teardown: errors already reported */
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
     return rc;
 }
 

@@ -31,7 +31,7 @@
  * call on the CPU with OMP_NUM_THREADS threads - 2 under meson test - and
  * on the GPU, each call waited for).  Exit 0 when every
  * case agrees, 1 otherwise, 77 (skipped, "SKIP: why") without a CUDA
- * build or a GPU.
+ * build or a GPU (a GPU that CUDA cannot use fails: gpu_present.h).
  *   check_compress [--elements N] [--no-bench]     (default N = 4M)
  */
 #include <math.h>
@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "lbs_config.h"
+#include "gpu_present.h"
 #include "lbs_cuda.h"
 #include "lbs_cuda_compress.h"
 #include "lbscale/compress.h"
@@ -309,6 +310,12 @@ int main(int argc, char **argv)
     struct lbs_err e = {{0}};
     char gpu[256];
     if (!LBS_HAVE_CUDA || lbs_cuda_probe(gpu, sizeof gpu, &e) < 0) {
+        /* skip only without CUDA or without any GPU (gpu_present.h) */
+        if (LBS_HAVE_CUDA && lbs_gpu_present()) {
+            printf("FAILED: an NVIDIA GPU is present but CUDA cannot use "
+                   "it: %s\n", e.msg);
+            return 1;
+        }
         printf("SKIP: %s\n", LBS_HAVE_CUDA ? e.msg
                : "this lbscale was built without CUDA");
         return 77;
