@@ -243,6 +243,14 @@ int verb_optim(int argc, char **argv)
             i++;
         } else if (!strcmp(o, "--comm")) {
             if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            /* the CPU optimizers' buffers are host memory, which NCCL
+             * cannot read; NCCL is measured by `coll --backend nccl` */
+            if (!strcmp(v, "nccl")) {
+                cli_error(o, "nccl: the optimizers here keep their tensors "
+                          "in host memory; use mpi, or `lbscale coll "
+                          "--backend nccl` for NCCL");
+                return EXIT_BAD_INPUT;
+            }
             backend = v;
             i++;
         } else if (!strcmp(o, "--device")) {

@@ -197,5 +197,8 @@ else
         "stderr: $(head -c 300 "$ERR")"
 fi
 
+bad "optim --comm nccl (host buffers)" "--comm|nccl|host memory" \
+    optim --comm nccl --optim slamb --elements 1M
+
 echo "1..$n"
 [ "$failed" -eq 0 ]
