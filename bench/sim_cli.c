@@ -1031,9 +1031,10 @@ out:
 "\"coll\" are skipped).\n" \
 "Model (ring forms; steps and volume per collective as in sim/README.md):\n" \
 "  t = base + steps (hop + [step message > eager_max] rndv)\n" \
-"      + volume / bw + [allreduce] (P-1)/P bytes / reduce_bw\n" \
-"eager_max (MPI's eager limit) and reduce_bw are fitted when the data\n" \
-"supports them.  Prints two held-out errors (median and worst relative\n" \
+"      + volume / bw(coll) + [allreduce] (P-1)/P bytes / reduce_bw\n" \
+"with one bandwidth per collective (written as intra_bw_gbs = the\n" \
+"fastest and coll_bw_factor for the rest); eager_max (MPI's eager\n" \
+"limit) and reduce_bw are fitted when the data supports them.  Prints two held-out errors (median and worst relative\n" \
 "error of predictions for samples left out of the fit): every other\n" \
 "message size, and each rank count predicted from the other rank counts.\n" \
 "  --bytes MIN..MAX only rows whose bytes lie in the range (one regime:\n" \
@@ -1165,7 +1166,7 @@ static json_t *calib_platform(const struct lbs_sim_fit *fit, json_t *files,
         "held_out_sizes", heldout_json(&fit->sizes),
         "held_out_ranks", heldout_json(&fit->ranks),
         "model", "t = base + steps(P) (hop + [step > eager_max] rndv) + "
-        "volume(P, bytes) / bw + [allreduce] (P-1)/P bytes / reduce_bw "
+        "volume(P, bytes) / bw(coll) + [allreduce] (P-1)/P bytes / reduce_bw "
         "(ring forms), weighted least squares on relative error",
         "base_lat_us", fit->base_lat * 1e6, "hop_lat_us", fit->hop_lat * 1e6,
         "rndv_lat_us", fit->rndv_lat * 1e6, "eager_max_bytes",
@@ -1183,9 +1184,15 @@ static json_t *calib_platform(const struct lbs_sim_fit *fit, json_t *files,
         json_object_set_new(protos, "Simple", calib_proto(fit->base_lat,
                                                           fit->hop_lat, 0));
     }
+    /* each fitted collective's bandwidth as a factor on the fastest's */
+    json_t *cbw = json_object();
+    for (int k = 0; k < LBS_SIM_NCOLL; k++)
+        if (k != LBS_SIM_ALLGATHERV && fit->coll_bw[k] > 0)
+            json_object_set_new(cbw, lbs_sim_coll_name(k),
+                                json_real(fit->coll_bw[k] / fit->bw));
     return json_pack(
         "{s:s,s:i,s:s,s:s,s:{s:s,s:f,s:f,s:s},s:{s:I,s:s,s:f,s:i,s:f,s:f},"
-        "s:{s:s,s:f},s:I,s:o,s:[s,s,s,s,s,s],s:o}",
+        "s:{s:s,s:f},s:I,s:o,s:[s,s,s,s,s,s],s:o,s:o}",
         "format", "lbscale-platform", "version", 1, "name", name,
         "description", "this machine, fitted by lbscale sim calibrate "
         "(one node; ring forms)",
@@ -1200,7 +1207,7 @@ static json_t *calib_platform(const struct lbs_sim_fit *fit, json_t *files,
         "max_gpus", (json_int_t)maxr, "protocols", protos,
         "algorithms", "ring", "allgather-ring", "alltoall-pairwise",
         "bcast-pipeline", "barrier-dissemination", "neighbor-direct",
-        "calibration", cal);
+        "coll_bw_factor", cbw, "calibration", cal);
 }
 
 /* "LO..HI" (sizes with suffixes; either side may be empty) */
@@ -1354,6 +1361,12 @@ static int sim_calibrate(int argc, char **argv)
             if (fit.eager_max > 0)
                 printf("  rendezvous: +%.3f us per step above %.0f bytes\n",
                        fit.rndv_lat * 1e6, fit.eager_max);
+            printf("  per collective (GB/s):");
+            for (int k = 0; k < LBS_SIM_NCOLL; k++)
+                if (k != LBS_SIM_ALLGATHERV && fit.coll_bw[k] > 0)
+                    printf(" %s %.3f", lbs_sim_coll_name(k),
+                           fit.coll_bw[k] / 1e9);
+            printf("\n");
             if (fit.reduce_bw > 0)
                 printf("  reduction: %.3f GB/s\n", fit.reduce_bw / 1e9);
             print_heldout("held-out sizes", &fit.sizes,

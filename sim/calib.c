@@ -7,19 +7,28 @@
  *   x2 = steps(P) [m > E]       extra per-step latency above the eager
  *                               limit E (MPI's rendezvous handshake);
  *                               m = lbs_sim_step_bytes
- *   x3 = volume(P, bytes)       bytes each rank sends, / link bandwidth
- *   x4 = (P-1)/P bytes          allreduce only: bytes each rank reduces
+ *   x3 = (P-1)/P bytes          allreduce only: bytes each rank reduces
+ *   x4+k = volume(P, bytes)     bytes each rank sends, in the column of
+ *                               the sample's collective k (allreduce,
+ *                               allgather(v), alltoall, bcast): one link
+ *                               bandwidth per collective
  * with the ring forms (allreduce 2(P-1) steps, 2(P-1)/P n; allgather P-1,
  * (P-1) n; alltoall P-1, (P-1)/P n; bcast P-1, n; barrier ceil(log2 P),
  * 0), so a platform written from the fit (protocols LL = eager with
- * max_bytes E, Simple = rendezvous; node.reduce_gbs) predicts exactly
- * what was fitted.  The coefficients minimise the RELATIVE error
- * sum ((x . c - t) / t)^2, so microsecond latencies and 100 ms transfers
- * count alike.  A coefficient that comes out negative, or that the data
+ * max_bytes E, Simple = rendezvous; node.intra_bw_gbs = the fastest
+ * collective's bandwidth and coll_bw_factor the others' ratios to it;
+ * node.reduce_gbs) predicts exactly what was fitted.  Per-collective
+ * bandwidths because MPI's shared-memory collectives copy at different
+ * rates (NCCL's tuner also scales bandwidth per collective); an allreduce
+ * reduction rate is then only separable from allreduce's bandwidth by
+ * its different step structure, and is dropped when it is not.
+ * The coefficients minimise the RELATIVE error sum ((x . c - t) / t)^2,
+ * so microsecond latencies and 100 ms transfers count alike.  A latency
+ * or reduction coefficient that comes out negative, or that the data
  * cannot separate (every sample at one P makes hop collinear with base),
- * is pinned to 0 and the rest refitted; over every subset of free
- * coefficients and every candidate E (each step size in the data, or
- * none) the feasible fit with the least error wins.
+ * is pinned to 0 and the rest refitted; over every subset of them and
+ * every candidate E (each step size in the data, or none) the feasible
+ * fit with the least error wins.
  */
 #include <errno.h>
 #include <math.h>
@@ -28,8 +37,9 @@
 
 #include "lbscale_sim.h"
 
-#define NF 5
-#define BW_BIT (1u << 3)
+#define NV 4                   /* bandwidth columns: allreduce, allgather, */
+#define NF (4 + NV)            /* alltoall, bcast */
+#define RNDV_BIT (1u << 2)
 
 static int clog2l(long x)
 {
@@ -39,25 +49,40 @@ static int clog2l(long x)
     return k;
 }
 
+/* The bandwidth column of a collective, -1 for none (barrier). */
+static int vcol(enum lbs_sim_coll c)
+{
+    switch (c) {
+    case LBS_SIM_ALLREDUCE: return 0;
+    case LBS_SIM_ALLGATHER:
+    case LBS_SIM_ALLGATHERV: return 1;
+    case LBS_SIM_ALLTOALL: return 2;
+    case LBS_SIM_BCAST: return 3;
+    default: return -1;
+    }
+}
+
 /* E < 0: no eager limit (x2 = 0). */
 static int features(const struct lbs_sim_sample *s, double E, double x[NF])
 {
-    double P = (double)s->ranks, n = s->bytes;
+    double P = (double)s->ranks, n = s->bytes, vol = 0;
+    memset(x, 0, NF * sizeof *x);
     x[0] = 1;
-    x[4] = 0;
     switch (s->coll) {
     case LBS_SIM_ALLREDUCE:
         x[1] = 2 * (P - 1);
-        x[3] = 2 * (P - 1) / P * n;
-        x[4] = (P - 1) / P * n;
+        vol = 2 * (P - 1) / P * n;
+        x[3] = (P - 1) / P * n;
         break;
     case LBS_SIM_ALLGATHER:
-    case LBS_SIM_ALLGATHERV: x[1] = P - 1; x[3] = (P - 1) * n; break;
-    case LBS_SIM_ALLTOALL: x[1] = P - 1; x[3] = (P - 1) / P * n; break;
-    case LBS_SIM_BCAST: x[1] = P - 1; x[3] = n; break;
-    case LBS_SIM_BARRIER: x[1] = clog2l(s->ranks); x[3] = 0; break;
+    case LBS_SIM_ALLGATHERV: x[1] = P - 1; vol = (P - 1) * n; break;
+    case LBS_SIM_ALLTOALL: x[1] = P - 1; vol = (P - 1) / P * n; break;
+    case LBS_SIM_BCAST: x[1] = P - 1; vol = n; break;
+    case LBS_SIM_BARRIER: x[1] = clog2l(s->ranks); break;
     default: return -1;
     }
+    if (vcol(s->coll) >= 0)
+        x[4 + vcol(s->coll)] = vol;
     x[2] = E >= 0 && lbs_sim_step_bytes(s->coll, s->ranks, n) > E ? x[1] : 0;
     return 0;
 }
@@ -131,8 +156,9 @@ static double solve(const struct lbs_sim_sample *s, const size_t *idx,
     for (int i = 0; i < NF; i++)
         if (!isfinite(c[i]) || c[i] < 0)
             return INFINITY;
-    if (!(c[3] > 0))
-        return INFINITY;
+    for (int k = 0; k < NV; k++)    /* every fitted collective moves data */
+        if ((mask >> (4 + k) & 1) && !(c[4 + k] > 0))
+            return INFINITY;
     double err = 0;
     for (size_t j = 0; j < n; j++) {
         double e = (predict(&s[idx[j]], E, c) - s[idx[j]].t) / s[idx[j]].t;
@@ -141,8 +167,8 @@ static double solve(const struct lbs_sim_sample *s, const size_t *idx,
     return err;
 }
 
-/* Masks in order of how many coefficients they free, so that among fits
- * of equal error the simplest is kept. */
+/* Subsets in order of how many latency/reduction coefficients they free,
+ * so that among fits of equal error the simplest is kept. */
 static int popcount(unsigned x)
 {
     int k = 0;
@@ -152,20 +178,28 @@ static int popcount(unsigned x)
 }
 
 /* The best (E, mask) fit of the samples idx; *E = -1 for no eager limit.
- * A richer fit must beat the best so far by more than rounding. */
+ * The bandwidth of every collective present is always fitted; a richer
+ * fit must beat the best so far by more than rounding. */
 static double best_fit(const struct lbs_sim_sample *s, const size_t *idx,
                        size_t n, double c[NF], double *E)
 {
+    unsigned vmask = 0;
+    for (size_t j = 0; j < n; j++)
+        if (vcol(s[idx[j]].coll) >= 0)
+            vmask |= 1u << (4 + vcol(s[idx[j]].coll));
     double best = INFINITY;
     *E = -1;
-    for (int bits = 1; bits <= NF; bits++)
-        for (unsigned mask = 0; mask < (1u << NF); mask++) {
-            if (popcount(mask) != bits || !(mask & BW_BIT))
+    if (!vmask)
+        return best;
+    for (int bits = 0; bits <= 4; bits++)
+        for (unsigned lat = 0; lat < 16; lat++) {
+            if (popcount(lat) != bits)
                 continue;
+            unsigned mask = lat | vmask;
             /* candidate limits: each sample's step size; none when the
              * rendezvous coefficient is pinned */
-            for (size_t e = 0; e < ((mask & 4u) ? n : 1); e++) {
-                double cand = !(mask & 4u) ? -1
+            for (size_t e = 0; e < ((mask & RNDV_BIT) ? n : 1); e++) {
+                double cand = !(mask & RNDV_BIT) ? -1
                     : lbs_sim_step_bytes(s[idx[e]].coll, s[idx[e]].ranks,
                                          s[idx[e]].bytes);
                 double t[NF];
@@ -261,8 +295,16 @@ int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
     fit->hop_lat = c[1];
     fit->rndv_lat = c[2];
     fit->eager_max = c[2] > 0 ? E : 0;
-    fit->bw = 1 / c[3];
-    fit->reduce_bw = c[4] > 0 ? 1 / c[4] : 0;
+    fit->reduce_bw = c[3] > 0 ? 1 / c[3] : 0;
+    static const enum lbs_sim_coll vc[NV] = {LBS_SIM_ALLREDUCE,
+        LBS_SIM_ALLGATHER, LBS_SIM_ALLTOALL, LBS_SIM_BCAST};
+    for (int k = 0; k < NV; k++) {
+        double b = c[4 + k] > 0 ? 1 / c[4 + k] : 0;
+        fit->coll_bw[vc[k]] = b;
+        if (b > fit->bw)
+            fit->bw = b;
+    }
+    fit->coll_bw[LBS_SIM_ALLGATHERV] = fit->coll_bw[LBS_SIM_ALLGATHER];
     fit->used = m;
     /* held-out sizes: fit on every other sample of the sorted list, test
      * on the rest (each (coll, ranks) class is split, so both halves span

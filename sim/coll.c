@@ -475,7 +475,7 @@ double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
     if (pp->max_bytes > 0 &&
         lbs_sim_step_bytes(algo_colls[a], net->P, bytes) > pp->max_bytes)
         return INFINITY;
-    double f = pp->bw_factor;
+    double f = pp->bw_factor * pl->coll_bw[algo_colls[a]];
     struct ctx c = {net, net->P, net->g, net->N, pp->base_lat, pp->intra_hop,
                     pp->inter_hop + pl->net_lat, f * net->Bi, f * net->Bn,
                     f * net->Bg, f * net->gpu_nic, pl->mem_bw};

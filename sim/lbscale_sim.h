@@ -108,6 +108,9 @@ struct lbs_sim_platform {
     double nic_bw;          /* per NIC per direction, B/s */
     double reduce_bw;       /* B/s a rank reduces received data at; 0 =
                                fused into the copy (NCCL on GPUs) */
+    double coll_bw[LBS_SIM_NCOLL];  /* bandwidth factor per collective
+                               (allgatherv uses allgather's), (0, 1];
+                               1 unless the platform says otherwise */
     enum lbs_sim_fabric fabric;
     int nodes_per_leaf;     /* fat-tree: nodes under one leaf switch */
     double oversub;         /* fat-tree: downlink/uplink ratio, >= 1 */
@@ -334,14 +337,16 @@ struct lbs_sim_fit {
     double base_lat, hop_lat;   /* s */
     double rndv_lat;            /* s per step above eager_max */
     double eager_max;           /* bytes; 0 = no eager limit fitted */
-    double bw;                  /* B/s per rank link */
+    double bw;                  /* B/s per rank link: the fastest
+                                   collective's */
+    double coll_bw[LBS_SIM_NCOLL];  /* B/s per collective fitted, else 0 */
     double reduce_bw;           /* B/s; 0 = no reduction cost fitted */
     size_t used;                /* samples in the fit */
     struct lbs_sim_heldout sizes;   /* fit every other size, predict rest */
     struct lbs_sim_heldout ranks;   /* fit other rank counts, predict P */
 };
 /* Fit t = base + steps(P) (hop + [step > eager_max] rndv)
- *       + volume(P, bytes) / bw + [allreduce] (P-1)/P bytes / reduce_bw
+ *       + volume(P, bytes) / bw(coll) + [allreduce] (P-1)/P bytes / reduce_bw
  * over the samples (ring forms: allreduce 2(P-1) steps and 2(P-1)/P
  * bytes, allgather P-1 and (P-1) bytes, alltoall P-1 and (P-1)/P bytes,
  * bcast P-1 and bytes), and report two held-out errors: every other

@@ -27,6 +27,11 @@
  * is the largest step message it may carry (lbs_sim_step_bytes): MPI's
  * eager limit, above which the rendezvous protocol's extra handshake per
  * step applies.
+ * coll_bw_factor (optional): {"allgather": 0.6, ...}, a factor in (0, 1]
+ * on every link bandwidth for the algorithms of that collective (default
+ * 1; allgatherv uses allgather's), as NCCL's tuner scales bandwidth per
+ * collective: MPI's shared-memory collectives copy at different rates
+ * (`sim calibrate` fits one per collective).
  * protocols: when given, exactly the protocols listed are enabled; when
  * absent, NCCL's three with the latencies of its ring model (NCCL 2.8
  * src/graph/tuning.cc: baseLat, hwLat NVLink/NET, LL 1/4 and LL128 0.92
@@ -75,12 +80,39 @@ static int read_proto(const struct sj *c, const json_t *o, const char *path,
     return 0;
 }
 
+/* coll_bw_factor: {"<collective>": factor in (0, 1], ...} */
+static int read_coll_bw(const struct sj *c, const json_t *root,
+                        struct lbs_sim_platform *p)
+{
+    json_t *o;
+    const char *k;
+    json_t *v;
+    for (int i = 0; i < LBS_SIM_NCOLL; i++)
+        p->coll_bw[i] = 1;
+    int rc = sj_obj(c, root, "", "coll_bw_factor", 0, &o);
+    if (rc || !o)
+        return rc;
+    json_object_foreach(o, k, v) {
+        int i = lbs_sim_coll_from_name(k);
+        if (i < 0 || i == LBS_SIM_ALLGATHERV || i == LBS_SIM_BARRIER)
+            return sj_fail(c, "coll_bw_factor.", k, "not a collective with "
+                           "a bandwidth (allreduce, allgather, alltoall, "
+                           "bcast, neighbor)");
+        if ((rc = sj_num(c, o, "coll_bw_factor.", k, SJ_REQ | SJ_LO_OPEN, 1,
+                         0, 1, &p->coll_bw[i])))
+            return rc;
+    }
+    p->coll_bw[LBS_SIM_ALLGATHERV] = p->coll_bw[LBS_SIM_ALLGATHER];
+    return 0;
+}
+
 static int parse_root(const struct sj *c, const json_t *root,
                       struct lbs_sim_platform *p)
 {
     static const char *const top[] = {"format", "version", "name",
         "description", "sources", "notes", "gpu", "node", "fabric",
-        "max_gpus", "protocols", "algorithms", "calibration", NULL};
+        "max_gpus", "protocols", "algorithms", "coll_bw_factor",
+        "calibration", NULL};
     static const char *const gk[] = {"name", "peak_tflops", "mem_bw_gbs",
                                      "note", NULL};
     static const char *const nk[] = {"gpus", "intra", "intra_bw_gbs", "nics",
@@ -152,6 +184,7 @@ static int parse_root(const struct sj *c, const json_t *root,
     if (!rc) rc = sj_num(c, root, "", "max_gpus", SJ_INT, 16384, 1, 1e8, &v);
     p->max_gpus = (long)v;
 
+    if (!rc) rc = read_coll_bw(c, root, p);
     if (!rc) rc = sj_obj(c, root, "", "protocols", 0, &protos);
     if (rc)
         return rc;
