@@ -24,7 +24,8 @@
  *         communications in multiport message-passing systems", 1997.
  *   [NCCL] NCCL 2.8 src/graph/tuning.cc: latency = baseLat + intra steps x
  *         hwLat(NVLink) + inter steps x hwLat(NET); ring allreduce has
- *         2(P-1) steps of which 2(N-1) cross nodes; tree allreduce
+ *         2(P-1) steps (of which NCCL counts 2(N-1) across nodes; see
+ *         ar_ring for the count used here); tree allreduce
  *         2((g-1) intra + log2 N inter); protocol bandwidth factors.
  *         Its busBw of a ring over nodes = channels x NIC speed, i.e. the
  *         node's aggregate NIC bandwidth, which is our Bn.
@@ -205,17 +206,22 @@ struct ctx {
 
 /* Allreduce, ring [T05][NCCL]: reduce-scatter + allgather around one ring
  * of all P GPUs.  N = 1: a0 + 2(g-1) ai + 2(g-1)/g n / Bi.  N > 1:
- * a0 + 2(P-N) ai + 2(N-1) an + 2(P-1)/P n / min(Bi, Bn sh_ring): the
+ * a0 + (2(P-1) - h) ai + h an + 2(P-1)/P n / min(Bi, Bn sh_ring): the
  * ring's channels spread over the node's NICs, so the inter-node edge of
- * the ring moves at the node's aggregate rate. */
+ * the ring moves at the node's aggregate rate.  h counts the inter-node
+ * hops on the slowest chain of 2(P-1) consecutive hops of the pipelined
+ * ring: 2N when g >= 3, 2N-1 at g = 2, 2(N-1) at g = 1.  (NCCL 2.8's
+ * tuner counts 2(N-1); SimGrid's block-by-block ring, sim/xcheck, agrees
+ * with h to 0.5% in the latency-bound cases, against 17% for 2(N-1).) */
 static double ar_ring(const struct ctx *c, double n, double *w)
 {
     double P = (double)c->P;
     *w = 2 * (P - 1) / P * n;
     if (c->N == 1)
         return c->a0 + 2 * (double)(c->g - 1) * c->ai + *w / c->Bi;
-    return c->a0 + 2 * (double)(c->P - c->N) * c->ai +
-           2 * (double)(c->N - 1) * c->an +
+    long inter = 2 * c->N - (c->g >= 3 ? 0 : 3 - c->g);
+    return c->a0 + (double)(2 * (c->P - 1) - inter) * c->ai +
+           (double)inter * c->an +
            *w / fmin(c->Bi, c->Bn * c->net->sh_ring);
 }
 
@@ -275,15 +281,17 @@ static double ar_hier(const struct ctx *c, double n, double *w)
 }
 
 /* Allgather, ring [T05]: P-1 steps each forwarding one block of m:
- *   a0 + (P-N) ai + (N-1) an + (P-1) m / min(Bi, Bn sh_ring)  (N = 1:
- *   a0 + (g-1) ai + (g-1) m / Bi). */
+ *   a0 + (P-1-h) ai + h an + (P-1) m / min(Bi, Bn sh_ring)  (N = 1:
+ *   a0 + (g-1) ai + (g-1) m / Bi), h = N inter-node hops on a chain of
+ *   P-1 consecutive ones when g >= 2, N-1 at g = 1 (as for ar_ring). */
 static double ag_ring(const struct ctx *c, double m, double *w)
 {
     *w = (double)(c->P - 1) * m;
     if (c->N == 1)
         return c->a0 + (double)(c->g - 1) * c->ai + *w / c->Bi;
-    return c->a0 + (double)(c->P - c->N) * c->ai +
-           (double)(c->N - 1) * c->an +
+    long inter = c->g >= 2 ? c->N : c->N - 1;
+    return c->a0 + (double)(c->P - 1 - inter) * c->ai +
+           (double)inter * c->an +
            *w / fmin(c->Bi, c->Bn * c->net->sh_ring);
 }
 

@@ -61,8 +61,10 @@ Test(sim_coll, allreduce_formulas_by_hand)
     struct lbs_sim_platform *p = plat(NULL, 2);
     /* one node, ring: 10 + 2*3*1 us + 2*3/4 * 1e8 B / 100 GB/s */
     near(t_of(p, 4, LBS_SIM_AR_RING, 1e8), 16 * US + 1.5 * MS);
-    /* two nodes, ring: 10 + 2*(8-2)*1 + 2*1*5 us + 2*7/8*1e8 / 20 GB/s */
-    near(t_of(p, 8, LBS_SIM_AR_RING, 1e8), 32 * US + 8.75 * MS);
+    /* two nodes, ring: the slowest chain of 2(P-1) = 14 consecutive hops
+     * crosses both node edges twice: 10 + 10*1 + 4*5 us + 2*7/8*1e8 /
+     * 20 GB/s */
+    near(t_of(p, 8, LBS_SIM_AR_RING, 1e8), 40 * US + 8.75 * MS);
     /* tree: 10 + 2*(3*1 + 1*5) us + 2*1e8 / 20 GB/s */
     near(t_of(p, 8, LBS_SIM_AR_TREE, 1e8), 26 * US + 10 * MS);
     /* rhd: 10 + 2*(2*1 us + 3/4*1e8/100e9) + 2*(5 us + 1e8/4/2 / 5e9) */
@@ -79,8 +81,9 @@ Test(sim_coll, other_collectives_by_hand)
 {
     struct lbs_sim_platform *p = plat(NULL, 2);
     struct lbs_sim_net net;
-    /* allgather ring, 2 nodes: 10 + 6*1 + 1*5 us + 7 * 1e6 / 20 GB/s */
-    near(t_of(p, 8, LBS_SIM_AG_RING, 1e6), 21 * US + 350 * US);
+    /* allgather ring, 2 nodes: P-1 = 7 consecutive hops cross both node
+     * edges: 10 + 5*1 + 2*5 us + 7 * 1e6 / 20 GB/s */
+    near(t_of(p, 8, LBS_SIM_AG_RING, 1e6), 25 * US + 350 * US);
     /* alltoall pairwise, S = 8e6: 10 + 3*1 + 4*5 us
      * + max(3/8 S / 100 GB/s, 4/8 S / 5 GB/s) */
     near(t_of(p, 8, LBS_SIM_A2A_PAIRWISE, 8e6), 33 * US + 800 * US);
@@ -139,7 +142,7 @@ Test(sim_coll, nccl_like_choice)
     struct lbs_sim_net net, nq;
     cr_assert_eq(lbs_sim_net_init(&net, p, 32, NULL), 0);
     cr_assert_eq(lbs_sim_net_init(&nq, q, 32, NULL), 0);
-    /* 8 bytes at P=32: ring 128, tree 46, rhd 44, hier 86 us (+ ~0) */
+    /* 8 bytes at P=32: ring 136, tree 46, rhd 44, hier 86 us (+ ~0) */
     struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 8,
                                               LBS_SIM_TOPO_RING, 1);
     cr_assert_eq(c.algo, LBS_SIM_AR_RHD, "%s", lbs_sim_algo_name(c.algo));
@@ -149,7 +152,7 @@ Test(sim_coll, nccl_like_choice)
     /* 1 GB: ring 97.0 ms beats hier 102.6, rhd 140.0, tree 200.0 */
     c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 1e9, LBS_SIM_TOPO_RING, 1);
     cr_assert_eq(c.algo, LBS_SIM_AR_RING, "%s", lbs_sim_algo_name(c.algo));
-    near(c.t, 128 * US + 2 * 31.0 / 32 * 1e9 / 20e9);
+    near(c.t, 136 * US + 2 * 31.0 / 32 * 1e9 / 20e9);
     near(c.wire, 2 * 31.0 / 32 * 1e9);
     near(t_of(p, 32, LBS_SIM_AR_HIER, 1e9), 86 * US + 15 * MS + 87.5 * MS);
     lbs_sim_platform_free(p);
