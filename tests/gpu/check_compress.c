@@ -31,7 +31,7 @@
  * call on the CPU with OMP_NUM_THREADS threads - 2 under meson test - and
  * on the GPU, each call waited for).  Exit 0 when every
  * case agrees, 1 otherwise, 77 (skipped, "SKIP: why") without a CUDA
- * build or a GPU (a GPU that CUDA cannot use fails: gpu_present.h).
+ * build or a GPU (a GPU that CUDA cannot use fails: check_common.h).
  *   check_compress [--elements N] [--no-bench]     (default N = 4M)
  */
 #include <math.h>
@@ -42,7 +42,7 @@
 #include <time.h>
 
 #include "lbs_config.h"
-#include "gpu_present.h"
+#include "check_common.h"
 #include "lbs_cuda.h"
 #include "lbs_cuda_compress.h"
 #include "lbscale/compress.h"
@@ -72,19 +72,6 @@ static const struct {
     {"sign:ef=1", 1},
 };
 #define NCASE (sizeof cases / sizeof cases[0])
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The input of one kind; `salt` makes step 1's gradient differ. */
 static void make_input(float *x, size_t n, enum input kind, uint64_t salt)
@@ -267,12 +254,12 @@ static int bench(const char *spec, size_t n, struct lbs_err *err)
         (rc = lbs_cuda_mem_put(b.dx, b.x, n * 4, err)))
         goto out;
     for (int i = -1; i < BENCH_ITERS && !rc; i++) {   /* -1: warm-up */
-        double t0 = now();
+        double t0 = check_now();
         rc = lbs_compress(c, b.x, n, 0, i + 1, b.p_c, &bytes, err);
-        double t1 = now();
+        double t1 = check_now();
         if (!rc)
             rc = lbs_cuda_compress(g, b.dx, n, 0, i + 1, b.dp, &bytes, err);
-        double t2 = now();
+        double t2 = check_now();
         if (i >= 0) {
             tc[i] = t1 - t0;
             tg[i] = t2 - t1;
@@ -280,9 +267,8 @@ static int bench(const char *spec, size_t n, struct lbs_err *err)
     }
     if (rc)
         goto out;
-    qsort(tc, BENCH_ITERS, sizeof *tc, cmp_dbl);
-    qsort(tg, BENCH_ITERS, sizeof *tg, cmp_dbl);
-    double mc = tc[BENCH_ITERS / 2], mg = tg[BENCH_ITERS / 2];
+    double mc = check_median(tc, BENCH_ITERS),
+           mg = check_median(tg, BENCH_ITERS);
     printf("  %-28s %10zu %10.3f %10.3f %9.1f %8.1fx\n", spec, n, mc * 1e3,
            mg * 1e3, 4.0 * (double)n / mg / 1e9, mc / mg);
 out:
@@ -310,7 +296,7 @@ int main(int argc, char **argv)
     struct lbs_err e = {{0}};
     char gpu[256];
     if (!LBS_HAVE_CUDA || lbs_cuda_probe(gpu, sizeof gpu, &e) < 0) {
-        /* skip only without CUDA or without any GPU (gpu_present.h) */
+        /* skip only without CUDA or without any GPU (check_common.h) */
         if (LBS_HAVE_CUDA && lbs_gpu_present()) {
             printf("FAILED: an NVIDIA GPU is present but CUDA cannot use "
                    "it: %s\n", e.msg);

@@ -27,7 +27,7 @@
  * (median step time on CPU and GPU, GPU GB/s by the CPU's bytes model).
  * Exit 0 when every case agrees, 1 otherwise, 77 (skipped) without a GPU
  * or without a CUDA build (a GPU that CUDA cannot use fails:
- * gpu_present.h).  --no-bench skips the timing table.
+ * check_common.h).  --no-bench skips the timing table.
  */
 #include <math.h>
 #include <stdint.h>
@@ -36,7 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "gpu_present.h"
+#include "check_common.h"
 #include "lbs_cuda.h"
 #include "lbs_cuda_optim.h"
 #include "lbscale/optim.h"
@@ -85,25 +85,6 @@ static float val(uint64_t a, uint64_t b, uint64_t i, float scale)
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     z ^= z >> 31;
     return scale * ((float)(z >> 40) / (float)(1 << 23) - 1.0f);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *x, size_t n)
-{
-    qsort(x, n, sizeof *x, cmp_d);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
 static long ulps(float a, float b)
@@ -388,17 +369,17 @@ static void bench(void)
             rc = lbs_cuda_optim_write(h, "w", i, s.l[i].w, &e) ||
                  lbs_cuda_optim_write(h, "g", i, s.l[i].g, &e);
         for (int i = 0; i < CPU_IT + 1 && !rc; i++) {   /* 1 warm-up */
-            double t0 = now();
+            double t0 = check_now();
             rc = lbs_optim_step(o, &e) < 0;
             if (i)
-                tc[i - 1] = 1e3 * (now() - t0);
+                tc[i - 1] = 1e3 * (check_now() - t0);
         }
         if (!rc)
             rc = lbs_cuda_optim_time(h, 3, GPU_IT, tg, &e) != 0;
         if (rc) {
             printf("  %-8s failed: %s\n", specs[k], e.msg);
         } else {
-            double c = median(tc, CPU_IT), g = median(tg, GPU_IT);
+            double c = check_median(tc, CPU_IT), g = check_median(tg, GPU_IT);
             double bpe = lbs_optim_bytes_per_elem(o);
             printf("  %-8s %10.3f %10.3f %9.1f %10.1f %8.1f\n", specs[k], c,
                    g, c / g, (double)s.total * bpe / (g * 1e-3) / 1e9, bpe);
@@ -419,7 +400,7 @@ int main(int argc, char **argv)
     int nb = argc > 1 && !strcmp(argv[1], "--no-bench");
     int prc = lbs_cuda_probe(gpu, sizeof gpu, &e);
     if (prc < 0) {
-        /* skip only without CUDA or without any GPU (gpu_present.h) */
+        /* skip only without CUDA or without any GPU (check_common.h) */
         if (prc == -ENOTSUP || !lbs_gpu_present()) {
             printf("SKIP: %s\n", e.msg);
             return 77;
