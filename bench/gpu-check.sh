@@ -5,6 +5,15 @@
 #
 #   bench/gpu-check.sh            (BUILD=build-gpu, results/<UTC>-<rev>-gpu)
 #
+# A GPU machine that cannot download (no apt): run bench/gpu-pack.sh on a
+# Debian machine first and send .gpupack/ with the tree; the Debian
+# packages in it are unpacked into a private prefix ($DEPS, nothing goes
+# into /), found through their own pkg-config and loaded through
+# LD_LIBRARY_PATH by this script's steps alone.  Without Criterion the
+# unit tests are left out of the build (-Dcriterion=disabled); without
+# git the revision comes from .gpupack/rev; NCCL comes from
+# /usr/local/cuda or, failing that, from pip's nvidia-nccl wheel.
+#
 # Every step runs under `timeout` with its output in <run>/gpu-check/*.log;
 # a failing step is recorded and the script goes on.  The summary at the
 # end lists each step (ok / FAIL rc / skipped / TIMEOUT, seconds) and the
@@ -13,7 +22,10 @@ set -u
 
 BUILD=${BUILD:-build-gpu}
 N=${N:-100M}                        # elements for the 100M benchmarks
-REV=$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
+PACK=.gpupack
+DEPS=${DEPS:-/tmp/lbscale-deps}
+REV=$(git rev-parse --short=7 HEAD 2>/dev/null || cat "$PACK/rev" 2>/dev/null ||
+      echo unknown)
 RUN=${RUN:-${LBSCALE_RESULTS:-results}/$(date -u +%Y%m%dT%H%M%SZ)-$REV-gpu}
 LOG=$RUN/gpu-check
 mkdir -p "$LOG" || exit 1
@@ -27,7 +39,8 @@ step() {
     local name=$1 limit=$2 t=$(date +%s) rc what
     shift 2
     echo "== $name: $*" | tee -a "$LOG/steps.txt"
-    timeout -k 10 "$limit" "$@" >"$LOG/$name.log" 2>&1
+    env ${DEPS_LIB:+LD_LIBRARY_PATH=$DEPS_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}} \
+        timeout -k 10 "$limit" "$@" >"$LOG/$name.log" 2>&1
     rc=$?
     case $rc in
         0) what=ok ;;
@@ -43,23 +56,82 @@ step() {
 
 nvidia-smi >"$LOG/nvidia-smi.txt" 2>&1 || echo "warning: nvidia-smi failed" >&2
 
+# 0. tools and libraries.  meson and ninja may be pip's, off PATH.
+MESON=(meson)
+command -v meson >/dev/null || MESON=(python3 -m mesonbuild.mesonmain)
+if ! command -v ninja >/dev/null; then
+    NINJA=$(python3 -c 'import ninja, os; print(os.path.join(ninja.BIN_DIR, "ninja"))' 2>/dev/null) &&
+        export NINJA
+fi
+DEPS_LIB=
+# unpack_pack: .gpupack/debs -> $DEPS; its .pc files point into $DEPS and a
+# pkg-config wrapper searches them first (then the system's).
+unpack_pack() {
+    local d a tmp
+    rm -rf "$DEPS" && mkdir -p "$DEPS/bin" || return 1
+    tmp=$(mktemp -d) || return 1
+    for d in "$PACK"/debs/*.deb; do
+        a=$(readlink -f "$d")
+        dpkg-deb -x "$a" "$DEPS" 2>/dev/null ||
+            (cd "$tmp" && rm -f data.tar.* && ar x "$a" && tar -C "$DEPS" -xf data.tar.*) ||
+            { echo "cannot unpack $d" >&2; rm -rf "$tmp"; return 1; }
+    done
+    rm -rf "$tmp"
+    local lib=$DEPS/usr/lib/x86_64-linux-gnu
+    find "$DEPS/usr" -name '*.pc' -exec sed -i -E \
+        "s#^(prefix|exec_prefix|libdir|includedir)=/usr#\\1=$DEPS/usr#" {} +
+    local pcs=$lib/pkgconfig:$lib/openblas-pthread/pkgconfig:$DEPS/usr/share/pkgconfig
+    local sys=/usr/lib/x86_64-linux-gnu/pkgconfig:/usr/lib/pkgconfig:/usr/share/pkgconfig
+    cat >"$DEPS/bin/pkg-config" <<EOF2
+#!/bin/sh
+LD_LIBRARY_PATH=$lib PKG_CONFIG_LIBDIR=$pcs:$sys exec $DEPS/usr/bin/pkgconf "\$@"
+EOF2
+    chmod +x "$DEPS/bin/pkg-config"
+    export PKG_CONFIG=$DEPS/bin/pkg-config
+    # Debian's multiarch headers (hwloc/autogen/config.h): a default
+    # include directory on Debian, not in a private prefix
+    export CPATH=$DEPS/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
+    DEPS_LIB=$lib:$lib/openblas-pthread
+    echo "deps: $(ls "$PACK"/debs | wc -l) packages from $PACK unpacked into $DEPS"
+}
+if [ -d "$PACK/debs" ]; then
+    unpack_pack || { echo "gpu-check: cannot use $PACK" >&2; exit 1; }
+fi
+
+# NCCL: the toolkit's, else pip's wheel (a folder with include/ and
+# lib/libnccl.so{,.2} links to the wheel's libnccl.so.2, which the
+# binaries' run path then finds)
+NCCL_OPT=()
+if [ ! -e /usr/local/cuda/include/nccl.h ]; then
+    w=$(python3 -c 'import nvidia.nccl, os; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null)
+    if [ -n "$w" ] && [ -e "$w/include/nccl.h" ] && [ -e "$w/lib/libnccl.so.2" ]; then
+        mkdir -p "$BUILD-nccl/lib" &&
+            ln -sfn "$w/include" "$BUILD-nccl/include" &&
+            ln -sf "$w/lib/libnccl.so.2" "$BUILD-nccl/lib/libnccl.so" &&
+            ln -sf "$w/lib/libnccl.so.2" "$BUILD-nccl/lib/libnccl.so.2" &&
+            NCCL_OPT=(-Dnccl_dir="$(readlink -f "$BUILD-nccl")")
+    fi
+fi
+
 # 1. build: release, CUDA required, NCCL if found, code for this GPU
 #    (-arch=native; if nvcc refuses it, the toolkit's default arch, whose
 #    PTX the driver compiles at first launch)
-CFG=(--buildtype=release -Dcuda=enabled -Dnccl=auto)
+CFG=(--buildtype=release -Dcuda=enabled -Dnccl=auto -Drevision="$REV" "${NCCL_OPT[@]}")
+PKGC=${PKG_CONFIG:-pkg-config}
+"$PKGC" --exists criterion 2>/dev/null || CFG+=(-Dcriterion=disabled)
 RECONF=()
 [ -f "$BUILD/build.ninja" ] && RECONF=(--reconfigure)
-if ! step configure 300 meson setup "${RECONF[@]}" "$BUILD" "${CFG[@]}" \
+if ! step configure 300 "${MESON[@]}" setup "${RECONF[@]}" "$BUILD" "${CFG[@]}" \
         -Dcuda_args=-arch=native; then
     rm -rf "$BUILD"
     # the fallback succeeding is a good outcome: only its own result counts
     FAILED=0
-    step configure-plain 300 meson setup "$BUILD" "${CFG[@]}"
-fi && step build 600 meson compile -C "$BUILD"
+    step configure-plain 300 "${MESON[@]}" setup "$BUILD" "${CFG[@]}"
+fi && step build 600 "${MESON[@]}" compile -C "$BUILD"
 
 if [ -x "$BIN" ]; then
     # 2. equivalence tests (check_optim, check_compress, nccl), log kept
-    step test-gpu 240 meson test -C "$BUILD" --suite gpu --print-errorlogs
+    step test-gpu 240 "${MESON[@]}" test -C "$BUILD" --suite gpu --print-errorlogs
     cp "$BUILD/meson-logs/testlog.txt" "$LOG/testlog-gpu.txt" 2>/dev/null
 
     # 3. benchmarks, all into $RUN
@@ -81,13 +153,21 @@ if [ -x "$BIN" ]; then
     fi
 
     # 4. peers, where torch has CUDA (rows appended to the same run)
+    #    Python runs without the packed libraries; our binary gets them
+    #    through a wrapper.
+    PEER_BIN=$BIN
+    if [ -n "$DEPS_LIB" ]; then
+        PEER_BIN=$BUILD/lbscale-with-deps
+        printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' \
+            "$DEPS_LIB" "$(readlink -f "$BIN")" >"$PEER_BIN" && chmod +x "$PEER_BIN"
+    fi
     if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' \
             >/dev/null 2>&1; then
-        step peer-adamw 180 python3 bench/peers/torch_lamb.py --device cuda \
-            --elements "$N" --lbscale "$BIN" --json
+        DEPS_LIB= step peer-adamw 180 python3 bench/peers/torch_lamb.py --device cuda \
+            --elements "$N" --lbscale "$PEER_BIN" --json
         grep '^{' "$LOG/peer-adamw.log" >>"$RUN/peer_optim.jsonl"
-        step peer-topk 180 python3 bench/peers/torch_topk.py --device cuda \
-            --elements "$N" --k 0.01 --lbscale "$BIN" --json
+        DEPS_LIB= step peer-topk 180 python3 bench/peers/torch_topk.py --device cuda \
+            --elements "$N" --k 0.01 --lbscale "$PEER_BIN" --json
         grep '^{' "$LOG/peer-topk.log" >>"$RUN/peer_topk.jsonl"
     else
         SUMMARY+=("$(printf '%-22s %-12s' peers 'skipped (no torch with CUDA)')")

@@ -1,6 +1,7 @@
 /* nccl.c - the NCCL backend: one rank per GPU, device buffers.
  *
- * Bootstrap over MPI (an mpi lbs_comm kept inside): rank and size are
+ * Bootstrap over MPI (an mpi lbs_comm kept inside; in a build without
+ * MPI, the self comm, for one rank only): rank and size are
  * MPI_COMM_WORLD's, rank 0 makes the ncclUniqueId and broadcasts it, and
  * each rank takes the GPU of its index among the ranks on its host (host
  * names gathered over MPI).  A host with more ranks than GPUs is refused:
@@ -285,10 +286,20 @@ int lbs_comm_nccl_new(struct lbs_comm **out, struct lbs_err *err)
     *out = NULL;
     struct lbs_comm *boot = NULL;
     int rc = lbs_comm_mpi_new(&boot, err);
-    if (rc == -ENOTSUP)
-        return lbs_err_set(err, -ENOTSUP, "the nccl backend passes its "
-                           "unique id over MPI, and this lbscale was built "
-                           "without MPI");
+    if (rc == -ENOTSUP) {
+        /* No MPI in this build: one rank needs no unique id to be passed,
+         * so it boots from the self comm; under a launcher that started
+         * several ranks each would wrongly be a world of one. */
+        const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+        if (!n)
+            n = getenv("PMI_SIZE");
+        if (n && atoi(n) > 1)
+            return lbs_err_set(err, -ENOTSUP, "the nccl backend passes its "
+                               "unique id over MPI, and this lbscale was "
+                               "built without MPI (%s ranks were started)",
+                               n);
+        rc = lbs_comm_self_new(&boot, err);
+    }
     if (rc)
         return rc;
     boot->err = err;
