@@ -5,6 +5,7 @@
  * and layer errors, determinism, the learning-rate scale. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <errno.h>
 #include <float.h>
 #include <jansson.h>
 #include <math.h>
@@ -552,6 +553,24 @@ Test(optim, bad_layers_rejected)
     bad_layers(l, 2, "'ndim0'");
     l[1] = (struct lbs_layer){"ndim5", w, g, 6, LBS_MAX_DIMS + 1, {6}};
     bad_layers(l, 2, "'ndim5'");
+}
+
+/* lbs_layers_check without buffers (the CUDA optimizer's use): NULL w and
+ * g pass, the shape checks still apply. */
+Test(optim, layers_check_without_buffers)
+{
+    struct lbs_err e = {0};
+    struct lbs_layer l[2] = {
+        {"a", NULL, NULL, 6, 2, {2, 3}},
+        {"b", NULL, NULL, 4, 1, {4}},
+    };
+    cr_assert_eq(lbs_layers_check(l, 2, 0, &e), 0, "%s", e.msg);
+    cr_assert_eq(lbs_layers_check(l, 2, 1, &e), -EINVAL);
+    cr_assert(strstr(e.msg, "'a'") && strstr(e.msg, "NULL"), "%s", e.msg);
+    l[1].shape[0] = 5;
+    cr_assert_eq(lbs_layers_check(l, 2, 0, &e), -EINVAL);
+    cr_assert(strstr(e.msg, "'b'") && strstr(e.msg, "shape has 5"), "%s",
+              e.msg);
 }
 
 /* Names, effective parameters, help. */

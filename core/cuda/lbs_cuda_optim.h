@@ -65,10 +65,11 @@ struct lbs_cuda_optim;
  * that it names an optimizer with CUDA kernels; needs no GPU.  -ENOENT /
  * -EINVAL for a bad spec, -ENOTSUP for an optimizer without kernels. */
 int lbs_cuda_optim_check(const char *spec, struct lbs_err *err);
-/* A handle for layers (only n, ndim are read; w, g may be NULL) on GPU 0.
- * -ENODEV without a GPU, -ENOMEM (naming the cudaMalloc) when the device
- * memory does not suffice, else the errors of lbs_cuda_optim_check and
- * lbs_optim_new's layer checks. */
+/* A handle for layers (n, ndim and shape are read; w, g may be NULL) on
+ * the calling thread's current CUDA device (GPU 0 unless cudaSetDevice
+ * chose another).  -ENODEV without a GPU, -ENOMEM (naming the cudaMalloc)
+ * when the device memory does not suffice, else the errors of
+ * lbs_cuda_optim_check and lbs_layers_check. */
 int lbs_cuda_optim_new(const char *spec, const struct lbs_layer *layers,
                        size_t nlayers, struct lbs_cuda_optim **out,
                        struct lbs_err *err);
@@ -83,13 +84,17 @@ int lbs_cuda_optim_write(struct lbs_cuda_optim *h, const char *what,
 int lbs_cuda_optim_read(struct lbs_cuda_optim *h, const char *what,
                         size_t layer, void *dst, struct lbs_err *err);
 /* Enqueue one step; returns without waiting.  Errors here are launch
- * failures only; what the kernels found comes out of _sync. */
+ * failures only (the handle is then unusable); what the kernels found
+ * comes out of _sync. */
 int lbs_cuda_optim_step(struct lbs_cuda_optim *h, struct lbs_err *err);
 /* Wait for every enqueued step.  0; 1 when steps were skipped since the
  * last sync for non-finite gradients (err says how many and from which
  * step; the step counter no longer counts them); -EDOM naming the first
  * step and layer whose update was non-finite (as lbs_optim_step: that
- * step was partly applied); -EIO naming a failed CUDA call. */
+ * step was partly applied, but not only up to that layer as on the CPU:
+ * adamw and sgd update every other layer, lamb and slamb hold back w from
+ * that layer on but update m, v (and c) everywhere; free the handle);
+ * -EIO naming a failed CUDA call. */
 int lbs_cuda_optim_sync(struct lbs_cuda_optim *h, struct lbs_err *err);
 /* Run warmup + iters steps and write the device time of each timed step
  * into ms[0..iters-1] (CUDA events around the step's kernels); then sync

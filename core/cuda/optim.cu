@@ -663,8 +663,8 @@ k_slamb_apply(const struct tile *tiles, const struct dlayer *L,
         unsigned ci = partial ? c[i] : 0;
         float step = b.step_synced;
         if (ci) {
-            /* beyond the table: device powf (<= 2 ulp off glibc's); a
-             * coordinate 4096 steps stale has weight beta3^4096 ~ 0 */
+            /* beyond the table: device powf (<= 2 ulp off glibc's, so
+             * not bit-exact; the weight is ~0 unless beta3 > ~0.999) */
             float s = ci < SPOW_TABLE ? spow[ci] : powf(a.beta3, (float)ci);
             float lr_e = ADD(MUL(s, b.lr), MUL(SUB(1.0f, s), b.lr_min));
             float phi_e = clampf(ADD(MUL(s, b.phi_max),
@@ -860,9 +860,9 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
         free(h);
         return rc;
     }
-    if (!layers || !nlayers) {
+    if ((rc = lbs_layers_check(layers, nlayers, 0, err)) < 0) {
         free(h);
-        return lbs_err_set(err, -EINVAL, "no layers given");
+        return rc;
     }
     char gpu[256];
     if ((rc = lbs_cuda_probe(gpu, sizeof gpu, err)) < 0) {
@@ -883,11 +883,6 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
     for (size_t l = 0; l < nlayers; l++) {
         const struct lbs_layer *Ly = &layers[l];
         struct dlayer *D = &h->L_host[l];
-        if (Ly->n == 0 || Ly->ndim < 1 || Ly->ndim > LBS_MAX_DIMS) {
-            rc = lbs_err_set(err, -EINVAL, "layer %zu: n = %zu, ndim = %d",
-                             l, Ly->n, Ly->ndim);
-            goto fail;
-        }
         int is1d = Ly->ndim <= 1;
         h->off[l] = h->total;
         h->n[l] = Ly->n;
@@ -1095,10 +1090,9 @@ static struct args step_args(const struct lbs_cuda_optim *h)
     return a;
 }
 
-extern "C" int lbs_cuda_optim_step(struct lbs_cuda_optim *h,
-                                   struct lbs_err *err)
+/* The kernels of step h->t, enqueued on h->s. */
+static int enqueue_step(struct lbs_cuda_optim *h, struct lbs_err *err)
 {
-    h->t++;
     const struct args a = step_args(h);
     const unsigned nt = (unsigned)h->ntiles, ns = (unsigned)h->nstiles;
     cudaStream_t s = h->s;
@@ -1155,6 +1149,17 @@ extern "C" int lbs_cuda_optim_step(struct lbs_cuda_optim *h,
         break;
     }
     return 0;
+}
+
+extern "C" int lbs_cuda_optim_step(struct lbs_cuda_optim *h,
+                                   struct lbs_err *err)
+{
+    h->t++;
+    int rc = enqueue_step(h, err);
+    if (rc)
+        h->t--;     /* a launch failed: t is not advanced (kernels enqueued
+                     * before it may run, so the state is undefined) */
+    return rc;
 }
 
 extern "C" int lbs_cuda_optim_sync(struct lbs_cuda_optim *h,

@@ -25,17 +25,19 @@ const char *const *lbs_optim_names(void)
     return names;
 }
 
-static int check_layers(const struct lbs_layer *l, size_t n,
-                        struct lbs_err *err)
+int lbs_layers_check(const struct lbs_layer *l, size_t n, int need_buffers,
+                     struct lbs_err *err)
 {
     if (n == 0 || !l)
         return lbs_err_set(err, -EINVAL, "no layers given");
     for (size_t i = 0; i < n; i++) {
         const char *name = l[i].name ? l[i].name : "?";
-        if (l[i].n == 0 || !l[i].w || !l[i].g)
-            return lbs_err_set(err, -EINVAL,
-                               "layer %zu ('%s'): empty or NULL buffers", i,
+        if (l[i].n == 0)
+            return lbs_err_set(err, -EINVAL, "layer %zu ('%s'): empty", i,
                                name);
+        if (need_buffers && (!l[i].w || !l[i].g))
+            return lbs_err_set(err, -EINVAL,
+                               "layer %zu ('%s'): NULL buffers", i, name);
         if (l[i].ndim < 1 || l[i].ndim > LBS_MAX_DIMS)
             return lbs_err_set(err, -EINVAL, "layer %zu ('%s'): ndim %d not "
                                "in 1..%d", i, name, l[i].ndim, LBS_MAX_DIMS);
@@ -63,7 +65,7 @@ int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
     if (!ops)
         return lbs_err_set(err, -ENOENT, "unknown optimizer '%s' (see "
                            "lbscale optim --list)", name);
-    rc = check_layers(layers, nlayers, err);
+    rc = lbs_layers_check(layers, nlayers, 1, err);
     if (rc)
         return rc;
     struct lbs_optim *o = calloc(1, sizeof *o);

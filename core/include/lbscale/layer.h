@@ -25,6 +25,14 @@ struct lbs_layer {
     size_t shape[LBS_MAX_DIMS];
 };
 
+struct lbs_err;
+/* Check a layer list: at least one layer; each with n > 0, ndim in
+ * 1..LBS_MAX_DIMS and a shape whose product is n; with need_buffers, w
+ * and g non-NULL.  0, or -EINVAL naming the first bad layer.  Every
+ * optimizer constructor (CPU and CUDA) runs it. */
+int lbs_layers_check(const struct lbs_layer *layers, size_t n,
+                     int need_buffers, struct lbs_err *err);
+
 #ifdef __cplusplus
 }
 #endif
