@@ -12,7 +12,7 @@ set -eu
 ROOT=${1:-/var/tmp/lbscale-bare}
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "gpu-bare-check: needs root (chroot)" >&2; exit 2; }
-[ -d .gpupack/debs ] || bench/gpu-pack.sh
+bench/gpu-pack.sh      # fresh: .gpupack/rev must name this tree
 if [ ! -x "$ROOT/usr/bin/meson" ]; then
     debootstrap --variant=minbase --include=gcc,g++,libc6-dev,python3,ninja-build,meson \
         bookworm "$ROOT" http://deb.debian.org/debian >"$ROOT.debootstrap.log" 2>&1 ||

@@ -113,21 +113,16 @@ if [ ! -e /usr/local/cuda/include/nccl.h ]; then
     fi
 fi
 
-# 1. build: release, CUDA required, NCCL if found, code for this GPU
-#    (-arch=native; if nvcc refuses it, the toolkit's default arch, whose
-#    PTX the driver compiles at first launch)
+# 1. build: release, CUDA required, NCCL if found; code for this GPU
+#    (meson's gpu_arch=auto reads the compute capability from nvidia-smi)
 CFG=(--buildtype=release -Dcuda=enabled -Dnccl=auto -Drevision="$REV" "${NCCL_OPT[@]}")
 PKGC=${PKG_CONFIG:-pkg-config}
 "$PKGC" --exists criterion 2>/dev/null || CFG+=(-Dcriterion=disabled)
 RECONF=()
 [ -f "$BUILD/build.ninja" ] && RECONF=(--reconfigure)
-if ! step configure 300 "${MESON[@]}" setup "${RECONF[@]}" "$BUILD" "${CFG[@]}" \
-        -Dcuda_args=-arch=native; then
-    rm -rf "$BUILD"
-    # the fallback succeeding is a good outcome: only its own result counts
-    FAILED=0
-    step configure-plain 300 "${MESON[@]}" setup "$BUILD" "${CFG[@]}"
-fi && step build 600 "${MESON[@]}" compile -C "$BUILD"
+step configure 300 "${MESON[@]}" setup "${RECONF[@]}" "$BUILD" "${CFG[@]}" &&
+    { grep -E 'cuda arch|^ *nccl *: (True|False)' "$LOG/configure.log"; true; } &&
+    step build 600 "${MESON[@]}" compile -C "$BUILD"
 
 if [ -x "$BIN" ]; then
     # 2. equivalence tests (check_optim, check_compress, nccl), log kept

@@ -8,7 +8,8 @@
 # (nothing is installed into /) and builds against them.  The Criterion
 # unit tests are not packed: the GPU build disables them (-Dcriterion).
 #
-#   bench/gpu-pack.sh                   then send .gpupack with the tree
+#   bench/gpu-pack.sh                   right before sending .gpupack with
+#                                        the tree (its rev names the commit)
 #                                        (the device tool: carry [".gpupack"])
 set -eu
 cd "$(dirname "$0")/.."

@@ -56,12 +56,32 @@ static ncclRedOp_t nc_op(enum lbs_redop op)
     return op == LBS_MAX ? ncclMax : op == LBS_MIN ? ncclMin : ncclSum;
 }
 
-/* Wait for this call's work; a kernel or transport fault surfaces here. */
+/* Wait for this call's work; a kernel or transport fault surfaces here.
+ * The stream is polled together with NCCL's asynchronous error (as
+ * nccl-tests does): a peer that died or a broken link would otherwise
+ * leave this rank spinning in the NCCL kernel for ever.  On such an error
+ * the communicator is aborted, which also ends the kernel. */
 static int drain(struct lbs_comm *c)
 {
     struct lbs_err *err = c->err;
-    LBS_CU(cudaStreamSynchronize(impl(c)->stream));
-    return 0;
+    struct nccl_impl *m = impl(c);
+    for (;;) {
+        cudaError_t q = cudaStreamQuery(m->stream);
+        if (q == cudaSuccess)
+            return 0;
+        if (q != cudaErrorNotReady)
+            return lbs_err_set(err, -EIO, "rank %d: cudaStreamQuery: %s",
+                               c->rank, cudaGetErrorString(q));
+        ncclResult_t ar = ncclSuccess;
+        ncclResult_t nr = ncclCommGetAsyncError(m->comm, &ar);
+        if (nr == ncclSuccess && (ar == ncclSuccess || ar == ncclInProgress))
+            continue;
+        ncclCommAbort(m->comm);
+        m->comm = NULL;
+        return lbs_err_set(err, -EIO, "rank %d: NCCL failed asynchronously "
+                           "(communicator aborted): %s", c->rank,
+                           ncclGetErrorString(nr != ncclSuccess ? nr : ar));
+    }
 }
 
 static int group_fail(struct lbs_comm *c, const char *call, ncclResult_t r)
@@ -262,7 +282,10 @@ static int local_rank(struct lbs_comm *boot, char *host, size_t hn,
     return rc;
 }
 
-/* GPU `local` of this host, refusing more ranks than GPUs. */
+/* GPU `local` of this host, refusing more ranks than GPUs.  A rank that
+ * sees one GPU while others share its host was given its own by the
+ * launcher (CUDA_VISIBLE_DEVICES per rank, e.g. Slurm --gpus-per-task=1):
+ * it takes that one, and NCCL itself refuses two ranks on one GPU. */
 static int use_device(int local, int nlocal, const char *host,
                       struct lbs_err *err)
 {
@@ -273,10 +296,12 @@ static int use_device(int local, int nlocal, const char *host,
                            "cudaGetDeviceCount: %s", host,
                            cr == cudaSuccess ? "0 devices"
                                              : cudaGetErrorString(cr));
-    if (nlocal > ndev)
-        return lbs_err_set(err, -EINVAL, "%d ranks on %s but %d GPU(s): the "
-                           "nccl backend needs one GPU per rank", nlocal, host,
-                           ndev);
+    if (ndev == 1)
+        local = 0;
+    else if (nlocal > ndev)
+        return lbs_err_set(err, -EINVAL, "%d ranks on %s but %d GPU(s) "
+                           "visible (CUDA_VISIBLE_DEVICES): the nccl backend "
+                           "needs one GPU per rank", nlocal, host, ndev);
     LBS_CU(cudaSetDevice(local));
     return 0;
 }

@@ -388,10 +388,10 @@ static int randk_mask(struct lbs_cuda_compressor *c, size_t n, int layer,
 {
     if (!(c->m_valid && c->m_layer == layer && c->m_step == step &&
           c->m_n == n)) {
+        c->m_valid = 0;     /* before dbuf_get, which may free midx */
         int rc = dbuf_get(&c->midx, n * 4, err);
         if (rc)
             return rc;
-        c->m_valid = 0;
         /* exactly mask.c's key and 53-bit threshold */
         uint64_t key = lbs_rng_key((uint64_t)c->seed, (uint64_t)step,
                                    (uint64_t)layer);

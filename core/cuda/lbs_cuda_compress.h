@@ -14,7 +14,9 @@
  *          element 8b+j < 0 - bits identical; the scale (mean |x| or
  *          ||x||/sqrt(n)) is summed in double in a fixed order, the CPU
  *          sums float partials per thread, so the two agree to a relative
- *          1e-4 (bound; typically 1e-6), not bit for bit
+ *          1e-4 (bound; typically 1e-6), not bit for bit, for |x| within
+ *          about 1e-18..1e18 (scale=l2 squares in float on the CPU, where
+ *          smaller squares lose bits and larger ones overflow)
  *   ef=1   error feedback exactly as ef.c: x = g + e, p = C(x),
  *          e = x - D(p), residuals per layer index kept on the device
  * Decoding adds with explicit round-to-nearest multiply and add (no fused
