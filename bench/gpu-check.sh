@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu-check.sh - on a machine with an NVIDIA GPU: build with CUDA, run the
 # CPU-vs-GPU equivalence tests and the GPU benchmarks, all into ONE results
-# run, in about 8 minutes.  Run from the repository root:
+# run, in about 8 minutes (compute-sanitizer over the checks last, only
+# while time is left).  Run from the repository root:
 #
 #   bench/gpu-check.sh            (BUILD=build-gpu, results/<UTC>-<rev>-gpu)
 #
@@ -169,7 +170,30 @@ if [ -x "$BIN" ]; then
     fi
 fi
 
-# 5. summary: every step, then the headline numbers of the run
+# 5. compute-sanitizer over the equivalence checks (compare only, small
+#    sizes), if this toolkit has it and time is left (SANITIZE=0: none):
+#    memcheck (out of bounds, misaligned), racecheck (shared-memory
+#    hazards), synccheck (barrier misuse), initcheck (reads of device
+#    memory never written).  A finding fails the step; its log names it.
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+if [ "${SANITIZE:-1}" = 0 ]; then
+    SUMMARY+=("$(printf '%-22s %-12s' sanitizers 'skipped (SANITIZE=0)')")
+elif [ -z "$CS" ] || [ ! -x "$BUILD/tests/check_optim" ]; then
+    SUMMARY+=("$(printf '%-22s %-12s' sanitizers 'skipped (no compute-sanitizer or no build)')")
+else
+    for tool in memcheck racecheck synccheck initcheck; do
+        if [ $(($(date +%s) - T0)) -gt "${SANITIZE_UNTIL_S:-330}" ]; then
+            SUMMARY+=("$(printf '%-22s %-12s' "san-$tool..." 'skipped (time)')")
+            break
+        fi
+        step "san-$tool-optim" 60 "$CS" --tool "$tool" --error-exitcode 1 \
+            "$BUILD/tests/check_optim" --no-bench
+        step "san-$tool-compress" 60 "$CS" --tool "$tool" --error-exitcode 1 \
+            "$BUILD/tests/check_compress" --no-bench --elements 65536
+    done
+fi
+
+# 6. summary: every step, then the headline numbers of the run
 {
     echo
     echo "gpu-check: $(nvidia-smi -L 2>/dev/null | head -n 1)"
