@@ -295,17 +295,23 @@ static int check_one(const char *run, struct bl *b, int update, int json,
     json_decref(cache);
     if (update && !fails) {
         char *t = json_dumps(b->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        size_t l = strlen(t);
-        t = realloc(t, l + 2);
-        strcpy(t + l, "\n");
+        size_t l = t ? strlen(t) : 0;
+        char *t2 = t ? realloc(t, l + 2) : NULL;
         struct lbs_err e;
-        if (lbs_write_atomic(b->path, t, l + 1, &e)) {
-            cli_error("check", "%s", e.msg);
+        if (!t2) {
+            free(t);
+            cli_error("check", "out of memory writing %s", b->path);
             fails++;
-        } else if (!json) {
-            printf("updated %s\n", b->path);
+        } else {
+            strcpy(t2 + l, "\n");
+            if (lbs_write_atomic(b->path, t2, l + 1, &e)) {
+                cli_error("check", "%s", e.msg);
+                fails++;
+            } else if (!json) {
+                printf("updated %s\n", b->path);
+            }
+            free(t2);
         }
-        free(t);
     } else if (update) {
         cli_error("check", "%s not updated: %d metric(s) missing in %s",
                   b->path, fails, run);

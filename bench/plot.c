@@ -777,6 +777,12 @@ static json_t *pick_sim(const char *run, char *desc, size_t dlen)
                                                                 "platform");
     const char *model = json_string_value(json_array_get(models, 0));
     const char *plat = json_string_value(json_array_get(plats, 0));
+    if (!model || !plat) {      /* no sim row names a model and platform */
+        json_decref(models);
+        json_decref(plats);
+        json_decref(rows);
+        return NULL;
+    }
     size_t i;
     json_t *x;
     json_array_foreach(models, i, x)
