@@ -18,61 +18,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
-TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-cli.XXXXXX") || exit 1
-trap 'rm -rf "$TOP"' EXIT
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    shift
-    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
-}
-
-# run NAME ARGS...: run BIN in a fresh cwd with a fresh results root.
-# Sets RC, OUT (stdout file), ERR (stderr file), RES (results root), CWD.
-case_no=0
-run() {
-    case_no=$((case_no + 1))
-    local d=$TOP/c$case_no
-    mkdir -p "$d/res" "$d/cwd"
-    RES=$d/res CWD=$d/cwd OUT=$d/stdout ERR=$d/stderr
-    (cd "$CWD" && LBSCALE_RESULTS=$RES timeout 60 "$BIN" "$@" \
-        >"$OUT" 2>"$ERR")
-    RC=$?
-}
-
-# bad DESC 'PATTERN1|PATTERN2' ARGS...: all |-separated fixed strings must
-# appear in the single stderr line.
-bad() {
-    local desc=$1 pats=$2
-    shift 2
-    run "$@"
-    local why=() lines
-    lines=$(wc -l <"$ERR")
-    [ "$RC" -eq 2 ] || why+=("exit code $RC, expected 2")
-    if [ "$lines" -ne 1 ] || [ "$(awk 'END { print NR }' "$ERR")" -ne 1 ]; then
-        why+=("stderr has $lines newline-terminated lines, expected exactly 1")
-    fi
-    head -n1 "$ERR" | grep -q '^lbscale: ' ||
-        why+=("stderr does not start with 'lbscale: '")
-    local IFS='|' p
-    for p in $pats; do
-        head -n1 "$ERR" | grep -qF -- "$p" || why+=("stderr does not name '$p'")
-    done
-    unset IFS
-    [ -s "$OUT" ] && why+=("stdout not empty: $(head -c 200 "$OUT")")
-    [ -z "$(find "$RES" "$CWD" -mindepth 1 | head -n1)" ] ||
-        why+=("files created: $(find "$RES" "$CWD" -mindepth 1 | head -n5 | tr '\n' ' ')")
-    if [ ${#why[@]} -eq 0 ]; then
-        ok "$desc"
-    else
-        not_ok "$desc" "command: lbscale $*" "${why[@]}" \
-            "stderr: $(head -c 500 "$ERR")"
-    fi
-}
+. "$(dirname "$0")/tap.sh"
 
 # Cheap defaults for optim cases whose point is elsewhere.
 Q=(--elements 1M --iters 1 --warmup 0 --stream-gbps 10 --no-save)
@@ -255,5 +201,4 @@ good "default run directory under \$LBSCALE_RESULTS" \
      [ -z "$(find "$CWD" -mindepth 1)" ]' \
     optim --optim lamb --elements 1M --iters 1 --warmup 0 --stream-gbps 10 --json
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

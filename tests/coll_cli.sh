@@ -17,19 +17,7 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 export OMP_NUM_THREADS=1
 
-TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-coll.XXXXXX") || exit 1
-trap 'rm -rf "$TOP"' EXIT
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    shift
-    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
-}
+. "$(dirname "$0")/tap.sh"
 
 MPIRUN=$(command -v mpirun 2>/dev/null)
 MPIFLAGS=()
@@ -41,7 +29,6 @@ fi
 
 # run NP ARGS...: `lbscale coll ARGS` on NP ranks (NP 0: no mpirun) in a
 # fresh cwd and results root.  Sets RC OUT ERR RES CWD.
-case_no=0
 run() {
     local np=$1
     shift
@@ -189,5 +176,4 @@ else
     fi
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

@@ -17,8 +17,7 @@ set -u
 BIN=${1:?usage: gpu_cli.sh LBSCALE_BINARY}
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
 
-TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-gpucli.XXXXXX") || exit 1
-trap 'rm -rf "$TOP"' EXIT
+. "$(dirname "$0")/tap.sh"
 
 if (cd "$TOP" && timeout 60 "$BIN" stream --device cuda --elements 4K \
         --iters 1 --no-save >/dev/null 2>&1); then
@@ -32,56 +31,8 @@ else
 fi
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    shift
-    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
-}
-
-# run ARGS...: BIN in a fresh cwd with a fresh results root.
-case_no=0
-run() {
-    case_no=$((case_no + 1))
-    local d=$TOP/c$case_no
-    mkdir -p "$d/res" "$d/cwd"
-    RES=$d/res CWD=$d/cwd OUT=$d/stdout ERR=$d/stderr
-    (cd "$CWD" && LBSCALE_RESULTS=$RES timeout 60 "$BIN" "$@" \
-        >"$OUT" 2>"$ERR")
-    RC=$?
-}
 # The --out directory the next run would not be allowed to create.
 next_out() { echo "$TOP/c$((case_no + 1))/res/run"; }
-
-# bad DESC 'PAT1|PAT2' ARGS...: exit 2, one stderr line starting with
-# "lbscale " and containing every |-separated fixed string, empty stdout,
-# no file.
-bad() {
-    local desc=$1 pats=$2
-    shift 2
-    run "$@"
-    local why=()
-    [ "$RC" -eq 2 ] || why+=("exit code $RC, expected 2")
-    [ "$(awk 'END { print NR }' "$ERR")" -eq 1 ] ||
-        why+=("stderr is not exactly one line")
-    head -n1 "$ERR" | grep -q '^lbscale: ' ||
-        why+=("stderr does not start with 'lbscale: '")
-    local IFS='|' p
-    for p in $pats; do
-        grep -qF -- "$p" "$ERR" || why+=("stderr does not name '$p'")
-    done
-    unset IFS
-    [ -s "$OUT" ] && why+=("stdout not empty: $(head -c 200 "$OUT")")
-    [ -z "$(find "$RES" "$CWD" -mindepth 1 | head -n1)" ] ||
-        why+=("files created: $(find "$RES" "$CWD" -mindepth 1 | head -n5 | tr '\n' ' ')")
-    if [ ${#why[@]} -eq 0 ]; then ok "$desc"; else
-        not_ok "$desc" "command: lbscale $*" "${why[@]}" \
-            "stderr: $(head -c 500 "$ERR")"
-    fi
-}
 
 # No GPU / no CUDA build: the lines bench/gpu-check.sh runs, and others.
 for o in lamb slamb adamw sgd; do
@@ -200,5 +151,4 @@ fi
 bad "optim --comm nccl (host buffers)" "--comm|nccl|host memory" \
     optim --comm nccl --optim slamb --elements 1M
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

@@ -13,56 +13,8 @@ case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
-TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-simcli.XXXXXX") || exit 1
-trap 'rm -rf "$TOP"' EXIT
+. "$(dirname "$0")/tap.sh"
 DATA=$(cd "$(dirname "$0")/../sim/data" && pwd)
-
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    shift
-    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
-}
-
-case_no=0
-run() {
-    case_no=$((case_no + 1))
-    local d=$TOP/c$case_no
-    mkdir -p "$d/res" "$d/cwd"
-    RES=$d/res CWD=$d/cwd OUT=$d/stdout ERR=$d/stderr
-    (cd "$CWD" && LBSCALE_RESULTS=$RES timeout 60 "$BIN" "$@" \
-        >"$OUT" 2>"$ERR")
-    RC=$?
-}
-
-bad() {
-    local desc=$1 pats=$2
-    shift 2
-    run "$@"
-    local why=()
-    [ "$RC" -eq 2 ] || why+=("exit code $RC, expected 2")
-    [ "$(awk 'END { print NR }' "$ERR")" -eq 1 ] ||
-        why+=("stderr is not exactly one line")
-    head -n1 "$ERR" | grep -q '^lbscale: ' ||
-        why+=("stderr does not start with 'lbscale: '")
-    local IFS='|' p
-    for p in $pats; do
-        head -n1 "$ERR" | grep -qF -- "$p" || why+=("stderr does not name '$p'")
-    done
-    unset IFS
-    [ -s "$OUT" ] && why+=("stdout not empty: $(head -c 200 "$OUT")")
-    [ -z "$(find "$RES" "$CWD" -mindepth 1 | head -n1)" ] ||
-        why+=("files created: $(find "$RES" "$CWD" -mindepth 1 | head -n5 | tr '\n' ' ')")
-    if [ ${#why[@]} -eq 0 ]; then
-        ok "$desc"
-    else
-        not_ok "$desc" "command: lbscale $*" "${why[@]}" \
-            "stderr: $(head -c 500 "$ERR")"
-    fi
-}
 
 good() {
     local desc=$1
@@ -152,5 +104,4 @@ grep -q "held-out sizes (.*): median 0.0%" "$OUT" && grep -q "held-out rank coun
     not_ok "calibrate recovers 5 GB/s and reports held-out error" "$(cat "$OUT")"
 good "sweep on the calibrated platform" sim sweep --model resnet-50 --platform "$TOP/local.json" --optim sgd --gpus 2,4 --no-save
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

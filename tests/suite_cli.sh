@@ -22,21 +22,8 @@ PY=/usr/bin/python3
 export OMP_NUM_THREADS=1
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
 
-TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-suite.XXXXXX") || exit 1
-trap 'rm -rf "$TOP"' EXIT
+. "$(dirname "$0")/tap.sh"
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    shift
-    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
-}
-
-case_no=0
 # run ARGS...: fresh results root; sets RC OUT ERR RES
 run() {
     case_no=$((case_no + 1))
@@ -368,5 +355,4 @@ bad "check without --baseline" "--baseline" check "$P"
 bad "check of a missing run" "nowhere" check "$TOP/nowhere" --baseline "$B"
 bad "check of an unknown baseline name" "nosuchbaseline" check "$P" --baseline nosuchbaseline
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end

@@ -18,19 +18,8 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 export OMP_NUM_THREADS=1
 
-TOP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-train.XXXXXX") || exit 1
-trap 'rm -rf "$TOP"' EXIT
+. "$(dirname "$0")/tap.sh"
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-not_ok() {
-    n=$((n + 1)); failed=$((failed + 1))
-    echo "not ok $n - $1"
-    shift
-    for m in "$@"; do printf '%s\n' "$m" | sed 's/^/#   /'; done
-}
 report() {  # report DESC WHY...
     local d=$1
     shift
@@ -43,7 +32,6 @@ T=(--model mlp:784-32-10 --subset 512 --test-subset 256 --global-batch 64
 # With the package missing, the same runs go to the teacher task.
 FM=/usr/share/datasets/fashion-mnist
 
-case_no=0
 # run [ENV=VAL...] -- ARGS...: BIN in a fresh cwd/results root.
 run() {
     case_no=$((case_no + 1))
@@ -189,8 +177,8 @@ report "package missing: teacher fallback, said in output and results" "${why[@]
 MPIRUN=$(command -v mpirun 2>/dev/null)
 if [ -z "$MPIRUN" ]; then
     skip "mpirun cases" "mpirun not found"
-    echo "1..$n"
-    exit 0
+    tap_end
+    exit
 fi
 MPIFLAGS=()
 if "$MPIRUN" --version 2>/dev/null | grep -q "Open MPI"; then
@@ -382,5 +370,4 @@ why=()
     why+=("expected one 'lbscale: --global-batch' line")
 report "--global-batch not a multiple of the ranks refused" "${why[@]}"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+tap_end
