@@ -21,6 +21,7 @@
  */
 #include <cuda_runtime.h>
 #include <nccl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,6 +91,22 @@ static int group_fail(struct lbs_comm *c, const char *call, ncclResult_t r)
                        c->rank, ncclGetErrorString(r));
 }
 
+/* Close a group (always, even after a failed call inside it), then wait
+ * for its work.  nr and what: the first failed call inside the group. */
+static int group_end(struct lbs_comm *c, const char *op, ncclResult_t nr,
+                     const char *what)
+{
+    ncclResult_t ne = ncclGroupEnd();
+    if (nr != ncclSuccess)
+        return group_fail(c, what, nr);
+    if (ne != ncclSuccess) {
+        char call[64];
+        snprintf(call, sizeof call, "ncclGroupEnd (%s)", op);
+        return group_fail(c, call, ne);
+    }
+    return drain(c);
+}
+
 static int n_allreduce(struct lbs_comm *c, void *buf, size_t count,
                        enum lbs_dtype t, enum lbs_redop op, int layer)
 {
@@ -139,12 +156,7 @@ static int n_allgatherv(struct lbs_comm *c, const void *send, size_t count,
                                 m->comm, m->stream)) != ncclSuccess)
             what = "ncclRecv (allgatherv)";
     }
-    ncclResult_t ne = ncclGroupEnd();   /* always close the group */
-    if (nr != ncclSuccess)
-        return group_fail(c, what, nr);
-    if (ne != ncclSuccess)
-        return group_fail(c, "ncclGroupEnd (allgatherv)", ne);
-    return drain(c);
+    return group_end(c, "allgatherv", nr, what);
 }
 
 static int n_alltoall(struct lbs_comm *c, const void *send, void *recv,
@@ -173,12 +185,7 @@ static int n_alltoall(struct lbs_comm *c, const void *send, void *recv,
                                 m->comm, m->stream)) != ncclSuccess)
             what = "ncclRecv (alltoall)";
     }
-    ncclResult_t ne = ncclGroupEnd();
-    if (nr != ncclSuccess)
-        return group_fail(c, what, nr);
-    if (ne != ncclSuccess)
-        return group_fail(c, "ncclGroupEnd (alltoall)", ne);
-    return drain(c);
+    return group_end(c, "alltoall", nr, what);
 }
 
 static int n_bcast(struct lbs_comm *c, void *buf, size_t count,
@@ -229,12 +236,7 @@ static int n_neighbors(struct lbs_comm *c, const void *send, size_t count,
             (nr = ncclSend(send, count, nc_type(t), to[j], m->comm,
                            m->stream)) != ncclSuccess)
             what = "ncclSend (neighbours)";
-    ncclResult_t ne = ncclGroupEnd();
-    if (nr != ncclSuccess)
-        return group_fail(c, what, nr);
-    if (ne != ncclSuccess)
-        return group_fail(c, "ncclGroupEnd (neighbours)", ne);
-    return drain(c);
+    return group_end(c, "neighbours", nr, what);
 }
 
 static void n_free(struct lbs_comm *c)
