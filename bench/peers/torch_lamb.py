@@ -49,14 +49,20 @@ def ours(args):
     return row["step_ms_median"], row
 
 
-def peer(name, make_opt, args):
+def make_params(args, device=None):
+    """args.tensors parameters of args.n elements in all, with gradients."""
     import torch
     torch.manual_seed(1)
     per = args.n // args.tensors
-    params = [torch.nn.Parameter(torch.empty(1, per).uniform_(-0.1, 0.1))
+    params = [torch.nn.Parameter(torch.empty(1, per, device=device).uniform_(-0.1, 0.1))
               for _ in range(args.tensors)]
     for p in params:
         p.grad = torch.empty_like(p).uniform_(-0.01, 0.01)
+    return params
+
+
+def peer(name, make_opt, args):
+    params = make_params(args)
     opt = make_opt(params)
     times = []
     for i in range(args.warmup + args.iters):
@@ -80,13 +86,7 @@ def ours_cuda(args, spec):
 def peer_cuda(make_opt, args):
     """Median device time of one step, CUDA events around it (as lbscale)."""
     import torch
-    torch.manual_seed(1)
-    per = args.n // args.tensors
-    dev = torch.device("cuda")
-    params = [torch.nn.Parameter(torch.empty(1, per, device=dev).uniform_(-0.1, 0.1))
-              for _ in range(args.tensors)]
-    for p in params:
-        p.grad = torch.empty_like(p).uniform_(-0.01, 0.01)
+    params = make_params(args, torch.device("cuda"))
     opt = make_opt(params)
     times = []
     for i in range(args.warmup + args.iters):
