@@ -182,10 +182,8 @@ static int check_one(const char *run, struct bl *b, int update, int json,
         const char *field = json_string_value(json_object_get(m, "field"));
         json_t *rows = json_object_get(cache, file);
         if (!rows) {
-            char p[PATH_MAX + 100];
-            snprintf(p, sizeof p, "%s/%s.jsonl", run, file);
             struct lbs_err e;
-            rows = suite_load_jsonl(p, &e);
+            rows = lbs_run_rows(run, file, &e);
             if (!rows) {
                 cli_error("check", "%s", e.msg);
                 json_decref(cache);
@@ -382,9 +380,9 @@ int verb_check(int argc, char **argv)
                   "(see --help)");
         return EXIT_BAD_INPUT;
     }
-    struct stat st;
-    if (stat(run, &st) || !S_ISDIR(st.st_mode)) {
-        cli_error("check", "no results run directory '%s'", run);
+    struct lbs_err ve;
+    if (lbs_run_valid(run, &ve)) {
+        cli_error("check", "%s", ve.msg);
         return EXIT_BAD_INPUT;
     }
     struct bl b[16] = {{{0}, NULL}};

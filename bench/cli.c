@@ -10,11 +10,27 @@
 #include "cli.h"
 #include "lbscale/param.h"
 
+/* Control characters of the user's input (ESC, form feed, a newline in a
+ * file name) as \xNN: the message stays one line and cannot drive the
+ * terminal. */
+static void printable(const char *in, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *in && o + 5 < len; in++) {
+        unsigned char c = (unsigned char)*in;
+        if (c < 0x20 || c == 0x7f)
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", c);
+        else
+            out[o++] = (char)c;
+    }
+    out[o] = '\0';
+}
+
 /* One write of the whole line: under mpirun, another process's output
  * (mpirun's own abort notice) must not land in the middle of it. */
 void cli_error(const char *what, const char *fmt, ...)
 {
-    char msg[1024];
+    char msg[1024], shown[1024 * 4 + 8];
     va_list ap;
     int k = snprintf(msg, sizeof msg, "lbscale: %s: ", what);
     if (k < 0 || (size_t)k >= sizeof msg)
@@ -22,7 +38,8 @@ void cli_error(const char *what, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg + k, sizeof msg - (size_t)k, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "%s\n", msg);
+    printable(msg, shown, sizeof shown);
+    fprintf(stderr, "%s\n", shown);
     fflush(stderr);
 }
 

@@ -555,6 +555,27 @@ static void cctx_free(struct cctx *x)
     x->w = NULL;
 }
 
+/* The smallest size of the sweep minb, minb*f, ... <= maxb that holds at
+ * least one element per rank of op, or 0 when none does (a table with no
+ * row is refused as bad input instead of printed empty). */
+static size_t first_fit(const struct coll_ops *op, const struct cctx *x,
+                        size_t minb, size_t maxb, size_t factor)
+{
+    for (size_t S = minb; S <= maxb;) {
+        struct cctx c = {.c = x->c, .rank = x->rank, .P = x->P,
+                         .density = x->density, .root = x->root,
+                         .topo = x->topo};
+        int s = op->setup(&c, S);
+        cctx_free(&c);
+        if (s <= 0)            /* fits (or out of memory: let it report) */
+            return S;
+        if (S > maxb / factor)
+            break;
+        S *= factor;
+    }
+    return 0;
+}
+
 /* ---- nccl: the same patterns on device twins of a, b, d ---------------- */
 /* Host buffers stay where setup, prep and check work; around each call
  * the host data is uploaded (untimed) and the pointers swapped for the
@@ -896,6 +917,24 @@ int verb_coll(int argc, char **argv)
         comms_free(comm, ctl);
         return cli_exit_code(rc);
     }
+    /* a collective named in --coll must get rows; of "all", at least one */
+    int any = 0, all = !strcmp(list, "all");
+    for (size_t k = 0; k < NCOLL; k++) {
+        if (!sel[k])
+            continue;
+        int fits = first_fit(&colls[k], &x, minb, maxb, (size_t)factor) > 0;
+        any |= fits;
+        if (!fits && (!all || (k == NCOLL - 1 && !any))) {
+            if (lead)
+                cli_error("coll", "-b %zu -e %zu: no size in that range "
+                          "holds one element per rank of %s at %d ranks "
+                          "(raise -e)", minb, maxb,
+                          all ? "any collective" : colls[k].name, P);
+            lbs_topology_free(x.topo);
+            comms_free(comm, ctl);
+            return EXIT_BAD_INPUT;
+        }
+    }
     int nodes = count_nodes(ctl);
     sum_tab_init(P);
     struct lbs_run *run = NULL;
@@ -906,7 +945,7 @@ int verb_coll(int argc, char **argv)
     if (lbs_bcast(ctl, &orc, 1, LBS_INT32, 0, -1) || orc) {
         lbs_topology_free(x.topo);
         comms_free(comm, ctl);
-        return EXIT_RUNTIME;
+        return orc ? cli_exit_code(orc) : EXIT_RUNTIME;
     }
     double *t = calloc((size_t)iters, sizeof *t);
     if (!t) {

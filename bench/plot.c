@@ -81,7 +81,7 @@ static void safe(const char *in, char *out, size_t len)
     size_t i = 0;
     for (; in && in[i] && i + 1 < len; i++)
         out[i] = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                        "0123456789_.:+=,@-", in[i]) ? in[i] : '_';
+                        "0123456789_.:+=,-", in[i]) ? in[i] : '_';
     out[i] = '\0';
     if (!i && len > 1)
         snprintf(out, len, "unknown");
@@ -124,9 +124,7 @@ static double nget2(json_t *r, const char *a, const char *b)
 static json_t *rows_of(const char *run, const char *verb, struct lbs_err *err,
                        int *rc)
 {
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s.jsonl", run, verb);
-    json_t *rows = suite_load_jsonl(path, err);
+    json_t *rows = lbs_run_rows(run, verb, err);
     *rc = rows ? 0 : -EINVAL;
     if (rows && !json_array_size(rows)) {
         json_decref(rows);
@@ -135,13 +133,22 @@ static json_t *rows_of(const char *run, const char *verb, struct lbs_err *err,
     return rows;
 }
 
-/* Run gnuplot with -e assignments and a script; 0 on success. */
-static int run_gnuplot(const char *assign, const char *script)
+/* Run gnuplot in dir with -e assignments and a script; 0 on success.
+ * Running in the figures' own directory keeps every path out of the
+ * gnuplot code: a run directory named x'; system('...'); y=' is only ever
+ * a directory, never something gnuplot evaluates. */
+static int run_gnuplot(const char *dir, const char *assign,
+                       const char *script)
 {
     char *argv[] = {"gnuplot", "-e", (char *)assign, (char *)script, NULL};
+    posix_spawn_file_actions_t fa;
     pid_t pid;
     int st;
-    if (posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ))
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addchdir_np(&fa, dir);
+    int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc)
         return -ENOENT;
     if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
         return -EIO;
@@ -149,25 +156,32 @@ static int run_gnuplot(const char *assign, const char *script)
 }
 
 /* Write outdir/base.dat, then draw script.gp into outdir/base.{png,svg}
- * with "datafile='...'; outbase='...'; <assign>". */
+ * with "datafile='base.dat'; outbase='base.tmp.PID'; <assign>", gnuplot
+ * running in outdir.  base is a safe() word; assign holds only numbers
+ * and assign_str() values. */
 static int draw(const char *outdir, const char *base, const struct txt *dat,
                 const char *script, const char *assign, struct lbs_err *err)
 {
-    char dpath[PATH_MAX + 300], gp[PATH_MAX + 64];
+    char dpath[PATH_MAX + 300], gp[PATH_MAX + 64], sdir[PATH_MAX];
     snprintf(dpath, sizeof dpath, "%s/%s.dat", outdir, base);
     int rc = lbs_write_atomic(dpath, dat->p ? dat->p : "", dat->len, err);
     if (rc)
         return rc;
     /* gnuplot writes <base>.tmp.<pid>.{png,svg}, renamed when complete:
      * an interrupted plot never leaves a truncated figure */
-    size_t alen = strlen(assign) + 2 * sizeof dpath + 64;
+    size_t alen = strlen(assign) + 2 * strlen(base) + 64;
     char *a = malloc(alen);
     if (!a)
         return lbs_err_set(err, -ENOMEM, "out of memory");
-    snprintf(a, alen, "datafile='%s'; outbase='%s/%s.tmp.%ld'; %s", dpath,
-             outdir, base, (long)getpid(), assign);
-    snprintf(gp, sizeof gp, "%s/%s.gp", plots_dir(), script);
-    rc = run_gnuplot(a, gp);
+    snprintf(a, alen, "datafile='%s.dat'; outbase='%s.tmp.%ld'; %s", base,
+             base, (long)getpid(), assign);
+    if (!realpath(plots_dir(), sdir)) {
+        free(a);
+        return lbs_err_set(err, -ENOENT, "gnuplot scripts: %s: %s",
+                           plots_dir(), strerror(errno));
+    }
+    snprintf(gp, sizeof gp, "%s/%s.gp", sdir, script);
+    rc = run_gnuplot(outdir, a, gp);
     free(a);
     static const char *const ext[] = {"png", "svg"};
     for (int i = 0; i < 2; i++) {
@@ -189,13 +203,18 @@ static int draw(const char *outdir, const char *base, const struct txt *dat,
     return 0;
 }
 
-/* Append "name='value'; " to an assignment string. */
+/* Append "name='value'; " to an assignment string.  Only printable ASCII
+ * without ' \ ` $ @ passes (and UTF-8 bytes): nothing that could end the
+ * string, start a command substitution or a macro, or a new line. */
 static void assign_str(struct txt *a, const char *name, const char *value)
 {
     char v[256];
     size_t i = 0;
-    for (; value[i] && i + 1 < sizeof v; i++)
-        v[i] = value[i] == '\'' || value[i] == '\\' ? '_' : value[i];
+    for (; value[i] && i + 1 < sizeof v; i++) {
+        unsigned char c = (unsigned char)value[i];
+        v[i] = (c >= 0x80 || (c >= 0x20 && c < 0x7f && !strchr("'\\`$@", c)))
+               ? (char)c : '_';
+    }
     v[i] = '\0';
     tprintf(a, "%s='%s'; ", name, v);
 }
@@ -926,14 +945,14 @@ static int fig_convergence(const char *run, const char *outdir,
 
 int plot_run(const char *run, struct lbs_err *err)
 {
-    struct stat st;
-    if (stat(run, &st) || !S_ISDIR(st.st_mode))
-        return lbs_err_set(err, -ENOENT, "no results run directory '%s'",
-                           run);
+    int vrc = lbs_run_valid(run, err);
+    if (vrc)
+        return vrc;
     char outdir[PATH_MAX];
     snprintf(outdir, sizeof outdir, "%s/plots", run);
     if (mkdir(outdir, 0755) && errno != EEXIST)
         return lbs_err_set(err, -EIO, "cannot create %s", outdir);
+    lbs_clean_stale_tmp(outdir);   /* figures of a plot that was killed */
     int (*kinds[])(const char *, const char *, struct lbs_err *) = {
         fig_roofline, fig_scaling, fig_itersplit, fig_busbw, fig_compress,
         fig_wire, fig_convergence};

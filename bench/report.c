@@ -183,10 +183,8 @@ static json_t *msg_cell(double v)
 
 static json_t *load(const char *run, const char *name)
 {
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/%s.jsonl", run, name);
     struct lbs_err e;
-    json_t *rows = suite_load_jsonl(path, &e);
+    json_t *rows = lbs_run_rows(run, name, &e);
     if (!rows)
         fprintf(stderr, "lbscale: report: %s (section left out)\n", e.msg);
     return rows;
@@ -836,10 +834,9 @@ static const char css[] =
 
 int report_write(const char *run, struct lbs_err *err)
 {
-    struct stat st;
-    if (stat(run, &st) || !S_ISDIR(st.st_mode))
-        return lbs_err_set(err, -ENOENT, "no results run directory '%s'",
-                           run);
+    int vrc = lbs_run_valid(run, err);
+    if (vrc)
+        return vrc;
     json_t *meta = load_meta(run);
     if (!meta)
         return lbs_err_set(err, -EINVAL, "%s/meta.json is missing or not "

@@ -1,10 +1,14 @@
-/* results.c - run directories, meta.json and atomic JSONL files. */
+/* results.c - run directories, meta.json, append-only JSONL files and the
+ * attempt bookkeeping that makes a suite's rows land exactly once. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <hwloc.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -16,48 +20,71 @@
 #include "lbs_config.h"
 #include "lbs_cuda.h"
 #include "results.h"
+#include "suite.h"
 
 #if LBS_HAVE_MPI
 #include <mpi.h>
 #endif
 
-struct verb_file {
-    char verb[32];
-    char *text;       /* whole file content */
-    size_t len, cap;
-};
+/* Room left under PATH_MAX for "/<verb>.jsonl", "/plots/x.tmp.PID.XXXXXX.svg"
+ * and the like: a run directory longer than this is refused up front. */
+#define RUN_DIR_MAX (PATH_MAX - 128)
 
 struct lbs_run {
     char dir[PATH_MAX];
-    struct verb_file files[16];
-    int nfiles;
+    char attempt[LBS_ATTEMPT_MAX + 1];   /* "" outside a suite */
 };
+
+/* Whether errno from creating or opening a user-given path means the path
+ * was bad (exit 2) rather than the machine failing (exit 1). */
+static int path_errno_is_input(int e)
+{
+    return e == ENOENT || e == ENOTDIR || e == EEXIST || e == EACCES ||
+           e == EPERM || e == EROFS || e == ENAMETOOLONG || e == ELOOP ||
+           e == EINVAL || e == EISDIR;
+}
+
+static int path_err(struct lbs_err *err, int e, const char *fmt,
+                    const char *path)
+{
+    return lbs_err_set(err, path_errno_is_input(e) ? -EINVAL : -EIO, fmt,
+                       path, strerror(e));
+}
 
 int lbs_write_atomic(const char *path, const char *text, size_t len,
                      struct lbs_err *err)
 {
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* mkstemp's O_CREAT|O_EXCL with a random suffix: a symlink planted at
+     * the temporary name is never followed, and rename() replaces a link
+     * at the final name instead of writing through it.  The pid in the
+     * name lets lbs_clean_stale_tmp tell a dead writer's leftovers. */
+    char tmp[PATH_MAX + 40];
+    int w = snprintf(tmp, sizeof tmp, "%s.tmp.%ld.XXXXXX", path,
+                     (long)getpid());
+    if (w < 0 || (size_t)w >= sizeof tmp)
+        return path_err(err, ENAMETOOLONG, "cannot write %s: %s", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0)
-        return lbs_err_set(err, -EIO, "cannot create %s: %s", tmp,
-                           strerror(errno));
+        return path_err(err, errno, "cannot create a file next to %s: %s",
+                        path);
     size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0) {
-            int e = errno;
-            close(fd);
-            unlink(tmp);
-            return lbs_err_set(err, -EIO, "write %s: %s", tmp, strerror(e));
-        }
-        off += (size_t)w;
+    int e = fchmod(fd, 0644) ? errno : 0;
+    while (!e && off < len) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno != EINTR)
+            e = errno;
+        else if (n > 0)
+            off += (size_t)n;
     }
-    if (fsync(fd) || close(fd) || rename(tmp, path)) {
-        int e = errno;
+    if (!e && fsync(fd))
+        e = errno;
+    if (close(fd) && !e)
+        e = errno;
+    if (!e && rename(tmp, path))
+        e = errno;
+    if (e) {
         unlink(tmp);
-        return lbs_err_set(err, -EIO, "cannot write %s: %s", path,
-                           strerror(e));
+        return path_err(err, e, "cannot write %s: %s", path);
     }
     return 0;
 }
@@ -65,7 +92,12 @@ int lbs_write_atomic(const char *path, const char *text, size_t len,
 int lbs_mkdir_p(const char *path)
 {
     char buf[PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", path);
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf) {
+        errno = n ? ENAMETOOLONG : ENOENT;
+        return -1;
+    }
+    memcpy(buf, path, n + 1);
     for (char *p = buf + 1; *p; p++)
         if (*p == '/') {
             *p = '\0';
@@ -73,18 +105,51 @@ int lbs_mkdir_p(const char *path)
                 return -1;
             *p = '/';
         }
-    return (mkdir(buf, 0755) && errno != EEXIST) ? -1 : 0;
+    if (mkdir(buf, 0755) && errno != EEXIST)
+        return -1;
+    struct stat st;
+    if (stat(buf, &st))
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+/* "<name>.tmp.<pid>[.<suffix>]": the pid, or 0 when name is not one. */
+static long tmp_owner(const char *name)
+{
+    const char *t = strstr(name, ".tmp.");
+    if (!t)
+        return 0;
+    char *end;
+    long pid = strtol(t + 5, &end, 10);
+    return pid > 0 && (*end == '\0' || *end == '.') ? pid : 0;
+}
+
+void lbs_clean_stale_tmp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        long pid = tmp_owner(de->d_name);
+        /* ESRCH: no such process, so nobody will ever rename it */
+        if (pid && kill((pid_t)pid, 0) && errno == ESRCH)
+            unlinkat(dirfd(d), de->d_name, 0);
+    }
+    closedir(d);
 }
 
 static void utc_stamp(char *buf, size_t len, const char *fmt);
 
 /* A new results/<UTC>-<rev>[-N] directory, created exclusively so two runs
- * started in the same second never share one.  1 on success, -1 on error. */
-static int new_run_dir(char *out, size_t len)
+ * started in the same second never share one.  0, or -1 with errno set. */
+static int new_run_dir(const char *root, char *out, size_t len)
 {
-    const char *root = getenv("LBSCALE_RESULTS");
     char stamp[64], base[PATH_MAX];
-    root = root && *root ? root : "results";
     if (lbs_mkdir_p(root))
         return -1;
     utc_stamp(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ");
@@ -92,37 +157,17 @@ static int new_run_dir(char *out, size_t len)
     for (int i = 1; i < 1000; i++) {
         int w = i == 1 ? snprintf(out, len, "%s", base)
                        : snprintf(out, len, "%s-%d", base, i);
-        if (w < 0 || (size_t)w >= len)
+        if (w < 0 || (size_t)w >= len) {
+            errno = ENAMETOOLONG;
             return -1;
+        }
         if (mkdir(out, 0755) == 0)
-            return 1;
+            return 0;
         if (errno != EEXIST)
             return -1;
     }
     return -1;
 }
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) {
-        s[n] = '\0';
-        *len = (size_t)n;
-    }
-    return s;
-}
-
 static void cpu_model(char *buf, size_t len)
 {
     snprintf(buf, len, "unknown");
@@ -240,35 +285,76 @@ json_t *lbs_meta_collect(int argc, char **argv)
     return m;
 }
 
+/* The suite's attempt id from the environment: "" outside a suite. */
+static int attempt_from_env(char *out, struct lbs_err *err)
+{
+    const char *a = getenv(LBS_ATTEMPT_ENV);
+    out[0] = '\0';
+    if (!a)
+        return 0;
+    size_t n = strlen(a);
+    if (n == 0 || n > LBS_ATTEMPT_MAX ||
+        strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                  "0123456789._-") != n)
+        return lbs_err_set(err, -EINVAL, "%s: not an attempt id (1-%d of "
+                           "[A-Za-z0-9._-]); it is set by lbscale suite",
+                           LBS_ATTEMPT_ENV, LBS_ATTEMPT_MAX);
+    memcpy(out, a, n + 1);
+    return 0;
+}
+
 int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
                  struct lbs_err *err)
 {
+    *out = NULL;
+    const char *root = getenv("LBSCALE_RESULTS");
+    root = root && *root ? root : "results";
+    const char *given = dir ? dir : root;
+    const char *what = dir ? "--out" : root == getenv("LBSCALE_RESULTS")
+                                       ? "$LBSCALE_RESULTS" : "results root";
+    if (!*given)
+        return lbs_err_set(err, -EINVAL, "%s: empty path", what);
+    if (strlen(given) > RUN_DIR_MAX)
+        return lbs_err_set(err, -EINVAL, "%s: path of %zu bytes is longer "
+                           "than the %d this tool accepts", what,
+                           strlen(given), RUN_DIR_MAX);
     struct lbs_run *r = calloc(1, sizeof *r);
     if (!r)
         return lbs_err_set(err, -ENOMEM, "out of memory");
-    int fresh = 0;
+    int rc = attempt_from_env(r->attempt, err);
+    if (rc) {
+        free(r);
+        return rc;
+    }
     if (dir) {
         snprintf(r->dir, sizeof r->dir, "%s", dir);
+        rc = lbs_mkdir_p(r->dir);
     } else {
-        fresh = new_run_dir(r->dir, sizeof r->dir);
+        rc = new_run_dir(root, r->dir, RUN_DIR_MAX);
     }
-    if (fresh < 0 || (!fresh && lbs_mkdir_p(r->dir))) {
+    if (rc) {
         int e = errno;
         free(r);
-        return lbs_err_set(err, -EIO, "cannot create results directory %s: "
-                           "%s", dir ? dir : "results/", strerror(e));
+        return path_err(err, e, "cannot create results directory %s: %s",
+                        given);
     }
+    lbs_clean_stale_tmp(r->dir);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/meta.json", r->dir);
     if (access(path, F_OK)) {
         json_t *m = lbs_meta_collect(argc, argv);
         char *s = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
         json_decref(m);
-        size_t len = strlen(s);
-        s = realloc(s, len + 2);
-        strcpy(s + len, "\n");
-        int rc = lbs_write_atomic(path, s, len + 1, err);
-        free(s);
+        size_t len = s ? strlen(s) : 0;
+        char *t = s ? realloc(s, len + 2) : NULL;
+        if (!t) {
+            free(s);
+            free(r);
+            return lbs_err_set(err, -ENOMEM, "out of memory");
+        }
+        memcpy(t + len, "\n", 2);
+        rc = lbs_write_atomic(path, t, len + 1, err);
+        free(t);
         if (rc) {
             free(r);
             return rc;
@@ -280,57 +366,229 @@ int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
 
 const char *lbs_run_dir(const struct lbs_run *r) { return r->dir; }
 
-static struct verb_file *verb_file(struct lbs_run *r, const char *verb)
+/* A writer killed inside write() can leave its row without the closing
+ * newline.  Called with the file locked, so whoever wrote it is gone: cut
+ * the file back to its last complete line. */
+static int drop_torn_tail(int fd)
 {
-    for (int i = 0; i < r->nfiles; i++)
-        if (!strcmp(r->files[i].verb, verb))
-            return &r->files[i];
-    if (r->nfiles == (int)(sizeof r->files / sizeof r->files[0]))
-        return NULL;
-    struct verb_file *f = &r->files[r->nfiles++];
-    snprintf(f->verb, sizeof f->verb, "%s", verb);
-    char path[PATH_MAX + 48];
-    snprintf(path, sizeof path, "%s/%s.jsonl", r->dir, verb);
-    f->text = slurp(path, &f->len);   /* continue an existing file */
-    f->cap = f->len;
-    return f;
+    struct stat st;
+    if (fstat(fd, &st))
+        return -1;
+    off_t end = st.st_size, keep = 0;
+    char buf[4096];
+    while (end > 0) {
+        off_t from = end > (off_t)sizeof buf ? end - (off_t)sizeof buf : 0;
+        ssize_t n = pread(fd, buf, (size_t)(end - from), from);
+        if (n != end - from)
+            return -1;
+        if (end == st.st_size && buf[n - 1] == '\n')
+            return 0;                       /* the common case: intact */
+        char *nl = memrchr(buf, '\n', (size_t)n);
+        if (nl) {
+            keep = from + (nl - buf) + 1;
+            break;
+        }
+        end = from;
+    }
+    return ftruncate(fd, keep);
+}
+
+int lbs_append_line(const char *path, const char *line, size_t len,
+                    struct lbs_err *err)
+{
+    /* O_APPEND + an exclusive lock: concurrent writers (two coll --out R,
+     * the ranks of several runs) interleave whole rows and lose none;
+     * O_NOFOLLOW: a planted symlink is not written through. */
+    int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW |
+                        O_CLOEXEC, 0644);
+    if (fd < 0)
+        return path_err(err, errno, "cannot open %s: %s", path);
+    int e = 0;
+    while (flock(fd, LOCK_EX))
+        if (errno != EINTR) {
+            e = errno;
+            break;
+        }
+    if (!e && drop_torn_tail(fd))
+        e = errno;
+    size_t off = 0;
+    while (!e && off < len) {
+        ssize_t n = write(fd, line + off, len - off);
+        if (n < 0 && errno != EINTR)
+            e = errno;
+        else if (n > 0)
+            off += (size_t)n;
+    }
+    if (close(fd) && !e)   /* closing drops the lock */
+        e = errno;
+    return e ? path_err(err, e, "cannot append to %s: %s", path) : 0;
 }
 
 int lbs_run_append(struct lbs_run *r, const char *verb, json_t *row,
                    struct lbs_err *err)
 {
-    struct verb_file *f = verb_file(r, verb);
+    if (r->attempt[0] && strcmp(verb, "suite"))
+        json_object_set_new(row, "attempt", json_string(r->attempt));
     char *line = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(row);
-    if (!f || !line) {
-        free(line);
+    if (!line)
         return lbs_err_set(err, -ENOMEM, "cannot record %s row", verb);
-    }
     size_t ll = strlen(line);
-    if (f->len + ll + 2 > f->cap) {
-        size_t cap = (f->len + ll + 2) * 2;
-        char *t = realloc(f->text, cap);
-        if (!t) {
-            free(line);
-            return lbs_err_set(err, -ENOMEM, "out of memory");
-        }
-        f->text = t;
-        f->cap = cap;
+    char *t = realloc(line, ll + 2);
+    if (!t) {
+        free(line);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
     }
-    memcpy(f->text + f->len, line, ll);
-    f->len += ll;
-    f->text[f->len++] = '\n';
-    free(line);
+    memcpy(t + ll, "\n", 2);
     char path[PATH_MAX + 48];
     snprintf(path, sizeof path, "%s/%s.jsonl", r->dir, verb);
-    return lbs_write_atomic(path, f->text, f->len, err);
+    int rc = lbs_append_line(path, t, ll + 1, err);
+    free(t);
+    return rc;
 }
+
+const char *lbs_run_attempt(const struct lbs_run *r) { return r->attempt; }
 
 void lbs_run_close(struct lbs_run *r)
 {
-    if (!r)
-        return;
-    for (int i = 0; i < r->nfiles; i++)
-        free(r->files[i].text);
     free(r);
+}
+
+int lbs_run_valid(const char *dir, struct lbs_err *err)
+{
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+        return lbs_err_set(err, -ENOENT, "no results run directory '%s'",
+                           dir);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/meta.json", dir);
+    json_t *m = json_load_file(path, 0, NULL);
+    int ok = json_is_object(m);
+    json_decref(m);
+    return ok ? 0 : lbs_err_set(err, -EINVAL, "%s/meta.json is missing or "
+                                "not JSON: not a results run", dir);
+}
+
+/* ------------------------------------------------------------------ */
+/* attempts: which rows count                                           */
+
+json_t *lbs_run_committed(const char *dir, struct lbs_err *err)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/suite.jsonl", dir);
+    json_t *rows = suite_load_jsonl(path, err);
+    if (!rows)
+        return NULL;
+    json_t *ok = json_object(), *r;
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        const char *a = json_string_value(json_object_get(r, "attempt"));
+        const char *st = json_string_value(json_object_get(r, "status"));
+        if (a && st && !strcmp(st, "ok"))
+            json_object_set_new(ok, a, json_true());
+    }
+    json_decref(rows);
+    return ok;
+}
+
+/* Whether row belongs to no attempt or to a committed one. */
+static int row_counts(json_t *row, json_t *committed)
+{
+    const char *a = json_string_value(json_object_get(row, "attempt"));
+    return !a || json_object_get(committed, a);
+}
+
+json_t *lbs_run_rows(const char *dir, const char *verb, struct lbs_err *err)
+{
+    char path[PATH_MAX + 48];
+    snprintf(path, sizeof path, "%s/%s.jsonl", dir, verb);
+    json_t *rows = suite_load_jsonl(path, err);
+    if (!rows || !strcmp(verb, "suite"))
+        return rows;
+    json_t *committed = NULL, *out = json_array(), *r;
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        if (json_object_get(r, "attempt") && !committed &&
+            !(committed = lbs_run_committed(dir, err))) {
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+        if (row_counts(r, committed))
+            json_array_append(out, r);
+    }
+    json_decref(committed);
+    json_decref(rows);
+    return out;
+}
+
+/* Rewrite one JSONL file without the rows of uncommitted attempts, or
+ * remove it when its header (a "format" line) says an uncommitted attempt
+ * wrote it whole (train traces).  Holds the file's lock meanwhile. */
+static int purge_file(const char *dir, const char *name, json_t *committed,
+                      struct lbs_err *err)
+{
+    char path[PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    flock(fd, LOCK_EX);
+    json_t *rows = suite_load_jsonl(path, err);
+    int rc = rows ? 0 : -EINVAL;
+    json_t *first = json_array_get(rows, 0);
+    size_t n = json_array_size(rows), kept = 0;
+    if (!rc && first && json_object_get(first, "format")) {
+        if (!row_counts(first, committed))
+            rc = unlink(path) ? lbs_err_set(err, -EIO, "cannot remove %s",
+                                            path) : 0;
+        n = 0;      /* a whole-file artefact: nothing to filter */
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = n ? open_memstream(&text, &len) : NULL;
+    for (size_t i = 0; mem && i < n; i++) {
+        json_t *r = json_array_get(rows, i);
+        if (!row_counts(r, committed))
+            continue;
+        char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        if (line)
+            fprintf(mem, "%s\n", line);
+        free(line);
+        kept++;
+    }
+    if (mem) {
+        fclose(mem);
+        if (kept < n)
+            rc = lbs_write_atomic(path, text ? text : "", len, err);
+    } else if (n) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    free(text);
+    json_decref(rows);
+    close(fd);
+    return rc;
+}
+
+int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err)
+{
+    json_t *committed = lbs_run_committed(dir, err);
+    if (!committed)
+        return -EINVAL;
+    DIR *d = opendir(dir);
+    if (!d) {
+        json_decref(committed);
+        return path_err(err, errno, "cannot read %s: %s", dir);
+    }
+    int rc = 0;
+    struct dirent *de;
+    while (!rc && (de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        if (n > 6 && !strcmp(de->d_name + n - 6, ".jsonl") &&
+            strcmp(de->d_name, "suite.jsonl") && !tmp_owner(de->d_name))
+            rc = purge_file(dir, de->d_name, committed, err);
+    }
+    closedir(d);
+    json_decref(committed);
+    return rc;
 }

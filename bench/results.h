@@ -1,11 +1,21 @@
 /* results.h - results/<run-id>/ with meta.json and one JSONL per verb.
  *
- * Every file is written atomically (temporary file in the same directory,
- * fsync, rename), so an interrupted run leaves either the previous
- * complete file or the new complete file, never a truncated one.  A JSONL
- * file is rewritten whole after each appended row: rows are few and
- * small, and a crash loses at most the row being written.
- * Ownership: lbs_run_open allocates, lbs_run_close frees (rows included).
+ * Whole files (meta.json, traces, logs, figures' data) are written
+ * atomically: a temporary made with mkostemp next to the target (never
+ * through a planted symlink), fsync, rename.  A JSONL row is appended
+ * with O_APPEND under an exclusive flock, as one write of a whole line:
+ * concurrent writers interleave rows and lose none, and a row torn by a
+ * writer killed inside write() is cut off by the next writer (readers skip
+ * an unterminated last line).
+ *
+ * Attempts.  `lbscale suite` runs every entry with $LBSCALE_ATTEMPT set to
+ * a fresh id; rows appended under it carry "attempt": id, and a row counts
+ * only once suite.jsonl holds an "ok" entry row with that id (the suite's
+ * commit).  A killed attempt's rows are therefore never read
+ * (lbs_run_rows) and are purged when the suite is resumed
+ * (lbs_run_purge_uncommitted): every entry's rows appear exactly once.
+ *
+ * Ownership: lbs_run_open allocates, lbs_run_close frees.
  */
 #ifndef LBS_RESULTS_H
 #define LBS_RESULTS_H
@@ -14,24 +24,48 @@
 
 #include "lbscale/error.h"
 
+#define LBS_ATTEMPT_ENV "LBSCALE_ATTEMPT"
+#define LBS_ATTEMPT_MAX 64
+
 struct lbs_run;
 
 /* dir: an existing or new run directory; NULL = new one under the results
  * root ($LBSCALE_RESULTS or ./results) named <UTC>-<git rev>.  Writes
- * meta.json if the directory has none. */
+ * meta.json if the directory has none, removes temporaries of dead
+ * writers.  A bad path (empty, too long, a file, not creatable) is -EINVAL
+ * with the path named; the machine failing is -EIO. */
 int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
                  struct lbs_err *err);
 const char *lbs_run_dir(const struct lbs_run *r);
-/* Append row (reference stolen) to <verb>.jsonl and rewrite it atomically. */
+/* The attempt id rows are stamped with ("" outside a suite). */
+const char *lbs_run_attempt(const struct lbs_run *r);
+/* Append row (reference stolen) to <verb>.jsonl as one locked write. */
 int lbs_run_append(struct lbs_run *r, const char *verb, json_t *row,
                    struct lbs_err *err);
 void lbs_run_close(struct lbs_run *r);
 
-/* mkdir -p; 0 or -1 with errno set. */
+/* 0 when dir is a results run (a directory with a meta.json object);
+ * -ENOENT or -EINVAL with err naming the problem. */
+int lbs_run_valid(const char *dir, struct lbs_err *err);
+/* The rows of dir/<verb>.jsonl that count: those of no attempt and those
+ * of committed attempts (new reference; empty array when the file is
+ * absent; NULL with err set when a line is not JSON). */
+json_t *lbs_run_rows(const char *dir, const char *verb, struct lbs_err *err);
+/* The committed attempt ids of a run, as an object's keys (new ref). */
+json_t *lbs_run_committed(const char *dir, struct lbs_err *err);
+/* Drop the rows and whole-file traces of uncommitted attempts. */
+int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err);
+
+/* mkdir -p; 0 or -1 with errno set (ENOTDIR when path is a file). */
 int lbs_mkdir_p(const char *path);
 /* Atomically write text to path. */
 int lbs_write_atomic(const char *path, const char *text, size_t len,
                      struct lbs_err *err);
+/* Append len bytes (whole lines) to path under an exclusive lock. */
+int lbs_append_line(const char *path, const char *line, size_t len,
+                    struct lbs_err *err);
+/* Remove "<name>.tmp.<pid>..." files in dir whose writer is dead. */
+void lbs_clean_stale_tmp(const char *dir);
 /* The machine description that meta.json holds (new reference). */
 json_t *lbs_meta_collect(int argc, char **argv);
 

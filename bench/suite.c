@@ -7,17 +7,20 @@
  * known and built into this binary, arguments strings, options the verb's
  * --help lists, optimizer/compressor specs parseable, mpirun present for
  * multi-rank entries) - all before anything runs or any file is written;
- * then run each entry as a child process (posix_spawn, own process group,
- * stdout/stderr through pipes, a timeout per entry) and record it in
- * RUN/suite.jsonl with lbs_run_append (atomic rewrite); the child's output
- * is kept in RUN/logs/NNN-name.log (atomic too).
+ * then run each entry as a child process (fork+exec, own process group,
+ * ended when the suite dies, stdout/stderr through pipes, a timeout per
+ * entry) under a fresh attempt id, and commit it by appending its row to
+ * RUN/suite.jsonl (results.h: rows of uncommitted attempts never count);
+ * the child's output is kept in RUN/logs/NNN-name.log (atomically).
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +45,9 @@ static const char *const suite_verbs[] = {"stream", "optim", "compress",
 #define TAIL_BYTES 2000            /* stderr tail kept in suite.jsonl */
 #define KEEP_BYTES (8u << 20)      /* output kept per stream for the log */
 #define DEFAULT_TIMEOUT 1800.0
+/* A suite beyond this many entries (after foreach) is a typo, not a plan:
+ * refused before expansion, so a 100 x 100 x 100 foreach cannot hang. */
+#define MAX_ENTRIES 10000
 
 /* ------------------------------------------------------------------ */
 /* small helpers shared with report.c and check.c                       */
@@ -62,6 +68,8 @@ json_t *suite_load_jsonl(const char *path, struct lbs_err *err)
             continue;
         json_error_t je;
         json_t *r = json_loads(line, 0, &je);
+        if (!r && line[len - 1] != '\n')
+            break;      /* a row still being written, or torn by a kill */
         if (!r || !json_is_object(r)) {
             lbs_err_set(err, -EINVAL, "%s line %d: %s", path, ln,
                         r ? "not a JSON object" : je.text);
@@ -184,7 +192,7 @@ struct child {
     int signal;
     int timed_out;
     int interrupted;
-    int spawn_errno;    /* posix_spawn failed */
+    int spawn_errno;    /* fork or exec set-up failed */
     double seconds;
     struct buf out, err;
 };
@@ -197,52 +205,126 @@ static void child_free(struct child *c)
     free(c->err.p);
 }
 
-/* Run argv (PATH searched) with stdin from /dev/null and both output
- * streams captured; kill its process group after timeout_s seconds (TERM,
- * then KILL 5 s later) or when the suite is interrupted.  tick is called
- * about every 0.25 s (may be NULL). */
-static void child_run(char *const argv[], double timeout_s, tick_fn tick,
-                      void *ctx, struct child *c)
+/* argv[0] as a path execve can take: PATH searched in the parent, since
+ * the forked child may only make async-signal-safe calls. */
+static int find_exe(const char *name, char *out, size_t len)
+{
+    if (strchr(name, '/'))
+        return snprintf(out, len, "%s", name) < (int)len ? 0 : ENAMETOOLONG;
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        int w = snprintf(out, len, "%.*s/%s", (int)n, n ? p : ".", name);
+        if (w > 0 && (size_t)w < len && !access(out, X_OK))
+            return 0;
+        p += n + (p[n] == ':');
+    }
+    return ENOENT;
+}
+
+/* The child's side of child_run, between fork and exec: its own process
+ * group (so a timeout can end it with its grandchildren), SIGTERM when the
+ * suite dies (even by SIGKILL: PR_SET_PDEATHSIG; mpirun passes it to its
+ * ranks), default signal dispositions, stdin from /dev/null. */
+static void child_exec(const char *exe, char *const argv[], char *const envp[],
+                       pid_t parent, int out_fd, int err_fd)
+{
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)        /* the suite died before prctl */
+        _exit(127);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    int in = open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 ||
+        dup2(err_fd, 2) < 0)
+        _exit(127);
+    execve(exe, argv, envp);
+    _exit(127);
+}
+
+/* environ without NAME, plus NAME=value unless value is NULL (new array
+ * whose first slot is the string env_free frees; the rest are environ's) */
+static char **env_with(const char *name, const char *value)
+{
+    size_t n = 0, k = strlen(name);
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 3, sizeof *env);
+    char *kv = value ? malloc(k + strlen(value) + 2) : NULL;
+    if (!env || (value && !kv)) {
+        free(env);
+        free(kv);
+        return NULL;
+    }
+    size_t j = 1;       /* env[0]: ownership slot, not passed to exec */
+    if (kv) {
+        sprintf(kv, "%s=%s", name, value);
+        env[0] = env[j++] = kv;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], name, k) || environ[i][k] != '=')
+            env[j++] = environ[i];
+    return env;
+}
+
+static void env_free(char **env)
+{
+    if (env)
+        free(env[0]);
+    free(env);
+}
+
+/* Run argv (PATH searched) with $LBSCALE_ATTEMPT=attempt, stdin from
+ * /dev/null and both output streams captured; kill its process group
+ * after timeout_s seconds (TERM, then KILL 5 s later) or when the suite is
+ * interrupted.  tick is called about every 0.25 s (may be NULL). */
+static void child_run(char *const argv[], const char *attempt,
+                      double timeout_s, tick_fn tick, void *ctx,
+                      struct child *c)
 {
     memset(c, 0, sizeof *c);
     c->exit_code = -1;
-    int po[2], pe[2];
-    if (pipe2(po, O_CLOEXEC))
-        goto fail;
-    if (pipe2(pe, O_CLOEXEC)) {
-        close(po[0]);
-        close(po[1]);
-        goto fail;
-    }
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
-    posix_spawnattr_init(&at);
-    sigset_t def;
-    sigemptyset(&def);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGTERM);
-    sigaddset(&def, SIGPIPE);
-    posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-                                  POSIX_SPAWN_SETSIGDEF);
-    pid_t pid;
-    double t0 = cli_now();
-    int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    close(po[1]);
-    close(pe[1]);
+    char exe[PATH_MAX];
+    int rc = find_exe(argv[0], exe, sizeof exe);
     if (rc) {
-        close(po[0]);
-        close(pe[0]);
         errno = rc;
         goto fail;
     }
+    char **envp = env_with(LBS_ATTEMPT_ENV, attempt);
+    if (!envp)
+        goto fail;
+    int po[2], pe[2];
+    if (pipe2(po, O_CLOEXEC)) {
+        env_free(envp);
+        goto fail;
+    }
+    if (pipe2(pe, O_CLOEXEC)) {
+        close(po[0]);
+        close(po[1]);
+        env_free(envp);
+        goto fail;
+    }
+    pid_t parent = getpid();
+    double t0 = cli_now();
+    pid_t pid = fork();
+    if (pid == 0)
+        child_exec(exe, argv, envp + 1, parent, po[1], pe[1]);
+    int fork_errno = errno;
+    env_free(envp);
+    close(po[1]);
+    close(pe[1]);
+    if (pid < 0) {
+        close(po[0]);
+        close(pe[0]);
+        errno = fork_errno;
+        goto fail;
+    }
+    setpgid(pid, pid);   /* also here: no race with kill(-pid) below */
     struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
     int open_fds = 2, exited = 0, st = 0, killed = 0;
     double kill_at = 0, drain_until = 0;
@@ -337,7 +419,9 @@ struct suite {
     int openmpi;
     json_t *help_cache;   /* "verb pos..." -> array of option names */
     json_t *built;        /* array of verb names this binary has */
+    json_t *names;        /* entry name -> index in the file */
     char run[PATH_MAX];
+    int lock_fd;          /* RUN/.lock, held while the suite runs */
 };
 
 /* Bad input: print once, return -EINVAL. */
@@ -595,12 +679,14 @@ static int add_entry(struct suite *s, int src, json_t *obj, json_t *vars)
         goto err;
     }
     e.optional = json_is_true(jo);
-    for (size_t k = 0; k < s->n; k++)
-        if (!strcmp(s->e[k].name, name)) {
-            rc = bad(s, src, name, "duplicate entry name (entry %d has it; "
-                     "give \"name\" with {placeholders})", s->e[k].src + 1);
-            goto err;
-        }
+    json_t *dup = json_object_get(s->names, name);   /* O(1), not O(n) */
+    if (dup) {
+        rc = bad(s, src, name, "duplicate entry name (entry %d has it; "
+                 "give \"name\" with {placeholders})",
+                 (int)json_integer_value(dup) + 1);
+        goto err;
+    }
+    json_object_set_new(s->names, name, json_integer(src));
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 32;
         s->e = realloc(s->e, s->cap * sizeof *s->e);
@@ -736,8 +822,9 @@ static int parse(struct suite *s)
         return bad(s, -1, NULL, "\"entries\" must be a non-empty array");
     static const char *const ekeys[] = {"name", "verb", "args", "ranks",
         "repeat", "timeout_s", "est_s", "foreach", "optional", NULL};
-    size_t i;
+    size_t i, k2;
     json_t *obj;
+    s->names = json_object();
     json_array_foreach(ents, i, obj) {
         if (!json_is_object(obj))
             return bad(s, (int)i, NULL, "not an object");
@@ -760,6 +847,14 @@ static int parse(struct suite *s)
             json_array_append_new(keys, json_string(k));
             json_array_append_new(lists, l);
         }
+        size_t runs = 1;
+        json_t *l;
+        json_array_foreach(lists, k2, l)
+            if (!rc && (__builtin_mul_overflow(runs, json_array_size(l),
+                                               &runs) ||
+                        s->n + runs > MAX_ENTRIES))
+                rc = bad(s, (int)i, NULL, "\"foreach\" expands to more "
+                         "than the %d entries a suite may hold", MAX_ENTRIES);
         json_t *vars = json_deep_copy(s->vars);
         if (!rc)
             rc = expand_foreach(s, (int)i, obj, keys, lists, 0, vars);
@@ -778,7 +873,7 @@ static int probe_built(struct suite *s)
     s->built = json_array();
     char *argv[] = {s->exe, "--help", NULL};
     struct child c;
-    child_run(argv, 30, NULL, NULL, &c);
+    child_run(argv, NULL, 30, NULL, NULL, &c);
     int in = 0;
     for (char *line = c.out.p ? strtok(c.out.p, "\n") : NULL; line;
          line = strtok(NULL, "\n")) {
@@ -825,7 +920,7 @@ static json_t *verb_options(struct suite *s, const struct entry *e)
     if (hit)
         return json_is_array(hit) ? hit : NULL;
     struct child c;
-    child_run(argv, 30, NULL, NULL, &c);
+    child_run(argv, NULL, 30, NULL, NULL, &c);
     json_t *opts = json_array();
     if (c.exit_code == 0 && c.out.p) {
         for (char *p = c.out.p; (p = strstr(p, "--"));) {
@@ -941,7 +1036,7 @@ static void find_mpirun(struct suite *s)
         return;
     char *argv[] = {s->mpirun, "--version", NULL};
     struct child c;
-    child_run(argv, 30, NULL, NULL, &c);
+    child_run(argv, NULL, 30, NULL, NULL, &c);
     s->openmpi = (c.out.p && strstr(c.out.p, "Open MPI")) ||
                  (c.err.p && strstr(c.err.p, "Open MPI"));
     child_free(&c);
@@ -1014,10 +1109,8 @@ static int resolve_runtime(const char *run, const char *in, char **out,
             char *dot = strchr(key, '.');
             *dot = '\0';
             snprintf(file, sizeof file, "%s", key);
-            char path[PATH_MAX + 100];
-            snprintf(path, sizeof path, "%s/%s.jsonl", run, file);
             struct lbs_err le;
-            json_t *rows = suite_load_jsonl(path, &le);
+            json_t *rows = lbs_run_rows(run, file, &le);
             json_t *v = NULL;
             for (size_t i = rows ? json_array_size(rows) : 0; !v && i-- > 0;)
                 v = suite_field(json_array_get(rows, i), dot + 1);
@@ -1134,19 +1227,32 @@ struct tally {
     double seconds;
 };
 
+/* A fresh id for one attempt at an entry: "<entry>.<rep>.<random>".  The
+ * rows the attempt writes carry it and count once the suite's "ok" row
+ * with the same id is appended (results.h). */
+static void new_attempt(size_t idx, int rep, char *out, size_t len)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+        r = (uint64_t)getpid() << 32 ^ (uint64_t)(cli_now() * 1e9);
+    snprintf(out, len, "%zu.%d.%016llx", idx + 1, rep, (unsigned long long)r);
+}
+
 /* Run one repetition of e; appends the suite.jsonl row.  Returns the row
  * (borrowed from *rows). */
 static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
                    int rep, size_t idx, struct progress *pg, json_t *rows,
                    struct tally *t)
 {
-    char why[600] = "", started[32];
+    char why[600] = "", started[32], attempt[LBS_ATTEMPT_MAX + 1];
     utc_now(started, sizeof started);
+    new_attempt(idx, rep, attempt, sizeof attempt);
     json_t *row = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:O}", "event",
                             "entry", "index", (int)idx, "name", e->name,
                             "verb", e->verb, "rep", rep, "repeat", e->repeat,
                             "ranks", e->ranks, "args", e->args);
     json_object_set_new(row, "started_utc", json_string(started));
+    json_object_set_new(row, "attempt", json_string(attempt));
     const char *status = "ok";
     struct child c;
     memset(&c, 0, sizeof c);
@@ -1187,7 +1293,7 @@ static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
             status = "failed";
         } else {
             pg->name = e->name;
-            child_run(argv, e->timeout_s, tick, pg, &c);
+            child_run(argv, attempt, e->timeout_s, tick, pg, &c);
             ran = 1;
             if (pg->tty)
                 fprintf(stderr, "\r\033[K");
@@ -1366,6 +1472,9 @@ static void free_suite(struct suite *s)
     json_decref(s->vars);
     json_decref(s->help_cache);
     json_decref(s->built);
+    json_decref(s->names);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd);
 }
 
 static void dry_run_list(struct suite *s)
@@ -1396,9 +1505,53 @@ static void dry_run_list(struct suite *s)
     }
 }
 
+/* Hold RUN/.lock for the suite's life.  The descriptor is inherited by
+ * every child (no O_CLOEXEC), so the lock stays taken until the last
+ * process of this suite is gone: a resume cannot start while an orphan of
+ * a killed suite may still write.  0, or the exit code. */
+static int lock_run(struct suite *s)
+{
+    char p[PATH_MAX + 16];
+    snprintf(p, sizeof p, "%s/.lock", s->run);
+    int fd = open(p, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        cli_error(s->o->what, "cannot open %s: %s", p, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    /* orphans of a suite killed a moment ago get SIGTERM (PDEATHSIG) and
+     * need a little while to end */
+    for (int i = 0; flock(fd, LOCK_EX | LOCK_NB); i++) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || i >= 100) {
+            cli_error(s->o->what, "%s is in use by another suite or its "
+                      "children (lock %s held for 10 s)", s->run, p);
+            close(fd);
+            return EXIT_BAD_INPUT;
+        }
+        poll(NULL, 0, 100);
+    }
+    s->lock_fd = fd;
+    return 0;
+}
+
+/* An earlier suite in this run may have died inside an entry: drop what
+ * its unfinished attempts wrote, so the rerun's rows are the only ones. */
+static int purge_run(struct suite *s)
+{
+    char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/suite.jsonl", s->run);
+    if (access(p, F_OK))
+        return 0;
+    struct lbs_err e;
+    if (lbs_run_purge_uncommitted(s->run, &e)) {
+        cli_error(s->o->what, "%s", e.msg);
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}
+
 int suite_main(const struct suite_opts *o)
 {
-    struct suite s = {.o = o, .file = o->file};
+    struct suite s = {.o = o, .file = o->file, .lock_fd = -1};
     snprintf(s.name, sizeof s.name, "%s", o->what);
     int rc = EXIT_BAD_INPUT;
     if (o->text) {
@@ -1462,6 +1615,11 @@ int suite_main(const struct suite_opts *o)
         goto out;
     }
     snprintf(s.run, sizeof s.run, "%s", lbs_run_dir(run));
+    if ((rc = lock_run(&s)) || (rc = purge_run(&s))) {
+        lbs_run_close(run);
+        json_decref(done);
+        goto out;
+    }
     char p[PATH_MAX + 32], started[32];
     snprintf(p, sizeof p, "%s/suite.json", s.run);
     if (access(p, F_OK))

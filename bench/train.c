@@ -94,6 +94,17 @@ static const struct optim_default *find_default(const char *name)
 
 /* ---- options ---------------------------------------------------------- */
 
+/* --stall-timeout auto (the default): a harness should notice a hung
+ * peer in seconds, not minutes, yet never kill a slow but healthy run.  The
+ * limit for the next unit of work (a step, an evaluation) is
+ * STALL_FACTOR x the longest such unit measured so far, at least
+ * STALL_FLOOR_S; before the first one has been timed, STALL_FIRST_S
+ * (start-up, first touch of the data). */
+#define STALL_AUTO (-1)
+#define STALL_FLOOR_S 30.0
+#define STALL_FIRST_S 60.0
+#define STALL_FACTOR 10.0
+
 enum fault_kind { FAULT_NONE, FAULT_NAN, FAULT_KILL, FAULT_HANG };
 
 struct train_opts {
@@ -162,7 +173,10 @@ static void usage(FILE *f)
 "                    the same --out directory writes train-trace-2..., named\n"
 "                    in its train.jsonl row (\"trace\")\n"
 "  --stall-timeout S exit 1 when a rank makes no progress for S seconds, e.g.\n"
-"                    because a peer died (default 300; 0 = never)\n"
+"                    because a peer died or hangs; 0 = never.  Default auto:\n"
+"                    60 s until the first step (and evaluation) is timed,\n"
+"                    then 10 x the longest step (evaluation) so far, at\n"
+"                    least 30 s\n"
 "  --fault K:R:S     testing: at step S rank R injects a NaN gradient (K =\n"
 "                    nan), kills itself with SIGKILL (kill) or hangs (hang)\n"
 CLI_COMMON_HELP
@@ -354,7 +368,10 @@ static int parse_args(int argc, char **argv, struct train_opts *t,
         } else if (!strcmp(o, "--trace-all-ranks")) {
             t->trace_all = 1;
         } else if (!strcmp(o, "--stall-timeout")) {
-            if (q_int(o, v, 0, 86400 * 30, &t->stall)) return EXIT_BAD_INPUT;
+            if (v && !strcmp(v, "auto"))
+                t->stall = STALL_AUTO;
+            else if (q_int(o, v, 0, 86400 * 30, &t->stall))
+                return EXIT_BAD_INPUT;
             i++;
         } else if (!strcmp(o, "--fault")) {
             if (need(o, v)) return EXIT_BAD_INPUT;
@@ -566,9 +583,14 @@ static int effective_spec(const struct train_opts *t, long total_steps,
 
 /* ---- watchdog ------------------------------------------------------------ */
 
+enum stall_unit { UNIT_STEP, UNIT_EVAL, NUNITS };
+
 static char stall_msg[200];
 static size_t stall_len;
-static unsigned stall_s;
+static long stall_fixed;             /* seconds; 0 = never; STALL_AUTO */
+static int stall_rank;
+static double stall_longest[NUNITS];  /* auto: longest unit so far (s) */
+static unsigned stall_armed;
 
 static void on_alarm(int sig)
 {
@@ -578,30 +600,54 @@ static void on_alarm(int sig)
     _exit(EXIT_RUNTIME);
 }
 
+/* Arm the alarm for s seconds; the message is formatted here, outside the
+ * signal handler, which may only write it. */
+static void watchdog_arm(unsigned s)
+{
+    if (s != stall_armed) {
+        int n = snprintf(stall_msg, sizeof stall_msg, "lbscale: train: rank "
+                         "%d made no progress for %u s (a peer died or "
+                         "hung?); exiting\n", stall_rank, s);
+        stall_len = n > 0 ? (size_t)n : 0;
+        stall_armed = s;
+    }
+    alarm(s);
+}
+
 static void watchdog_init(int rank, long s)
 {
-    stall_s = (unsigned)s;
-    int n = snprintf(stall_msg, sizeof stall_msg, "lbscale: train: rank %d "
-                     "made no progress for %ld s (a peer died or hung?); "
-                     "exiting\n", rank, s);
-    stall_len = n > 0 ? (size_t)n : 0;
-    if (stall_s) {
-        struct sigaction sa = {0};
-        sa.sa_handler = on_alarm;
-        sigaction(SIGALRM, &sa, NULL);
-        alarm(stall_s);
+    stall_fixed = s;
+    stall_rank = rank;
+    if (!s)
+        return;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, NULL);
+    watchdog_arm(s > 0 ? (unsigned)s : (unsigned)STALL_FIRST_S);
+}
+
+/* Progress: re-arm for the next unit of kind u. */
+static void watchdog_pet(enum stall_unit u)
+{
+    if (stall_fixed > 0)
+        watchdog_arm((unsigned)stall_fixed);
+    else if (stall_fixed == STALL_AUTO) {
+        double l = stall_longest[u] > 0 ? STALL_FACTOR * stall_longest[u]
+                                        : STALL_FIRST_S;
+        watchdog_arm((unsigned)ceil(l > STALL_FLOOR_S ? l : STALL_FLOOR_S));
     }
 }
 
-static void watchdog_pet(void)
+/* A unit of kind u took secs: what the auto limit scales with. */
+static void watchdog_took(enum stall_unit u, double secs)
 {
-    if (stall_s)
-        alarm(stall_s);
+    if (secs > stall_longest[u])
+        stall_longest[u] = secs;
 }
 
 static void watchdog_off(void)
 {
-    if (stall_s)
+    if (stall_fixed)
         alarm(0);
 }
 
@@ -1004,6 +1050,11 @@ static int write_trace(struct run_state *s, const char *dir,
         "local_batch", (json_int_t)s->local, "micro_batch",
         (json_int_t)s->micro, "threads", (int)t->threads, "seed",
         (json_int_t)t->seed, "time_unit", "ms");
+    /* under a suite: the attempt that wrote this file, so that a resumed
+     * suite can remove the trace of an attempt that never committed */
+    const char *att = getenv(LBS_ATTEMPT_ENV);
+    if (att && *att)
+        json_object_set_new(h, "attempt", json_string(att));
     char *hs = json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(h);
     if (!hs || s->tr.oom) {
@@ -1032,7 +1083,7 @@ int verb_train(int argc, char **argv)
     struct train_opts t = {
         .model = MLP_DEFAULT, .dataset = "auto", .decay = "cosine",
         .global_batch = 1024, .epochs = 10, .warmup = 0.1, .seed = 1,
-        .threads = 1, .stall = 300, .trace = 1,
+        .threads = 1, .stall = STALL_AUTO, .trace = 1,
     };
     quiet_rank = env_rank() != 0;
     int prc = parse_args(argc, argv, &t, &com);
@@ -1140,6 +1191,15 @@ int verb_train(int argc, char **argv)
         total = t.max_steps;
     s.total_steps = total;
     s.warmup_steps = (long)llround(t.warmup * (double)total);
+    /* a fault that can never fire would pass as a clean run */
+    if (!rc && t.fault != FAULT_NONE && t.fault_rank >= P)
+        rc = lbs_err_set(&e, -EINVAL, "--fault %s: rank %ld is not one of "
+                         "the %d ranks (0..%d)", t.fault_str, t.fault_rank,
+                         P, P - 1);
+    if (!rc && t.fault != FAULT_NONE && t.fault_step > total)
+        rc = lbs_err_set(&e, -EINVAL, "--fault %s: step %ld is past the "
+                         "run's last step (%ld)", t.fault_str, t.fault_step,
+                         total);
     if (!rc)
         rc = mlp_new(dims, nd, s.micro, &s.m, &e);
     if (!rc) {
@@ -1170,7 +1230,7 @@ int verb_train(int argc, char **argv)
     }
     /* 3. the run directory (rank 0), only now that the input is good */
     if (rank == 0)
-        rc = cli_open_run(&com, "train", argc, argv, &run) ? -EIO : 0;
+        rc = cli_open_run(&com, "train", argc, argv, &run);
     if ((rc = agree(comm, rc, &who)))
         goto out;
     /* where the trace goes: every rank needs it with --trace-all-ranks */
@@ -1203,7 +1263,8 @@ int verb_train(int argc, char **argv)
     long last_epoch = 0, it;
     struct eval_result ev = {0};
     for (it = 1; it <= total; it++) {
-        watchdog_pet();
+        watchdog_pet(UNIT_STEP);
+        double s0 = cli_now();
         if (t.fault != FAULT_NONE && it == t.fault_step &&
             rank == t.fault_rank) {
             if (t.fault == FAULT_KILL)
@@ -1219,15 +1280,17 @@ int verb_train(int argc, char **argv)
         }
         if (rc == 1 && rank == 0)
             fprintf(stderr, "lbscale: train: %s\n", e.msg);
+        watchdog_took(UNIT_STEP, cli_now() - s0);
         long ep = (long)floor((double)it * (double)t.global_batch / n_used);
         if (ep > last_epoch || it == total) {
             double e0 = cli_now();
-            watchdog_pet();
+            watchdog_pet(UNIT_EVAL);
             if ((rc = evaluate(&s, &ev, &e))) {
                 cli_error("train", "rank %d, evaluation: %s", rank, e.msg);
                 goto out;
             }
             s.t_eval += cli_now() - e0;
+            watchdog_took(UNIT_EVAL, cli_now() - e0);
             last_epoch = ep;
             best = ev.test_acc > best ? ev.test_acc : best;
             json_t *row = json_pack("{s:s,s:s,s:o}", "bench", "train",
@@ -1251,7 +1314,7 @@ int verb_train(int argc, char **argv)
             json_array_append_new(curve, row);
         }
     }
-    watchdog_pet();
+    watchdog_pet(UNIT_EVAL);   /* the closing reductions and writes */
     double train_s = cli_now() - train0;
 
     /* 5. totals over ranks: times averaged, bytes the maximum */

@@ -362,6 +362,18 @@ hung 90 && why+=("hung: ended by the timeout")
 grep -q "no progress for 5 s" "$ERR" || why+=("no watchdog message")
 report "hung rank: watchdog exits non-zero (exit $RC after ${SECS}s)" "${why[@]}"
 
+# The same with the default (auto) stall timeout: the steps of this tiny
+# run take milliseconds, so the job ends after the 30 s floor, not 300 s.
+mrun 2 90 --optim lamb --model mlp:784-32-10 --subset 512 --test-subset 256 \
+    --global-batch 64 --epochs 50 --fault hang:1:3 --no-save
+why=()
+[ "$RC" -ne 0 ] || why+=("exit 0")
+hung 90 && why+=("hung: ended by the timeout")
+"$PY" -c 'import sys; sys.exit(float(sys.argv[1]) > 45)' "$SECS" ||
+    why+=("took ${SECS}s, expected about 30")
+grep -q "no progress for 30 s" "$ERR" || why+=("no watchdog message for 30 s")
+report "hung rank, default stall timeout: ends in ${SECS}s (exit $RC)" "${why[@]}"
+
 # A global batch that is not a multiple of the rank count.
 mrun 2 60 --optim lamb "${T[@]}" --global-batch 63
 why=()
