@@ -692,9 +692,10 @@ static int compress_main(struct cbench_args *a, const struct cli_common *com,
         }
     }
     struct lbs_run *run = NULL;
-    if (cli_open_run(com, "compress", argc, argv, &run)) {
+    int orc = cli_open_run(com, "compress", argc, argv, &run);
+    if (orc) {
         lbs_cuda_compressor_free(gc);
-        return EXIT_RUNTIME;
+        return cli_exit_code(orc);
     }
     json_t *row = NULL;
     if (a->cuda) {

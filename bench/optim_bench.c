@@ -337,9 +337,10 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
     }
     struct lbs_run *run = NULL;
     int lead = comm->rank == 0;
-    if (lead && cli_open_run(com, "optim", argc, argv, &run)) {
+    int orc = lead ? cli_open_run(com, "optim", argc, argv, &run) : 0;
+    if (orc) {
         lbs_comm_free(comm);
-        return EXIT_RUNTIME;
+        return cli_exit_code(orc);
     }
     if (a->stream_gbps <= 0) {
         struct stream_result s;
@@ -404,8 +405,9 @@ static int optim_bench_cuda(struct optim_bench_args *a,
     }
     rc = 0;
     struct lbs_run *run = NULL;
-    if (cli_open_run(com, "optim", argc, argv, &run))
-        return EXIT_RUNTIME;
+    int orc = cli_open_run(com, "optim", argc, argv, &run);
+    if (orc)
+        return cli_exit_code(orc);
     struct layer_set set = {0};
     struct lbs_cuda_optim *h = NULL;
     double *t = calloc((size_t)a->iters, sizeof *t);

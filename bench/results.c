@@ -335,8 +335,10 @@ int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
     if (rc) {
         int e = errno;
         free(r);
-        return path_err(err, e, "cannot create results directory %s: %s",
-                        given);
+        return path_err(err, e, !strcmp(what, "$LBSCALE_RESULTS")
+                        ? "cannot create results directory %s (from "
+                          "$LBSCALE_RESULTS): %s"
+                        : "cannot create results directory %s: %s", given);
     }
     lbs_clean_stale_tmp(r->dir);
     char path[PATH_MAX + 16];

@@ -415,10 +415,8 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
         goto out;
     }
     /* sweep and step rows go to sim.jsonl (what `lbscale report` reads) */
-    if ((rc = cli_open_run(&a->com, "sim", argc, argv, &run))) {
-        rc = -EIO;
+    if ((rc = cli_open_run(&a->com, "sim", argc, argv, &run)))
         goto out;
-    }
     long base_p = pl->gpus_per_node < pl->max_gpus ? pl->gpus_per_node
                                                    : pl->max_gpus;
     if (!a->com.json)
@@ -653,10 +651,8 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
         if (rc)
             cli_error("sim coll", "%s", e.msg);
     }
-    if (rc || (rc = cli_open_run(&a->com, "sim_coll", argc, argv, &run))) {
-        rc = rc ? rc : -EIO;
+    if (rc || (rc = cli_open_run(&a->com, "sim_coll", argc, argv, &run)))
         goto out;
-    }
     if (!a->com.json)
         printf("# %s on %s: time (us) of every algorithm/protocol, the "
                "choice, and busbw\n# %-6s %12s  %-22s %10s %9s %9s\n",
@@ -780,10 +776,8 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv)
         cli_error("sim anchors", "%s", e.msg);
         goto out;
     }
-    if ((rc = cli_open_run(&a->com, "sim_anchors", argc, argv, &run))) {
-        rc = -EIO;
+    if ((rc = cli_open_run(&a->com, "sim_anchors", argc, argv, &run)))
         goto out;
-    }
     struct anchor { const char *what, *source; double published, predicted;
                     const char *unit, *note; } an[8];
     int na = 0;
@@ -877,10 +871,8 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
         cli_error("sim speed", "%s", e.msg);
         goto out;
     }
-    if ((rc = cli_open_run(&a->com, "sim_speed", argc, argv, &run))) {
-        rc = -EIO;
+    if ((rc = cli_open_run(&a->com, "sim_speed", argc, argv, &run)))
         goto out;
-    }
     /* 1. one step at 1,024 GPUs (lamb's plan or the first entry's) */
     size_t li = 0;
     for (size_t k = 0; k < nent; k++)

@@ -117,8 +117,9 @@ static int stream_cuda(const struct cli_common *com, size_t n, int iters,
         return EXIT_BAD_INPUT;
     }
     struct lbs_run *run;
-    if (cli_open_run(com, "stream", argc, argv, &run))
-        return EXIT_RUNTIME;
+    int orc = cli_open_run(com, "stream", argc, argv, &run);
+    if (orc)
+        return cli_exit_code(orc);
     struct lbs_cuda_stream r;
     int rc = lbs_cuda_stream(n, iters, &r, &e);
     if (rc) {
@@ -206,8 +207,9 @@ int verb_stream(int argc, char **argv)
                            argv);
     int nt = cli_threads(threads);
     struct lbs_run *run;
-    if (cli_open_run(&com, "stream", argc, argv, &run))
-        return EXIT_RUNTIME;
+    int orc = cli_open_run(&com, "stream", argc, argv, &run);
+    if (orc)
+        return cli_exit_code(orc);
     struct stream_result r;
     if (stream_measure(n, (int)iters, &r)) {
         cli_error("stream", "cannot allocate 3 x %zu doubles", n);

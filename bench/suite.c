@@ -1538,6 +1538,8 @@ static int lock_run(struct suite *s)
 static int purge_run(struct suite *s)
 {
     char p[PATH_MAX + 32];
+    snprintf(p, sizeof p, "%s/logs", s->run);
+    lbs_clean_stale_tmp(p);     /* a log being written when it died */
     snprintf(p, sizeof p, "%s/suite.jsonl", s->run);
     if (access(p, F_OK))
         return 0;
