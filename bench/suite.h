@@ -52,8 +52,11 @@ int report_write(const char *run, struct lbs_err *err);
 void report_summary_text(const char *run, FILE *f);
 
 /* Small helpers shared by suite.c, report.c and check.c. */
+/* Largest results file read back (report, check, plot, --resume). */
+#define SUITE_JSONL_MAX_BYTES ((size_t)256 << 20)
 /* Rows of RUN/<name>.jsonl (new reference; empty array when absent;
- * NULL with err set when a line is not JSON). */
+ * NULL with err set when a line is not JSON, or the file is not a regular
+ * file or is larger than SUITE_JSONL_MAX_BYTES). */
 json_t *suite_load_jsonl(const char *path, struct lbs_err *err);
 /* Value of a dotted field path ("comm_by_kind.allreduce.bytes"). */
 json_t *suite_field(json_t *row, const char *path);
