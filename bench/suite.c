@@ -1376,6 +1376,16 @@ static void free_suite(struct suite *s)
     json_decref(s->built);
 }
 
+int suite_parse_text(const char *text, size_t *entries)
+{
+    struct suite_opts o = {.file = "suite.json", .what = "suite"};
+    struct suite s = {.o = &o, .file = o.file, .text = strdup(text)};
+    int rc = s.text ? parse(&s) : -ENOMEM;
+    *entries = rc ? 0 : s.n;
+    free_suite(&s);
+    return rc;
+}
+
 static void dry_run_list(struct suite *s)
 {
     printf("suite %s: %zu entries\n", s->name, s->n);

@@ -43,6 +43,11 @@ struct suite_opts {
  * (0 all ok, 1 an entry failed, 2 bad input). */
 int suite_main(const struct suite_opts *o);
 
+/* Parse and expand a suite document only (no binary probe, nothing
+ * validated against the verbs, nothing run): 0 and the entry count, or
+ * -EINVAL after one printed line.  The fuzz harness's entry point. */
+int suite_parse_text(const char *text, size_t *entries);
+
 /* --set KEY=VALUE into vars (suite and demo); -EINVAL printed. */
 int suite_set_opt(json_t *vars, const char *what, const char *v);
 
