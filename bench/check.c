@@ -22,7 +22,11 @@
 
 #include "cli.h"
 #include "lbs_config.h"
+#include "lbscale/file.h"
 #include "suite.h"
+
+/* Largest baseline file read (the checked-in ones are a few KB). */
+#define BASELINE_MAX_BYTES ((size_t)16 << 20)
 
 static void baseline_path(const char *name, char *out, size_t len)
 {
@@ -106,7 +110,16 @@ static int load_baseline(const char *name, struct bl *b)
 {
     baseline_path(name, b->path, sizeof b->path);
     json_error_t je;
-    b->root = json_load_file(b->path, JSON_REJECT_DUPLICATES, &je);
+    struct lbs_err e;
+    char *text;
+    size_t len;
+    /* a regular file within the cap: a FIFO or /dev/zero must not hang */
+    if (lbs_read_file(b->path, BASELINE_MAX_BYTES, &text, &len, &e)) {
+        cli_error("check", "baseline '%s': %s", name, e.msg);
+        return -EINVAL;
+    }
+    b->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!b->root) {
         cli_error("check", "baseline '%s': %s: %s", name, b->path, je.text);
         return -EINVAL;
@@ -329,7 +342,9 @@ static void usage(FILE *f)
 "missing metric, 2 on bad input.  Rules: exact (wire bytes), rel (the\n"
 "deterministic simulator, within tol), drop (throughput as a fraction of\n"
 "the STREAM measured in the same run: fail only on a drop beyond margin),\n"
-"rise (times: fail only on a rise beyond margin).\n"
+"rise (times: fail only on a rise beyond margin).  The run's *.jsonl\n"
+"files must be regular files of at most 256 MiB each, a baseline at most\n"
+"16 MiB.\n"
 "\n"
 "  --baseline NAME  results/baselines/NAME.json in the source tree (or\n"
 "                   $LBSCALE_BASELINES/NAME.json, or a path to a file)\n"

@@ -35,6 +35,7 @@
 #include "lbs_cuda_compress.h"
 #include "lbscale/compress.h"
 #include "lbscale/rng.h"
+#include "memsize.h"
 
 struct cbench_args {
     const char *spec, *save_input;
@@ -679,6 +680,14 @@ static int compress_main(struct cbench_args *a, const struct cli_common *com,
         return cli_exit_code(rc);
     }
     lbs_compressor_free(probe);
+    /* the input, the decompressed output and the payload (at most the
+     * input's size): a size the machine cannot hold is bad input */
+    char what[64];
+    snprintf(what, sizeof what, "--elements %zu", a->n);
+    if (!a->cuda && (rc = lbs_buffers_fit(a->n, sizeof(float), 3, what, &e))) {
+        cli_error("compress", "%s", e.msg);
+        return EXIT_BAD_INPUT;
+    }
     char gpu[256] = "";
     struct lbs_cuda_compressor *gc = NULL;
     if (a->cuda) {   /* no CUDA build, no GPU, no kernel: bad input */

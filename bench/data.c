@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cblas.h>
@@ -46,18 +48,57 @@ static const char *gz_problem(gzFile f)
     return code != Z_OK && code != Z_STREAM_END ? m : NULL;
 }
 
+/* Up to total bytes of payload into *buf, grown as data arrives: a header
+ * that promises 1 GiB over a 20-byte file costs 1 MiB, not 1 GiB. */
+static int read_payload(gzFile f, const char *path, size_t total,
+                        uint8_t **buf, size_t *got, struct lbs_err *err)
+{
+    size_t cap = 0;
+    *buf = NULL;
+    *got = 0;
+    while (*got < total) {
+        if (*got == cap) {
+            size_t ncap = cap ? 2 * cap : (size_t)1 << 20;
+            ncap = ncap < total ? ncap : total;
+            uint8_t *q = realloc(*buf, ncap);
+            if (!q) {
+                free(*buf);
+                *buf = NULL;
+                return lbs_err_set(err, -ENOMEM, "%s: out of memory", path);
+            }
+            *buf = q;
+            cap = ncap;
+        }
+        size_t r = gz_read_all(f, *buf + *got, cap - *got);
+        *got += r;
+        if (*got < cap)
+            break;   /* end of the data (or an error gz_problem reports) */
+    }
+    return 0;
+}
+
 int idx_read(const char *path, int ndim, uint8_t **data, size_t dims[3],
              struct lbs_err *err)
 {
     *data = NULL;
     struct stat st;
-    if (stat(path, &st))
+    /* the type is checked on the descriptor that is read (no window for a
+     * swap to a FIFO); O_NONBLOCK: opening a FIFO must not wait */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 && errno == ENOENT)
         return lbs_err_set(err, -ENOENT, "%s: no such file", path);
-    if (!S_ISREG(st.st_mode))
+    if (fd < 0)
+        return lbs_err_set(err, -EINVAL, "%s: cannot open: %s", path,
+                           strerror(errno));
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
         return lbs_err_set(err, -EINVAL, "%s: not a regular file", path);
-    gzFile f = gzopen(path, "rb");
-    if (!f)
-        return lbs_err_set(err, -ENOENT, "%s: cannot open", path);
+    }
+    gzFile f = gzdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return lbs_err_set(err, -ENOMEM, "%s: out of memory", path);
+    }
     int rc = 0;
     uint8_t hdr[16];
     size_t hlen = 4 + 4 * (size_t)ndim;
@@ -102,12 +143,9 @@ int idx_read(const char *path, int ndim, uint8_t **data, size_t dims[3],
             goto out;
         }
     }
-    uint8_t *buf = malloc(total);
-    if (!buf) {
-        rc = lbs_err_set(err, -ENOMEM, "%s: out of memory", path);
+    uint8_t *buf = NULL;
+    if ((rc = read_payload(f, path, total, &buf, &got, err)))
         goto out;
-    }
-    got = gz_read_all(f, buf, total);
     if (got < total) {
         const char *p = gz_problem(f);
         rc = lbs_err_set(err, -EINVAL, "%s: truncated: the header promises "

@@ -8,11 +8,15 @@
 #include <jansson.h>
 
 #include "layers.h"
+#include "lbscale/file.h"
 #include "lbscale/param.h"
+#include "memsize.h"
 
 static float *alloc_f32(size_t n)
 {
-    return aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+    size_t bytes;
+    return lbs_array_bytes(n, sizeof(float), 64, &bytes)
+               ? NULL : aligned_alloc(64, bytes);
 }
 
 /* Values in [-1, 1) from a per-layer hash; threads touch their own pages
@@ -35,7 +39,10 @@ static int add(struct layer_set *s, size_t cap, const char *name, int ndim,
     if (s->n == cap)
         return -ENOMEM;
     struct lbs_layer *L = &s->l[s->n];
-    L->n = ndim == 1 ? d0 : d0 * d1;
+    if (ndim == 1)
+        L->n = d0;
+    else if (__builtin_mul_overflow(d0, d1, &L->n))
+        return -ENOMEM;
     L->ndim = ndim;
     L->shape[0] = d0;
     L->shape[1] = d1;
@@ -133,18 +140,35 @@ static int make_bert_large(struct layer_set *s, size_t cap)
            add(s, cap, "cls.decoder.bias", 1, 30522, 0);
 }
 
-/* Layers from a JSON file: {"layers": [{"name": s, "shape": [d0, ...]}]} */
+static int too_big(const char *path, const char *layer, struct lbs_err *err)
+{
+    return lbs_err_set(err, -EINVAL, "--layers %s: layer '%s': more "
+                       "parameters than the address space holds", path,
+                       layer);
+}
+
+/* Largest --layers file read (BERT-Large's is 30 KB). */
+#define LAYERS_FILE_MAX_BYTES ((size_t)64 << 20)
+
+/* Layers from a JSON file: {"layers": [{"name": s, "shape": [d0, ...]}]};
+ * a dry run only validates and adds up s->elements. */
 static int make_from_file(const char *path, struct layer_set *s, int dry,
                           struct lbs_err *err)
 {
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    char *text;
+    size_t len;
+    struct lbs_err re;
+    int rc = lbs_read_file(path, LAYERS_FILE_MAX_BYTES, &text, &len, &re);
+    if (rc)
+        return lbs_err_set(err, rc, "--layers %s", re.msg);
+    json_t *root = json_loadb(text, len, 0, &je);
+    free(text);
     if (!root)
         return lbs_err_set(err, -EINVAL, "--layers %s: %s (line %d)", path,
                            je.text, je.line);
     json_t *arr = json_object_get(root, "layers");
     size_t n = json_array_size(arr);
-    int rc = 0;
     if (!json_is_array(arr) || n == 0) {
         rc = lbs_err_set(err, -EINVAL, "--layers %s: needs a non-empty "
                          "\"layers\" array", path);
@@ -174,7 +198,18 @@ static int make_from_file(const char *path, struct layer_set *s, int dry,
                                  path, name, j);
                 goto out;
             }
-            d[j == 0 ? 0 : 1] *= (size_t)v;
+            if (__builtin_mul_overflow(d[j == 0 ? 0 : 1], (size_t)v,
+                                       &d[j == 0 ? 0 : 1])) {
+                rc = too_big(path, name, err);
+                goto out;
+            }
+        }
+        size_t prod;
+        if (__builtin_mul_overflow(d[0], d[1], &prod) ||
+            (dry && __builtin_add_overflow(s->elements, prod,
+                                           &s->elements))) {
+            rc = too_big(path, name, err);
+            goto out;
         }
         if (!dry && add(s, n, name, nd == 1 ? 1 : 2, d[0], d[1])) {
             rc = lbs_err_set(err, -ENOMEM, "--layers %s: out of memory", path);
@@ -188,9 +223,35 @@ out:
 
 enum preset_kind { P_UNIFORM, P_BERT, P_BERT_LARGE, P_FILE };
 
-/* Parse preset (no allocation; a file preset is read and validated). */
+/* Parameters of the bert preset for `elements` (make_bert's shapes: per
+ * block 12 d^2 weights and 11 d vectors); 0 when it overflows. */
+static size_t bert_elements(size_t elements)
+{
+    size_t d = (size_t)sqrt((double)elements / (24.0 * 12.0)), a, b;
+    if (d < 1)
+        d = 1;
+    if (__builtin_mul_overflow(d, d, &a) || __builtin_mul_overflow(a, 12, &a) ||
+        __builtin_mul_overflow(d, 11, &b) || __builtin_add_overflow(a, b, &a) ||
+        __builtin_mul_overflow(a, 24, &a))
+        return 0;
+    return a;
+}
+
+/* BERT-Large's parameters (make_bert_large's shapes). */
+static size_t bert_large_elements(void)
+{
+    const size_t h = 1024, f = 4096, vocab = 30522;
+    size_t emb = (vocab + 512 + 2) * h + 2 * h;
+    size_t block = 4 * (h * h + h) + 2 * h + f * h + f + h * f + h + 2 * h;
+    size_t tail = 2 * (h * h + h) + 2 * h + vocab;
+    return emb + 24 * block + tail;
+}
+
+/* Parse preset (no allocation; a file preset is read and validated) and
+ * count its parameters into *total (0: more than size_t holds). */
 static int parse_preset(const char *preset, size_t elements, size_t *kp,
-                        enum preset_kind *kind, struct lbs_err *err)
+                        enum preset_kind *kind, size_t *total,
+                        struct lbs_err *err)
 {
     size_t k = 0, len = strlen(preset);
     *kind = P_UNIFORM;
@@ -207,7 +268,9 @@ static int parse_preset(const char *preset, size_t elements, size_t *kp,
     } else if (len > 5 && !strcmp(preset + len - 5, ".json")) {
         struct layer_set none = {0};
         *kind = P_FILE;
-        return make_from_file(preset, &none, 1, err);
+        int rc = make_from_file(preset, &none, 1, err);
+        *total = none.elements;
+        return rc;
     } else {
         return lbs_err_set(err, -EINVAL, "--layers: unknown preset '%s' "
                            "(flat, uniform:K, bert, bert-large, FILE.json)",
@@ -217,14 +280,30 @@ static int parse_preset(const char *preset, size_t elements, size_t *kp,
         return lbs_err_set(err, -EINVAL, "--layers: %zu elements cannot "
                            "fill %zu layers", elements, k);
     *kp = k;
+    *total = *kind == P_BERT ? bert_elements(elements)
+             : *kind == P_BERT_LARGE ? bert_large_elements() : elements;
     return 0;
 }
 
 int layers_check(const char *preset, size_t elements, struct lbs_err *err)
 {
-    size_t k;
+    size_t k, total = 0;
     enum preset_kind kind;
-    return parse_preset(preset, elements, &k, &kind, err);
+    char what[320];
+    int rc = parse_preset(preset, elements, &k, &kind, &total, err);
+    if (rc)
+        return rc;
+    /* name what the user gave: the count, or the preset that fixes it */
+    if (kind == P_UNIFORM || kind == P_BERT)
+        snprintf(what, sizeof what, "--elements %zu", elements);
+    else
+        snprintf(what, sizeof what, "--layers %.200s (%zu parameters)",
+                 preset, total);
+    if (total == 0)
+        return lbs_err_set(err, -EINVAL, "%s: more parameters than the "
+                           "address space holds", what);
+    /* parameters and gradients, fp32: what layers_make allocates */
+    return lbs_buffers_fit(total, sizeof(float), 2, what, err);
 }
 
 static int make_uniform(struct layer_set *s, size_t k, size_t elements)
@@ -245,7 +324,8 @@ int layers_make(const char *preset, size_t elements, unsigned seed,
     memset(out, 0, sizeof *out);
     size_t k = 0;
     enum preset_kind kind;
-    int rc = parse_preset(preset, elements, &k, &kind, err);
+    size_t total = 0;
+    int rc = parse_preset(preset, elements, &k, &kind, &total, err);
     if (rc)
         return rc;
     if (kind == P_FILE) {
@@ -263,8 +343,8 @@ int layers_make(const char *preset, size_t elements, unsigned seed,
              : make_uniform(out, k, elements);
         if (rc) {
             layers_free(out);
-            return lbs_err_set(err, -ENOMEM, "cannot allocate the parameters "
-                               "and gradients of --layers %s", preset);
+            return lbs_err_set(err, -ENOMEM, "out of memory for %zu "
+                               "parameters and their gradients", total);
         }
     }
     for (size_t i = 0; i < out->n; i++) {

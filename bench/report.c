@@ -935,7 +935,8 @@ static void usage(FILE *f)
 "summary table per section (suite entries, STREAM, optimizer steps,\n"
 "compressors, collectives, training, simulator), the figures that\n"
 "`lbscale plot` drew under RUN_DIR/plots/, and the exact command lines.\n"
-"Run `lbscale plot RUN_DIR` first to (re)draw the figures.\n"
+"Run `lbscale plot RUN_DIR` first to (re)draw the figures.  The run's\n"
+"*.jsonl files must be regular files of at most 256 MiB each.\n"
 "\n"
 "  --text      also print the summary tables on stdout\n"
 "  -h, --help  this help\n");

@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "lbs_sim_paths.h"
+#include "lbscale/file.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
 #include "lbscale_sim.h"
@@ -353,7 +354,83 @@ static void print_json(const json_t *row)
 "                  contract (every layer's fp32 gradient allreduced in\n" \
 "                  DDP buckets)\n" \
 "  --gpus LIST     8..16384 (powers of two), 8,64,1024, or a mix\n" \
-"  --bucket-mb MB  DDP bucket cap in MiB (default: the model's, 25)\n"
+"  --bucket-mb MB  DDP bucket cap in MiB (default: the model's, 25)\n" \
+"Files must be regular files (not FIFOs or devices) of at most 1 MiB\n" \
+"(platform), 64 MiB (model) and 1 GiB (trace); every physical quantity\n" \
+"in them must lie in the range sim/README.md states (\"Ranges\").\n"
+
+/* One sweep row: the point's result and how it was obtained. */
+static json_t *sweep_row(const struct entry *en, const struct lbs_sim_plan *plan,
+                         const struct lbs_sim_model *m,
+                         const struct lbs_sim_platform *pl,
+                         const struct lbs_sim_opts *o,
+                         const struct lbs_sim_result *r, double eff)
+{
+    return json_pack(
+        "{s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s,s:s,s:s,s:I,"
+        "s:f,s:I,s:f,s:f,s:f,s:b}",
+        "optim", en->name, "gpus", (json_int_t)r->P, "iter_ms",
+        r->iter * 1e3, "compute_ms", r->compute * 1e3, "optimizer_ms",
+        r->optim * 1e3, "exposed_comm_ms", r->exposed * 1e3, "comm_ms",
+        r->comm * 1e3, "bytes_per_gpu", r->bytes, "wire_bytes_per_gpu",
+        r->wire, "scaling_efficiency", eff, "model", m->name,
+        "platform", pl->name, "plan", en->source, "trace_ranks",
+        (json_int_t)plan->ranks, "final_phase_iter_ms",
+        r->final_iter * 1e3, "final_phase_from_step",
+        (json_int_t)r->final_from, "collectives_per_step", r->calls,
+        "bucket_mb",
+        (o->bucket_bytes > 0 ? o->bucket_bytes : m->bucket_bytes) /
+            1048576.0,
+        "optim_bytes_per_elem", en->bpe, "optim_bytes_assumed",
+        en->bpe_assumed);
+}
+
+/* Every (entry, P) point simulated into rows before anything is printed
+ * or written: an input that fails at some point must leave no table
+ * header, no partial table and no run directory behind. */
+static int sweep_rows(const struct lbs_sim_platform *pl,
+                      const struct lbs_sim_model *m, struct entry *ent,
+                      size_t nent, const long *P, size_t np, long base_p,
+                      struct lbs_sim_opts *o, json_t **rows,
+                      struct lbs_err *e)
+{
+    int rc = 0;
+    *rows = json_array();
+    if (!*rows)
+        return lbs_err_set(e, -ENOMEM, "out of memory");
+    for (size_t k = 0; k < nent && !rc; k++) {
+        struct lbs_sim_result base, r;
+        o->optim_bytes_per_elem = ent[k].bpe;
+        rc = lbs_sim_run(pl, m, plan_for(&ent[k], base_p), base_p, o, &base,
+                         e);
+        for (size_t i = 0; i < np && !rc; i++) {
+            const struct lbs_sim_plan *plan = plan_for(&ent[k], P[i]);
+            if ((rc = lbs_sim_run(pl, m, plan, P[i], o, &r, e)))
+                break;
+            json_t *row = sweep_row(&ent[k], plan, m, pl, o, &r,
+                                    r.iter > 0 ? base.iter / r.iter : 1);
+            if (!row || json_array_append_new(*rows, row))
+                rc = lbs_err_set(e, -ENOMEM, "out of memory");
+        }
+    }
+    if (rc) {
+        json_decref(*rows);
+        *rows = NULL;
+    }
+    return rc;
+}
+
+#define NUM(r, k) json_number_value(json_object_get(r, k))
+
+static void print_sweep_row(const json_t *r)
+{
+    printf("  %-12s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.1f %6.3f %9.2f\n",
+           json_string_value(json_object_get(r, "optim")), NUM(r, "gpus"),
+           NUM(r, "iter_ms"), NUM(r, "compute_ms"), NUM(r, "optimizer_ms"),
+           NUM(r, "exposed_comm_ms"), NUM(r, "comm_ms"),
+           NUM(r, "bytes_per_gpu") / 1e6, NUM(r, "scaling_efficiency"),
+           NUM(r, "final_phase_iter_ms"));
+}
 
 static int run_entries(const struct simargs *a, int argc, char **argv,
                        int step_mode)
@@ -365,6 +442,7 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
     size_t nent = 0, np = 0;
     long *P = NULL;
     struct lbs_run *run = NULL;
+    json_t *rows = NULL;
     int rc;
     const char *what = step_mode ? "sim step" : "sim sweep";
     if (!a->model || !a->platform || !a->optim) {
@@ -414,11 +492,15 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
         cli_error(what, "%s", e.msg);
         goto out;
     }
+    long base_p = pl->gpus_per_node < pl->max_gpus ? pl->gpus_per_node
+                                                   : pl->max_gpus;
+    if ((rc = sweep_rows(pl, m, ent, nent, P, np, base_p, &o, &rows, &e))) {
+        cli_error(what, "%s", e.msg);
+        goto out;
+    }
     /* sweep and step rows go to sim.jsonl (what `lbscale report` reads) */
     if ((rc = cli_open_run(&a->com, "sim", argc, argv, &run)))
         goto out;
-    long base_p = pl->gpus_per_node < pl->max_gpus ? pl->gpus_per_node
-                                                   : pl->max_gpus;
     if (!a->com.json)
         printf("# %s on %s (%s, %d GPUs/node), per-GPU batch %g x %g, "
                "bucket %g MiB; E = T(%ld GPUs)/T(P)\n"
@@ -429,62 +511,22 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
                    1048576.0,
                base_p, "optim", "gpus", "iter(ms)", "compute", "optim",
                "exposed", "comm", "MB/GPU", "eff", "final(ms)");
-    for (size_t k = 0; k < nent && !rc; k++) {
-        o.optim_bytes_per_elem = ent[k].bpe;
-        struct lbs_sim_result base;
-        if ((rc = lbs_sim_run(pl, m, plan_for(&ent[k], base_p), base_p, &o,
-                              &base, &e))) {
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        if (a->com.json)
+            print_json(row);
+        else
+            print_sweep_row(row);
+        if (run && (rc = lbs_run_append(run, "sim", json_incref(row), &e))) {
             cli_error(what, "%s", e.msg);
             break;
-        }
-        for (size_t i = 0; i < np; i++) {
-            struct lbs_sim_result r;
-            const struct lbs_sim_plan *plan = plan_for(&ent[k], P[i]);
-            if ((rc = lbs_sim_run(pl, m, plan, P[i], &o, &r, &e))) {
-                cli_error(what, "%s", e.msg);
-                break;
-            }
-            double eff = base.iter / r.iter;
-            json_t *row = json_pack(
-                "{s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s,s:s,s:s,s:I,"
-                "s:f,s:I,s:f,s:f,s:f,s:b}",
-                "optim", ent[k].name, "gpus", (json_int_t)P[i], "iter_ms",
-                r.iter * 1e3, "compute_ms", r.compute * 1e3, "optimizer_ms",
-                r.optim * 1e3, "exposed_comm_ms", r.exposed * 1e3, "comm_ms",
-                r.comm * 1e3, "bytes_per_gpu", r.bytes, "wire_bytes_per_gpu",
-                r.wire, "scaling_efficiency", eff, "model", m->name,
-                "platform", pl->name, "plan", ent[k].source, "trace_ranks",
-                (json_int_t)plan->ranks, "final_phase_iter_ms",
-                r.final_iter * 1e3, "final_phase_from_step",
-                (json_int_t)r.final_from, "collectives_per_step", r.calls,
-                "bucket_mb",
-                (o.bucket_bytes > 0 ? o.bucket_bytes : m->bucket_bytes) /
-                    1048576.0,
-                "optim_bytes_per_elem", ent[k].bpe, "optim_bytes_assumed",
-                ent[k].bpe_assumed);
-            if (!row) {
-                rc = -ENOMEM;
-                cli_error(what, "out of memory");
-                break;
-            }
-            if (a->com.json)
-                print_json(row);
-            else
-                printf("  %-12s %6ld %9.2f %9.2f %8.2f %9.2f %9.2f %8.1f "
-                       "%6.3f %9.2f\n", ent[k].name, P[i], r.iter * 1e3,
-                       r.compute * 1e3, r.optim * 1e3, r.exposed * 1e3,
-                       r.comm * 1e3, r.bytes / 1e6, eff, r.final_iter * 1e3);
-            if (run && (rc = lbs_run_append(run, "sim", row, &e))) {
-                cli_error(what, "%s", e.msg);
-                break;
-            }
-            if (!run)
-                json_decref(row);
         }
     }
     if (!rc && run && !a->com.json)
         fprintf(stderr, "results: %s/sim.jsonl\n", lbs_run_dir(run));
 out:
+    json_decref(rows);
     lbs_run_close(run);
     for (size_t k = 0; k < nent; k++)
         entry_free(&ent[k]);
@@ -565,7 +607,15 @@ static int sim_step_timeline(const struct simargs *a)
     struct tl_ctx t = {m, a->com.json, 0};
     struct lbs_sim_opts o = {a->bucket_mb * 1048576.0, ent[0].bpe, on_event,
                              &t};
+    struct lbs_sim_opts quiet = {o.bucket_bytes, o.optim_bytes_per_elem,
+                                 NULL, NULL};
     struct lbs_sim_result r;
+    /* once without events first: a point that fails prints nothing */
+    if ((rc = lbs_sim_run(pl, m, plan_for(&ent[0], P[0]), P[0], &quiet, &r,
+                          &e))) {
+        cli_error("sim step", "%s", e.msg);
+        goto out;
+    }
     if (!a->com.json)
         printf("# timeline of the first distinct step: %s, %s, %s, %ld GPUs\n"
                "  %-9s %10s %10s %10s %10s  %-9s %-17s %-6s\n", ent[0].name,
@@ -591,11 +641,89 @@ out:
 
 /* ---- coll ------------------------------------------------------------- */
 
+/* One sim coll row: the choice, algbw/busbw and every candidate;
+ * -EINVAL when no enabled algorithm and protocol can carry the size. */
+static int coll_row(const struct lbs_sim_net *net,
+                    const struct lbs_sim_platform *pl, int k, long P,
+                    double bytes, json_t **out, struct lbs_err *e)
+{
+    struct lbs_sim_cost c = lbs_sim_coll_cost(net, k, bytes,
+                                              LBS_SIM_TOPO_RING, 1);
+    *out = NULL;
+    if (!isfinite(c.t))
+        return lbs_err_set(e, -EINVAL, "%s: no enabled algorithm and "
+                           "protocol can run %s of %.0f bytes on %ld GPUs",
+                           pl->file, lbs_sim_coll_name(k), bytes, P);
+    double Pd = (double)P;
+    double algbw = c.t > 0 ? bytes / c.t / 1e9 : 0;
+    /* nccl-tests bus bandwidth factors */
+    double f = k == LBS_SIM_ALLREDUCE ? 2 * (Pd - 1) / Pd
+               : k == LBS_SIM_ALLGATHER || k == LBS_SIM_ALLGATHERV
+                   ? (Pd - 1)
+               : k == LBS_SIM_ALLTOALL ? (Pd - 1) / Pd : 1;
+    json_t *row = json_pack("{s:s,s:s,s:I,s:f,s:f,s:s,s:s,s:f,s:f}",
+                            "platform", pl->name, "coll",
+                            lbs_sim_coll_name(k), "gpus", (json_int_t)P,
+                            "bytes", bytes, "time_us", c.t * 1e6, "algo",
+                            lbs_sim_algo_name(c.algo), "proto",
+                            lbs_sim_proto_name(c.proto), "algbw_gbs", algbw,
+                            "busbw_gbs", algbw * f);
+    json_t *all = json_object();
+    if (!row || !all) {
+        json_decref(row);
+        json_decref(all);
+        return lbs_err_set(e, -ENOMEM, "out of memory");
+    }
+    for (int al = 0; al < LBS_SIM_NALGO; al++)
+        for (int p = 0; p < LBS_SIM_NPROTO; p++) {
+            double t = lbs_sim_algo_time(net, al, p, bytes,
+                                         LBS_SIM_TOPO_RING, 1, NULL);
+            char key[48];
+            if (!isfinite(t) || lbs_sim_algo_coll(al) !=
+                (k == LBS_SIM_ALLGATHERV ? LBS_SIM_ALLGATHER
+                                         : (enum lbs_sim_coll)k))
+                continue;
+            snprintf(key, sizeof key, "%s/%s", lbs_sim_algo_name(al),
+                     lbs_sim_proto_name(p));
+            json_object_set_new(all, key, json_real(t * 1e6));
+        }
+    json_object_set_new(row, "candidates_us", all);
+    *out = row;
+    return 0;
+}
+
+/* Every (P, size) row of sim coll before anything is printed or written. */
+static int coll_rows(const struct lbs_sim_platform *pl, int k, const long *P,
+                     size_t np, const double *sizes, size_t ns,
+                     json_t **rows, struct lbs_err *e)
+{
+    int rc = 0;
+    *rows = json_array();
+    if (!*rows)
+        return lbs_err_set(e, -ENOMEM, "out of memory");
+    for (size_t i = 0; i < np && !rc; i++) {
+        struct lbs_sim_net net;
+        rc = lbs_sim_net_init(&net, pl, P[i], e);
+        for (size_t j = 0; j < ns && !rc; j++) {
+            json_t *row;
+            if (!(rc = coll_row(&net, pl, k, P[i], sizes[j], &row, e)) &&
+                json_array_append_new(*rows, row))
+                rc = lbs_err_set(e, -ENOMEM, "out of memory");
+        }
+    }
+    if (rc) {
+        json_decref(*rows);
+        *rows = NULL;
+    }
+    return rc;
+}
+
 static int sim_coll(const struct simargs *a, int argc, char **argv)
 {
     struct lbs_err e;
     struct lbs_sim_platform *pl = NULL;
     struct lbs_run *run = NULL;
+    json_t *rows = NULL;
     long *P = NULL;
     size_t np = 0;
     int rc, k;
@@ -645,75 +773,40 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
             goto out;
         }
     }
-    for (size_t i = 0; i < np && !rc; i++) {
-        struct lbs_sim_net net;
-        rc = lbs_sim_net_init(&net, pl, P[i], &e);
-        if (rc)
-            cli_error("sim coll", "%s", e.msg);
+    if ((rc = coll_rows(pl, k, P, np, sizes, ns, &rows, &e))) {
+        cli_error("sim coll", "%s", e.msg);
+        goto out;
     }
-    if (rc || (rc = cli_open_run(&a->com, "sim_coll", argc, argv, &run)))
+    if ((rc = cli_open_run(&a->com, "sim_coll", argc, argv, &run)))
         goto out;
     if (!a->com.json)
         printf("# %s on %s: time (us) of every algorithm/protocol, the "
                "choice, and busbw\n# %-6s %12s  %-22s %10s %9s %9s\n",
                lbs_sim_coll_name(k), pl->name, "gpus", "bytes", "choice",
                "time(us)", "algbw", "busbw");
-    for (size_t i = 0; i < np; i++) {
-        struct lbs_sim_net net;
-        lbs_sim_net_init(&net, pl, P[i], NULL);
-        for (size_t j = 0; j < ns; j++) {
-            struct lbs_sim_cost c = lbs_sim_coll_cost(&net, k, sizes[j],
-                                                      LBS_SIM_TOPO_RING, 1);
-            double Pd = (double)P[i];
-            double algbw = c.t > 0 ? sizes[j] / c.t / 1e9 : 0;
-            /* nccl-tests bus bandwidth factors */
-            double f = k == LBS_SIM_ALLREDUCE ? 2 * (Pd - 1) / Pd
-                       : k == LBS_SIM_ALLGATHER || k == LBS_SIM_ALLGATHERV
-                           ? (Pd - 1)
-                       : k == LBS_SIM_ALLTOALL ? (Pd - 1) / Pd : 1;
-            json_t *row = json_pack("{s:s,s:s,s:I,s:f,s:f,s:s,s:s,s:f,s:f}",
-                                    "platform", pl->name, "coll",
-                                    lbs_sim_coll_name(k), "gpus",
-                                    (json_int_t)P[i], "bytes", sizes[j],
-                                    "time_us", c.t * 1e6, "algo",
-                                    lbs_sim_algo_name(c.algo), "proto",
-                                    lbs_sim_proto_name(c.proto), "algbw_gbs",
-                                    algbw, "busbw_gbs", algbw * f);
-            json_t *all = json_object();
-            for (int al = 0; al < LBS_SIM_NALGO; al++)
-                for (int p = 0; p < LBS_SIM_NPROTO; p++) {
-                    double t = lbs_sim_algo_time(&net, al, p, sizes[j],
-                                                 LBS_SIM_TOPO_RING, 1, NULL);
-                    char key[48];
-                    if (!isfinite(t) || lbs_sim_algo_coll(al) !=
-                        (k == LBS_SIM_ALLGATHERV ? LBS_SIM_ALLGATHER
-                                                 : (enum lbs_sim_coll)k))
-                        continue;
-                    snprintf(key, sizeof key, "%s/%s", lbs_sim_algo_name(al),
-                             lbs_sim_proto_name(p));
-                    json_object_set_new(all, key, json_real(t * 1e6));
-                }
-            json_object_set_new(row, "candidates_us", all);
-            if (a->com.json) {
-                print_json(row);
-            } else {
-                char ch[48];
-                snprintf(ch, sizeof ch, "%s/%s", lbs_sim_algo_name(c.algo),
-                         lbs_sim_proto_name(c.proto));
-                printf("  %-6ld %12.0f  %-22s %10.2f %9.2f %9.2f\n", P[i],
-                       sizes[j], ch, c.t * 1e6, algbw, algbw * f);
-            }
-            if (run) {
-                if ((rc = lbs_run_append(run, "sim_coll", row, &e))) {
-                    cli_error("sim coll", "%s", e.msg);
-                    goto out;
-                }
-            } else {
-                json_decref(row);
-            }
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        if (a->com.json) {
+            print_json(row);
+        } else {
+            char ch[48];
+            snprintf(ch, sizeof ch, "%s/%s",
+                     json_string_value(json_object_get(row, "algo")),
+                     json_string_value(json_object_get(row, "proto")));
+            printf("  %-6.0f %12.0f  %-22s %10.2f %9.2f %9.2f\n",
+                   NUM(row, "gpus"), NUM(row, "bytes"), ch,
+                   NUM(row, "time_us"), NUM(row, "algbw_gbs"),
+                   NUM(row, "busbw_gbs"));
+        }
+        if (run && (rc = lbs_run_append(run, "sim_coll", json_incref(row),
+                                        &e))) {
+            cli_error("sim coll", "%s", e.msg);
+            break;
         }
     }
 out:
+    json_decref(rows);
     lbs_run_close(run);
     free(P);
     lbs_sim_platform_free(pl);
@@ -753,10 +846,8 @@ static int efficiency(const char *model, const char *platform,
             rc = lbs_sim_run(pl, m, plan_for(&ent[0], P), P, &o, &r, &e);
         if (!rc)
             *eff = b.iter / r.iter;
-        snprintf(src, srclen, "%s", ent[0].source);
-    } else {
-        snprintf(src, srclen, "%s", e.msg);
     }
+    snprintf(src, srclen, "%s", rc ? e.msg : ent[0].source);
     for (size_t k = 0; k < n; k++)
         entry_free(&ent[k]);
     free(ent);
@@ -776,8 +867,6 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv)
         cli_error("sim anchors", "%s", e.msg);
         goto out;
     }
-    if ((rc = cli_open_run(&a->com, "sim_anchors", argc, argv, &run)))
-        goto out;
     struct anchor { const char *what, *source; double published, predicted;
                     const char *unit, *note; } an[8];
     int na = 0;
@@ -800,8 +889,14 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv)
     char src[LBS_SIM_FILE_MAX + 64];
     double eff = NAN;
     /* --optim FILE: the SLAMB trace to use (default: the preset lookup) */
-    int have = !efficiency("bert-xl", "dgx-a100", a->optim ? a->optim
-                           : "slamb", 1024, &eff, src, sizeof src);
+    int erc = efficiency("bert-xl", "dgx-a100", a->optim ? a->optim
+                         : "slamb", 1024, &eff, src, sizeof src);
+    if (erc && a->optim) {   /* a trace the user named must work */
+        cli_error("sim anchors", "%s", src);
+        rc = erc;
+        goto out;
+    }
+    int have = !erc;
     an[na++] = (struct anchor){"SLAMB scaling efficiency, BERT-XL, 1,024 "
         "A100", "Xu et al., ICML 2023 (abstract)", 0.90,
         have ? eff : NAN, "", have ? src : "no SLAMB trace for bert-xl "
@@ -813,6 +908,8 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv)
     an[na++] = (struct anchor){"LAMB scaling efficiency, BERT-XL, 1,024 A100",
         "(the paper's baseline; no number quoted here)", NAN,
         havel ? effl : NAN, "", "data-parallel contract, same platform"};
+    if ((rc = cli_open_run(&a->com, "sim_anchors", argc, argv, &run)))
+        goto out;
     if (!a->com.json)
         printf("# published anchors beside lbscale's predictions (never "
                "tuned to them)\n# %-52s %10s %10s %7s\n", "anchor",
@@ -856,7 +953,8 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
     struct lbs_sim_platform *pl = NULL;
     struct entry *ent = NULL;
     struct lbs_run *run = NULL;
-    size_t nent = 0;
+    size_t nent = 0, np = 0;
+    long *P = NULL;
     int rc;
     const char *model = a->model ? a->model : "bert-large";
     const char *plat = a->platform ? a->platform : "dgx-a100";
@@ -868,6 +966,21 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
     if ((rc = load_model(model, &m, &e)) ||
         (rc = load_platform(plat, &pl, &e)) ||
         (rc = load_entries(optims, m, &ent, &nent, &e))) {
+        cli_error("sim speed", "%s", e.msg);
+        goto out;
+    }
+    lbs_sim_parse_gpus("8..16384", &P, &np, NULL);
+    /* every point the timings below simulate, once, before anything is
+     * printed or written */
+    for (size_t k = 0; k < nent && !rc; k++) {
+        struct lbs_sim_opts q = {0, ent[k].bpe, NULL, NULL};
+        struct lbs_sim_result x;
+        rc = lbs_sim_run(pl, m, plan_for(&ent[k], 1024), 1024, &q, &x, &e);
+        for (size_t i = 0; i < np && !rc; i++)
+            rc = lbs_sim_run(pl, m, plan_for(&ent[k], P[i]), P[i], &q, &x,
+                             &e);
+    }
+    if (rc) {
         cli_error("sim speed", "%s", e.msg);
         goto out;
     }
@@ -893,9 +1006,6 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
     struct cli_stats st = cli_stats(ts, 51);
     /* 2. the whole sweep, loading included, 8..16384 = 12 scales */
     double sw[5];
-    long *P = NULL;
-    size_t np = 0;
-    lbs_sim_parse_gpus("8..16384", &P, &np, NULL);
     for (int rep = 0; rep < 5 && !rc; rep++) {
         double t0 = cli_now();
         struct lbs_sim_model *m2 = NULL;
@@ -921,7 +1031,6 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
         lbs_sim_platform_free(p2);
     }
     if (rc) {
-        free(P);
         cli_error("sim speed", "%s", e.msg);
         goto out;
     }
@@ -982,7 +1091,6 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
                    tinit * 1e9, tc[0] * 1e9, tc[1] * 1e9, tc[2] * 1e9,
                    tc[3] * 1e9);
     }
-    free(P);
     json_object_set_new(row, "cost_vs_gpus", growth);
     if (a->com.json)
         print_json(row);
@@ -991,6 +1099,7 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
     else if (!run)
         json_decref(row);
 out:
+    free(P);
     lbs_run_close(run);
     for (size_t k = 0; k < nent; k++)
         entry_free(&ent[k]);
@@ -1009,8 +1118,8 @@ out:
 "\n" \
 "Fits the alpha-beta constants of this machine from `lbscale coll` results\n" \
 "and writes a platform file (default <data>/platforms/local.json, written\n" \
-"atomically), usable as --platform local.  Rows used: one JSON object per\n" \
-"line with\n" \
+"atomically), usable as --platform local.  COLL.jsonl: regular files of at\n" \
+"most 256 MiB.  Rows used: one JSON object per line with\n" \
 "  coll     allreduce | allgather | allgatherv | alltoall | bcast | barrier\n" \
 "  ranks    process count (>= 2; rows with 1 rank are skipped)\n" \
 "  bytes    payload per rank, trace-v1 convention\n" \
@@ -1040,17 +1149,21 @@ static int read_samples(const char *path, struct lbs_sim_sample **s,
                         size_t *n, size_t *cap, size_t *skipped,
                         struct lbs_err *err)
 {
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t ll = 0;
+    char *text;
+    size_t len;
     long no = 0;
-    int rc = 0;
-    if (!f)
-        return lbs_err_set(err, -ENOENT, "%s: cannot open", path);
-    while (!rc && getline(&line, &ll, f) > 0) {
+    int rc = lbs_read_file(path, LBS_SIM_SAMPLES_MAX_BYTES, &text, &len, err);
+    if (rc)
+        return rc;
+    for (size_t pos = 0; !rc && pos < len;) {
+        const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        pos += ll + 1;
         no++;
+        if (strspn(line, " \t\r") >= ll)
+            continue;
         json_error_t je;
-        json_t *o = json_loads(line, 0, &je);
+        json_t *o = json_loadb(line, ll, 0, &je);
         if (!o || !json_is_object(o)) {
             rc = lbs_err_set(err, -EINVAL, "%s:%ld: not a JSON object", path,
                              no);
@@ -1109,8 +1222,7 @@ static int read_samples(const char *path, struct lbs_sim_sample **s,
         }
         json_decref(o);
     }
-    free(line);
-    fclose(f);
+    free(text);
     return rc;
 }
 
@@ -1464,7 +1576,8 @@ int verb_sim(int argc, char **argv)
                       "collective under every algorithm and protocol the\n"
                       "platform enables, the fastest (NCCL-style choice), "
                       "and nccl-tests'\nalgbw = bytes/time and busbw "
-                      "(allreduce x 2(P-1)/P).\n", stdout);
+                      "(allreduce x 2(P-1)/P).  The platform file: a regular file of at most\n"
+                      "1 MiB.\n", stdout);
             else if (which == 3)
                 fputs("usage: lbscale sim anchors [--optim SLAMB.jsonl] "
                       "[--json]\n\nPrints the published anchors (NVLink "

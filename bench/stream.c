@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "lbs_cuda.h"
+#include "memsize.h"
 
 static void stream_init(double *a, double *b, double *c, size_t n)
 {
@@ -50,9 +51,12 @@ static long stream_check(const double *a, const double *c, size_t n,
 
 int stream_measure(size_t n, int iters, struct stream_result *r)
 {
-    double *a = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
-    double *b = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
-    double *c = aligned_alloc(64, (n * 8 + 63) / 64 * 64);
+    size_t bytes;
+    if (lbs_array_bytes(n, sizeof(double), 64, &bytes))
+        return -ENOMEM;
+    double *a = aligned_alloc(64, bytes);
+    double *b = aligned_alloc(64, bytes);
+    double *c = aligned_alloc(64, bytes);
     if (!a || !b || !c) {
         free(a); free(b); free(c);
         return -ENOMEM;
@@ -92,7 +96,9 @@ static void usage(FILE *f)
 "element.  #wrong counts elements whose final value is not the exact\n"
 "expected one.\n"
 "\n"
-"  --elements N    doubles per array (default 32M; suffixes K M G, Ki Mi Gi)\n"
+"  --elements N    doubles per array (default 32M; suffixes K M G, Ki Mi Gi);\n"
+"                  the three arrays must fit in 90%% of the memory\n"
+"                  available (else exit 2)\n"
 "  --iters K       timed iterations (default 10)\n"
 "  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
 "  --device D      cpu (default) or cuda: device-to-device copy on GPU 0\n"
@@ -164,6 +170,23 @@ static int stream_cuda(const struct cli_common *com, size_t n, int iters,
     return rc;
 }
 
+/* Sizes the machine cannot hold are bad input, refused before the results
+ * directory exists: three arrays of n doubles in host memory, or (cuda)
+ * two buffers of n floats whose size must not wrap (the GPU's memory is
+ * checked on the CUDA side). */
+static int stream_size_check(size_t n, int cuda, struct lbs_err *e)
+{
+    char what[64];
+    size_t bytes;
+    snprintf(what, sizeof what, "--elements %zu", n);
+    if (!cuda)
+        return lbs_buffers_fit(n, sizeof(double), 3, what, e);
+    if (lbs_array_bytes(n, 2 * sizeof(float), 1, &bytes))
+        return lbs_err_set(e, -EINVAL, "%s: two buffers of that many floats "
+                           "are larger than the address space", what);
+    return 0;
+}
+
 int verb_stream(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
@@ -202,9 +225,15 @@ int verb_stream(int argc, char **argv)
             return EXIT_BAD_INPUT;
         }
     }
+    if (cuda && !n_given)
+        n = 256000000;   /* 1 GiB per buffer: device bandwidth, not cache */
+    struct lbs_err se;
+    if (stream_size_check(n, cuda, &se)) {
+        cli_error("stream", "%s", se.msg);
+        return EXIT_BAD_INPUT;
+    }
     if (cuda)
-        return stream_cuda(&com, n_given ? n : 256000000, (int)iters, argc,
-                           argv);
+        return stream_cuda(&com, n, (int)iters, argc, argv);
     int nt = cli_threads(threads);
     struct lbs_run *run;
     int orc = cli_open_run(&com, "stream", argc, argv, &run);

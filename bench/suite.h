@@ -43,6 +43,11 @@ struct suite_opts {
  * (0 all ok, 1 an entry failed, 2 bad input). */
 int suite_main(const struct suite_opts *o);
 
+/* Parse and expand a suite document only (no binary probe, nothing
+ * validated against the verbs, nothing run): 0 and the entry count, or
+ * -EINVAL after one printed line.  The fuzz harness's entry point. */
+int suite_parse_text(const char *text, size_t *entries);
+
 /* --set KEY=VALUE into vars (suite and demo); -EINVAL printed. */
 int suite_set_opt(json_t *vars, const char *what, const char *v);
 
@@ -52,8 +57,11 @@ int report_write(const char *run, struct lbs_err *err);
 void report_summary_text(const char *run, FILE *f);
 
 /* Small helpers shared by suite.c, report.c and check.c. */
+/* Largest results file read back (report, check, plot, --resume). */
+#define SUITE_JSONL_MAX_BYTES ((size_t)256 << 20)
 /* Rows of RUN/<name>.jsonl (new reference; empty array when absent;
- * NULL with err set when a line is not JSON). */
+ * NULL with err set when a line is not JSON, or the file is not a regular
+ * file or is larger than SUITE_JSONL_MAX_BYTES). */
 json_t *suite_load_jsonl(const char *path, struct lbs_err *err);
 /* Value of a dotted field path ("comm_by_kind.allreduce.bytes"). */
 json_t *suite_field(json_t *row, const char *path);

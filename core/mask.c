@@ -56,7 +56,15 @@ AVX512_TARGET static size_t sweep_avx512(uint64_t key, uint64_t thr,
     for (; i + 8 <= hi; i += 8) {
         __m512i z = mix64x8(_mm512_xor_si512(vk, mix64x8(vi)));
         __mmask8 m = _mm512_cmplt_epu64_mask(_mm512_srli_epi64(z, 11), vt);
-        _mm256_mask_compressstoreu_epi32(out + o, m, _mm512_cvtepi64_epi32(vi));
+        /* compress in a register, then a plain 8-lane store: it stays
+         * inside this block (o <= i - lo and i + 8 <= hi) and only
+         * writes slots not filled yet.  clang 14 folded the truncation
+         * into compressstoreu as a masked (not compressing) vpmovqd
+         * store, leaving holes of uninitialised indices (found by
+         * tests/fuzz/fuzz_spec: randk read x[0xbebebebe]). */
+        _mm256_storeu_si256((__m256i *)(out + o),
+                            _mm256_maskz_compress_epi32(
+                                m, _mm512_cvtepi64_epi32(vi)));
         o += (size_t)__builtin_popcount(m);
         vi = _mm512_add_epi64(vi, v8);
     }
@@ -114,6 +122,14 @@ size_t lbs_mask_bernoulli(uint64_t seed, long step, int layer, size_t n,
     return total;
 }
 
+size_t lbs_mask_cyclic_count(double k, size_t n)
+{
+    /* compared as doubles: a tiny k (1/k = 2.7e70, found by
+     * tests/fuzz/fuzz_spec) must not be cast to size_t */
+    double c = ceil(1.0 / k - 1e-12);
+    return c < (double)n ? (size_t)c : n;
+}
+
 struct lbs_mask_cyclic {
     uint32_t *perm;     /* n indices, chunk by chunk, each chunk sorted */
     size_t n, chunks;
@@ -142,9 +158,7 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
         return lbs_err_set(err, -ENOMEM, "cyclic mask: out of memory");
     }
     m->n = n;
-    m->chunks = (size_t)ceil(1.0 / k - 1e-12);
-    if (m->chunks > n)
-        m->chunks = n;
+    m->chunks = lbs_mask_cyclic_count(k, n);
     for (size_t i = 0; i < n; i++)
         m->perm[i] = (uint32_t)i;
     /* Fisher-Yates driven by the counter generator: same on every rank */

@@ -84,12 +84,25 @@ static const struct lbs_param_spec *find_key(
     return NULL;
 }
 
+/* The shortest %g form that reads back as exactly v (at most 17 digits,
+ * which always do): a recorded spec must rerun with the same values, and
+ * %.10g once wrote seed=123456789012 as 1.23456789e+11.  Integral values
+ * below 2^63 as plain digits, so a seed is recorded the way it was given. */
 static void fmt_num(char *buf, size_t len, double v)
 {
-    if (isinf(v))
+    if (isinf(v)) {
         snprintf(buf, len, "%sinf", v < 0 ? "-" : "");
-    else
-        snprintf(buf, len, "%.10g", v);
+        return;
+    }
+    if (v == floor(v) && fabs(v) < 9.2e18) {
+        snprintf(buf, len, "%.0f", v);
+        return;
+    }
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, len, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
 }
 
 static void fmt_range(const struct lbs_param_spec *p, char *buf, size_t len)
@@ -236,16 +249,25 @@ void lbs_params_print(const struct lbs_param_spec *table, FILE *f)
     }
 }
 
-void lbs_params_format(const struct lbs_param_spec *table, const void *cfg,
-                       char *buf, size_t len)
+size_t lbs_params_format(const struct lbs_param_spec *table,
+                         const void *cfg, char *buf, size_t len)
 {
     size_t o = 0;
+    int cut = 0;
     buf[0] = '\0';
-    for (const struct lbs_param_spec *p = table; p->key && o < len; p++) {
+    for (const struct lbs_param_spec *p = table; p->key; p++) {
         char v[64];
         fmt_value(p, *(const double *)((const char *)cfg + p->offset), v,
                   sizeof v);
-        o += (size_t)snprintf(buf + o, len - o, "%s%s=%s", o ? "," : "",
-                              p->key, v);
+        char item[160];
+        int k = snprintf(item, sizeof item, "%s%s=%s", o ? "," : "", p->key,
+                         v);
+        size_t n = k > 0 ? (size_t)k : 0;
+        if (o + n >= len)
+            cut = 1;   /* whole items only, and none after a missing one */
+        if (!cut)
+            memcpy(buf + o, item, n + 1);
+        o += n;
     }
+    return o;
 }

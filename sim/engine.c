@@ -293,5 +293,11 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
     if (r->exposed < 0)
         r->exposed = 0;
     r->final_iter = FW > 0 ? r->final_iter / FW : r->iter;
+    /* the readers' ranges keep every time finite; a hand-built model or
+     * platform may not, and inf must never reach a table */
+    if (!isfinite(r->iter) || !isfinite(r->final_iter) ||
+        !isfinite(r->comm) || !isfinite(r->bytes) || !isfinite(r->wire))
+        return lbs_err_set(err, -EDOM, "%s on %s at %ld GPUs: the step time "
+                           "is not finite", m->name, pl->name, P);
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbscale/file.h"
 #include "sim_internal.h"
 
 int sj_fail(const struct sj *c, const char *path, const char *key,
@@ -123,48 +124,16 @@ int sj_load(const struct sj *c, const char *text, size_t len, json_t **out)
     return 0;
 }
 
-int sj_read_file(const char *path, char **text, size_t *len,
-                 struct lbs_err *err)
+int sj_read_file(const char *path, size_t cap, int nul_ok, char **text,
+                 size_t *len, struct lbs_err *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return lbs_err_set(err, errno == ENOENT ? -ENOENT : -EINVAL,
-                           "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    int rc = 0;
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n < cap - 1) {
-            if (ferror(f))
-                rc = lbs_err_set(err, -EINVAL, "%s: read error", path);
-            break;
-        }
-        if (cap > ((size_t)1 << 34)) {
-            rc = lbs_err_set(err, -EINVAL, "%s: larger than 16 GiB", path);
-            break;
-        }
-        char *p = realloc(buf, cap * 2);
-        if (!p) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = p;
-        cap *= 2;
+    int rc = lbs_read_file(path, cap, text, len, err);
+    if (!rc && !nul_ok && strlen(*text) != *len) {
+        free(*text);
+        *text = NULL;
+        rc = lbs_err_set(err, -EINVAL, "%s: contains a NUL byte", path);
     }
-    fclose(f);
-    if (!buf)
-        return lbs_err_set(err, -ENOMEM, "%s: out of memory", path);
-    if (rc) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return 0;
+    return rc;
 }
 
 void sj_copy_path(char *dst, size_t len, const char *path)

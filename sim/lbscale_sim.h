@@ -120,6 +120,14 @@ struct lbs_sim_platform {
     unsigned algos;         /* bit (1u << enum lbs_sim_algo) = enabled */
 };
 
+/* Largest files the readers accept (regular files only; a FIFO, device
+ * or directory is refused before anything is read).  Far above any real
+ * file: the largest model preset is 45 KB, the largest trace 3.3 MB. */
+#define LBS_SIM_PLATFORM_MAX_BYTES ((size_t)1 << 20)     /* 1 MiB */
+#define LBS_SIM_MODEL_MAX_BYTES ((size_t)64 << 20)       /* 64 MiB */
+#define LBS_SIM_TRACE_MAX_BYTES ((size_t)1 << 30)        /* 1 GiB */
+#define LBS_SIM_SAMPLES_MAX_BYTES ((size_t)256 << 20)    /* sim calibrate */
+
 /* Read a platform from path, or from text (file names it in messages). */
 int lbs_sim_platform_load(const char *path, struct lbs_sim_platform **out,
                           struct lbs_err *err);
@@ -301,7 +309,9 @@ struct lbs_sim_result {
 
 /* Simulate plan (bound to m with lbs_sim_plan_bind, or made by
  * lbs_sim_plan_dp) on P GPUs of pl: every distinct step once, averaged
- * with the steps' weights.  O(layers + calls) per distinct step. */
+ * with the steps' weights.  O(layers + calls) per distinct step.
+ * -EDOM when a time comes out non-finite (never for what the readers
+ * accept; hand-built structs may get there). */
 int lbs_sim_run(const struct lbs_sim_platform *pl,
                 const struct lbs_sim_model *m,
                 const struct lbs_sim_plan *plan, long P,

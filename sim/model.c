@@ -27,6 +27,12 @@
 #include "sim_internal.h"
 
 #define MAX_LAYERS 1000000
+/* Plausible ranges (sim/README.md, "Ranges"): a layer's forward work up
+ * to 1e9 GFLOP (an exaFLOP) or 1e7 ms per step; efficiency at least 0.1%
+ * of peak.  With the platform's ranges every time stays finite. */
+#define GFLOP_MAX 1e9
+#define MS_MAX 1e7
+#define EFF_MIN 1e-3
 
 static int read_layer(const struct sj *c, const json_t *o, size_t i,
                       struct lbs_sim_layer *l)
@@ -69,18 +75,19 @@ static int read_layer(const struct sj *c, const json_t *o, size_t i,
             return rc;
         l->ndim = (int)v;
     }
-    if ((rc = sj_num(c, o, path, "fwd_gflops", 0, 0, 0, 1e12, &v)))
+    if ((rc = sj_num(c, o, path, "fwd_gflops", 0, 0, 0, GFLOP_MAX, &v)))
         return rc;
     l->fwd_flops = v * 1e9;
-    if ((rc = sj_num(c, o, path, "bwd_gflops", 0, 2 * v, 0, 1e12, &v)))
+    if ((rc = sj_num(c, o, path, "bwd_gflops", 0, 2 * v, 0, 2 * GFLOP_MAX,
+                     &v)))
         return rc;
     l->bwd_flops = v * 1e9;
     l->fwd_s = l->bwd_s = -1;
     if (json_object_get(o, "fwd_ms")) {
-        if ((rc = sj_num(c, o, path, "fwd_ms", 0, 0, 0, 1e9, &v)))
+        if ((rc = sj_num(c, o, path, "fwd_ms", 0, 0, 0, MS_MAX, &v)))
             return rc;
         l->fwd_s = v * 1e-3;
-        if ((rc = sj_num(c, o, path, "bwd_ms", 0, 2 * v, 0, 1e9, &v)))
+        if ((rc = sj_num(c, o, path, "bwd_ms", 0, 2 * v, 0, 2 * MS_MAX, &v)))
             return rc;
         l->bwd_s = v * 1e-3;
     } else if (json_object_get(o, "bwd_ms")) {
@@ -104,13 +111,12 @@ static int parse_root(const struct sj *c, const json_t *root,
                          sizeof m->name);
     if (!rc && !m->name[0])
         rc = sj_fail(c, "", "name", "must not be empty");
-    if (!rc) rc = sj_num(c, root, "", "batch_per_gpu", SJ_LO_OPEN, 1, 0, 1e9,
+    if (!rc) rc = sj_num(c, root, "", "batch_per_gpu", 0, 1, 1e-3, 1e9,
                          &m->batch_per_gpu);
-    if (!rc) rc = sj_num(c, root, "", "seq_len", SJ_LO_OPEN, 1, 0, 1e9,
-                         &m->seq_len);
-    if (!rc) rc = sj_num(c, root, "", "efficiency", SJ_REQ | SJ_LO_OPEN, 0, 0,
-                         1, &m->efficiency);
-    if (!rc) rc = sj_num(c, root, "", "bucket_mb", SJ_LO_OPEN, 25, 0, 1e9, &v);
+    if (!rc) rc = sj_num(c, root, "", "seq_len", 0, 1, 1, 1e9, &m->seq_len);
+    if (!rc) rc = sj_num(c, root, "", "efficiency", SJ_REQ, 0, EFF_MIN, 1,
+                         &m->efficiency);
+    if (!rc) rc = sj_num(c, root, "", "bucket_mb", 0, 25, 1e-6, 1e9, &v);
     m->bucket_bytes = v * 1048576.0;
     if (!rc) rc = sj_num(c, root, "", "wgrad_frac", 0, 0.5, 0, 1,
                          &m->wgrad_frac);
@@ -170,13 +176,10 @@ int lbs_sim_model_load(const char *path, struct lbs_sim_model **out,
     char *text;
     size_t len;
     *out = NULL;
-    int rc = sj_read_file(path, &text, &len, err);
+    int rc = sj_read_file(path, LBS_SIM_MODEL_MAX_BYTES, 0, &text, &len,
+                          err);
     if (rc)
         return rc;
-    if (strlen(text) != len) {
-        free(text);
-        return lbs_err_set(err, -EINVAL, "%s: contains a NUL byte", path);
-    }
     rc = lbs_sim_model_parse(text, path, out, err);
     free(text);
     return rc;

@@ -46,6 +46,15 @@
 
 #include "sim_internal.h"
 
+/* Plausible ranges of the physical quantities (sim/README.md, "Ranges"):
+ * from a small CPU (1 GFLOP/s, 1 MB/s, 1 Mb/s) to far beyond any machine
+ * built, and never so small that a time becomes infinite (a denormal
+ * peak_tflops once made every compute time inf). */
+#define RATE_MIN 1e-3     /* TFLOP/s, GB/s, Gb/s */
+#define RATE_MAX 1e6
+#define FACTOR_MIN 1e-3   /* bw_factor, coll_bw_factor */
+#define LAT_MAX_US 1e6    /* one second per hop or call */
+
 /* NCCL 2.8 ring model defaults (us): base, NVLink hop, NET hop, bw factor */
 static const double nccl_def[LBS_SIM_NPROTO][4] = {
     {3.6, 0.47, 2.7, 0.25},     /* LL */
@@ -60,10 +69,13 @@ static int read_proto(const struct sj *c, const json_t *o, const char *path,
         "inter_hop_us", "bw_factor", "max_bytes", "enabled", "note", NULL};
     double v[5];
     int rc = sj_known(c, o, path, keys);
-    if (!rc) rc = sj_num(c, o, path, "base_lat_us", SJ_REQ, 0, 0, 1e6, &v[0]);
-    if (!rc) rc = sj_num(c, o, path, "intra_hop_us", SJ_REQ, 0, 0, 1e6, &v[1]);
-    if (!rc) rc = sj_num(c, o, path, "inter_hop_us", SJ_REQ, 0, 0, 1e6, &v[2]);
-    if (!rc) rc = sj_num(c, o, path, "bw_factor", SJ_REQ | SJ_LO_OPEN, 0, 0, 1,
+    if (!rc) rc = sj_num(c, o, path, "base_lat_us", SJ_REQ, 0, 0, LAT_MAX_US,
+                         &v[0]);
+    if (!rc) rc = sj_num(c, o, path, "intra_hop_us", SJ_REQ, 0, 0, LAT_MAX_US,
+                         &v[1]);
+    if (!rc) rc = sj_num(c, o, path, "inter_hop_us", SJ_REQ, 0, 0, LAT_MAX_US,
+                         &v[2]);
+    if (!rc) rc = sj_num(c, o, path, "bw_factor", SJ_REQ, 0, FACTOR_MIN, 1,
                          &v[3]);
     if (!rc) rc = sj_num(c, o, path, "max_bytes", 0, 0, 0, 1e18, &v[4]);
     if (rc)
@@ -98,8 +110,8 @@ static int read_coll_bw(const struct sj *c, const json_t *root,
             return sj_fail(c, "coll_bw_factor.", k, "not a collective with "
                            "a bandwidth (allreduce, allgather, alltoall, "
                            "bcast, neighbor)");
-        if ((rc = sj_num(c, o, "coll_bw_factor.", k, SJ_REQ | SJ_LO_OPEN, 1,
-                         0, 1, &p->coll_bw[i])))
+        if ((rc = sj_num(c, o, "coll_bw_factor.", k, SJ_REQ, 1, FACTOR_MIN,
+                         1, &p->coll_bw[i])))
             return rc;
     }
     p->coll_bw[LBS_SIM_ALLGATHERV] = p->coll_bw[LBS_SIM_ALLGATHER];
@@ -132,11 +144,11 @@ static int parse_root(const struct sj *c, const json_t *root,
     if (!rc) rc = sj_known(c, gpu, "gpu.", gk);
     if (!rc) rc = sj_str(c, gpu, "gpu.", "name", 0, "gpu", p->gpu,
                          sizeof p->gpu);
-    if (!rc) rc = sj_num(c, gpu, "gpu.", "peak_tflops", SJ_REQ | SJ_LO_OPEN,
-                         0, 0, 1e6, &v);
+    if (!rc) rc = sj_num(c, gpu, "gpu.", "peak_tflops", SJ_REQ, 0, RATE_MIN,
+                         RATE_MAX, &v);
     p->peak_flops = v * 1e12;
-    if (!rc) rc = sj_num(c, gpu, "gpu.", "mem_bw_gbs", SJ_REQ | SJ_LO_OPEN,
-                         0, 0, 1e6, &v);
+    if (!rc) rc = sj_num(c, gpu, "gpu.", "mem_bw_gbs", SJ_REQ, 0, RATE_MIN,
+                         RATE_MAX, &v);
     p->mem_bw = v * 1e9;
 
     if (!rc) rc = sj_obj(c, root, "", "node", SJ_REQ, &node);
@@ -148,16 +160,20 @@ static int parse_root(const struct sj *c, const json_t *root,
         !json_is_string(json_object_get(node, "intra")))
         rc = sj_fail(c, "node.", "intra", "must be a string");
     if (!rc) rc = sj_num(c, node, "node.", "intra_bw_gbs",
-                         (p->gpus_per_node > 1 ? SJ_REQ : 0) | SJ_LO_OPEN,
-                         1e6, 0, 1e6, &v);
+                         p->gpus_per_node > 1 ? SJ_REQ : 0, RATE_MAX,
+                         RATE_MIN, RATE_MAX, &v);
     p->intra_bw = v * 1e9;
     if (!rc) rc = sj_num(c, node, "node.", "nics", SJ_REQ | SJ_INT, 0, 1,
                          1024, &v);
     p->nics_per_node = (int)v;
-    if (!rc) rc = sj_num(c, node, "node.", "nic_gbps", SJ_REQ | SJ_LO_OPEN, 0,
-                         0, 1e6, &v);
+    if (!rc) rc = sj_num(c, node, "node.", "nic_gbps", SJ_REQ, 0, RATE_MIN,
+                         RATE_MAX, &v);
     p->nic_bw = v * 1e9 / 8;
-    if (!rc) rc = sj_num(c, node, "node.", "reduce_gbs", 0, 0, 0, 1e6, &v);
+    if (!rc) rc = sj_num(c, node, "node.", "reduce_gbs", 0, 0, 0, RATE_MAX,
+                         &v);
+    if (!rc && v > 0 && v < RATE_MIN)
+        rc = sj_fail(c, "node.", "reduce_gbs", "must be 0 (free) or >= %g "
+                     "(got %g)", RATE_MIN, v);
     p->reduce_bw = v * 1e9;
 
     if (!rc) rc = sj_obj(c, root, "", "fabric", SJ_REQ, &fab);
@@ -179,7 +195,8 @@ static int parse_root(const struct sj *c, const json_t *root,
     p->nodes_per_leaf = v > 1e8 ? 100000000 : (int)v;
     if (!rc) rc = sj_num(c, fab, "fabric.", "oversubscription", ft ? SJ_REQ : 0,
                          1, 1, 1e3, &p->oversub);
-    if (!rc) rc = sj_num(c, fab, "fabric.", "lat_us", 0, 0, 0, 1e6, &v);
+    if (!rc) rc = sj_num(c, fab, "fabric.", "lat_us", 0, 0, 0, LAT_MAX_US,
+                         &v);
     p->net_lat = v * 1e-6;
     if (!rc) rc = sj_num(c, root, "", "max_gpus", SJ_INT, 16384, 1, 1e8, &v);
     p->max_gpus = (long)v;
@@ -288,13 +305,10 @@ int lbs_sim_platform_load(const char *path, struct lbs_sim_platform **out,
     char *text;
     size_t len;
     *out = NULL;
-    int rc = sj_read_file(path, &text, &len, err);
+    int rc = sj_read_file(path, LBS_SIM_PLATFORM_MAX_BYTES, 0, &text, &len,
+                          err);
     if (rc)
         return rc;
-    if (strlen(text) != len) {
-        free(text);
-        return lbs_err_set(err, -EINVAL, "%s: contains a NUL byte", path);
-    }
     rc = lbs_sim_platform_parse(text, path, out, err);
     free(text);
     return rc;

@@ -47,9 +47,11 @@ int sj_header(const struct sj *c, const json_t *root, const char *format,
               int version);
 /* Parse text as one JSON object, naming file (and line) on failure. */
 int sj_load(const struct sj *c, const char *text, size_t len, json_t **out);
-/* Read a whole file (NUL-terminated; caller frees). */
-int sj_read_file(const char *path, char **text, size_t *len,
-                 struct lbs_err *err);
+/* Read a whole regular file of at most cap bytes (NUL-terminated; caller
+ * frees); with nul_ok == 0 a NUL byte inside is refused too (the JSON
+ * documents are C strings). */
+int sj_read_file(const char *path, size_t cap, int nul_ok, char **text,
+                 size_t *len, struct lbs_err *err);
 /* Copy a path into a fixed buffer, keeping the tail when too long. */
 void sj_copy_path(char *dst, size_t len, const char *path);
 

@@ -356,6 +356,11 @@ int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
     if (!rc && !have_header)
         rc = lbs_err_set(err, -EINVAL, "%s: empty trace (no header line)",
                          p->file);
+    /* a header alone would simulate as a step without communication: an
+     * optimizer that talks to nobody is a cut or failed recording */
+    if (!rc && ncalls == 0)
+        rc = lbs_err_set(err, -EINVAL, "%s: no calls after the header "
+                         "(empty trace)", p->file);
     if (!rc) {
         /* the pool may have moved while growing: runs hold indices only */
         rc = finish(p, runs, nruns, err);
@@ -375,7 +380,8 @@ int lbs_sim_trace_load(const char *path, struct lbs_sim_plan **out,
     char *text;
     size_t len;
     *out = NULL;
-    int rc = sj_read_file(path, &text, &len, err);
+    int rc = sj_read_file(path, LBS_SIM_TRACE_MAX_BYTES, 1, &text, &len,
+                          err);
     if (rc)
         return rc;
     rc = lbs_sim_trace_parse(text, len, path, out, err);

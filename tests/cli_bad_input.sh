@@ -95,6 +95,47 @@ bad "train: compress with decentlam"    "sign|decentlam"   train --optim decentl
 bad "train: unknown compressor key"     "qsgd|foo"         train --optim lamb --compress qsgd:foo=1 --max-steps 1
 bad "train: compress ef on fp16"        "ef"               train --optim lamb --compress fp16:ef=1 --max-steps 1
 
+# ---- issue 14 (7): sizes that overflow or cannot fit are refused up front --
+bad "stream: --elements 2^61 wraps size_t" "--elements 2305843009213693952|address space" stream --elements 2305843009213693952
+bad "stream --device cuda: 2^62 wraps"  "--elements|address space" stream --device cuda --elements 4611686018427387904
+bad "stream: more than memory"          "--elements|memory" stream --elements 1000G
+bad "optim: more than memory"           "--elements 1000000000000|memory" optim --optim lamb --elements 1000G --stream-gbps 10
+grep -q -- '--layers' "$ERR" && not_ok "optim --elements 1000G does not blame --layers" "$(cat "$ERR")" ||
+    ok "optim --elements 1000G does not blame --layers"
+bad "optim: bert preset beyond memory"  "--elements|memory" optim --optim lamb --elements 1000G --layers bert --stream-gbps 10
+printf '{"layers": [{"name": "big", "shape": [17179869184, 17179869184, 17179869184]}]}' >"$TOP/huge.json"
+bad "--layers .json shape wraps size_t" "huge.json|'big'|address space" optim --optim lamb --stream-gbps 10 --layers "$TOP/huge.json"
+bad "optim --comm record: beyond memory" "--elements|memory" optim --optim lamb --comm record:4 --elements 1000G --steps 1
+avail_gb=$(awk '/MemAvailable/ { print int($2 / 1048576) }' /proc/meminfo)
+if [ "${avail_gb:-0}" -lt 50 ]; then
+    bad "compress: more than memory"    "--elements 4000000000|memory" compress --compressor topk:k=0.01 --elements 4000000000 --stream-gbps 10
+else
+    skip "compress: more than memory" "$avail_gb GB available: 4e9 elements would fit"
+fi
+
+# ---- issue 14 (8): results readers take regular files only, within a cap --
+# finishes DESC PATTERN ARGS...: ends within the timeout (no hang) and
+# stderr names PATTERN.
+finishes() {
+    local desc=$1 pat=$2
+    shift 2
+    run "$@"
+    if [ "$RC" -ne 124 ] && grep -qF -- "$pat" "$ERR"; then ok "$desc"; else
+        not_ok "$desc" "command: lbscale $*" "exit $RC" "stderr: $(head -c 300 "$ERR")"
+    fi
+}
+mkdir -p "$TOP/zrun"
+echo '{}' >"$TOP/zrun/meta.json"
+ln -s /dev/zero "$TOP/zrun/optim.jsonl"
+mkfifo "$TOP/zrun/coll.jsonl"
+finishes "report: optim.jsonl -> /dev/zero does not hang" "optim.jsonl: not a regular file" report "$TOP/zrun" --text
+finishes "report: a FIFO coll.jsonl does not hang" "coll.jsonl: not a regular file" report "$TOP/zrun" --text
+mkfifo "$TOP/base.json"
+bad "check: a FIFO baseline"            "base.json|regular file" check "$TOP/zrun" --baseline "$TOP/base.json"
+good_help() { run "$1" --help; grep -q "256 MiB" "$OUT"; }
+good_help report && ok "report --help states the 256 MiB cap" || not_ok "report --help states the 256 MiB cap"
+good_help check && ok "check --help states the 256 MiB cap" || not_ok "check --help states the 256 MiB cap"
+
 # ---- good inputs ----------------------------------------------------------
 
 # good DESC CHECK ARGS...: exit 0, CHECK (a shell snippet) must succeed.

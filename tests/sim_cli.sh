@@ -51,10 +51,56 @@ sed 's/"bucket_mb": 25/"bucket_mb": 4000/' "$DATA/models/bert-large.json" >"$TOP
 bad "bucket larger than model (JSON)" "bigbucket.json|bucket_mb" sim sweep --model "$TOP/bigbucket.json" --platform dgx-a100 --optim lamb
 printf '{"format": "lbscale-trace", "version": 2, "optim": "x"}\n' >"$TOP/v2.jsonl"
 bad "trace of another version" "v2.jsonl|version" sim sweep "${M[@]}" --optim "$TOP/v2.jsonl"
-printf '{"format": "lbscale-trace", "version": 1, "optim": "x", "ranks": 8, "steps": 1, "layers": [{"name": "a", "n": 5}]}\n' >"$TOP/short.jsonl"
+printf '{"format": "lbscale-trace", "version": 1, "optim": "x", "ranks": 8, "steps": 1, "layers": [{"name": "a", "n": 5}]}\n{"step": 1, "layer": 0, "coll": "allreduce", "bytes": 20}\n' >"$TOP/short.jsonl"
 bad "trace with other layers"  "short.jsonl|layers|bert-large" sim sweep "${M[@]}" --optim "$TOP/short.jsonl"
 printf '{"coll": "allreduce", "ranks": 4, "bytes": 1024}\n' >"$TOP/coll-bad.jsonl"
 bad "calibrate: row without time" "coll-bad.jsonl:1|time_us" sim calibrate "$TOP/coll-bad.jsonl" --out "$TOP/never.json" --mem-bw-gbs 10
+
+# ---- issue 14 (8): readers take regular files within a cap, never hang ----
+mkfifo "$TOP/fifo.json"
+bad "platform /dev/zero"       "/dev/zero|regular file" sim sweep --model bert-large --platform /dev/zero --optim lamb
+bad "model is a FIFO"          "fifo.json|regular file" sim sweep --model "$TOP/fifo.json" --platform dgx-a100 --optim lamb
+bad "trace /dev/zero"          "/dev/zero|regular file" sim sweep "${M[@]}" --optim /dev/zero
+bad "platform is a directory"  "dir.json|regular file" sim coll --platform "$(mkdir -p "$TOP/dir.json" && echo "$TOP/dir.json")"
+truncate -s 2M "$TOP/huge.json"
+bad "platform over 1 MiB"      "huge.json|larger than 1 MiB" sim coll --platform "$TOP/huge.json"
+bad "calibrate /dev/zero"      "/dev/zero|regular file" sim calibrate /dev/zero --out "$TOP/never.json" --mem-bw-gbs 10
+bad "anchors trace /dev/zero"  "/dev/zero|regular file" sim anchors --optim /dev/zero
+good "sweep --help states the caps" sim sweep --help
+grep -q '1 MiB' "$OUT" && grep -q '1 GiB' "$OUT" && ok "help names the size caps" ||
+    not_ok "help names the size caps"
+
+# ---- issue 14 (10): physical ranges, empty traces, nothing printed first ----
+edit() {   # edit SRC DEST SED-EXPR: a preset with one field changed
+    sed "$3" "$1" >"$2"
+}
+P_A100=$DATA/platforms/dgx-a100.json
+edit "$P_A100" "$TOP/peak.json" 's/"peak_tflops": 312/"peak_tflops": 1e-320/'
+bad "denormal peak_tflops"     "peak.json|gpu.peak_tflops" sim sweep --model bert-large --platform "$TOP/peak.json" --optim lamb
+edit "$P_A100" "$TOP/nic.json" 's/"nic_gbps": 200/"nic_gbps": 1e-300/'
+bad "nic_gbps 1e-300"          "nic.json|node.nic_gbps" sim sweep --model bert-large --platform "$TOP/nic.json" --optim lamb
+bad "nic_gbps 1e-300 (coll)"   "nic.json|node.nic_gbps" sim coll --platform "$TOP/nic.json" --gpus 16
+edit "$P_A100" "$TOP/mem.json" 's/"mem_bw_gbs": [0-9]*/"mem_bw_gbs": 1e-9/'
+bad "mem_bw_gbs 1e-9"          "mem.json|gpu.mem_bw_gbs" sim sweep --model bert-large --platform "$TOP/mem.json" --optim lamb
+edit "$DATA/models/bert-large.json" "$TOP/eff.json" 's/"efficiency": [0-9.]*/"efficiency": 1e-300/'
+bad "efficiency 1e-300"        "eff.json|efficiency" sim sweep --model "$TOP/eff.json" --platform dgx-a100 --optim lamb
+edit "$DATA/models/bert-large.json" "$TOP/fwd.json" '0,/"fwd_gflops": [0-9.e+]*/s//"fwd_gflops": 1e300/'
+bad "fwd_gflops 1e300"         "fwd.json|fwd_gflops" sim sweep --model "$TOP/fwd.json" --platform dgx-a100 --optim lamb
+printf '{"format": "lbscale-trace", "version": 1, "optim": "x", "ranks": 8, "steps": 4, "layers": [{"name": "a", "n": 5}]}\n' >"$TOP/nocalls.jsonl"
+bad "trace without calls"      "nocalls.jsonl|no calls" sim sweep "${M[@]}" --optim "$TOP/nocalls.jsonl"
+# a platform whose only protocol carries 1 KB: no table header, no run dir
+"$PY" - "$P_A100" "$TOP/ll.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["protocols"] = {"LL": {"base_lat_us": 1, "intra_hop_us": 1,
+                         "inter_hop_us": 1, "bw_factor": 1, "max_bytes": 1000}}
+json.dump(p, open(sys.argv[2], "w"))
+PY
+bad "sweep point that cannot run" "no enabled algorithm" sim sweep "${M[@]/dgx-a100/$TOP/ll.json}" --optim lamb --gpus 8
+bad "coll size that cannot run"   "ll.json|no enabled algorithm" sim coll --platform "$TOP/ll.json" --bytes 1K,1G
+bad "timeline point that fails"   "multiple" sim step "${M[@]}" --optim lamb --gpus 12 --timeline
+edit "$P_A100" "$TOP/small.json" 's/"max_gpus": 16384/"max_gpus": 64/'
+bad "speed on a small platform"   "max_gpus" sim speed --platform "$TOP/small.json" --optim lamb
 
 # ---- good runs ----
 good "sim --help" sim --help

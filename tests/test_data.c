@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -144,6 +145,23 @@ Test(idx, wrong_dims)
     uint32_t s[3] = {2, 2, 3};
     write_idx("long", 0x803, 3, s, 24 + 5, 7, 0);
     expect_fail("long", 3, -EINVAL, "longer than its header says");
+}
+
+/* issue 14 (8): only regular files, opened without blocking (a FIFO
+ * would wait for a writer forever); a header that promises the 1 GiB cap
+ * over a few bytes is refused as truncated, the payload read as it comes */
+Test(idx, not_regular_and_big_promise)
+{
+    char p[512];
+    path(p, sizeof p, "fifo");
+    cr_assert_eq(mkfifo(p, 0600), 0);
+    expect_fail("fifo", 3, -EINVAL, "not a regular file");
+    uint32_t d[3] = {1024, 1024, 1024};
+    write_idx("promise", 0x803, 3, d, 100, 7, 0);
+    expect_fail("promise", 3, -EINVAL, "promises 1073741824 data bytes, "
+                                       "the file has 100");
+    write_idx("promise.gz", 0x803, 3, d, 3000000, 7, 1);
+    expect_fail("promise.gz", 3, -EINVAL, "the file has 3000000");
 }
 
 Test(idx, truncated)

@@ -569,11 +569,15 @@ Test(sim_bad, trace_fields)
               "\"barrier\", \"bytes\": 4}\n", "'bytes'");
     bad_trace(HDR("x", 2, 4) "not json\n", "tr.jsonl:2");
     bad_trace("", "empty");
+    /* issue 14: a header without calls simulated as no communication */
+    bad_trace(HDR("x", 2, 4), "no calls");
+    bad_trace(HDR("x", 2, 4) "\n  \n", "no calls");
     /* layer counts must match the model */
     struct lbs_sim_model *m = emodel(3);
     struct lbs_sim_plan *p = trace("{\"format\": \"lbscale-trace\", "
         "\"version\": 1, \"optim\": \"x\", \"ranks\": 4, \"steps\": 1, "
-        "\"layers\": [{\"name\": \"a\", \"n\": 4}]}\n"), *b = NULL;
+        "\"layers\": [{\"name\": \"a\", \"n\": 4}]}\n{\"step\": 1, "
+        "\"layer\": 0, \"coll\": \"allreduce\", \"bytes\": 16}\n"), *b = NULL;
     struct lbs_err e = {{0}};
     cr_assert_eq(lbs_sim_plan_bind(p, m, &b, &e), -EINVAL);
     cr_assert(strstr(e.msg, "t.jsonl") && strstr(e.msg, "tiny") &&

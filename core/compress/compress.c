@@ -80,7 +80,11 @@ static int parse_spec(struct lbs_compressor *c, const char *args,
     if (!rc) {
         c->ef = ((struct common_cfg *)blk)->ef;
         memcpy(c->cfg, blk + sizeof(struct common_cfg), ops->cfg_size);
-        lbs_params_format(t, blk, c->params_str, sizeof c->params_str);
+        if (lbs_params_format(t, blk, c->params_str, sizeof c->params_str) >=
+            sizeof c->params_str)
+            rc = lbs_err_set(err, -EINVAL, "%s: effective parameters longer "
+                             "than %zu characters", ops->name,
+                             sizeof c->params_str - 1);
     }
     free(blk);
     if (!rc && c->ef && !ops->ef_ok)

@@ -79,7 +79,7 @@ struct lbs_compressor {
     struct lbs_cbuf payload, recv, tmp;
     size_t *sizes;              /* allgatherv counts/displs, 2*size */
     size_t sizes_cap;
-    char params_str[384];
+    char params_str[1024];   /* the effective spec (lbs_params_format) */
 };
 
 /* ---- helpers (compress.c) ---- */

@@ -77,9 +77,8 @@ static size_t cyclick_max(const struct lbs_compressor *c, size_t n)
 {
     const struct cyclick_cfg *k = c->cfg;
     /* the largest chunk of n split into C nearly equal parts */
-    size_t C = (size_t)ceil(1.0 / k->k - 1e-12);   /* as mask.c */
-    C = C > n ? n : C;
-    return 4 * ((n + C - 1) / C);
+    size_t C = lbs_mask_cyclic_count(k->k, n);
+    return C ? 4 * ((n + C - 1) / C) : 0;
 }
 
 static int cyclick_compress(struct lbs_compressor *c, const float *x,

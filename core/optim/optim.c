@@ -86,8 +86,13 @@ int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
     rc = lbs_params_parse(ops->params, ops->name, args, o->cfg, err);
     if (rc)
         goto fail;
-    lbs_params_format(ops->params, o->cfg, o->params_str,
-                      sizeof o->params_str);
+    if (lbs_params_format(ops->params, o->cfg, o->params_str,
+                          sizeof o->params_str) >= sizeof o->params_str) {
+        rc = lbs_err_set(err, -EINVAL, "%s: effective parameters longer "
+                         "than %zu characters", ops->name,
+                         sizeof o->params_str - 1);
+        goto fail;
+    }
     if (comm) {
         o->comm = comm;
     } else {

@@ -66,7 +66,7 @@ struct lbs_optim {
     double lr_scale;            /* schedule factor, 1 by default */
     struct lbs_compressor *cmp; /* owned, or NULL: lbs_optim_set_compressor */
     char cmp_spec[256];         /* the spec it was made from ("" if none) */
-    char params_str[512];
+    char params_str[1024];   /* the effective spec (lbs_params_format) */
 };
 
 /* ---- helpers shared by optimizer files (kernels.c) ---- */

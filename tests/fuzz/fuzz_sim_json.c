@@ -1,13 +1,17 @@
 /* fuzz_sim_json.c - libFuzzer harness for the simulator's three JSON
  * readers (platform, model, trace-v1) and what runs on what they accept.
  *
- * Input: first byte selects the reader ('P' platform, 'M' model, anything
- * else trace; seeds carry the right byte), the rest is the document.  An
+ * Input: first byte selects ('P' platform, 'M' model, 'C' a model and a
+ * platform together, anything else a trace; seeds carry the right byte),
+ * the rest is the document ('C': model, a NUL byte, platform).  An
  * accepted platform is exercised with every collective at several P; an
- * accepted model with the data-parallel plan on a fixed platform; an
- * accepted trace is bound to a model built from its own layer list and run
- * through the engine.  Every rejection must leave a message naming the
- * file.  Built on demand only: tests/fuzz/build.sh (clang -fsanitize=fuzzer).
+ * accepted model with the data-parallel plan on a fixed platform; with
+ * 'C' the fuzzed model runs on the fuzzed platform (where peak_tflops =
+ * 1e-320 once gave infinite times); an accepted trace is bound to a model
+ * built from its own layer list and run through the engine.  Every
+ * rejection must leave a message naming the file; every accepted input
+ * must simulate to finite, non-negative times (lbs_sim_run's -EDOM, a
+ * non-finite result, is a finding).  Built by tests/fuzz/build.sh.
  */
 #include <math.h>
 #include <stdint.h>
@@ -41,6 +45,19 @@ static void check_msg(const struct lbs_err *e, const char *file)
     }
 }
 
+/* A run's outcome: a failure must not be a non-finite time (-EDOM); a
+ * success must give finite, non-negative times. */
+static void check_run(int rc, const struct lbs_sim_result *r)
+{
+    if (rc == -EDOM)
+        abort();
+    if (!rc && (!isfinite(r->iter) || r->iter < 0 || !isfinite(r->comm) ||
+                r->comm < 0 || !isfinite(r->final_iter) ||
+                r->final_iter < 0 || !isfinite(r->bytes) || r->bytes < 0 ||
+                !isfinite(r->exposed) || r->exposed < 0))
+        abort();
+}
+
 static void run_platform(const char *text)
 {
     struct lbs_sim_platform *p;
@@ -57,7 +74,7 @@ static void run_platform(const char *text)
         for (int c = 0; c < LBS_SIM_NCOLL; c++)
             for (int t = 0; t <= LBS_SIM_TOPO_FULL; t++) {
                 struct lbs_sim_cost k = lbs_sim_coll_cost(&net, c, 1e6, t, 3);
-                if (isnan(k.t) || k.t < 0)
+                if (isnan(k.t) || k.t < 0)   /* inf: no protocol fits */
                     abort();
             }
     }
@@ -76,11 +93,39 @@ static void run_model(const char *text)
     }
     if (!lbs_sim_plan_dp(m, "sgd", &plan, &e)) {
         struct lbs_sim_opts o = {0, 20, NULL, NULL};
-        if (!lbs_sim_run(fixed_platform(), m, plan, 8, &o, &r, &e) &&
-            (isnan(r.iter) || r.iter < 0))
-            abort();
+        check_run(lbs_sim_run(fixed_platform(), m, plan, 8, &o, &r, &e), &r);
         lbs_sim_plan_free(plan);
     }
+    lbs_sim_model_free(m);
+}
+
+/* A fuzzed model on a fuzzed platform: one node, two nodes, the largest
+ * P the platform allows. */
+static void run_combo(const char *model, const char *platform)
+{
+    struct lbs_sim_model *m;
+    struct lbs_sim_platform *p;
+    struct lbs_sim_plan *plan;
+    struct lbs_sim_result r;
+    struct lbs_err e = {{0}};
+    if (lbs_sim_model_parse(model, "fm.json", &m, &e)) {
+        check_msg(&e, "fm.json");
+        return;
+    }
+    if (lbs_sim_platform_parse(platform, "fp.json", &p, &e)) {
+        check_msg(&e, "fp.json");
+        lbs_sim_model_free(m);
+        return;
+    }
+    if (!lbs_sim_plan_dp(m, "lamb", &plan, &e)) {
+        long g = p->gpus_per_node, Ps[] = {1, g, 2 * g, p->max_gpus};
+        struct lbs_sim_opts o = {0, 44, NULL, NULL};
+        for (size_t i = 0; i < sizeof Ps / sizeof Ps[0]; i++)
+            if (Ps[i] >= 1 && Ps[i] <= p->max_gpus)
+                check_run(lbs_sim_run(p, m, plan, Ps[i], &o, &r, &e), &r);
+        lbs_sim_plan_free(plan);
+    }
+    lbs_sim_platform_free(p);
     lbs_sim_model_free(m);
 }
 
@@ -110,9 +155,8 @@ static void run_trace(const char *text, size_t len)
         struct lbs_sim_result r;
         struct lbs_sim_opts o = {0, 20, NULL, NULL};
         for (long P = 1; P <= 4096; P *= 8)
-            if (!lbs_sim_run(fixed_platform(), &m, b, P, &o, &r, &e) &&
-                (isnan(r.iter) || r.iter < 0 || r.final_iter < 0))
-                abort();
+            check_run(lbs_sim_run(fixed_platform(), &m, b, P, &o, &r, &e),
+                      &r);
         lbs_sim_plan_free(b);
     }
     free(m.l);
@@ -132,6 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         run_platform(text);
     else if (data[0] == 'M')
         run_model(text);
+    else if (data[0] == 'C')   /* model, NUL, platform */
+        run_combo(text, text + strlen(text) + (strlen(text) < size - 1));
     else
         run_trace(text, size - 1);
     free(text);

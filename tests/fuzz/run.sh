@@ -1,41 +1,77 @@
-#!/bin/sh
-# run.sh [SECONDS] [JOBS] - build the fuzzer, seed a corpus from the presets
-# (platforms, models, and small traces), and fuzz for SECONDS (default 60).
-# Crashes land in build-fuzz/ as crash-*; the corpus in build-fuzz/corpus.
-set -eu
+#!/usr/bin/env bash
+# run.sh [-r RUNS | -t SECONDS] [-o RESULTS_DIR] [HARNESS...] - build every
+# libFuzzer harness (build.sh), seed its corpus from the repository's
+# files (seeds.py) and its committed regression inputs (regress/HARNESS/,
+# crash seeds of fixed bugs: run first, every time), then run each in turn
+# to RUNS executions (-runs) or for SECONDS, one at a time.  Writes the
+# table (reader, harness, executions, crashes, seconds, exec/s) as
+# fuzz.jsonl and fuzz.md into RESULTS_DIR (default results/fuzz-<UTC>).
+# A crash's input lands in RESULTS_DIR/crash-HARNESS-*.  Exit 0 clean,
+# 1 a crash (or a harness that failed to run), 77 no clang/libFuzzer.
+# Objects, corpora and logs live in $FUZZ_OUT (default build-fuzz/).
+set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=$ROOT/build-fuzz
-SECS=${1:-60}
-"$ROOT/tests/fuzz/build.sh" "$OUT" >/dev/null
-SEEDS=$OUT/seeds
-mkdir -p "$SEEDS" "$OUT/corpus"
-for f in "$ROOT"/sim/data/platforms/*.json; do
-    { printf P; cat "$f"; } >"$SEEDS/P-$(basename "$f")"
+OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
+RUNS=1000000 SECS= RES=
+while getopts r:t:o: opt; do
+    case $opt in
+    r) RUNS=$OPTARG ;;
+    t) SECS=$OPTARG ;;
+    o) RES=$OPTARG ;;
+    *) echo "usage: run.sh [-r RUNS | -t SECONDS] [-o DIR] [HARNESS...]" >&2
+       exit 2 ;;
+    esac
 done
-for f in "$ROOT"/sim/data/models/*.json; do
-    # the smaller presets whole; the big ones cut to their first layers
-    { printf M; head -c 60000 "$f"; } >"$SEEDS/M-$(basename "$f")"
+shift $((OPTIND - 1))
+"$ROOT/tests/fuzz/build.sh" "$OUT" || exit $?
+RES=${RES:-$ROOT/results/fuzz-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$RES" "$OUT/logs" || exit 1
+rm -rf "$OUT/seeds"
+python3 "$ROOT/tests/fuzz/seeds.py" "$ROOT" "$OUT/seeds" || exit 1
+
+# reader each harness covers, and the longest input worth trying
+declare -A READER=(
+    [fuzz_sim_json]="sim platform/model/trace readers + engine"
+    [fuzz_spec]="optimizer/compressor spec strings (core/param.c)"
+    [fuzz_suite]="suite JSON parser/expander (bench/suite.c)"
+    [fuzz_idx]="IDX reader (bench/data.c), plain and gzip"
+    [fuzz_jsonl]="results JSONL: suite_load_jsonl, report, check"
+)
+declare -A MAXLEN=([fuzz_sim_json]=70000 [fuzz_spec]=1024 [fuzz_suite]=8192
+                   [fuzz_idx]=4096 [fuzz_jsonl]=16384)
+[ $# -gt 0 ] || set -- fuzz_sim_json fuzz_spec fuzz_suite fuzz_idx fuzz_jsonl
+budget=(-runs="$RUNS")
+[ -n "$SECS" ] && budget=(-max_total_time="$SECS")
+
+rc=0
+: >"$RES/fuzz.jsonl"
+printf '| reader | harness | executions | crashes | seconds | exec/s |\n|---|---|--:|--:|--:|--:|\n' >"$RES/fuzz.md"
+for h in "$@"; do
+    [ -x "$OUT/$h" ] || { echo "run.sh: no harness $h" >&2; rc=1; continue; }
+    mkdir -p "$OUT/corpus/$h"
+    dirs=("$OUT/corpus/$h" "$OUT/seeds/$h")
+    [ -d "$ROOT/tests/fuzz/regress/$h" ] && dirs+=("$ROOT/tests/fuzz/regress/$h")
+    log=$OUT/logs/$h.log
+    t0=$(date +%s.%N)
+    # one thread: the machine runs one harness at a time; stdout/stderr of
+    # the target closed (refusals print a line each), libFuzzer keeps its own
+    (cd "$OUT" && OMP_NUM_THREADS=1 "./$h" "${budget[@]}" \
+        -max_len="${MAXLEN[$h]:-65536}" -timeout=60 -rss_limit_mb=2560 \
+        -close_fd_mask=3 -print_final_stats=1 \
+        -artifact_prefix="$RES/crash-$h-" "${dirs[@]}") >"$log" 2>&1
+    hrc=$?
+    t1=$(date +%s.%N)
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    crashes=$(find "$RES" -maxdepth 1 -name "crash-$h-*" | wc -l)
+    [ "$hrc" -ne 0 ] && [ "$crashes" -eq 0 ] && crashes=1   # died without an artifact
+    [ "$hrc" -ne 0 ] && { rc=1; echo "run.sh: $h failed (exit $hrc), see $log" >&2; tail -30 "$log" >&2; }
+    secs=$(echo "$t1 - $t0" | bc)
+    rate=$(echo "scale=0; ${execs:-0} / $secs" | bc)
+    printf '{"reader": "%s", "harness": "%s", "executions": %s, "crashes": %s, "seconds": %.1f, "exec_per_s": %s, "budget": "%s"}\n' \
+        "${READER[$h]:-$h}" "$h" "${execs:-0}" "$crashes" "$secs" "$rate" \
+        "${budget[*]}" >>"$RES/fuzz.jsonl"
+    printf '| %s | %s | %s | %s | %.0f | %s |\n' "${READER[$h]:-$h}" "$h" \
+        "${execs:-0}" "$crashes" "$secs" "$rate" >>"$RES/fuzz.md"
 done
-printf 'M{"format": "lbscale-model", "version": 1, "name": "t", "efficiency": 0.5, "bucket_mb": 0.001, "layers": [{"name": "a", "n": 1000, "fwd_ms": 1}, {"name": "b", "shape": [30, 40], "fwd_gflops": 2}]}' >"$SEEDS/M-tiny"
-H='{"format": "lbscale-trace", "version": 1, "optim": "slamb", "params": "k=0.1,topology=exp", "compress": null, "ranks": 8, "steps": 4, "layers": [{"name": "a", "n": 100, "ndim": 2}, {"name": "b", "n": 10, "ndim": 1}]}'
-{ printf 'T%s\n' "$H"
-  for s in 1 2 3 4; do
-    printf '{"step": %d, "layer": 1, "coll": "allreduce", "bytes": 40}\n' $s
-    printf '{"step": %d, "layer": 0, "coll": "allreduce", "bytes": 40}\n' $s
-    printf '{"step": %d, "layer": -1, "coll": "allreduce", "bytes": 4}\n' $s
-  done
-  printf '{"step": 4, "layer": 0, "coll": "allreduce", "bytes": 400}\n'
-} >"$SEEDS/T-slamb"
-{ printf 'T%s\n' "$(echo "$H" | sed 's/slamb/onebit_lamb/')"
-  printf '{"step": 1, "layer": 0, "coll": "allreduce", "bytes": 400}\n'
-  for s in 2 3 4; do
-    printf '{"step": %d, "layer": -1, "coll": "alltoall", "bytes": 16}\n' $s
-    printf '{"step": %d, "layer": -1, "coll": "allgather", "bytes": 2}\n' $s
-    printf '{"step": %d, "layer": 0, "coll": "neighbor", "bytes": 8}\n' $s
-    printf '{"step": %d, "layer": -1, "coll": "barrier", "bytes": 0}\n' $s
-    printf '{"step": %d, "layer": 1, "coll": "bcast", "bytes": 8}\n' $s
-  done
-} >"$SEEDS/T-onebit"
-cd "$OUT"
-exec ./fuzz_sim_json -max_total_time="$SECS" -max_len=70000 -rss_limit_mb=2048 \
-    -print_final_stats=1 corpus "$SEEDS"
+cat "$RES/fuzz.md"
+exit $rc

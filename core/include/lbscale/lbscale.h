@@ -6,6 +6,7 @@
 #include "lbscale/comm.h"
 #include "lbscale/compress.h"
 #include "lbscale/error.h"
+#include "lbscale/file.h"
 #include "lbscale/layer.h"
 #include "lbscale/mask.h"
 #include "lbscale/optim.h"

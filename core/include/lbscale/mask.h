@@ -42,6 +42,9 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
 void lbs_mask_cyclic_get(const struct lbs_mask_cyclic *m, long step,
                          const uint32_t **idx, size_t *count);
 size_t lbs_mask_cyclic_chunks(const struct lbs_mask_cyclic *m);
+/* The chunk count for density k over n elements: ceil(1/k), at most n
+ * (also when 1/k exceeds what size_t holds). */
+size_t lbs_mask_cyclic_count(double k, size_t n);
 void lbs_mask_cyclic_free(struct lbs_mask_cyclic *m);
 
 #ifdef __cplusplus

@@ -61,9 +61,13 @@ int lbs_parse_size(const char *s, size_t *out);
 /* Write the table as "  key=default  [range]  help" lines. */
 void lbs_params_print(const struct lbs_param_spec *table, FILE *f);
 
-/* Format the effective config as "key=value,..." into buf (for results). */
-void lbs_params_format(const struct lbs_param_spec *table, const void *cfg,
-                       char *buf, size_t len);
+/* Format the effective config as "key=value,..." into buf (for results):
+ * integers as digits, reals in the shortest form that reads back to the
+ * same double, so parsing the string again gives every value bit for bit.
+ * Returns the length the whole string needs (like snprintf; >= len means
+ * it was cut). */
+size_t lbs_params_format(const struct lbs_param_spec *table,
+                         const void *cfg, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

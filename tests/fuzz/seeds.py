@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""seeds.py ROOT OUT - seed corpora for the fuzz harnesses, one directory
+per harness under OUT, from the repository's own files: platform, model
+and trace presets and the validation runs' inputs (fuzz_sim_json), every
+optimizer/compressor name and the specs the suites, tests and README use
+(fuzz_spec), the suites (fuzz_suite), small generated IDX files, plain and
+gzip (fuzz_idx), and the results JSONL of tests/data and
+results/validation (fuzz_jsonl).  The first byte of a seed selects what
+the harness does with it (see each harness's header)."""
+import glob, gzip, os, re, struct, sys
+
+ROOT, OUT = sys.argv[1], sys.argv[2]
+CAP = 60000   # largest seed (bytes); big presets are cut
+
+
+def put(h, name, data):
+    d = os.path.join(OUT, h)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, re.sub(r"[^A-Za-z0-9_.-]", "_", name)),
+              "wb") as f:
+        f.write(data)
+
+
+def rd(p, cap=CAP):
+    with open(p, "rb") as f:
+        return f.read(cap)
+
+
+def lines_upto(p, cap=CAP):
+    """Whole lines of a JSONL file, at most cap bytes."""
+    out = b""
+    with open(p, "rb") as f:
+        for line in f:
+            if len(out) + len(line) > cap:
+                break
+            out += line
+    return out
+
+
+def rel(p):
+    return os.path.relpath(p, ROOT)
+
+
+# ---- fuzz_sim_json: P platform, M model, C model NUL platform, T trace
+plats = sorted(glob.glob(f"{ROOT}/sim/data/platforms/*.json") +
+               glob.glob(f"{ROOT}/sim/xcheck/platforms/*.json") +
+               glob.glob(f"{ROOT}/results/validation/**/platform.json",
+                         recursive=True))
+models = sorted(glob.glob(f"{ROOT}/sim/data/models/*.json") +
+                glob.glob(f"{ROOT}/results/validation/**/run-model.json",
+                          recursive=True))
+for p in plats:
+    put("fuzz_sim_json", "P-" + rel(p), b"P" + rd(p))
+small = [m for m in models if os.path.getsize(m) <= 16000]
+for m in models:
+    put("fuzz_sim_json", "M-" + rel(m), b"M" + rd(m))
+for m in small[:4]:
+    for p in plats[:6]:
+        put("fuzz_sim_json", f"C-{rel(m)}-{os.path.basename(p)}",
+            b"C" + rd(m) + b"\0" + rd(p))
+for t in sorted(glob.glob(f"{ROOT}/sim/data/traces/*.jsonl") +
+                glob.glob(f"{ROOT}/results/validation/**/run-plan.jsonl",
+                          recursive=True)):
+    put("fuzz_sim_json", "T-" + rel(t), b"T" + lines_upto(t))
+
+# ---- fuzz_spec: registered names and the specs the repository uses
+names = set()
+for src in glob.glob(f"{ROOT}/core/optim/*.c") + \
+        glob.glob(f"{ROOT}/core/compress/*.c"):
+    names |= set(re.findall(r'\.name\s*=\s*"([a-z0-9_]+)"', open(src).read()))
+texts = [open(p, errors="replace").read() for p in
+         glob.glob(f"{ROOT}/bench/suites/*.json") +
+         glob.glob(f"{ROOT}/tests/*.sh") + glob.glob(f"{ROOT}/tests/*.c") +
+         [f"{ROOT}/README.md", f"{ROOT}/sim/README.md"]]
+specs = set(names)
+for t in texts:
+    for n in names:
+        specs |= set(re.findall(r"\b%s:[A-Za-z0-9_.=,+-]+" % n, t))
+for i, s in enumerate(sorted(specs)):
+    put("fuzz_spec", f"spec-{i:04d}", s.encode())
+
+# ---- fuzz_suite: the suites
+for p in sorted(glob.glob(f"{ROOT}/bench/suites/*.json")):
+    put("fuzz_suite", rel(p), rd(p))
+
+# ---- fuzz_idx: first byte 0 = labels (1-D), 1 = images (3-D)
+def idx(dims, payload):
+    magic = 0x800 | len(dims)
+    return struct.pack(">I", magic) + b"".join(struct.pack(">I", d)
+                                               for d in dims) + payload
+for name, sel, dims in (("labels", 0, [6]), ("images", 1, [2, 3, 4])):
+    n = 1
+    for d in dims:
+        n *= d
+    data = idx(dims, bytes(i % 10 for i in range(n)))
+    put("fuzz_idx", name, bytes([sel]) + data)
+    put("fuzz_idx", name + ".gz", bytes([sel]) + gzip.compress(data, 9))
+    put("fuzz_idx", name + "-short", bytes([sel]) + data[:-3])
+
+# ---- fuzz_jsonl: first byte = index of the file (fuzz_jsonl.c: files[])
+FILES = ["suite.jsonl", "stream.jsonl", "optim.jsonl", "compress.jsonl",
+         "coll.jsonl", "train.jsonl", "sim.jsonl", "meta.json"]
+cands = glob.glob(f"{ROOT}/tests/data/plot-run/*") + \
+    glob.glob(f"{ROOT}/results/validation/**/*.jsonl", recursive=True) + \
+    glob.glob(f"{ROOT}/results/validation/**/meta.json", recursive=True)
+seen = set()
+for p in sorted(cands):
+    b = os.path.basename(p)
+    if b not in FILES:
+        continue
+    data = lines_upto(p, 8192)   # whole lines; max_len is 16 KB here
+    if data in seen:
+        continue
+    seen.add(data)
+    put("fuzz_jsonl", rel(p), bytes([FILES.index(b)]) + data)
