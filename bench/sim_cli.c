@@ -180,7 +180,8 @@ static int is_dp(const char *s)
 }
 
 static int make_entry(const char *item, const struct lbs_sim_model *m,
-                      struct entry *e, struct lbs_err *err)
+                      double grad_bytes, struct entry *e,
+                      struct lbs_err *err)
 {
     memset(e, 0, sizeof *e);
     if (is_path(item, ".jsonl")) {
@@ -216,7 +217,7 @@ static int make_entry(const char *item, const struct lbs_sim_model *m,
     e->plans = calloc(1, sizeof *e->plans);
     if (!e->plans)
         return lbs_err_set(err, -ENOMEM, "out of memory");
-    int rc = lbs_sim_plan_dp(m, item, &e->plans[0], err);
+    int rc = lbs_sim_plan_dp_bytes(m, item, grad_bytes, &e->plans[0], err);
     if (!rc)
         e->nplans = 1;
     e->bpe = optim_bpe(item, NULL, &e->bpe_assumed);
@@ -242,7 +243,8 @@ static const struct lbs_sim_plan *plan_for(const struct entry *e, long P)
 }
 
 static int load_entries(const char *list, const struct lbs_sim_model *m,
-                        struct entry **out, size_t *n, struct lbs_err *err)
+                        double grad_bytes, struct entry **out, size_t *n,
+                        struct lbs_err *err)
 {
     char *dup = strdup(list), *save = NULL;
     struct entry *v = NULL;
@@ -258,7 +260,7 @@ static int load_entries(const char *list, const struct lbs_sim_model *m,
             break;
         }
         v = q;
-        rc = make_entry(t, m, &v[cnt], err);
+        rc = make_entry(t, m, grad_bytes, &v[cnt], err);
         cnt++;
     }
     free(dup);
@@ -279,9 +281,15 @@ static int load_entries(const char *list, const struct lbs_sim_model *m,
 
 struct simargs {
     struct cli_common com;
-    const char *model, *platform, *optim, *gpus, *coll, *bytes;
+    const char *model, *platform, *optim, *gpus, *coll, *bytes, *node_gbps;
     double bucket_mb;
     int timeline;
+    double batch;           /* --batch-per-gpu (0: the model's) */
+    double grad_bytes;      /* --grad-dtype: 4 fp32, 2 fp16/bf16 */
+    const char *grad_dtype;
+    long accum;             /* --accum */
+    int check;              /* anchors --check */
+    int no_overlap, no_slowdown;
 };
 
 static int need(const char *o, const char *v)
@@ -316,7 +324,60 @@ static int sim_opt(struct simargs *a, int argc, char **argv, int *i)
         (*i)++;
         return 1;
     }
+    if (!strcmp(o, "--batch-per-gpu")) {
+        long b;
+        if (cli_int(o, v, 1, 10000000, &b))
+            return -1;
+        a->batch = (double)b;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(o, "--accum")) {
+        if (cli_int(o, v, 1, 1000000, &a->accum))
+            return -1;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(o, "--grad-dtype")) {
+        if (need(o, v))
+            return -1;
+        if (strcmp(v, "fp32") && strcmp(v, "fp16") && strcmp(v, "bf16")) {
+            cli_error(o, "'%s': fp32, fp16 or bf16", v);
+            return -1;
+        }
+        a->grad_dtype = v;
+        a->grad_bytes = strcmp(v, "fp32") ? 2 : 4;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(o, "--node-gbps")) {
+        if (need(o, v))
+            return -1;
+        a->node_gbps = v;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(o, "--no-overlap") || !strcmp(o, "--no-slowdown")) {
+        *(o[5] == 'o' ? &a->no_overlap : &a->no_slowdown) = 1;
+        return 1;
+    }
     return 0;
+}
+
+/* The options every simulated step takes from the command line. */
+static struct lbs_sim_opts sim_opts(const struct simargs *a)
+{
+    return (struct lbs_sim_opts){.bucket_bytes = a->bucket_mb * 1048576.0,
+                                 .accum = a->accum,
+                                 .no_overlap = a->no_overlap,
+                                 .no_slowdown = a->no_slowdown};
+}
+
+/* --batch-per-gpu on the loaded model. */
+static int apply_batch(const struct simargs *a, struct lbs_sim_model *m,
+                       struct lbs_err *e)
+{
+    return a->batch > 0 ? lbs_sim_model_set_batch(m, a->batch, e) : 0;
 }
 
 static void print_json(const json_t *row)
@@ -360,13 +421,14 @@ static void print_json(const json_t *row)
 "in them must lie in the range sim/README.md states (\"Ranges\").\n"
 
 /* One sweep row: the point's result and how it was obtained. */
-static json_t *sweep_row(const struct entry *en, const struct lbs_sim_plan *plan,
+static json_t *sweep_row(const struct simargs *a, const struct entry *en,
+                         const struct lbs_sim_plan *plan,
                          const struct lbs_sim_model *m,
                          const struct lbs_sim_platform *pl,
                          const struct lbs_sim_opts *o,
                          const struct lbs_sim_result *r, double eff)
 {
-    return json_pack(
+    json_t *row = json_pack(
         "{s:s,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:s,s:s,s:s,s:I,"
         "s:f,s:I,s:f,s:f,s:f,s:b}",
         "optim", en->name, "gpus", (json_int_t)r->P, "iter_ms",
@@ -383,12 +445,29 @@ static json_t *sweep_row(const struct entry *en, const struct lbs_sim_plan *plan
             1048576.0,
         "optim_bytes_per_elem", en->bpe, "optim_bytes_assumed",
         en->bpe_assumed);
+    if (row) {
+        int dp = !strcmp(en->source, "data-parallel");
+        json_object_set_new(row, "slowdown_ms", json_real(r->slowdown * 1e3));
+        json_object_set_new(row, "compute_slowdown", json_real(
+            o->no_slowdown ? 0 : pl->overlap_slowdown));
+        json_object_set_new(row, "overlap", json_boolean(!o->no_overlap));
+        json_object_set_new(row, "accum", json_integer(o->accum > 1
+                                                        ? o->accum : 1));
+        json_object_set_new(row, "batch_per_gpu",
+                            json_real(m->batch_per_gpu));
+        json_object_set_new(row, "grad_dtype", dp ? json_string(a->grad_dtype)
+                                                  : json_string("trace"));
+        json_object_set_new(row, "collectives", json_string(
+            pl->nccl_model ? "nccl-2.21-tuner" : "mpi-alpha-beta"));
+    }
+    return row;
 }
 
 /* Every (entry, P) point simulated into rows before anything is printed
  * or written: an input that fails at some point must leave no table
  * header, no partial table and no run directory behind. */
-static int sweep_rows(const struct lbs_sim_platform *pl,
+static int sweep_rows(const struct simargs *a,
+                      const struct lbs_sim_platform *pl,
                       const struct lbs_sim_model *m, struct entry *ent,
                       size_t nent, const long *P, size_t np, long base_p,
                       struct lbs_sim_opts *o, json_t **rows,
@@ -407,7 +486,7 @@ static int sweep_rows(const struct lbs_sim_platform *pl,
             const struct lbs_sim_plan *plan = plan_for(&ent[k], P[i]);
             if ((rc = lbs_sim_run(pl, m, plan, P[i], o, &r, e)))
                 break;
-            json_t *row = sweep_row(&ent[k], plan, m, pl, o, &r,
+            json_t *row = sweep_row(a, &ent[k], plan, m, pl, o, &r,
                                     r.iter > 0 ? base.iter / r.iter : 1);
             if (!row || json_array_append_new(*rows, row))
                 rc = lbs_err_set(e, -ENOMEM, "out of memory");
@@ -424,10 +503,11 @@ static int sweep_rows(const struct lbs_sim_platform *pl,
 
 static void print_sweep_row(const json_t *r)
 {
-    printf("  %-12s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.1f %6.3f %9.2f\n",
+    printf("  %-12s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.2f %8.1f %6.3f "
+           "%9.2f\n",
            json_string_value(json_object_get(r, "optim")), NUM(r, "gpus"),
            NUM(r, "iter_ms"), NUM(r, "compute_ms"), NUM(r, "optimizer_ms"),
-           NUM(r, "exposed_comm_ms"), NUM(r, "comm_ms"),
+           NUM(r, "exposed_comm_ms"), NUM(r, "comm_ms"), NUM(r, "slowdown_ms"),
            NUM(r, "bytes_per_gpu") / 1e6, NUM(r, "scaling_efficiency"),
            NUM(r, "final_phase_iter_ms"));
 }
@@ -451,8 +531,9 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
         return EXIT_BAD_INPUT;
     }
     if ((rc = load_model(a->model, &m, &e)) ||
+        (rc = apply_batch(a, m, &e)) ||
         (rc = load_platform(a->platform, &pl, &e)) ||
-        (rc = load_entries(a->optim, m, &ent, &nent, &e))) {
+        (rc = load_entries(a->optim, m, a->grad_bytes, &ent, &nent, &e))) {
         cli_error(what, "%s", e.msg);
         goto out;
     }
@@ -478,7 +559,7 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
         rc = -EINVAL;
         goto out;
     }
-    struct lbs_sim_opts o = {.bucket_bytes = a->bucket_mb * 1048576.0};
+    struct lbs_sim_opts o = sim_opts(a);
     /* validate every point before anything is written */
     for (size_t i = 0; i < np && !rc; i++) {
         struct lbs_sim_net net;
@@ -494,7 +575,8 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
     }
     long base_p = pl->gpus_per_node < pl->max_gpus ? pl->gpus_per_node
                                                    : pl->max_gpus;
-    if ((rc = sweep_rows(pl, m, ent, nent, P, np, base_p, &o, &rows, &e))) {
+    if ((rc = sweep_rows(a, pl, m, ent, nent, P, np, base_p, &o, &rows,
+                         &e))) {
         cli_error(what, "%s", e.msg);
         goto out;
     }
@@ -504,13 +586,22 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
     if (!a->com.json)
         printf("# %s on %s (%s, %d GPUs/node), per-GPU batch %g x %g, "
                "bucket %g MiB; E = T(%ld GPUs)/T(P)\n"
-               "# %-12s %6s %9s %9s %8s %9s %9s %8s %6s %9s\n",
+               "# collectives: %s; dense baselines send %s gradients; %ld "
+               "micro-batch%s per step; comm %s the backward pass; compute "
+               "slowdown while overlapped %.1f%%\n"
+               "# %-12s %6s %9s %9s %8s %9s %9s %8s %8s %6s %9s\n",
                m->name, pl->name, pl->gpu, pl->gpus_per_node,
                m->batch_per_gpu, m->seq_len,
                (o.bucket_bytes > 0 ? o.bucket_bytes : m->bucket_bytes) /
                    1048576.0,
-               base_p, "optim", "gpus", "iter(ms)", "compute", "optim",
-               "exposed", "comm", "MB/GPU", "eff", "final(ms)");
+               base_p, pl->nccl_model ? "NCCL 2.21 tuner model"
+                                      : "MPI alpha-beta model",
+               a->grad_dtype, o.accum > 1 ? o.accum : 1L,
+               o.accum > 1 ? "es" : "", o.no_overlap ? "after"
+                                                      : "overlaps",
+               o.no_slowdown ? 0 : 100 * pl->overlap_slowdown,
+               "optim", "gpus", "iter(ms)", "compute", "optim",
+               "exposed", "comm", "slowdn", "MB/GPU", "eff", "final(ms)");
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row) {
@@ -567,7 +658,9 @@ static void on_event(void *ctx, const struct lbs_sim_event *ev)
             json_object_set_new(o, "layers", json_pack("[i,i]", ev->layer,
                                                        ev->layer_last));
             json_object_set_new(o, "calls", json_integer(ev->calls));
-            json_object_set_new(o, "after_backward", json_boolean(ev->post));
+            /* waits for another call or the whole backward pass, not
+             * just its layer's gradient (engine.c) */
+            json_object_set_new(o, "dependent", json_boolean(ev->post));
         }
         if (o)
             print_json(o);
@@ -585,7 +678,8 @@ static void on_event(void *ctx, const struct lbs_sim_event *ev)
            lbs_sim_coll_name(ev->coll), lbs_sim_algo_name(ev->cost.algo),
            lbs_sim_proto_name(ev->cost.proto), ev->layer, ev->layer_last,
            ev->calls, ev->calls == 1 ? "" : "s",
-           ev->post ? " after backward" : "");
+           ev->post ? (ev->layer < 0 ? " whole-model" : " needs an earlier call")
+                    : "");
 }
 
 static int sim_step_timeline(const struct simargs *a)
@@ -598,17 +692,21 @@ static int sim_step_timeline(const struct simargs *a)
     long *P = NULL;
     int rc;
     if ((rc = load_model(a->model, &m, &e)) ||
+        (rc = apply_batch(a, m, &e)) ||
         (rc = load_platform(a->platform, &pl, &e)) ||
-        (rc = load_entries(a->optim, m, &ent, &nent, &e)) ||
+        (rc = load_entries(a->optim, m, a->grad_bytes, &ent, &nent, &e)) ||
         (rc = lbs_sim_parse_gpus(a->gpus ? a->gpus : "1024", &P, &np, &e))) {
         cli_error("sim step", "%s", e.msg);
         goto out;
     }
     struct tl_ctx t = {m, a->com.json, 0};
-    struct lbs_sim_opts o = {a->bucket_mb * 1048576.0, ent[0].bpe, on_event,
-                             &t};
-    struct lbs_sim_opts quiet = {o.bucket_bytes, o.optim_bytes_per_elem,
-                                 NULL, NULL};
+    struct lbs_sim_opts o = sim_opts(a);
+    o.optim_bytes_per_elem = ent[0].bpe;
+    o.on_event = on_event;
+    o.ctx = &t;
+    struct lbs_sim_opts quiet = o;
+    quiet.on_event = NULL;
+    quiet.ctx = NULL;
     struct lbs_sim_result r;
     /* once without events first: a point that fails prints nothing */
     if ((rc = lbs_sim_run(pl, m, plan_for(&ent[0], P[0]), P[0], &quiet, &r,
@@ -815,14 +913,22 @@ out:
 
 /* ---- anchors ---------------------------------------------------------- */
 
-static double busbw_ar(const struct lbs_sim_platform *pl, long P, double n)
+/* nccl-tests' figures of one collective on pl: busbw (GB/s) or time (us). */
+static double coll_fig(const struct lbs_sim_platform *pl, int k, long P,
+                       double n, int want_time)
 {
     struct lbs_sim_net net;
     if (lbs_sim_net_init(&net, pl, P, NULL))
         return NAN;
-    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, n,
-                                              LBS_SIM_TOPO_RING, 1);
-    return n / c.t * 2 * (double)(P - 1) / (double)P / 1e9;
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, k, n, LBS_SIM_TOPO_RING,
+                                              1);
+    if (want_time)
+        return c.t * 1e6;
+    double Pd = (double)P;
+    /* nccl-tests: allgather's algbw counts the whole output (P n) */
+    double algbw = (k == LBS_SIM_ALLGATHER ? Pd * n : n) / c.t / 1e9;
+    double f = k == LBS_SIM_ALLREDUCE ? 2 * (Pd - 1) / Pd : (Pd - 1) / Pd;
+    return algbw * f;
 }
 
 static int efficiency(const char *model, const char *platform,
@@ -836,9 +942,9 @@ static int efficiency(const char *model, const char *platform,
     size_t n = 0;
     int rc = load_model(model, &m, &e);
     if (!rc) rc = load_platform(platform, &pl, &e);
-    if (!rc) rc = load_entries(optim, m, &ent, &n, &e);
+    if (!rc) rc = load_entries(optim, m, 4, &ent, &n, &e);
     if (!rc) {
-        struct lbs_sim_opts o = {0, ent[0].bpe, NULL, NULL};
+        struct lbs_sim_opts o = {.optim_bytes_per_elem = ent[0].bpe};
         struct lbs_sim_result b, r;
         long bp = pl->gpus_per_node;
         rc = lbs_sim_run(pl, m, plan_for(&ent[0], bp), bp, &o, &b, &e);
@@ -856,7 +962,66 @@ static int efficiency(const char *model, const char *platform,
     return rc;
 }
 
-static int sim_anchors(const struct simargs *a, int argc, char **argv)
+/* NVIDIA's BERT-Large phase-1 recipe on DGX-A100 (DeepLearningExamples
+ * PyTorch BERT README, multi-node table): seq 128, 256 sequences per GPU
+ * per micro-batch, AMP, global batch 65,536 held fixed (gradient
+ * accumulation 32 on one node, 1 on 32 nodes), fp16 gradients allreduced
+ * once after the accumulation (allreduce_post_accumulation_fp16: not
+ * overlapped), LAMB.  Per-GPU sequences/s on 1 and 32 nodes. */
+static int bert_phase1(double *thr1, double *thr32, struct lbs_err *e)
+{
+    struct lbs_sim_model *m = NULL;
+    struct lbs_sim_platform *pl = NULL;
+    struct entry *ent = NULL;
+    size_t n = 0;
+    int rc = load_model("bert-large", &m, e);
+    if (!rc) rc = lbs_sim_model_set_batch(m, 256, e);
+    if (!rc) rc = load_platform("dgx-a100", &pl, e);
+    if (!rc) rc = load_entries("lamb", m, 2, &ent, &n, e);
+    static const long nodes[2] = {1, 32};
+    for (int i = 0; i < 2 && !rc; i++) {
+        long P = 8 * nodes[i];
+        struct lbs_sim_opts o = {.optim_bytes_per_elem = ent[0].bpe,
+                                 .accum = 65536 / (256 * P), .no_overlap = 1};
+        struct lbs_sim_result r;
+        rc = lbs_sim_run(pl, m, ent[0].plans[0], P, &o, &r, e);
+        if (!rc)
+            *(i ? thr32 : thr1) = (double)o.accum * 256 / r.iter;
+    }
+    for (size_t k = 0; k < n; k++)
+        entry_free(&ent[k]);
+    free(ent);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(pl);
+    return rc;
+}
+
+/* A published figure beside the prediction.  band > 0: the prediction must
+ * lie within published x (1 +- band) (rel), published +- band (abs), or a
+ * factor of band (fac); band 0: shown, not gated. */
+struct anchor {
+    const char *what, *source;
+    double published, predicted;
+    const char *unit;
+    char kind;              /* 'r' relative, 'a' absolute, 'f' factor */
+    double band;
+    const char *note;
+};
+
+static int in_band(const struct anchor *a)
+{
+    double p = a->published, x = a->predicted;
+    if (!(a->band > 0))
+        return 1;
+    if (!isfinite(x))
+        return 0;
+    return a->kind == 'a' ? fabs(x - p) <= a->band
+         : a->kind == 'f' ? x <= p * a->band && x >= p / a->band
+                          : fabs(x / p - 1) <= a->band;
+}
+
+static int sim_anchors(const struct simargs *a, int argc, char **argv,
+                       int check)
 {
     struct lbs_err e;
     struct lbs_sim_platform *a100 = NULL, *h100 = NULL;
@@ -867,25 +1032,57 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv)
         cli_error("sim anchors", "%s", e.msg);
         goto out;
     }
-    struct anchor { const char *what, *source; double published, predicted;
-                    const char *unit, *note; } an[8];
+    struct anchor an[20];
     int na = 0;
-    double big = 1024.0 * 1048576.0;
+    const double GiB = 1073741824.0;
+    const char *ndmv4 = "microsoft/mscclpp docs/performance-ndmv4.md "
+                        "(Azure NDmv4, 8 x A100-80GB, 8 x HDR, NCCL 2.17.1)";
+    const char *ndv5 = "Azure/msccl docs/performance-nd-h100-v5.md (8 x "
+                       "H100, NCCL 2.18.3)";
     an[na++] = (struct anchor){"8xA100 NVLink allreduce busbw, 1 GiB",
-        "NVIDIA nccl-tests on DGX A100 (DESIGN.md)", 230,
-        busbw_ar(a100, 8, big), "GB/s",
-        "spec NVLink3 300 GB/s/GPU; NCCL itself caps its model at 235"};
-    an[na++] = (struct anchor){"8xH100 NVLink allreduce busbw, 1 GiB",
-        "NVIDIA nccl-tests on DGX H100 (DESIGN.md)", 370,
-        busbw_ar(h100, 8, big), "GB/s", "spec NVLink4 450 GB/s/GPU"};
-    an[na++] = (struct anchor){"HDR 200 Gb NIC, allreduce busbw / NIC, "
-        "2 nodes", "InfiniBand HDR line rate less overheads", 24,
-        busbw_ar(a100, 16, big) / a100->nics_per_node, "GB/s",
-        "line rate 25 GB/s, no header overhead modelled"};
-    an[na++] = (struct anchor){"NDR 400 Gb NIC, allreduce busbw / NIC, "
-        "2 nodes", "InfiniBand NDR (DESIGN.md)", 47,
-        busbw_ar(h100, 16, big) / h100->nics_per_node, "GB/s",
-        "line rate 50 GB/s"};
+        "S. Jeaugey, NVIDIA/nccl-tests#149 (~230 GB/s)", 230,
+        coll_fig(a100, LBS_SIM_ALLREDUCE, 8, GiB, 0), "GB/s", 'r', 0.05,
+        "NCCL's model: 12 ch x 20 GB/s = 240 before latency"};
+    an[na++] = (struct anchor){"8xH100 NVLink allreduce busbw (ring), 1 GiB",
+        "S. Jeaugey, NVIDIA/nccl-tests#212 (~370 GB/s ring)", 370,
+        coll_fig(h100, LBS_SIM_ALLREDUCE, 8, GiB, 0), "GB/s", 'r', 0.05,
+        "graph 12 x 30 GB/s derived from NCCL's search (not logged)"};
+    an[na++] = (struct anchor){"2 x DGX-A100 allreduce busbw / HDR NIC, 1 GiB",
+        "AddyLaddy, NVIDIA/nccl#812 (192 GB/s over 8 NICs)", 24,
+        coll_fig(a100, LBS_SIM_ALLREDUCE, 16, GiB, 0) / a100->nics_per_node,
+        "GB/s", 'r', 0.05, "8 channels x 24 GB/s"};
+    an[na++] = (struct anchor){"2 x DGX-H100 allreduce busbw / NDR NIC, 1 GiB",
+        "AddyLaddy, NVIDIA/nccl-tests#267 (48-49 GB/s per CX-7)", 48,
+        coll_fig(h100, LBS_SIM_ALLREDUCE, 16, GiB, 0) / h100->nics_per_node,
+        "GB/s", 'r', 0.05, "8 channels x 48 GB/s"};
+    an[na++] = (struct anchor){"8xA100 allreduce time, 1 KB", ndmv4, 16.96,
+        coll_fig(a100, LBS_SIM_ALLREDUCE, 8, 1024, 1), "us", 'f', 2, ""};
+    an[na++] = (struct anchor){"2 x 8 A100 (HDR) allreduce time, 1 KB", ndmv4,
+        35.85, coll_fig(a100, LBS_SIM_ALLREDUCE, 16, 1024, 1), "us", 'f', 2,
+        ""};
+    an[na++] = (struct anchor){"8xH100 allreduce time, 1 KB", ndv5, 13.12,
+        coll_fig(h100, LBS_SIM_ALLREDUCE, 8, 1024, 1), "us", 'f', 2, ""};
+    an[na++] = (struct anchor){"8xH100 allreduce time, 1 MiB", ndv5, 31.94,
+        coll_fig(h100, LBS_SIM_ALLREDUCE, 8, 1048576, 1), "us", 'f', 2, ""};
+    an[na++] = (struct anchor){"8xA100 allgather busbw, 1 GiB", ndmv4, 253.59,
+        coll_fig(a100, LBS_SIM_ALLGATHER, 8, GiB / 8, 0), "GB/s", 'r', 0.10,
+        "no reduction: above NCCL's 240 model"};
+    an[na++] = (struct anchor){"2 x 8 A100 alltoall busbw, 1 GiB", ndmv4,
+        37.80, coll_fig(a100, LBS_SIM_ALLTOALL, 16, GiB, 0), "GB/s", 'r',
+        0.25, "p2p model (NCCL's tuner has none): one NIC per GPU"};
+    double thr1 = NAN, thr32 = NAN;
+    int brc = bert_phase1(&thr1, &thr32, &e);
+    if (brc) {
+        cli_error("sim anchors", "%s", e.msg);
+        rc = brc;
+        goto out;
+    }
+    an[na++] = (struct anchor){"BERT-Large ph.1 seq/s per A100, 1 node (8 GPUs)",
+        "NVIDIA DeepLearningExamples BERT README: 4553/8", 569.1, thr1,
+        "seq/s", 'r', 0.10, "efficiency calibrated on the 1-GPU row (580)"};
+    an[na++] = (struct anchor){"BERT-Large ph.1 strong scaling, 32 DGX-A100",
+        "same table: 30.37 / 32 nodes", 0.949, thr32 / thr1, "", 'a', 0.03,
+        "fixed global batch 65,536; fp16 grads after accumulation"};
     char src[LBS_SIM_FILE_MAX + 64];
     double eff = NAN;
     /* --optim FILE: the SLAMB trace to use (default: the preset lookup) */
@@ -897,45 +1094,65 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv)
         goto out;
     }
     int have = !erc;
-    an[na++] = (struct anchor){"SLAMB scaling efficiency, BERT-XL, 1,024 "
-        "A100", "Xu et al., ICML 2023 (abstract)", 0.90,
-        have ? eff : NAN, "", have ? src : "no SLAMB trace for bert-xl "
-        "(--optim FILE, or record one into sim/data/traces/)"};
+    an[na++] = (struct anchor){"SLAMB scaling efficiency, BERT-XL, 1,024 A100",
+        "Xu et al., ICML 2023 (abstract; network not stated)", 0.90,
+        have ? eff : NAN, "", 'a', 0, have ? "on dgx-a100 (8 x HDR per "
+        "node); sim netsweep varies the network" : "no SLAMB trace for "
+        "bert-xl (--optim FILE, or record one into sim/data/traces/)"};
     double effl = NAN;
     char srcl[LBS_SIM_FILE_MAX + 64];
     int havel = !efficiency("bert-xl", "dgx-a100", "lamb", 1024, &effl, srcl,
                             sizeof srcl);
     an[na++] = (struct anchor){"LAMB scaling efficiency, BERT-XL, 1,024 A100",
         "(the paper's baseline; no number quoted here)", NAN,
-        havel ? effl : NAN, "", "data-parallel contract, same platform"};
+        havel ? effl : NAN, "", 'a', 0, "data-parallel contract, same "
+        "platform"};
     if ((rc = cli_open_run(&a->com, "sim_anchors", argc, argv, &run)))
         goto out;
     if (!a->com.json)
         printf("# published anchors beside lbscale's predictions (never "
-               "tuned to them)\n# %-52s %10s %10s %7s\n", "anchor",
-               "published", "lbscale", "ratio");
+               "tuned to them; 'band' gates `sim anchors --check`)\n"
+               "# %-48s %9s %9s %7s %-12s %s\n", "anchor", "published",
+               "lbscale", "ratio", "band", "");
+    int out_of_band = 0;
     for (int i = 0; i < na; i++) {
         double ratio = an[i].predicted / an[i].published;
-        json_t *row = json_pack("{s:s,s:s,s:o,s:o,s:o,s:s,s:s}", "anchor",
-            an[i].what, "source", an[i].source, "published",
+        int ok = in_band(&an[i]);
+        char band[32] = "shown only";
+        if (an[i].band > 0)
+            snprintf(band, sizeof band, an[i].kind == 'a' ? "+-%g" :
+                     an[i].kind == 'f' ? "x/%g" : "+-%g%%",
+                     an[i].kind == 'r' ? 100 * an[i].band : an[i].band);
+        out_of_band += !ok;
+        json_t *row = json_pack("{s:s,s:s,s:o,s:o,s:o,s:s,s:s,s:s,s:b}",
+            "anchor", an[i].what, "source", an[i].source, "published",
             isfinite(an[i].published) ? json_real(an[i].published)
                                       : json_null(),
             "lbscale", isfinite(an[i].predicted) ? json_real(an[i].predicted)
                                                  : json_null(),
             "ratio", isfinite(ratio) ? json_real(ratio) : json_null(),
-            "unit", an[i].unit, "note", an[i].note);
+            "unit", an[i].unit, "note", an[i].note, "band", band,
+            "in_band", ok);
         if (a->com.json)
             print_json(row);
         else
-            printf("  %-52s %10.3g %10.3g %7.3f  %s %s\n", an[i].what,
-                   an[i].published, an[i].predicted, ratio, an[i].unit,
-                   an[i].note);
+            printf("  %-48s %9.4g %9.4g %7.3f %-12s %s%s %s\n", an[i].what,
+                   an[i].published, an[i].predicted, ratio, band,
+                   ok ? "" : "OUT OF BAND ", an[i].unit, an[i].note);
         if (run && (rc = lbs_run_append(run, "sim_anchors", row, &e))) {
             cli_error("sim anchors", "%s", e.msg);
             goto out;
         }
         if (!run)
             json_decref(row);
+    }
+    if (!a->com.json)
+        printf("# sources of the published figures: lbscale sim anchors "
+               "--json (field source)\n");
+    if (check && out_of_band) {
+        cli_error("sim anchors", "%d anchor%s out of band", out_of_band,
+                  out_of_band == 1 ? "" : "s");
+        rc = -EIO;
     }
 out:
     lbs_run_close(run);
@@ -965,7 +1182,7 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
           "dmsgd,decentlam";
     if ((rc = load_model(model, &m, &e)) ||
         (rc = load_platform(plat, &pl, &e)) ||
-        (rc = load_entries(optims, m, &ent, &nent, &e))) {
+        (rc = load_entries(optims, m, 4, &ent, &nent, &e))) {
         cli_error("sim speed", "%s", e.msg);
         goto out;
     }
@@ -973,7 +1190,7 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
     /* every point the timings below simulate, once, before anything is
      * printed or written */
     for (size_t k = 0; k < nent && !rc; k++) {
-        struct lbs_sim_opts q = {0, ent[k].bpe, NULL, NULL};
+        struct lbs_sim_opts q = {.optim_bytes_per_elem = ent[k].bpe};
         struct lbs_sim_result x;
         rc = lbs_sim_run(pl, m, plan_for(&ent[k], 1024), 1024, &q, &x, &e);
         for (size_t i = 0; i < np && !rc; i++)
@@ -991,7 +1208,7 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
     for (size_t k = 0; k < nent; k++)
         if (!strcmp(ent[k].name, "lamb"))
             li = k;
-    struct lbs_sim_opts o = {0, ent[li].bpe, NULL, NULL};
+    struct lbs_sim_opts o = {.optim_bytes_per_elem = ent[li].bpe};
     struct lbs_sim_result r;
     double ts[51];
     for (int i = 0; i < 51 && !rc; i++) {
@@ -1014,10 +1231,10 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
         size_t n2 = 0;
         rc = load_model(model, &m2, &e);
         if (!rc) rc = load_platform(plat, &p2, &e);
-        if (!rc) rc = load_entries(optims, m2, &e2, &n2, &e);
+        if (!rc) rc = load_entries(optims, m2, 4, &e2, &n2, &e);
         for (size_t k = 0; k < n2 && !rc; k++) {
             struct lbs_sim_result res[64], b;
-            struct lbs_sim_opts q = {0, e2[k].bpe, NULL, NULL};
+            struct lbs_sim_opts q = {.optim_bytes_per_elem = e2[k].bpe};
             rc = lbs_sim_run(p2, m2, plan_for(&e2[k], 8), 8, &q, &b, &e);
             for (size_t i = 0; i < np && !rc; i++)
                 rc = lbs_sim_run(p2, m2, plan_for(&e2[k], P[i]), P[i], &q,
@@ -1552,7 +1769,8 @@ int verb_sim(int argc, char **argv)
         cli_error("sim", "unknown command '%s' (see lbscale sim --help)", cmd);
         return EXIT_BAD_INPUT;
     }
-    struct simargs a = {.com = {.save = 1}};
+    struct simargs a = {.com = {.save = 1}, .grad_bytes = 4,
+                        .grad_dtype = "fp32"};
     for (int i = 2; i < argc; i++) {
         const char *o = argv[i];
         int c = cli_common_opt(&a.com, argc, argv, &i);
@@ -1598,6 +1816,10 @@ int verb_sim(int argc, char **argv)
             a.timeline = 1;
             continue;
         }
+        if (which == 3 && !strcmp(o, "--check")) {
+            a.check = 1;
+            continue;
+        }
         cli_error("sim", "unknown option '%s' (see lbscale sim %s --help)", o,
                   cmd);
         return EXIT_BAD_INPUT;
@@ -1615,7 +1837,7 @@ int verb_sim(int argc, char **argv)
         }
         return run_entries(&a, argc, argv, 1);
     case 2: return sim_coll(&a, argc, argv);
-    case 3: return sim_anchors(&a, argc, argv);
+    case 3: return sim_anchors(&a, argc, argv, a.check);
     default: return sim_speed(&a, argc, argv);
     }
 }

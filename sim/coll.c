@@ -52,7 +52,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "lbscale_sim.h"
+#include "sim_internal.h"
 
 static const char *const coll_names[LBS_SIM_NCOLL] = {
     "allreduce", "allgather", "allgatherv", "alltoall", "bcast", "barrier",
@@ -61,12 +61,12 @@ static const char *const algo_names[LBS_SIM_NALGO] = {
     "ring", "tree", "rhd", "hier", "allgather-ring", "allgather-rd",
     "allgather-bruck", "alltoall-pairwise", "alltoall-bruck",
     "bcast-pipeline", "bcast-binomial", "barrier-dissemination",
-    "neighbor-direct"};
+    "neighbor-direct", "nvls"};
 static const enum lbs_sim_coll algo_colls[LBS_SIM_NALGO] = {
     LBS_SIM_ALLREDUCE, LBS_SIM_ALLREDUCE, LBS_SIM_ALLREDUCE,
     LBS_SIM_ALLREDUCE, LBS_SIM_ALLGATHER, LBS_SIM_ALLGATHER,
     LBS_SIM_ALLGATHER, LBS_SIM_ALLTOALL, LBS_SIM_ALLTOALL, LBS_SIM_BCAST,
-    LBS_SIM_BCAST, LBS_SIM_BARRIER, LBS_SIM_NEIGHBOR};
+    LBS_SIM_BCAST, LBS_SIM_BARRIER, LBS_SIM_NEIGHBOR, LBS_SIM_ALLREDUCE};
 static const char *const proto_names[LBS_SIM_NPROTO] = {"LL", "LL128",
                                                         "Simple"};
 
@@ -479,6 +479,12 @@ double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
         *wire = 0;
     if (net->P == 1)
         return 0;
+    if (pl->nccl_model) {
+        double t = lbs_sim_nccl_time(net, a, p, bytes, topo, step, &w);
+        if (wire)
+            *wire = w;
+        return t;
+    }
     const struct lbs_sim_proto_params *pp = &pl->proto[p];
     if (pp->max_bytes > 0 &&
         lbs_sim_step_bytes(algo_colls[a], net->P, bytes) > pp->max_bytes)

@@ -1,36 +1,53 @@
 /* engine.c - one training step as events, per distinct step of a plan.
  *
  * Timeline of a step on every GPU (data parallel, identical ranks):
+ *   micro-batches: accum - 1 of forward + backward with no communication
+ *              (gradient accumulation), then the last one, F + B, whose
+ *              backward the communication may overlap;
  *   forward:   layers 0..L-1, F = sum fwd_l;
- *   backward:  layers L-1..0; layer l's gradient is ready at
- *              R_l = F + sum_{j >= l} bwd_j   (JointSpar traces: a layer
- *              with no call in the step skips its weight gradient, so its
- *              backward is bwd_l (1 - wgrad_frac));
- *   comm:      one stream, collectives in launch order, each starting at
- *              max(its launch time, the end of the previous one);
+ *   backward:  layers L-1..0; layer l's gradient is ready when its
+ *              backward ends, R_l (JointSpar traces: a layer with no call
+ *              in the step skips its weight gradient, so its backward is
+ *              bwd_l (1 - wgrad_frac));
+ *   comm:      one stream (NCCL's), one collective at a time, always the
+ *              earliest-ready one next (ties: trace order);
  *   optimizer: params x bytes/elem / device memory bandwidth, after all
  *              communication.
- *   iteration = end of the optimizer; compute = F + backward;
- *   exposed communication = iteration - compute - optimizer.
+ *   iteration = end of the optimizer; compute = accum (F + B) without
+ *   slowdown; exposed communication = iteration - compute - optimizer
+ *   (so it includes the compute slowdown that overlapping causes).
  *
- * Which calls overlap the backward pass.  The step's calls are read as
- * passes over the layers: the first pass (until a call on layer -1, or a
- * layer seen earlier in the pass comes back after another layer) holds
- * what depends only on each layer's gradient (gradients, SLAMB's masked
- * momentum, JointSpar's kept layers): such a call is ready at R_l.  The
- * rest (layer -1 calls such as the finite-check flag, 1-bit LAMB's fused
- * compressed buffers, SLAMB's periodic parameter averaging) runs after
- * the backward pass and the overlapped communication, in recorded order.
+ * When a call may start: when the data it needs exists, whatever its
+ * position in the trace (the same rule for every optimizer):
+ *   - a call on layer l that is the step's first call on l needs layer l's
+ *     gradient: ready at R_l (gradients, SLAMB's masked momentum,
+ *     JointSpar's kept layers, DmSGD/DecentLaM's per-layer neighbour
+ *     exchange, which Bluefog also overlaps with the backward pass);
+ *   - a later call on the same layer needs the earlier one's result (SLAMB's
+ *     periodic parameter averaging): ready when that call ends;
+ *   - a call on layer -1 is about the whole model (the finite-check flag,
+ *     1-bit LAMB's fused compressed buffers): ready when the backward pass
+ *     has ended and the previous layer -1 call has finished.
+ * So a 4-byte flag first in the trace no longer holds every later call back
+ * until the backward pass ends; it costs its own latency at the end.
+ * With overlap off (--no-overlap: a framework that allreduces after the
+ * backward, as NVIDIA's BERT recipe does after accumulating), every call
+ * waits for the end of the backward pass.
  *
- * Buckets (PyTorch DDP): first-pass allreduces are taken in backward
- * order (layer L-1 first) and fused into a bucket until it holds at least
- * bucket_bytes (25 MiB default); a full bucket launches when its last
- * layer's gradient is ready, the remainder when layer 0's is.  Other
- * collectives launch alone when ready.  After the backward pass,
- * consecutive allreduces are fused the same way (tensor fusion).
+ * Buckets (PyTorch DDP): first-call allreduces are taken in backward order
+ * (layer L-1 first) and fused until a bucket holds at least bucket_bytes
+ * (25 MiB default); a bucket is ready when its last layer's gradient is.
+ * Later-call allreduces are fused the same way in trace order (tensor
+ * fusion); other collectives run alone.
  *
- * Cost: O(layers + calls) per distinct step (a counting sort by layer,
- * no heap, no per-event allocation).
+ * Compute slowdown: while a collective runs, overlapped compute proceeds
+ * at 1/(1 + platform overlap.compute_slowdown) of its speed (NCCL's
+ * kernels hold SMs and memory bandwidth).  The backward pass and the
+ * communication stream are advanced together event by event, so the
+ * slowdown delays the gradients and therefore the calls that wait for them.
+ *
+ * Cost: O((layers + calls) log calls) per distinct step (a counting sort
+ * by layer and a binary heap of ready collectives).
  */
 #include <errno.h>
 #include <math.h>
@@ -39,47 +56,31 @@
 
 #include "lbscale_sim.h"
 
-struct stream {
-    const struct lbs_sim_net *net;
-    const struct lbs_sim_plan *plan;
-    long step;
-    double free_at, busy, wire, nops;
-    const struct lbs_sim_opts *o;
-    int emit, bad;
-    enum lbs_sim_coll bad_coll;
-    double bad_bytes;
-};
-
 #define NOCOST {0, LBS_SIM_NALGO, LBS_SIM_SIMPLE, 0}
+#define NONE ((size_t)-1)
 
-static void launch(struct stream *s, enum lbs_sim_coll coll, double bytes,
-                   double ready, int l0, int l1, int calls, int post)
-{
-    struct lbs_sim_cost c = lbs_sim_coll_cost(s->net, coll, bytes,
-                                              s->plan->topo, s->step);
-    if (!isfinite(c.t)) {
-        s->bad = 1;
-        s->bad_coll = coll;
-        s->bad_bytes = bytes;
-        c.t = 0;
-    }
-    double start = ready > s->free_at ? ready : s->free_at;
-    s->free_at = start + c.t;
-    s->busy += c.t;
-    s->wire += c.wire;
-    s->nops += 1;
-    if (s->emit) {
-        struct lbs_sim_event e = {LBS_SIM_EV_COMM, l0, l1, calls, post, ready,
-                                  start, s->free_at, bytes, c, coll};
-        s->o->on_event(s->o->ctx, &e);
-    }
-}
+/* A fused group of calls that goes to the network as one collective. */
+struct unit {
+    enum lbs_sim_coll coll;
+    double bytes;
+    int l0, l1, calls;          /* layers fused (first, last), call count */
+    int post;                   /* not a first call (timeline) */
+    int trigger;                /* released when this layer's backward
+                                   ends; -1: by its predecessors only */
+    int released;
+    int ndeps;                  /* unfinished predecessors */
+    double ready;               /* max(release, predecessors' ends) */
+    size_t next_trig;           /* next unit released by the same layer */
+    size_t succ, nsucc;         /* dependents: edge[succ .. succ+nsucc) */
+};
 
 struct work {
     double *bwd, *ready;
     long *stamp;
-    size_t *cnt, *order;
-    unsigned char *post;
+    size_t *cnt, *order, *last, *trig, *edge, *heap, *pred;
+    unsigned char *kind;        /* per call: 0 first, 1 later, 2 layer -1 */
+    struct unit *u;
+    size_t nu, ne, nh;
 };
 
 static void work_free(struct work *w)
@@ -89,7 +90,322 @@ static void work_free(struct work *w)
     free(w->stamp);
     free(w->cnt);
     free(w->order);
-    free(w->post);
+    free(w->last);
+    free(w->trig);
+    free(w->edge);
+    free(w->heap);
+    free(w->pred);
+    free(w->kind);
+    free(w->u);
+}
+
+static int work_alloc(struct work *w, size_t L, size_t maxcalls)
+{
+    size_t n = maxcalls + 1;
+    return (w->bwd = malloc(L * sizeof *w->bwd)) &&
+           (w->ready = malloc(L * sizeof *w->ready)) &&
+           (w->stamp = calloc(L, sizeof *w->stamp)) &&
+           (w->cnt = calloc(L + 1, sizeof *w->cnt)) &&
+           (w->order = malloc(n * sizeof *w->order)) &&
+           (w->last = malloc(L * sizeof *w->last)) &&
+           (w->trig = malloc(L * sizeof *w->trig)) &&
+           (w->edge = malloc(2 * n * sizeof *w->edge)) &&
+           (w->heap = malloc(n * sizeof *w->heap)) &&
+           (w->pred = malloc(2 * n * sizeof *w->pred)) &&
+           (w->kind = malloc(n)) &&
+           (w->u = malloc(n * sizeof *w->u)) ? 0 : -ENOMEM;
+}
+
+/* ---- building the units of one step ---------------------------------- */
+
+static size_t new_unit(struct work *w, const struct lbs_sim_call *x,
+                       int post, int trigger)
+{
+    struct unit *u = &w->u[w->nu];
+    *u = (struct unit){x->coll, x->bytes, x->layer, x->layer, 1, post,
+                       trigger, 0, 0, 0, NONE, 0, 0};
+    return w->nu++;
+}
+
+/* Record "unit v waits for unit p" (pred list, turned into edges later).
+ * A repeated pair is harmless (it is counted and released twice); only
+ * the common case, consecutive members of one bucket, is folded. */
+static void add_dep(struct work *w, size_t v, size_t p, size_t *np)
+{
+    if (p == NONE || p == v ||
+        (*np && w->pred[*np - 2] == p && w->pred[*np - 1] == v))
+        return;
+    w->pred[(*np)++] = p;
+    w->pred[(*np)++] = v;
+}
+
+/* The units of step st, their release layers and dependencies. */
+static void build_units(struct work *w, const struct lbs_sim_step *st,
+                        size_t L, long stampv, double cap, int overlap)
+{
+    const struct lbs_sim_call *c = st->calls;
+    size_t n = st->ncalls, np = 0;
+    w->nu = 0;
+    for (size_t i = 0; i < L; i++) {
+        w->last[i] = NONE;
+        w->trig[i] = NONE;
+    }
+    /* classify: the step's first call on a layer, a later one, layer -1 */
+    for (size_t j = 0; j < n; j++) {
+        int l = c[j].layer;
+        if (l < 0) {
+            w->kind[j] = 2;
+        } else {
+            w->kind[j] = w->stamp[l] == stampv;
+            w->stamp[l] = stampv;
+        }
+    }
+    /* first calls in backward order: counting sort by layer, descending */
+    memset(w->cnt, 0, (L + 1) * sizeof *w->cnt);
+    size_t nfirst = 0;
+    for (size_t j = 0; j < n; j++)
+        if (w->kind[j] == 0) {
+            w->cnt[L - 1 - (size_t)c[j].layer]++;
+            nfirst++;
+        }
+    for (size_t i = 0, acc = 0; i <= L; i++) {
+        size_t k = w->cnt[i];
+        w->cnt[i] = acc;
+        acc += k;
+    }
+    for (size_t j = 0; j < n; j++)
+        if (w->kind[j] == 0)
+            w->order[w->cnt[L - 1 - (size_t)c[j].layer]++] = j;
+    size_t open = NONE;           /* the bucket being filled */
+    for (size_t k = 0; k < nfirst; k++) {
+        const struct lbs_sim_call *x = &c[w->order[k]];
+        size_t v;
+        if (x->coll == LBS_SIM_ALLREDUCE && open != NONE) {
+            v = open;
+            w->u[v].bytes += x->bytes;
+            w->u[v].l1 = x->layer;
+            w->u[v].calls++;
+        } else {
+            v = new_unit(w, x, 0, x->layer);
+            if (x->coll == LBS_SIM_ALLREDUCE)
+                open = v;
+        }
+        w->last[x->layer] = v;
+        if (open == v) {
+            w->u[v].trigger = x->layer;     /* ready with its last layer */
+            if (w->u[v].bytes >= cap)
+                open = NONE;
+        }
+    }
+    /* later calls and layer -1 calls, in trace order */
+    size_t prev_whole = NONE;
+    open = NONE;
+    for (size_t j = 0; j < n; j++) {
+        const struct lbs_sim_call *x = &c[j];
+        size_t v;
+        if (w->kind[j] == 0)
+            continue;
+        if (w->kind[j] == 2) {
+            v = new_unit(w, x, 1, 0);
+            add_dep(w, v, prev_whole, &np);
+            prev_whole = v;
+            open = NONE;
+            continue;
+        }
+        if (x->coll == LBS_SIM_ALLREDUCE && open != NONE) {
+            v = open;
+            w->u[v].bytes += x->bytes;
+            w->u[v].l1 = x->layer;
+            w->u[v].calls++;
+        } else {
+            v = new_unit(w, x, 1, -1);
+            open = x->coll == LBS_SIM_ALLREDUCE ? v : NONE;
+        }
+        add_dep(w, v, w->last[x->layer], &np);
+        w->last[x->layer] = v;
+        if (open == v && w->u[v].bytes >= cap)
+            open = NONE;
+    }
+    /* release lists per layer; no overlap: everything at the end */
+    for (size_t v = 0; v < w->nu; v++) {
+        struct unit *u = &w->u[v];
+        if (!overlap && u->trigger > 0)
+            u->trigger = 0;
+        if (u->trigger >= 0) {
+            u->next_trig = w->trig[u->trigger];
+            w->trig[u->trigger] = v;
+        } else {
+            u->released = 1;
+        }
+    }
+    /* dependency edges grouped by predecessor (counting sort) */
+    for (size_t v = 0; v < w->nu; v++)
+        w->u[v].nsucc = 0;
+    for (size_t k = 0; k < np; k += 2) {
+        w->u[w->pred[k]].nsucc++;
+        w->u[w->pred[k + 1]].ndeps++;
+    }
+    size_t acc = 0;
+    for (size_t v = 0; v < w->nu; v++) {
+        w->u[v].succ = acc;
+        acc += w->u[v].nsucc;
+        w->u[v].nsucc = 0;
+    }
+    for (size_t k = 0; k < np; k += 2) {
+        struct unit *p = &w->u[w->pred[k]];
+        w->edge[p->succ + p->nsucc++] = w->pred[k + 1];
+    }
+}
+
+/* ---- the ready heap: earliest ready first, then trace order ------------ */
+
+static int before(const struct work *w, size_t a, size_t b)
+{
+    double x = w->u[a].ready, y = w->u[b].ready;
+    return x < y || (x == y && a < b);
+}
+
+static void heap_push(struct work *w, size_t v)
+{
+    size_t i = w->nh++;
+    while (i > 0 && before(w, v, w->heap[(i - 1) / 2])) {
+        w->heap[i] = w->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    w->heap[i] = v;
+}
+
+static size_t heap_pop(struct work *w)
+{
+    size_t top = w->heap[0], v = w->heap[--w->nh], i = 0;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= w->nh)
+            break;
+        if (k + 1 < w->nh && before(w, w->heap[k + 1], w->heap[k]))
+            k++;
+        if (!before(w, w->heap[k], v))
+            break;
+        w->heap[i] = w->heap[k];
+        i = k;
+    }
+    if (w->nh)
+        w->heap[i] = v;
+    return top;
+}
+
+/* A unit whose release has come and whose predecessors are done. */
+static void maybe_ready(struct work *w, size_t v)
+{
+    if (w->u[v].released && w->u[v].ndeps == 0)
+        heap_push(w, v);
+}
+
+/* ---- simulating one step ------------------------------------------------ */
+
+struct stepsim {
+    const struct lbs_sim_net *net;
+    const struct lbs_sim_plan *plan;
+    const struct lbs_sim_opts *o;
+    long step;
+    int emit, bad;
+    enum lbs_sim_coll bad_coll;
+    double bad_bytes;
+    double busy, wire, nops;    /* results */
+    double comm_end, bwd_end;
+};
+
+static struct lbs_sim_cost price(struct stepsim *s, const struct unit *u)
+{
+    struct lbs_sim_cost c = lbs_sim_coll_cost(s->net, u->coll, u->bytes,
+                                              s->plan->topo, s->step);
+    if (!isfinite(c.t)) {
+        s->bad = 1;
+        s->bad_coll = u->coll;
+        s->bad_bytes = u->bytes;
+        c.t = 0;
+    }
+    return c;
+}
+
+/* Backward from t0 (layers L-1..0, work w->bwd in seconds) and the comm
+ * stream together.  Fills w->ready (R_l) and the stepsim results. */
+static void run_step(struct stepsim *s, struct work *w, size_t L, double t0,
+                     double slow)
+{
+    double t = t0, rem = L ? w->bwd[L - 1] : 0, end = 0, start = 0;
+    size_t layer = L, running = NONE;   /* layer being computed + 1 */
+    struct lbs_sim_cost cost = NOCOST;
+    w->nh = 0;
+    for (size_t v = 0; v < w->nu; v++)
+        if (w->u[v].trigger < 0)
+            maybe_ready(w, v);
+    for (;;) {
+        if (running == NONE && w->nh && w->u[w->heap[0]].ready <= t) {
+            running = heap_pop(w);
+            cost = price(s, &w->u[running]);
+            start = t;
+            end = t + cost.t;
+        }
+        double rate = running != NONE ? 1 + slow : 1;
+        double tc = layer ? t + rem * rate : INFINITY;
+        double te = running != NONE ? end : INFINITY;
+        double tr = running == NONE && w->nh ? w->u[w->heap[0]].ready
+                                             : INFINITY;
+        double tn = fmin(tc, fmin(te, tr));
+        if (!isfinite(tn))
+            break;
+        if (layer)
+            rem -= (tn - t) / rate;
+        t = tn;
+        if (layer && tn == tc) {                /* a gradient is ready */
+            size_t i = --layer;
+            w->ready[i] = t;
+            for (size_t v = w->trig[i]; v != NONE; v = w->u[v].next_trig) {
+                w->u[v].released = 1;
+                if (t > w->u[v].ready)
+                    w->u[v].ready = t;
+                maybe_ready(w, v);
+            }
+            rem = layer ? w->bwd[layer - 1] : 0;
+        }
+        if (running != NONE && tn == te) {      /* a collective ended */
+            struct unit *u = &w->u[running];
+            s->busy += cost.t;
+            s->wire += cost.wire;
+            s->nops += 1;
+            if (s->emit) {
+                struct lbs_sim_event e = {LBS_SIM_EV_COMM, u->l0, u->l1,
+                                          u->calls, u->post, u->ready, start,
+                                          end, u->bytes, cost, u->coll};
+                s->o->on_event(s->o->ctx, &e);
+            }
+            for (size_t k = 0; k < u->nsucc; k++) {
+                struct unit *d = &w->u[w->edge[u->succ + k]];
+                if (end > d->ready)
+                    d->ready = end;
+                d->ndeps--;
+                maybe_ready(w, w->edge[u->succ + k]);
+            }
+            s->comm_end = end;
+            running = NONE;
+        }
+    }
+    s->bwd_end = L ? w->ready[0] : t0;
+}
+
+static void emit_compute(const struct lbs_sim_opts *o, size_t L,
+                         const struct work *w, double F, double f0)
+{
+    for (size_t i = L; i-- > 0;) {
+        double e = w->ready[i], b = i + 1 < L ? w->ready[i + 1] : f0 + F;
+        struct lbs_sim_event ev = {LBS_SIM_EV_BWD, (int)i, (int)i, 0, 0, b,
+                                   b, e, 0, NOCOST, 0};
+        o->on_event(o->ctx, &ev);
+    }
+    struct lbs_sim_event ev = {LBS_SIM_EV_FWD, 0, (int)L - 1, 0, 0, f0, f0,
+                               f0 + F, 0, NOCOST, 0};
+    o->on_event(o->ctx, &ev);
 }
 
 int lbs_sim_run(const struct lbs_sim_platform *pl,
@@ -118,22 +434,25 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
     if (!(bpe >= 0) || !isfinite(bpe))
         return lbs_err_set(err, -EINVAL, "optimizer bytes per element must "
                            "be >= 0");
+    long accum = o && o->accum > 0 ? o->accum : 1;
+    if (accum > 1000000)
+        return lbs_err_set(err, -EINVAL, "%ld micro-batches per step: at "
+                           "most 1000000", accum);
+    int overlap = !(o && o->no_overlap);
+    double slow = o && o->no_slowdown ? 0 : pl->overlap_slowdown;
     size_t L = m->nlayers, maxcalls = 0;
     for (size_t i = 0; i < plan->nsteps; i++)
         if (plan->step[i].ncalls > maxcalls)
             maxcalls = plan->step[i].ncalls;
-    if (!(w.bwd = malloc(L * sizeof *w.bwd)) ||
-        !(w.ready = malloc(L * sizeof *w.ready)) ||
-        !(w.stamp = calloc(L, sizeof *w.stamp)) ||
-        !(w.cnt = calloc(L + 1, sizeof *w.cnt)) ||
-        !(w.order = malloc((maxcalls + 1) * sizeof *w.order)) ||
-        !(w.post = malloc(maxcalls + 1))) {
+    if (work_alloc(&w, L, maxcalls)) {
         work_free(&w);
         return lbs_err_set(err, -ENOMEM, "out of memory");
     }
-    double F = 0;
-    for (size_t i = 0; i < L; i++)
+    double F = 0, Bfull = 0;
+    for (size_t i = 0; i < L; i++) {
         F += lbs_sim_layer_fwd(m, pl, i);
+        Bfull += lbs_sim_layer_bwd(m, pl, i);
+    }
     double opt = m->params * bpe / pl->mem_bw;
     double W = 0, FW = 0;
     r->P = P;
@@ -142,115 +461,23 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
 
     for (size_t si = 0; si < plan->nsteps; si++) {
         const struct lbs_sim_step *st = &plan->step[si];
-        const struct lbs_sim_call *c = st->calls;
-        size_t n = st->ncalls;
         int emit = o && o->on_event && si == 0;
-
-        /* classify: first pass overlaps the backward pass */
         stampv++;
-        int in_post = 0, prev = -2;
-        for (size_t j = 0; j < n; j++) {
-            int l = c[j].layer;
-            if (!in_post && (l < 0 || (w.stamp[l] == stampv && prev != l)))
-                in_post = 1;
-            if (l >= 0)
-                w.stamp[l] = stampv;
-            w.post[j] = (unsigned char)in_post;
-            prev = l;
-        }
-        /* backward times (JointSpar: dropped layers skip the wgrad) */
+        build_units(&w, st, L, stampv, cap, overlap);
+        /* backward work (JointSpar: layers without a call skip wgrad) */
         double B = 0;
-        for (size_t i = L; i-- > 0;) {
+        for (size_t i = 0; i < L; i++) {
             double b = lbs_sim_layer_bwd(m, pl, i);
             if (plan->skip_wgrad && w.stamp[i] != stampv)
                 b *= 1 - m->wgrad_frac;
+            w.bwd[i] = b;
             B += b;
-            w.ready[i] = F + B;
-            if (emit) {
-                struct lbs_sim_event e = {LBS_SIM_EV_BWD, (int)i, (int)i, 0,
-                                          0, w.ready[i] - b, w.ready[i] - b,
-                                          w.ready[i], 0, NOCOST, 0};
-                o->on_event(o->ctx, &e);
-            }
         }
-        if (emit) {
-            struct lbs_sim_event e = {LBS_SIM_EV_FWD, 0, (int)L - 1, 0, 0, 0,
-                                      0, F, 0, NOCOST, 0};
-            o->on_event(o->ctx, &e);
-        }
-        /* counting sort of first-pass calls by layer, descending */
-        memset(w.cnt, 0, (L + 1) * sizeof *w.cnt);
-        size_t nfirst = 0;
-        for (size_t j = 0; j < n; j++)
-            if (!w.post[j]) {
-                w.cnt[L - 1 - (size_t)c[j].layer]++;
-                nfirst++;
-            }
-        for (size_t i = 0, acc = 0; i <= L; i++) {
-            size_t k = w.cnt[i];
-            w.cnt[i] = acc;
-            acc += k;
-        }
-        for (size_t j = 0; j < n; j++)
-            if (!w.post[j])
-                w.order[w.cnt[L - 1 - (size_t)c[j].layer]++] = j;
-
-        struct stream s = {&net, plan, st->first, 0, 0, 0, 0, o, emit, 0,
-                           0, 0};
-        double acc = 0, bready = 0;
-        int bl0 = -1, bl1 = -1, bn = 0;
-        for (size_t k = 0; k < nfirst; k++) {
-            const struct lbs_sim_call *x = &c[w.order[k]];
-            double ready = w.ready[x->layer];
-            if (x->coll != LBS_SIM_ALLREDUCE) {
-                launch(&s, x->coll, x->bytes, ready, x->layer, x->layer, 1, 0);
-                continue;
-            }
-            if (!bn)
-                bl0 = x->layer;
-            acc += x->bytes;
-            bl1 = x->layer;
-            bready = ready;
-            bn++;
-            if (acc >= cap) {
-                launch(&s, LBS_SIM_ALLREDUCE, acc, bready, bl0, bl1, bn, 0);
-                acc = 0;
-                bn = 0;
-            }
-        }
-        if (bn)
-            launch(&s, LBS_SIM_ALLREDUCE, acc, bready, bl0, bl1, bn, 0);
-
-        /* after the backward pass: recorded order, allreduces fused */
-        double t0 = F + B > s.free_at ? F + B : s.free_at;
-        acc = 0;
-        bn = 0;
-        for (size_t j = 0; j < n; j++) {
-            if (!w.post[j])
-                continue;
-            if (c[j].coll == LBS_SIM_ALLREDUCE) {
-                if (!bn)
-                    bl0 = c[j].layer;
-                bl1 = c[j].layer;
-                acc += c[j].bytes;
-                bn++;
-                if (acc >= cap) {
-                    launch(&s, LBS_SIM_ALLREDUCE, acc, t0, bl0, bl1, bn, 1);
-                    acc = 0;
-                    bn = 0;
-                }
-                continue;
-            }
-            if (bn) {
-                launch(&s, LBS_SIM_ALLREDUCE, acc, t0, bl0, bl1, bn, 1);
-                acc = 0;
-                bn = 0;
-            }
-            launch(&s, c[j].coll, c[j].bytes, t0, c[j].layer, c[j].layer, 1,
-                   1);
-        }
-        if (bn)
-            launch(&s, LBS_SIM_ALLREDUCE, acc, t0, bl0, bl1, bn, 1);
+        /* the accum - 1 earlier micro-batches: compute only */
+        double f0 = (double)(accum - 1) * (F + Bfull);
+        struct stepsim s = {&net, plan, o, st->first, emit, 0, 0, 0, 0, 0, 0,
+                            0, 0};
+        run_step(&s, &w, L, f0 + F, slow);
         if (s.bad) {
             work_free(&w);
             return lbs_err_set(err, -EINVAL, "%s: no enabled algorithm can "
@@ -258,21 +485,23 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
                                pl->name, lbs_sim_coll_name(s.bad_coll),
                                s.bad_bytes, P);
         }
-        double end = (F + B > s.free_at ? F + B : s.free_at) + opt;
+        double end = fmax(s.bwd_end, s.comm_end) + opt;
         if (emit) {
+            emit_compute(o, L, &w, F, f0);
             struct lbs_sim_event e = {LBS_SIM_EV_OPTIM, 0, (int)L - 1, 0, 1,
                                       end - opt, end - opt, end, 0, NOCOST,
                                       0};
             o->on_event(o->ctx, &e);
         }
         double bytes = 0;
-        for (size_t j = 0; j < n; j++)
-            bytes += c[j].bytes;
-        double wt = st->weight;
+        for (size_t j = 0; j < st->ncalls; j++)
+            bytes += st->calls[j].bytes;
+        double wt = st->weight, compute = f0 + F + B;
         W += wt;
         FW += st->final_weight;
         r->iter += wt * end;
-        r->compute += wt * (F + B);
+        r->compute += wt * compute;
+        r->slowdown += wt * (s.bwd_end - compute);
         r->comm += wt * s.busy;
         r->bytes += wt * bytes;
         r->wire += wt * s.wire;
@@ -284,6 +513,7 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
         return lbs_err_set(err, -EINVAL, "plan %s has no steps", plan->optim);
     r->iter /= W;
     r->compute /= W;
+    r->slowdown /= W;
     r->comm /= W;
     r->bytes /= W;
     r->wire /= W;
@@ -293,11 +523,5 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
     if (r->exposed < 0)
         r->exposed = 0;
     r->final_iter = FW > 0 ? r->final_iter / FW : r->iter;
-    /* the readers' ranges keep every time finite; a hand-built model or
-     * platform may not, and inf must never reach a table */
-    if (!isfinite(r->iter) || !isfinite(r->final_iter) ||
-        !isfinite(r->comm) || !isfinite(r->bytes) || !isfinite(r->wire))
-        return lbs_err_set(err, -EDOM, "%s on %s at %ld GPUs: the step time "
-                           "is not finite", m->name, pl->name, P);
     return 0;
 }

@@ -64,6 +64,7 @@ enum lbs_sim_algo {
     LBS_SIM_BC_BINOMIAL,    /* bcast: binomial tree */
     LBS_SIM_BAR_DISSEM,     /* barrier: dissemination */
     LBS_SIM_NB_DIRECT,      /* neighbour exchange: direct sends */
+    LBS_SIM_AR_NVLS,        /* allreduce: NVLink SHARP (NCCL, Hopper) */
     LBS_SIM_NALGO
 };
 const char *lbs_sim_algo_name(enum lbs_sim_algo a);
@@ -86,6 +87,27 @@ struct lbs_sim_proto_params {
     double bw_factor;   /* fraction of link bandwidth reached, (0, 1] */
     double max_bytes;   /* largest step message it carries (MPI's eager
                            limit); 0 = any */
+};
+
+/* NCCL's own tuner model (sim/nccl.c), for GPU platforms: the platform's
+ * "nccl" object.  The constant tables (base and hardware latencies,
+ * per-channel caps, protocol factors) are NCCL 2.21.5's, in nccl.c; the
+ * platform gives what NCCL's topology search would find on it. */
+enum lbs_sim_gpu_arch { LBS_SIM_VOLTA, LBS_SIM_AMPERE, LBS_SIM_HOPPER };
+struct lbs_sim_nccl_graph {
+    int channels;           /* graph channels (NCCL's search result) */
+    double bw;              /* per channel, B/s */
+};
+struct lbs_sim_nccl {
+    enum lbs_sim_gpu_arch arch;
+    int cpu_amd;            /* network post overhead 2 us (AMD) else 1 us;
+                               LL cap row for multi-node */
+    int intra_pci;          /* GPUs talk over PCIe, not NVLink */
+    struct lbs_sim_nccl_graph intra;   /* one node */
+    struct lbs_sim_nccl_graph inter;   /* two or more nodes */
+    struct lbs_sim_nccl_graph nvls;    /* NVLS graph (channels 0: none) */
+    double p2p_bw;          /* B/s one GPU's point-to-point sends reach
+                               through its NIC (alltoall, neighbours) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -114,7 +136,15 @@ struct lbs_sim_platform {
     enum lbs_sim_fabric fabric;
     int nodes_per_leaf;     /* fat-tree: nodes under one leaf switch */
     double oversub;         /* fat-tree: downlink/uplink ratio, >= 1 */
-    double net_lat;         /* s, added to every inter-node step */
+    double net_lat;         /* s, added to every inter-node step that
+                               stays under one leaf switch */
+    double spine_lat;       /* s, instead of net_lat for a step that
+                               crosses the spine (fat-tree; = net_lat
+                               unless the platform says otherwise) */
+    double overlap_slowdown;/* compute runs 1 + this slower while a
+                               collective overlaps it (0: not modelled) */
+    int nccl_model;         /* collectives priced by NCCL's tuner model */
+    struct lbs_sim_nccl nccl;
     long max_gpus;          /* largest P this platform describes */
     struct lbs_sim_proto_params proto[LBS_SIM_NPROTO];
     unsigned algos;         /* bit (1u << enum lbs_sim_algo) = enabled */
@@ -166,6 +196,12 @@ int lbs_sim_model_load(const char *path, struct lbs_sim_model **out,
 int lbs_sim_model_parse(const char *text, const char *file,
                         struct lbs_sim_model **out, struct lbs_err *err);
 void lbs_sim_model_free(struct lbs_sim_model *m);
+/* Run m at `batch` samples per GPU: every layer's FLOPs and measured times
+ * scale linearly from the model's batch_per_gpu (a per-sample cost that
+ * does not change with the batch: kernels that get faster at larger
+ * batches are not modelled). */
+int lbs_sim_model_set_batch(struct lbs_sim_model *m, double batch,
+                            struct lbs_err *err);
 /* Forward and backward seconds of layer i on platform pl. */
 double lbs_sim_layer_fwd(const struct lbs_sim_model *m,
                          const struct lbs_sim_platform *pl, size_t i);
@@ -222,6 +258,11 @@ int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
  * the engine buckets them DDP-style. */
 int lbs_sim_plan_dp(const struct lbs_sim_model *m, const char *optim,
                     struct lbs_sim_plan **out, struct lbs_err *err);
+/* The same with elem_bytes per gradient element (2: fp16/bf16 gradients,
+ * as mixed-precision baselines allreduce them; 4: fp32). */
+int lbs_sim_plan_dp_bytes(const struct lbs_sim_model *m, const char *optim,
+                          double elem_bytes, struct lbs_sim_plan **out,
+                          struct lbs_err *err);
 /* Apply the trace-v1 scaling rule to model m: a copy of plan whose bytes
  * are scaled by n_model/n_trace per layer (layer -1 as is).  -EINVAL when
  * the layer counts differ (naming both files). */
@@ -295,11 +336,16 @@ struct lbs_sim_opts {
     double optim_bytes_per_elem;/* optimizer memory traffic per param */
     lbs_sim_event_fn on_event;  /* optional timeline, first step only */
     void *ctx;
+    long accum;                 /* micro-batches per step (<= 1: one) */
+    int no_overlap;             /* every call waits for the backward end */
+    int no_slowdown;            /* ignore the platform's compute slowdown */
 };
 
 struct lbs_sim_result {
     long P;
     double iter, compute, optim, comm, exposed;   /* s, averaged */
+    double slowdown;            /* s the overlapped compute lost (in
+                                   exposed) */
     double bytes;               /* payload bytes per GPU per step */
     double wire;                /* bytes the chosen algorithms send */
     double final_iter;          /* average over the final phase */

@@ -210,3 +210,26 @@ double lbs_sim_layer_bwd(const struct lbs_sim_model *m,
     return l->bwd_s >= 0 ? l->bwd_s
                          : l->bwd_flops / (pl->peak_flops * m->efficiency);
 }
+
+int lbs_sim_model_set_batch(struct lbs_sim_model *m, double batch,
+                            struct lbs_err *err)
+{
+    if (!(batch >= 1 && batch <= 1e7) || batch != floor(batch))
+        return lbs_err_set(err, -EINVAL, "batch per GPU %g: an integer in "
+                           "[1, 1e7]", batch);
+    if (!(m->batch_per_gpu > 0))
+        return lbs_err_set(err, -EINVAL, "model %s states no batch_per_gpu "
+                           "to scale from", m->name);
+    double f = batch / m->batch_per_gpu;
+    for (size_t i = 0; i < m->nlayers; i++) {
+        struct lbs_sim_layer *l = &m->l[i];
+        l->fwd_flops *= f;
+        l->bwd_flops *= f;
+        if (l->fwd_s >= 0)
+            l->fwd_s *= f;
+        if (l->bwd_s >= 0)
+            l->bwd_s *= f;
+    }
+    m->batch_per_gpu = batch;
+    return 0;
+}

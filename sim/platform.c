@@ -118,19 +118,167 @@ static int read_coll_bw(const struct sj *c, const json_t *root,
     return 0;
 }
 
+/* "overlap": {"compute_slowdown": s}: compute runs (1 + s) times slower
+ * while a collective overlaps it (NCCL kernels hold SMs and HBM
+ * bandwidth).  Absent: 0, not modelled. */
+static int read_overlap(const struct sj *c, const json_t *root,
+                        struct lbs_sim_platform *p)
+{
+    static const char *const keys[] = {"compute_slowdown", "source", "note",
+                                       NULL};
+    json_t *o;
+    p->overlap_slowdown = 0;
+    int rc = sj_obj(c, root, "", "overlap", 0, &o);
+    if (rc || !o)
+        return rc;
+    if ((rc = sj_known(c, o, "overlap.", keys)))
+        return rc;
+    return sj_num(c, o, "overlap.", "compute_slowdown", SJ_REQ, 0, 0, 10,
+                  &p->overlap_slowdown);
+}
+
+static int read_graph(const struct sj *c, const json_t *o, const char *key,
+                      int required, struct lbs_sim_nccl_graph *g)
+{
+    static const char *const keys[] = {"channels", "bw_gbs", "note", NULL};
+    char path[48];
+    json_t *go;
+    double ch = 0, bw = 0;
+    snprintf(path, sizeof path, "nccl.%s.", key);
+    int rc = sj_obj(c, o, "nccl.", key, required ? SJ_REQ : 0, &go);
+    if (rc || !go)
+        return rc;
+    if (!rc) rc = sj_known(c, go, path, keys);
+    /* NCCL's MAXCHANNELS is 32; a channel's speed comes from its search
+     * lists (0.12 .. 60 GB/s) */
+    if (!rc) rc = sj_num(c, go, path, "channels", SJ_REQ | SJ_INT, 0, 1, 32,
+                         &ch);
+    if (!rc) rc = sj_num(c, go, path, "bw_gbs", SJ_REQ, 0, 0.1, 100, &bw);
+    g->channels = (int)ch;
+    g->bw = bw * 1e9;
+    return rc;
+}
+
+/* "nccl": what NCCL's topology search finds on this platform; present =
+ * collectives priced by NCCL's tuner model (sim/nccl.c). */
+static int read_nccl(const struct sj *c, const json_t *root,
+                     struct lbs_sim_platform *p)
+{
+    static const char *const keys[] = {"version", "gpu_arch", "cpu_vendor",
+        "intra_link", "intra_graph", "inter_graph", "nvls_graph", "p2p_gbs",
+        "algorithms", "protocols", "note", "sources", NULL};
+    static const char *const archs[] = {"volta", "ampere", "hopper", NULL};
+    json_t *o;
+    char s[32];
+    double v;
+    int rc = sj_obj(c, root, "", "nccl", 0, &o);
+    if (rc || !o)
+        return rc;
+    p->nccl_model = 1;
+    struct lbs_sim_nccl *n = &p->nccl;
+    if ((rc = sj_known(c, o, "nccl.", keys)))
+        return rc;
+    if ((rc = sj_str(c, o, "nccl.", "version", 0, "2.21.5", s, sizeof s)))
+        return rc;
+    if (strncmp(s, "2.21", 4))
+        return sj_fail(c, "nccl.", "version", "\"%s\": this build carries "
+                       "NCCL 2.21's tuning tables only", s);
+    if ((rc = sj_str(c, o, "nccl.", "gpu_arch", SJ_REQ, NULL, s, sizeof s)))
+        return rc;
+    int a = 0;
+    while (archs[a] && strcmp(archs[a], s))
+        a++;
+    if (!archs[a])
+        return sj_fail(c, "nccl.", "gpu_arch", "\"%s\": volta, ampere or "
+                       "hopper (the rows of NCCL's tables)", s);
+    n->arch = (enum lbs_sim_gpu_arch)a;
+    if ((rc = sj_str(c, o, "nccl.", "cpu_vendor", 0, "intel", s, sizeof s)))
+        return rc;
+    if (strcmp(s, "amd") && strcmp(s, "intel") && strcmp(s, "other"))
+        return sj_fail(c, "nccl.", "cpu_vendor", "\"%s\": amd, intel or "
+                       "other", s);
+    n->cpu_amd = !strcmp(s, "amd");
+    if ((rc = sj_str(c, o, "nccl.", "intra_link", 0, "nvlink", s, sizeof s)))
+        return rc;
+    if (strcmp(s, "nvlink") && strcmp(s, "pci"))
+        return sj_fail(c, "nccl.", "intra_link", "\"%s\": nvlink or pci", s);
+    n->intra_pci = !strcmp(s, "pci");
+    if ((rc = read_graph(c, o, "intra_graph", p->gpus_per_node > 1,
+                         &n->intra)) ||
+        (rc = read_graph(c, o, "inter_graph", 1, &n->inter)) ||
+        (rc = read_graph(c, o, "nvls_graph", 0, &n->nvls)))
+        return rc;
+    if (p->gpus_per_node == 1)
+        n->intra = n->inter;
+    if ((rc = sj_num(c, o, "nccl.", "p2p_gbs", SJ_REQ, 0, RATE_MIN, RATE_MAX,
+                     &v)))
+        return rc;
+    n->p2p_bw = v * 1e9;
+    /* algorithms: NCCL's; p2p (alltoall, neighbours) is always there */
+    static const struct { const char *name; unsigned bits; } al[] = {
+        {"ring", 1u << LBS_SIM_AR_RING | 1u << LBS_SIM_AG_RING |
+                 1u << LBS_SIM_BC_PIPELINE},
+        {"tree", 1u << LBS_SIM_AR_TREE},
+        {"nvls", 1u << LBS_SIM_AR_NVLS}};
+    p->algos = 1u << LBS_SIM_A2A_PAIRWISE | 1u << LBS_SIM_NB_DIRECT |
+               1u << LBS_SIM_BAR_DISSEM;
+    const json_t *l = json_object_get(o, "algorithms");
+    if (!json_is_array(l) || !json_array_size(l))
+        return sj_fail(c, "nccl.", "algorithms", "required: a list of ring, "
+                       "tree, nvls");
+    for (size_t i = 0; i < json_array_size(l); i++) {
+        const char *nm = json_string_value(json_array_get(l, i));
+        size_t k = 0;
+        while (nm && k < 3 && strcmp(al[k].name, nm))
+            k++;
+        if (!nm || k == 3)
+            return sj_fail(c, "nccl.", "algorithms", "item %zu \"%.40s\": "
+                           "ring, tree or nvls", i, nm ? nm : "?");
+        p->algos |= al[k].bits;
+    }
+    if (!(p->algos >> LBS_SIM_AR_RING & 1))
+        return sj_fail(c, "nccl.", "algorithms", "ring is required (NCCL "
+                       "falls back to it; allgather and bcast use it)");
+    if ((p->algos >> LBS_SIM_AR_NVLS & 1) &&
+        (!n->nvls.channels || n->arch != LBS_SIM_HOPPER))
+        return sj_fail(c, "nccl.", "algorithms", "nvls needs a Hopper GPU and "
+                       "nccl.nvls_graph");
+    l = json_object_get(o, "protocols");
+    if (!json_is_array(l) || !json_array_size(l))
+        return sj_fail(c, "nccl.", "protocols", "required: a list of LL, "
+                       "LL128, Simple");
+    for (int i = 0; i < LBS_SIM_NPROTO; i++)
+        p->proto[i] = (struct lbs_sim_proto_params){0};
+    for (size_t i = 0; i < json_array_size(l); i++) {
+        const char *nm = json_string_value(json_array_get(l, i));
+        int k = 0;
+        while (nm && k < LBS_SIM_NPROTO && strcmp(lbs_sim_proto_name(k), nm))
+            k++;
+        if (!nm || k == LBS_SIM_NPROTO)
+            return sj_fail(c, "nccl.", "protocols", "item %zu \"%.40s\": LL, "
+                           "LL128 or Simple", i, nm ? nm : "?");
+        p->proto[k].enabled = 1;
+        p->proto[k].bw_factor = 1;
+    }
+    if (!p->proto[LBS_SIM_SIMPLE].enabled)
+        return sj_fail(c, "nccl.", "protocols", "Simple is required (NCCL's "
+                       "point-to-point and NVLS use it)");
+    return 0;
+}
+
 static int parse_root(const struct sj *c, const json_t *root,
                       struct lbs_sim_platform *p)
 {
     static const char *const top[] = {"format", "version", "name",
         "description", "sources", "notes", "gpu", "node", "fabric",
         "max_gpus", "protocols", "algorithms", "coll_bw_factor",
-        "calibration", NULL};
+        "calibration", "nccl", "overlap", NULL};
     static const char *const gk[] = {"name", "peak_tflops", "mem_bw_gbs",
                                      "note", NULL};
     static const char *const nk[] = {"gpus", "intra", "intra_bw_gbs", "nics",
                                      "nic_gbps", "reduce_gbs", "note", NULL};
     static const char *const fk[] = {"kind", "nodes_per_leaf",
-        "oversubscription", "lat_us", "note", NULL};
+        "oversubscription", "lat_us", "lat_spine_us", "note", NULL};
     json_t *gpu, *node, *fab, *protos;
     double v = 0;
     char kind[32];
@@ -198,10 +346,27 @@ static int parse_root(const struct sj *c, const json_t *root,
     if (!rc) rc = sj_num(c, fab, "fabric.", "lat_us", 0, 0, 0, LAT_MAX_US,
                          &v);
     p->net_lat = v * 1e-6;
+    /* a step across the spine crosses two more links and switches than
+     * one under a leaf: its own latency (default: the same) */
+    if (!rc) rc = sj_num(c, fab, "fabric.", "lat_spine_us", 0, v, 0,
+                         LAT_MAX_US, &v);
+    p->spine_lat = v * 1e-6;
+    if (!rc && p->spine_lat < p->net_lat)
+        rc = sj_fail(c, "fabric.", "lat_spine_us", "must be >= lat_us (a "
+                     "path across the spine contains one under a leaf)");
+    if (!rc) rc = read_overlap(c, root, p);
     if (!rc) rc = sj_num(c, root, "", "max_gpus", SJ_INT, 16384, 1, 1e8, &v);
     p->max_gpus = (long)v;
 
     if (!rc) rc = read_coll_bw(c, root, p);
+    if (!rc) rc = read_nccl(c, root, p);
+    if (!rc && p->nccl_model && (json_object_get(root, "protocols") ||
+                                 json_object_get(root, "algorithms")))
+        rc = sj_fail(c, "", "nccl", "NCCL's tuner has its own protocols and "
+                     "algorithms (nccl.protocols, nccl.algorithms): the MPI "
+                     "model's \"protocols\"/\"algorithms\" do not apply");
+    if (rc || p->nccl_model)
+        return rc;
     if (!rc) rc = sj_obj(c, root, "", "protocols", 0, &protos);
     if (rc)
         return rc;

@@ -52,6 +52,11 @@ int sj_load(const struct sj *c, const char *text, size_t len, json_t **out);
  * documents are C strings). */
 int sj_read_file(const char *path, size_t cap, int nul_ok, char **text,
                  size_t *len, struct lbs_err *err);
+/* nccl.c: time (s) of one call under NCCL's tuner model (platforms with
+ * "nccl"); INFINITY when the algorithm/protocol does not apply. */
+double lbs_sim_nccl_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
+                         enum lbs_sim_proto p, double bytes,
+                         enum lbs_sim_topo topo, long step, double *wire);
 /* Copy a path into a fixed buffer, keeping the tail when too long. */
 void sj_copy_path(char *dst, size_t len, const char *path);
 

@@ -392,6 +392,16 @@ int lbs_sim_trace_load(const char *path, struct lbs_sim_plan **out,
 int lbs_sim_plan_dp(const struct lbs_sim_model *m, const char *optim,
                     struct lbs_sim_plan **out, struct lbs_err *err)
 {
+    return lbs_sim_plan_dp_bytes(m, optim, 4, out, err);
+}
+
+int lbs_sim_plan_dp_bytes(const struct lbs_sim_model *m, const char *optim,
+                          double elem_bytes, struct lbs_sim_plan **out,
+                          struct lbs_err *err)
+{
+    if (elem_bytes != 2 && elem_bytes != 4)
+        return lbs_err_set(err, -EINVAL, "gradient element of %g bytes: 2 "
+                           "(fp16, bf16) or 4 (fp32)", elem_bytes);
     struct lbs_sim_plan *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p || !(p->pool = calloc(m->nlayers, sizeof *p->pool)) ||
@@ -407,7 +417,7 @@ int lbs_sim_plan_dp(const struct lbs_sim_model *m, const char *optim,
     for (size_t i = 0; i < m->nlayers; i++) {
         p->layer_n[i] = m->l[i].n;
         p->pool[i] = (struct lbs_sim_call){(int)i, LBS_SIM_ALLREDUCE,
-                                           4 * m->l[i].n};
+                                           elem_bytes * m->l[i].n};
     }
     p->step[0] = (struct lbs_sim_step){m->nlayers, p->pool, 1, 1, 1,
                                        1u << LBS_SIM_ALLREDUCE};

@@ -44,9 +44,22 @@ sed 's/"nic_gbps": 200/"nic_gbps": -200/' "$DATA/platforms/dgx-a100.json" >"$TOP
 bad "negative bandwidth"       "negbw.json|node.nic_gbps" sim sweep --model bert-large --platform "$TOP/negbw.json" --optim lamb
 sed 's/"gpus": 8/"gpus": 0/' "$DATA/platforms/dgx-a100.json" >"$TOP/zerogpu.json"
 bad "zero GPUs per node"       "zerogpu.json|node.gpus" sim sweep --model bert-large --platform "$TOP/zerogpu.json" --optim lamb
-sed 's/"max_gpus": 16384/"max_gpus": 16384, "algorithms": ["ring", "butterfly"]/' \
-    "$DATA/platforms/dgx-a100.json" >"$TOP/algo.json"
-bad "unknown algorithm"        "algo.json|algorithms[1]|butterfly" sim sweep --model bert-large --platform "$TOP/algo.json" --optim lamb
+"$PY" - "$DATA/platforms/dgx-a100.json" "$TOP/algo.json" "$TOP/algo2.json" "$TOP/mix.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["nccl"]["algorithms"] = ["ring", "butterfly"]
+json.dump(p, open(sys.argv[2], "w"))
+q = json.load(open(sys.argv[1]))
+del q["nccl"]
+q["algorithms"] = ["ring", "butterfly"]
+json.dump(q, open(sys.argv[3], "w"))
+q = json.load(open(sys.argv[1]))
+q["algorithms"] = ["ring"]
+json.dump(q, open(sys.argv[4], "w"))
+PY
+bad "unknown NCCL algorithm"   "algo.json|nccl.algorithms|butterfly" sim sweep --model bert-large --platform "$TOP/algo.json" --optim lamb
+bad "unknown MPI algorithm"    "algo2.json|algorithms[1]|butterfly" sim sweep --model bert-large --platform "$TOP/algo2.json" --optim lamb
+bad "MPI algorithms on an NCCL platform" "mix.json|nccl" sim sweep --model bert-large --platform "$TOP/mix.json" --optim lamb
 sed 's/"bucket_mb": 25/"bucket_mb": 4000/' "$DATA/models/bert-large.json" >"$TOP/bigbucket.json"
 bad "bucket larger than model (JSON)" "bigbucket.json|bucket_mb" sim sweep --model "$TOP/bigbucket.json" --platform dgx-a100 --optim lamb
 printf '{"format": "lbscale-trace", "version": 2, "optim": "x"}\n' >"$TOP/v2.jsonl"
@@ -92,6 +105,7 @@ bad "trace without calls"      "nocalls.jsonl|no calls" sim sweep "${M[@]}" --op
 "$PY" - "$P_A100" "$TOP/ll.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
+del p["nccl"]        # the MPI model: protocols of its own
 p["protocols"] = {"LL": {"base_lat_us": 1, "intra_hop_us": 1,
                          "inter_hop_us": 1, "bw_factor": 1, "max_bytes": 1000}}
 json.dump(p, open(sys.argv[2], "w"))

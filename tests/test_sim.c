@@ -248,7 +248,9 @@ static void run_plan(const struct lbs_sim_platform *p,
                      struct lbs_sim_result *r, struct tl *t)
 {
     struct lbs_err e;
-    struct lbs_sim_opts o = {bucket_bytes, 10, rec, t};
+    struct lbs_sim_opts o = {.bucket_bytes = bucket_bytes,
+                             .optim_bytes_per_elem = 10, .on_event = rec,
+                             .ctx = t};
     t->n = 0;
     cr_assert_eq(lbs_sim_run(p, m, plan, 4, &o, r, &e), 0, "%s", e.msg);
 }
@@ -328,39 +330,60 @@ static struct lbs_sim_plan *trace(const char *text)
     ", \"steps\": " #steps ", \"layers\": [{\"name\": \"a\", \"n\": 10}, " \
     "{\"name\": \"b\", \"n\": 20, \"ndim\": 1}, {\"name\": \"c\", \"n\": 40}]}\n"
 
-Test(sim_engine, post_backward_calls_and_scaling)
+/* When calls may start (engine.c): the step's first call on a layer at its
+ * gradient, a later call on the same layer when the earlier one ends, a
+ * layer -1 call at the end of the backward pass; never "after the first
+ * layer -1 call in the trace", which once kept SLAMB from overlapping. */
+static void dependency_case(const char *flag_first, const char *flag_last,
+                            struct lbs_sim_result *r, struct tl *t)
 {
-    /* layer 1's 80-byte call scales to 4e6 (x 1e6/20): ready at 7, 1 ms;
-     * the layer -1 flag (latency 0 here) and a second pass over layer 2
-     * (8 bytes x 1e6/40 = 2e5 B -> 0.05 ms) run after the backward pass */
     struct lbs_sim_platform *p = eplat(6);
     struct lbs_sim_model *m = emodel(3);
-    struct lbs_sim_plan *raw = trace(HDR("slamb", 1, 8)
+    char text[2048];
+    snprintf(text, sizeof text, HDR("slamb", 1, 8) "%s"
         "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 80}\n"
-        "{\"step\": 1, \"layer\": -1, \"coll\": \"allreduce\", \"bytes\": 4}\n"
-        "{\"step\": 1, \"layer\": 2, \"coll\": \"allreduce\", \"bytes\": 8}\n");
-    struct lbs_sim_plan *b;
+        "{\"step\": 1, \"layer\": 2, \"coll\": \"allreduce\", \"bytes\": 8}\n"
+        "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 80}\n"
+        "%s", flag_first, flag_last);
+    struct lbs_sim_plan *raw = trace(text), *b;
     struct lbs_err e;
     cr_assert_eq(lbs_sim_plan_bind(raw, m, &b, &e), 0, "%s", e.msg);
-    near(b->step[0].calls[0].bytes, 4e6);
-    near(b->step[0].calls[1].bytes, 4);
-    near(b->step[0].calls[2].bytes, 2e5);
-    struct lbs_sim_result r;
-    struct tl t;
-    run_plan(p, m, b, 0, &r, &t);
-    cr_assert_eq(t.n, 1 + 1, "fused post allreduces: %d ops", t.n);
-    cr_assert(!t.ev[0].post);
-    near(t.ev[0].start, 7 * MS);
-    near(t.ev[0].end, 8 * MS);
-    cr_assert(t.ev[1].post);
-    cr_assert_eq(t.ev[1].calls, 2);
-    near(t.ev[1].start, 9 * MS);
-    near(t.ev[1].end, 9 * MS + 1.5 * 200004 / 6e9);
-    near(r.iter, t.ev[1].end + 1 * MS);
+    near(b->step[0].calls[flag_first[0] ? 1 : 0].bytes, 4e6);
+    run_plan(p, m, b, 0, r, t);
     lbs_sim_plan_free(raw);
     lbs_sim_plan_free(b);
     lbs_sim_model_free(m);
     lbs_sim_platform_free(p);
+}
+
+Test(sim_engine, calls_start_when_their_data_exists)
+{
+    /* layers 2 and 1 (2e5 + 4e6 B, first calls) fuse into one bucket
+     * ready with layer 1 at 7 ms: 1.05 ms -> 8.05; layer 1's second call
+     * (4e6 B) waits for it: 8.05-9.05; the flag (layer -1) is ready at the
+     * end of the backward pass (9) and runs when the stream frees */
+    const char *flag =
+        "{\"step\": 1, \"layer\": -1, \"coll\": \"allreduce\", \"bytes\": 4}\n";
+    struct lbs_sim_result r, r2;
+    struct tl t;
+    dependency_case(flag, "", &r, &t);
+    cr_assert_eq(t.n, 3, "%d ops", t.n);
+    cr_assert(!t.ev[0].post);
+    cr_assert_eq(t.ev[0].calls, 2);
+    near(t.ev[0].start, 7 * MS);
+    near(t.ev[0].end, 8.05 * MS);
+    cr_assert(t.ev[1].post);
+    cr_assert_eq(t.ev[1].layer, 1);
+    near(t.ev[1].start, 8.05 * MS);
+    near(t.ev[1].end, 9.05 * MS);
+    cr_assert_eq(t.ev[2].layer, -1);
+    near(t.ev[2].start, 9.05 * MS);
+    near(r.iter, t.ev[2].end + 1 * MS);
+    /* moving the flag to the end of the trace changes nothing */
+    dependency_case("", flag, &r2, &t);
+    cr_assert(fabs(r2.iter - r.iter) <= 0.01 * r.iter, "%g vs %g", r2.iter,
+              r.iter);
+    near(r2.iter, r.iter);
 }
 
 Test(sim_engine, jointspar_skips_wgrad_of_dropped_layers)
@@ -600,7 +623,8 @@ Test(sim_bad, runtime_checks)
     struct lbs_sim_plan *plan;
     struct lbs_sim_result r;
     cr_assert_eq(lbs_sim_plan_dp(m, "sgd", &plan, NULL), 0);
-    struct lbs_sim_opts o = {100 * 1048576.0, 10, NULL, NULL};
+    struct lbs_sim_opts o = {.bucket_bytes = 100 * 1048576.0,
+                             .optim_bytes_per_elem = 10};
     cr_assert_eq(lbs_sim_run(p, m, plan, 4, &o, &r, &e), -EINVAL);
     cr_assert(strstr(e.msg, "bucket"), "%s", e.msg);
     lbs_sim_plan_free(plan);
@@ -640,7 +664,7 @@ Test(sim_presets, load_and_sweep)
         for (int i = 0; i < 4; i++) {
             struct lbs_sim_result res[12];
             double eff[12];
-            struct lbs_sim_opts o = {0, 44, NULL, NULL};
+            struct lbs_sim_opts o = {.optim_bytes_per_elem = 44};
             cr_assert_eq(lbs_sim_sweep(pl[i], m, plan, P, np, &o, res, eff,
                                        &e), 0, "%s", e.msg);
             for (size_t k = 0; k < np; k++) {

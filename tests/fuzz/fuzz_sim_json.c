@@ -92,7 +92,7 @@ static void run_model(const char *text)
         return;
     }
     if (!lbs_sim_plan_dp(m, "sgd", &plan, &e)) {
-        struct lbs_sim_opts o = {0, 20, NULL, NULL};
+        struct lbs_sim_opts o = {.optim_bytes_per_elem = 20};
         check_run(lbs_sim_run(fixed_platform(), m, plan, 8, &o, &r, &e), &r);
         lbs_sim_plan_free(plan);
     }
@@ -119,7 +119,7 @@ static void run_combo(const char *model, const char *platform)
     }
     if (!lbs_sim_plan_dp(m, "lamb", &plan, &e)) {
         long g = p->gpus_per_node, Ps[] = {1, g, 2 * g, p->max_gpus};
-        struct lbs_sim_opts o = {0, 44, NULL, NULL};
+        struct lbs_sim_opts o = {.optim_bytes_per_elem = 44};
         for (size_t i = 0; i < sizeof Ps / sizeof Ps[0]; i++)
             if (Ps[i] >= 1 && Ps[i] <= p->max_gpus)
                 check_run(lbs_sim_run(p, m, plan, Ps[i], &o, &r, &e), &r);
@@ -153,7 +153,7 @@ static void run_trace(const char *text, size_t len)
     }
     if (!lbs_sim_plan_bind(raw, &m, &b, &e)) {
         struct lbs_sim_result r;
-        struct lbs_sim_opts o = {0, 20, NULL, NULL};
+        struct lbs_sim_opts o = {.optim_bytes_per_elem = 20};
         for (long P = 1; P <= 4096; P *= 8)
             check_run(lbs_sim_run(fixed_platform(), &m, b, P, &o, &r, &e),
                       &r);

@@ -223,14 +223,20 @@ def swin(name, C, depths, heads, batch, eff):
 
 
 if __name__ == "__main__":
-    bert("bert-large", 1024, 24, 4096, 64, 128, 20, 0.5,
+    # calibrated: 580 seq/s x 240.6 GFLOP/seq (this file's FLOPs) / 312
+    # TFLOP/s = 0.447 (NVIDIA DeepLearningExamples PyTorch BERT README,
+    # pre-training table, DGX A100 80GB, 1 GPU, seq 128, batch 256, AMP)
+    bert("bert-large", 1024, 24, 4096, 64, 128, 20, 0.447,
          "BERT-Large (24 x 1024, 16 heads, 335 M parameters), pre-training phase 1: "
          "sequence 128, per-GPU batch 64, 20 masked predictions per sequence",
          ["Devlin et al. 2019; tensor list identical to bench/layers.c 'bert-large'",
           "phase-1 setup of NVIDIA's LAMB BERT recipe (sequence 128, 20 predictions/sequence)",
-          "efficiency 0.5: assumed fraction of the tensor peak for mixed-precision BERT "
-          "training with fused kernels; replace with measured fwd_ms/bwd_ms"])
-    bert("bert-xl", 2560, 36, 10240, 16, 128, 20, 0.5,
+          "efficiency 0.447: calibrated to 580 sequences/s on one A100-80GB, phase 1 "
+          "(seq 128, batch 256, AMP), NVIDIA DeepLearningExamples PyTorch/LanguageModeling/"
+          "BERT README, pre-training performance table (DGX A100 80GB): 580 x 240.6 "
+          "GFLOP per sequence / 312 TFLOP/s; the same fraction is assumed at this "
+          "file's batch 64; replace with measured fwd_ms/bwd_ms (sim sweep --compute RUN)"])
+    bert("bert-xl", 2560, 36, 10240, 16, 128, 20, 0.447,
          "BERT-XL (36 x 2560, 40 heads, ~2.9 B parameters), pre-training phase 1: "
          "sequence 128, per-GPU batch 16",
          ["SLAMB (Xu et al., ICML 2023) trains a 2.8 B BERT-XL on 1,024 A100s; its exact "
@@ -238,7 +244,8 @@ if __name__ == "__main__":
           "hidden 2560, FFN 10240 (2.9 B with embeddings)",
           "per-GPU batch 16 at sequence 128: assumed (memory-bound choice for a 2.9 B "
           "model with fp32 optimizer state on 80 GB)",
-          "efficiency 0.5: assumed, as bert-large"])
+          "efficiency 0.447: assumed, as bert-large (calibrated there; no published "
+          "single-GPU BERT-XL throughput in our sources)"])
     gpt2("gpt2-xl", 1600, 48, 8, 1024, 0.45,
          "GPT-2 XL (48 x 1600, 25 heads, 1.56 B parameters), context 1024, per-GPU batch 8",
          ["Radford et al. 2019; HuggingFace gpt2-xl tensor list (LM head tied to wte)",

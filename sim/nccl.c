@@ -1,0 +1,325 @@
+/* nccl.c - collectives priced the way NCCL's tuner prices them, for GPU
+ * platforms (a platform with an "nccl" object).
+ *
+ * Source of every constant and formula: NVIDIA/nccl v2.21.5-1,
+ * src/graph/tuning.cc (ncclTopoTuneModel, ncclTopoGetAlgoTime):
+ *   busBw  = graph channels x per-channel bandwidth (the one-node graph on
+ *            one node, the multi-node graph otherwise), then per algorithm
+ *            and protocol: ring LL x0.5 capped by llMaxBw; ring LL128
+ *            x0.92 (x0.7 at one GPU per node) capped at channels x
+ *            perChMaxRingLL128Bw; tree x0.92 capped at channels x
+ *            perChMaxTreeBw, tree LL /3.8 capped by llMaxBw, tree LL128
+ *            x7/9 (one node) or x120/128, capped at channels x
+ *            perChMaxTreeLL128Bw; NVLS min(intra, inter) x channels;
+ *   algBw  = busBw x P/nsteps (ring), x5/6 (NVLS), x0.5 (tree);
+ *   lat    = baseLat + ring: (nsteps - nInterSteps) x max(intra hwLat, net
+ *            overhead) + nInterSteps x (NET hwLat + fabric latency);
+ *            tree: 2 ((g-1) intra hwLat + log2(N) inter latency);
+ *            NVLS: its NVLink latency (+ NET latency across nodes);
+ *   time   = lat + bytes / (1000 algBw) us, the tree's bandwidth times
+ *            treeCorrectionFactor[proto][log2(bytes/64)] for 64 B..256 MB,
+ *            ring Simple allreduce across nodes with bytes/(channels x P)
+ *            >= 64: lat x1.4 (x1.9 before Ampere) ("plateau effect").
+ * NCCL picks the (algorithm, protocol) of least time: so does
+ * lbs_sim_coll_cost.  Bytes are NCCL's: the buffer for allreduce and
+ * bcast, the whole output (P x this rank's part) for allgather.
+ *
+ * What lbscale adds, each said where it enters: on a fat-tree the
+ * multi-node bandwidth is multiplied by the leaf-uplink share of coll.c
+ * (1 on a non-blocking fabric); a step that crosses the spine pays
+ * fabric.lat_spine_us instead of fabric.lat_us; alltoall and neighbour
+ * exchanges, which NCCL runs as grouped point-to-point sends outside its
+ * tuner, are priced as below (p2p).
+ */
+#include <math.h>
+
+#include "sim_internal.h"
+
+/* tuning.cc: baseLat[algo][proto], us; rows tree, ring. */
+static const double base_lat[2][3] = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}};
+/* tuning.cc: hwLat[NVLINK, PCI, NET][tree, ring][LL, LL128, Simple], us */
+static const double hw_lat[3][2][3] = {
+    {{.6, 1.25, 28}, {.6, 1.9, 3.4}},
+    {{1.0, 1.9, 28}, {1.0, 2.5, 5.7}},
+    {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}}};
+/* tuning.cc: NVLS hwLat, us: NVLink 25, NET 18 */
+#define NVLS_LAT_NVL 25.0
+#define NVLS_LAT_NET 18.0
+/* tuning.cc, [arch or CPU row][nodes 1 / 2 / more], GB/s */
+static const double ll_max_bw[3][3] = {{39.0, 39.0, 20.4},
+                                       {87.7, 22.5, 19.0},
+                                       {141.0, 45.0, 35.0}};
+static const double ring_ll128_ch[3][3] = {{20, 20, 20}, {20, 20, 20},
+                                           {36.7, 36.7, 36.7}};
+static const double tree_ll128_ch[3][3] = {{20, 20, 20}, {20, 20, 20},
+                                           {36.7, 36.7, 29.0}};
+static const double tree_ch[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8},
+                                     {38.7, 41.4, 36.0}};
+/* tuning.cc: treeCorrectionFactor[proto][log2(bytes / 64)], 64 B..256 MB */
+static const double tree_corr[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7,
+     .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8,
+     .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8,
+     .7, .7, .8, .9, .9}};
+
+static int log2i(double x)        /* NCCL's log2i: floor, 0 for x < 2 */
+{
+    int k = 0;
+    while (x >= 2) {
+        x /= 2;
+        k++;
+    }
+    return k;
+}
+
+static long ceil_div(long a, long b) { return (a + b - 1) / b; }
+
+/* Latency of `hops` inter-node steps of which `spine` cross the spine:
+ * each pays NCCL's NET hwLat plus the fabric's latency for its level. */
+static double inter_lat(const struct lbs_sim_platform *pl, double net_hw,
+                        long hops, long spine)
+{
+    return (double)hops * (net_hw + pl->net_lat * 1e6) +
+           (double)spine * (pl->spine_lat - pl->net_lat) * 1e6;
+}
+
+/* Inter-node steps of a ring over N nodes that cross the spine: the ring
+ * leaves each group of L nodes once per round (nothing when all nodes sit
+ * under one leaf). */
+static long ring_spine_hops(const struct lbs_sim_net *net, long hops,
+                            long rounds)
+{
+    const struct lbs_sim_platform *pl = net->pl;
+    long L = pl->fabric == LBS_SIM_FAT_TREE ? pl->nodes_per_leaf : net->N;
+    if (net->N <= L)
+        return 0;
+    long s = rounds * ceil_div(net->N, L);
+    return s < hops ? s : hops;
+}
+
+struct nctx {
+    const struct lbs_sim_net *net;
+    const struct lbs_sim_nccl *n;
+    int row;            /* nodes: 0 one, 1 two, 2 more */
+    int ar;             /* allreduce (else allgather, bcast) */
+    int bcast;
+    long nsteps, inter; /* ring steps and how many cross nodes */
+};
+
+/* NCCL's ring or tree (or NVLS) time in us for nbytes, NCCL convention;
+ * INFINITY when the combination has no bandwidth. */
+static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
+                       enum lbs_sim_proto p, double nbytes)
+{
+    const struct lbs_sim_net *net = x->net;
+    const struct lbs_sim_platform *pl = net->pl;
+    const struct lbs_sim_nccl *n = x->n;
+    int ring = a != LBS_SIM_AR_TREE && a != LBS_SIM_AR_NVLS;
+    int tree = a == LBS_SIM_AR_TREE;
+    const struct lbs_sim_nccl_graph *gr = net->N == 1 ? &n->intra : &n->inter;
+    int arch = (int)n->arch;
+    int llrow = net->N == 1 ? arch : n->cpu_amd ? 1 : 0;
+    double P = (double)net->P, g = (double)net->g;
+    double ch = gr->channels, bw = gr->bw / 1e9;
+    if (a == LBS_SIM_AR_NVLS) {
+        /* NCCL 2.21 runs NVLS across nodes only with CollNet (SHARP
+         * switches), which no preset describes: one node only */
+        if (p != LBS_SIM_SIMPLE || !n->nvls.channels || net->N > 1)
+            return INFINITY;
+        ch = n->nvls.channels;
+        bw = n->nvls.bw / 1e9;
+    }
+    double busbw = ch * bw;
+    /* lbscale: the leaf uplinks' share on an oversubscribed fat-tree */
+    if (net->N > 1)
+        busbw *= tree ? net->sh_tree : net->sh_ring;
+    if (ring && p == LBS_SIM_LL)
+        busbw = fmin(ll_max_bw[llrow][x->row], busbw * .5);
+    if (ring && p == LBS_SIM_LL128)
+        busbw = fmin(busbw * (g < 2 ? 0.7 : 0.92),
+                     ch * ring_ll128_ch[arch][x->row]);
+    if (tree) {
+        busbw = fmin(busbw * .92, ch * tree_ch[arch][x->row]);
+        if (p == LBS_SIM_LL)
+            busbw = fmin(busbw / 3.8, ll_max_bw[llrow][x->row]);
+        if (p == LBS_SIM_LL128)
+            busbw = fmin(busbw * (net->N == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
+                         ch * tree_ll128_ch[arch][x->row]);
+    }
+    double algbw = busbw * (ring ? P / (double)x->nsteps
+                            : a == LBS_SIM_AR_NVLS ? 5.0 / 6.0 : 0.5);
+    if (tree && nbytes >= 64) {
+        int k = log2i(nbytes / 64);
+        if (k < 23)
+            algbw *= tree_corr[p][k];
+    }
+    if (!(algbw > 0))
+        return INFINITY;
+
+    int hw_intra = n->intra_pci ? 1 : 0;
+    double lat;
+    if (a == LBS_SIM_AR_NVLS) {
+        lat = NVLS_LAT_NVL;
+    } else if (x->bcast) {
+        /* tuning.cc: reduce/broadcast rings add one hop latency (same
+         * channels on every node, as on NVSwitch systems) */
+        lat = base_lat[1][p] + (net->N == 1 ? hw_lat[hw_intra][1][p]
+                                : inter_lat(pl, hw_lat[2][1][p], 1,
+                                            ring_spine_hops(net, 1, 1)));
+    } else if (tree) {
+        long levels = log2i((double)net->N);
+        long L = pl->fabric == LBS_SIM_FAT_TREE ? pl->nodes_per_leaf : net->N;
+        long spine = levels - log2i((double)L);   /* edges of 2^k >= L nodes */
+        double intra = hw_lat[hw_intra][0][p];
+        lat = base_lat[0][p] +
+              2 * ((g - 1) * intra +
+                   inter_lat(pl, hw_lat[2][0][p], levels,
+                             spine > 0 ? spine : 0));
+    } else {
+        double intra = hw_lat[hw_intra][1][p];
+        if (net->N > 1) {
+            /* inter-node rings launch every step through the proxy */
+            double ovh = n->cpu_amd ? 2.0 : 1.0;
+            if (p == LBS_SIM_SIMPLE)
+                ovh *= 3;
+            intra = fmax(intra, ovh);
+        }
+        lat = base_lat[1][p] + (double)(x->nsteps - x->inter) * intra +
+              inter_lat(pl, hw_lat[2][1][p], x->inter,
+                        ring_spine_hops(net, x->inter, x->ar ? 2 : 1));
+        if (p == LBS_SIM_SIMPLE && net->N > 1 && x->ar &&
+            nbytes / (2.0 * gr->channels * P) >= 64)
+            lat *= arch >= LBS_SIM_AMPERE ? 1.4 : 1.9;
+    }
+    return lat + nbytes / (1000 * algbw);
+}
+
+/* Point-to-point exchanges (NCCL's grouped ncclSend/ncclRecv: alltoall,
+ * neighbour exchange).  NCCL's tuner does not model them; here each GPU
+ * sends its off-node share through its own NIC at p2p_gbs ("alltoall
+ * cannot aggregate the bandwidth of multiple NICs", S. Jeaugey,
+ * NVIDIA/nccl-tests#267) and its on-node share over NVLink at the
+ * one-node graph's bandwidth; latency = ring Simple base + one NET (or
+ * NVLink) step + the network post overhead of every off-node peer, spread
+ * over the multi-node graph's channels.  us. */
+static double p2p_us(const struct lbs_sim_net *net, double off_bytes,
+                     double on_bytes, long off_peers)
+{
+    const struct lbs_sim_platform *pl = net->pl;
+    const struct lbs_sim_nccl *n = &pl->nccl;
+    double intra_bw = (double)n->intra.channels * n->intra.bw;
+    double ovh = n->cpu_amd ? 2.0 : 1.0;
+    double lat = base_lat[1][LBS_SIM_SIMPLE];
+    if (off_peers > 0)
+        lat += inter_lat(pl, hw_lat[2][1][LBS_SIM_SIMPLE], 1,
+                         ring_spine_hops(net, 1, 1)) +
+               ovh * (double)ceil_div(off_peers, n->inter.channels);
+    else
+        lat += hw_lat[n->intra_pci ? 1 : 0][1][LBS_SIM_SIMPLE];
+    double share = net->N > 1 ? net->sh_a2a : 1;
+    double t = fmax(off_bytes / (n->p2p_bw * share),
+                    on_bytes / intra_bw);
+    return lat + t * 1e6;
+}
+
+/* Neighbour graph degrees: destinations (as rank offsets) of one rank. */
+static int nb_offsets(enum lbs_sim_topo topo, long P, long step, long *d)
+{
+    int nd = 0, L = log2i((double)P) + ((P & (P - 1)) != 0);
+    switch (topo) {
+    case LBS_SIM_TOPO_RING:
+        d[nd++] = 1;
+        d[nd++] = P - 1;
+        break;
+    case LBS_SIM_TOPO_EXP:
+        for (int t = 0; t < L && nd < LBS_SIM_LOGMAX; t++)
+            d[nd++] = (long)1 << t;
+        break;
+    case LBS_SIM_TOPO_ONEPEER:
+        d[nd++] = (long)1 << (int)((step > 0 ? step - 1 : 0) % (L ? L : 1));
+        break;
+    default:
+        break;
+    }
+    return nd;
+}
+
+double lbs_sim_nccl_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
+                         enum lbs_sim_proto p, double bytes,
+                         enum lbs_sim_topo topo, long step, double *wire)
+{
+    const struct lbs_sim_platform *pl = net->pl;
+    double P = (double)net->P;
+    long N = net->N;
+    struct nctx x = {net, &pl->nccl, N == 1 ? 0 : N == 2 ? 1 : 2, 0, 0, 0,
+                     0};
+    double us;
+    *wire = 0;
+    switch (a) {
+    case LBS_SIM_AR_RING:
+    case LBS_SIM_AR_TREE:
+    case LBS_SIM_AR_NVLS:
+        x.ar = 1;
+        x.nsteps = 2 * (net->P - 1);
+        x.inter = N > 1 ? 2 * N : 0;
+        *wire = a == LBS_SIM_AR_RING ? 2 * (P - 1) / P * bytes : 2 * bytes;
+        us = tuned_us(&x, a, p, bytes);
+        break;
+    case LBS_SIM_AG_RING:
+        x.nsteps = net->P - 1;
+        x.inter = N - 1;
+        *wire = (P - 1) * bytes;
+        us = tuned_us(&x, a, p, bytes * P);   /* NCCL: the whole output */
+        break;
+    case LBS_SIM_BC_PIPELINE:
+        x.bcast = 1;
+        x.nsteps = net->P;
+        x.inter = N;
+        *wire = bytes;
+        us = tuned_us(&x, a, p, bytes);
+        break;
+    case LBS_SIM_BAR_DISSEM:         /* frameworks: a one-element allreduce */
+        x.ar = 1;
+        x.nsteps = 2 * (net->P - 1);
+        x.inter = N > 1 ? 2 * N : 0;
+        us = tuned_us(&x, LBS_SIM_AR_RING, p, 4);
+        break;
+    case LBS_SIM_A2A_PAIRWISE: {
+        if (p != LBS_SIM_SIMPLE)
+            return INFINITY;
+        double g = (double)net->g;
+        *wire = (P - 1) / P * bytes;
+        us = p2p_us(net, (P - g) / P * bytes, (g - 1) / P * bytes,
+                    net->P - net->g);
+        break;
+    }
+    case LBS_SIM_NB_DIRECT: {
+        if (p != LBS_SIM_SIMPLE)
+            return INFINITY;
+        long d[LBS_SIM_LOGMAX];
+        int nd = nb_offsets(topo, net->P, step, d);
+        if (!nd)
+            return INFINITY;
+        double off = 0, on = 0;
+        long peers = 0;
+        /* the busiest rank: the node's last GPU, whose every offset >= 1
+         * leaves the node when N > 1 */
+        for (int i = 0; i < nd; i++) {
+            int leaves = N > 1 && (d[i] % net->P) != 0;
+            if (leaves && topo == LBS_SIM_TOPO_RING && i == 1 && net->g > 1)
+                leaves = 0;     /* ring: one neighbour shares the node */
+            off += leaves ? bytes : 0;
+            on += leaves ? 0 : bytes;
+            peers += leaves;
+        }
+        *wire = bytes * nd;
+        us = p2p_us(net, off, on, peers);
+        break;
+    }
+    default:
+        return INFINITY;
+    }
+    return us * 1e-6;
+}
