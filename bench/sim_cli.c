@@ -1161,6 +1161,156 @@ out:
     return cli_exit_code(rc);
 }
 
+/* ---- netsweep: efficiency against the network a node is sold with ------ */
+
+#define NETSWEEP_HELP \
+"usage: lbscale sim netsweep --model M --platform P --optim LIST\n" \
+"                            [--gpus 1024] [--node-gbps 25..3200] [--json]\n" \
+"\n" \
+"Scaling efficiency E = T(one node)/T(P) at one GPU count as the network\n" \
+"bandwidth per node varies: every NIC of the platform runs at node_gbps /\n" \
+"nics; NCCL's multi-node channels and point-to-point rate scale with it\n" \
+"(the preset's ratio to the line rate kept, e.g. 24 of 25 GB/s on HDR);\n" \
+"latencies, NVLink and the fat-tree stay.  Ends with, per optimizer, the\n" \
+"lowest bandwidth at which E reaches 0.90 (log-linear interpolation).\n" \
+"Reference points: 100 Gb/s (one 100 GbE NIC), 200 (one HDR NIC or two\n" \
+"100 GbE), 400 (one NDR NIC), 1,600 (DGX A100: 8 x HDR), 3,200 (DGX\n" \
+"H100: 8 x NDR).  Also takes sweep's --batch-per-gpu, --accum,\n" \
+"--no-overlap, --no-slowdown, --grad-dtype, --bucket-mb.\n" \
+"  --node-gbps LIST  Gb/s per node: 100,400 or A..B (powers of two from A)\n"
+
+/* pl with its NICs at node_gbps per node; NCCL's multi-node graph and
+ * point-to-point rate move in proportion to the line rate. */
+static void set_node_gbps(struct lbs_sim_platform *pl,
+                          const struct lbs_sim_platform *ref, double gbps)
+{
+    double nic = gbps * 1e9 / 8 / ref->nics_per_node;
+    double f = nic / ref->nic_bw;
+    pl->nic_bw = nic;
+    pl->nccl.inter.bw = ref->nccl.inter.bw * f;
+    pl->nccl.p2p_bw = ref->nccl.p2p_bw * f;
+}
+
+static int sim_netsweep(const struct simargs *a, int argc, char **argv)
+{
+    struct lbs_err e;
+    struct lbs_sim_model *m = NULL;
+    struct lbs_sim_platform *pl = NULL, work;
+    struct entry *ent = NULL;
+    struct lbs_run *run = NULL;
+    json_t *rows = json_array();
+    size_t nent = 0, nb = 0, np = 0;
+    long *B = NULL, *Pl = NULL;
+    int rc;
+    if (!a->model || !a->platform || !a->optim) {
+        cli_error("sim netsweep", "--model, --platform and --optim are "
+                  "required (see --help)");
+        json_decref(rows);
+        return EXIT_BAD_INPUT;
+    }
+    if ((rc = load_model(a->model, &m, &e)) ||
+        (rc = apply_batch(a, m, &e)) ||
+        (rc = load_platform(a->platform, &pl, &e)) ||
+        (rc = load_entries(a->optim, m, a->grad_bytes, &ent, &nent, &e)) ||
+        (rc = lbs_sim_parse_gpus(a->gpus ? a->gpus : "1024", &Pl, &np,
+                                 &e)) ||
+        (rc = lbs_sim_parse_gpus(a->node_gbps ? a->node_gbps : "25..3200",
+                                 &B, &nb, &e))) {
+        cli_error("sim netsweep", "%s", e.msg);
+        goto out;
+    }
+    if (np != 1) {
+        cli_error("sim netsweep", "--gpus: one GPU count");
+        rc = -EINVAL;
+        goto out;
+    }
+    long P = Pl[0], base_p = pl->gpus_per_node < pl->max_gpus
+                                 ? pl->gpus_per_node : pl->max_gpus;
+    struct lbs_sim_opts o = sim_opts(a);
+    work = *pl;
+    /* every point before anything is printed or written */
+    for (size_t k = 0; k < nent && !rc; k++) {
+        struct lbs_sim_result base, r;
+        o.optim_bytes_per_elem = ent[k].bpe;
+        rc = lbs_sim_run(pl, m, plan_for(&ent[k], base_p), base_p, &o, &base,
+                         &e);
+        for (size_t i = 0; i < nb && !rc; i++) {
+            set_node_gbps(&work, pl, (double)B[i]);
+            if ((rc = lbs_sim_run(&work, m, plan_for(&ent[k], P), P, &o, &r,
+                                  &e)))
+                break;
+            json_t *row = json_pack("{s:s,s:s,s:s,s:I,s:I,s:f,s:f,s:f,s:f,"
+                                    "s:f,s:s}", "optim", ent[k].name, "model",
+                m->name, "platform", pl->name, "gpus", (json_int_t)P,
+                "node_gbps", (json_int_t)B[i], "iter_ms", r.iter * 1e3,
+                "exposed_comm_ms", r.exposed * 1e3, "compute_ms",
+                r.compute * 1e3, "scaling_efficiency", base.iter / r.iter,
+                "bytes_per_gpu", r.bytes, "plan", ent[k].source);
+            if (!row || json_array_append_new(rows, row))
+                rc = lbs_err_set(&e, -ENOMEM, "out of memory");
+        }
+    }
+    if (rc) {
+        cli_error("sim netsweep", "%s", e.msg);
+        goto out;
+    }
+    if ((rc = cli_open_run(&a->com, "sim_netsweep", argc, argv, &run)))
+        goto out;
+    if (!a->com.json)
+        printf("# %s on %s at %ld GPUs: scaling efficiency (T(%ld GPUs) / "
+               "T(%ld)) against the network bandwidth per node\n"
+               "# %-12s %10s %9s %9s %6s\n", m->name, pl->name, P, base_p, P,
+               "optim", "Gb/s/node", "iter(ms)", "exposed", "eff");
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        if (a->com.json)
+            print_json(row);
+        else
+            printf("  %-12s %10.0f %9.2f %9.2f %6.3f\n",
+                   json_string_value(json_object_get(row, "optim")),
+                   NUM(row, "node_gbps"), NUM(row, "iter_ms"),
+                   NUM(row, "exposed_comm_ms"), NUM(row, "scaling_efficiency"));
+        if (run && (rc = lbs_run_append(run, "sim_netsweep", json_incref(row),
+                                        &e))) {
+            cli_error("sim netsweep", "%s", e.msg);
+            goto out;
+        }
+    }
+    /* the bandwidth where E first reaches 0.90, per optimizer */
+    for (size_t k = 0; k < nent && !a->com.json; k++) {
+        double prev_b = NAN, prev_e = NAN, at = NAN;
+        json_array_foreach(rows, i, row) {
+            if (strcmp(json_string_value(json_object_get(row, "optim")),
+                       ent[k].name))
+                continue;
+            double b = NUM(row, "node_gbps"), ef = NUM(row,
+                                                       "scaling_efficiency");
+            if (ef >= 0.90 && isnan(at))
+                at = isnan(prev_b) ? b : exp(log(prev_b) + (0.90 - prev_e) /
+                     (ef - prev_e) * (log(b) - log(prev_b)));
+            prev_b = b;
+            prev_e = ef;
+        }
+        if (isnan(at))
+            printf("# %-12s E < 0.90 over the whole range\n", ent[k].name);
+        else
+            printf("# %-12s E reaches 0.90 at %.0f Gb/s per node\n",
+                   ent[k].name, at);
+    }
+out:
+    json_decref(rows);
+    lbs_run_close(run);
+    for (size_t k = 0; k < nent; k++)
+        entry_free(&ent[k]);
+    free(ent);
+    free(B);
+    free(Pl);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(pl);
+    return cli_exit_code(rc);
+}
+
 /* ---- speed ------------------------------------------------------------- */
 
 static int sim_speed(const struct simargs *a, int argc, char **argv)
@@ -1732,6 +1882,7 @@ static void usage(FILE *f)
           "             every collective with its algorithm\n"
           "  coll       one collective: cost of every algorithm/protocol\n"
           "  anchors    published figures beside lbscale's predictions\n"
+          "  netsweep   scaling efficiency against network bandwidth per node\n"
           "  speed      how fast the simulator is (benchmark figures)\n"
           "  calibrate  fit the 'local' platform from `lbscale coll` JSONL\n"
           "  list       platform, model and trace presets\n\n"
@@ -1760,7 +1911,7 @@ int verb_sim(int argc, char **argv)
         return 0;
     }
     static const char *const cmds[] = {"sweep", "step", "coll", "anchors",
-                                       "speed", NULL};
+                                       "speed", "netsweep", NULL};
     int which = -1;
     for (int i = 0; cmds[i]; i++)
         if (!strcmp(cmd, cmds[i]))
@@ -1804,6 +1955,8 @@ int verb_sim(int argc, char **argv)
                       "BERT-XL on 1,024 A100s, from a SLAMB trace of bert-xl:"
                       " --optim FILE or\n<data>/traces/slamb-bert-xl*.jsonl)"
                       " beside what the presets predict.\n", stdout);
+            else if (which == 5)
+                fputs(NETSWEEP_HELP, stdout);
             else
                 fputs("usage: lbscale sim speed [--model M] [--platform P] "
                       "[--optim LIST] [--json]\n\nTimes one step at 1,024 "
@@ -1838,6 +1991,7 @@ int verb_sim(int argc, char **argv)
         return run_entries(&a, argc, argv, 1);
     case 2: return sim_coll(&a, argc, argv);
     case 3: return sim_anchors(&a, argc, argv, a.check);
+    case 5: return sim_netsweep(&a, argc, argv);
     default: return sim_speed(&a, argc, argv);
     }
 }
