@@ -55,7 +55,11 @@ static const char demo_suite[] =
 "                 \"decentlam\"]},\n"
 "     \"args\": [\"sweep\", \"--model\", \"bert-xl\", \"--platform\",\n"
 "              \"{platform}\", \"--optim\", \"{optim}\", \"--gpus\",\n"
-"              \"8..{max_gpus}\"], \"optional\": true, \"est_s\": 2}\n"
+"              \"8..{max_gpus}\"], \"optional\": true, \"est_s\": 2},\n"
+"    {\"name\": \"sim-netsweep-bert-xl\", \"verb\": \"sim\",\n"
+"     \"args\": [\"netsweep\", \"--model\", \"bert-xl\", \"--platform\",\n"
+"              \"dgx-a100\", \"--optim\", \"lamb,slamb\", \"--gpus\",\n"
+"              \"1024\"], \"optional\": true, \"est_s\": 2}\n"
 "  ]\n"
 "}\n";
 

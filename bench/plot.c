@@ -942,6 +942,72 @@ static int fig_convergence(const char *run, const char *outdir,
 }
 
 /* ------------------------------------------------------------------ */
+/* netsweep: sim_netsweep.jsonl, one figure per (model, platform, GPUs)  */
+
+static int cmp_row_gbps(const void *a, const void *b)
+{
+    double x = nget(*(json_t *const *)a, "node_gbps");
+    double y = nget(*(json_t *const *)b, "node_gbps");
+    return (x > y) - (x < y);
+}
+
+static int fig_netsweep(const char *run, const char *outdir,
+                        struct lbs_err *err)
+{
+    int rc;
+    json_t *rows = rows_of(run, "sim_netsweep", err, &rc);
+    if (!rows)
+        return rc;
+    /* the last sweep of the run: its model, platform and GPU count */
+    json_t *last = json_array_get(rows, json_array_size(rows) - 1);
+    const char *model = sget(last, "model"), *plat = sget(last, "platform");
+    double gpus = nget(last, "gpus");
+    json_t *g = json_array(), *r;
+    size_t i;
+    json_array_foreach(rows, i, r)
+        if (!strcmp(sget(r, "model"), model) &&
+            !strcmp(sget(r, "platform"), plat) && nget(r, "gpus") == gpus)
+            json_array_append(g, r);
+    json_t *optims = distinct(g, "optim"), *o;
+    struct txt d = {0}, a = {0};
+    tprintf(&d, "# node_gbps scaling_efficiency iter_ms (one block per "
+                "optimizer)\n");
+    int n = 0;
+    json_array_foreach(optims, i, o) {
+        json_t *pr[512];
+        size_t np = 0, j;
+        json_array_foreach(g, j, r)
+            if (!strcmp(sget(r, "optim"), json_string_value(o)) && np < 512)
+                pr[np++] = r;
+        qsort(pr, np, sizeof *pr, cmp_row_gbps);
+        tprintf(&d, "# %s\n", json_string_value(o));
+        for (size_t x = 0; x < np; x++)
+            tprintf(&d, "%.0f %.6f %.6f\n", nget(pr[x], "node_gbps"),
+                    nget(pr[x], "scaling_efficiency"), nget(pr[x], "iter_ms"));
+        tprintf(&d, "\n\n");
+        char var[16];
+        snprintf(var, sizeof var, "t%d", ++n);
+        assign_str(&a, var, json_string_value(o));
+    }
+    char sm[64], sp[64], pm[64], pp[64], base[200];
+    safe(model, sm, sizeof sm);
+    safe(plat, sp, sizeof sp);
+    pretty(model, pm, sizeof pm);
+    pretty(plat, pp, sizeof pp);
+    snprintf(base, sizeof base, "netsweep_%s_%s_%.0f", sm, sp, gpus);
+    tprintf(&a, "n=%d; gpus=%.0f; ", n, gpus);
+    assign_str(&a, "model", pm);
+    assign_str(&a, "platform", pp);
+    rc = n ? draw(outdir, base, &d, "netsweep", a.p, err) : 0;
+    free(d.p);
+    free(a.p);
+    json_decref(optims);
+    json_decref(g);
+    json_decref(rows);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 
 int plot_run(const char *run, struct lbs_err *err)
 {
@@ -955,7 +1021,7 @@ int plot_run(const char *run, struct lbs_err *err)
     lbs_clean_stale_tmp(outdir);   /* figures of a plot that was killed */
     int (*kinds[])(const char *, const char *, struct lbs_err *) = {
         fig_roofline, fig_scaling, fig_itersplit, fig_busbw, fig_compress,
-        fig_wire, fig_convergence};
+        fig_wire, fig_convergence, fig_netsweep};
     /* one kind failing does not stop the others; the first error wins */
     int first = 0;
     struct lbs_err e;
@@ -993,6 +1059,8 @@ static void usage(FILE *f)
 "  wire         compress.jsonl: bits on the wire per gradient element\n"
 "  convergence  train.jsonl: test accuracy vs step, and vs simulated\n"
 "               wall-clock at 1,024 GPUs (sim.jsonl rows at that scale)\n"
+"  netsweep     sim_netsweep.jsonl: scaling efficiency vs network Gb/s per\n"
+"               node, one line per optimizer (lbscale sim netsweep)\n"
 "\n"
 "  --scales LIST  GPU counts of the itersplit bars (default 8,128,1024;\n"
 "                 those present in the run are used)\n"
