@@ -282,6 +282,7 @@ static int load_entries(const char *list, const struct lbs_sim_model *m,
 struct simargs {
     struct cli_common com;
     const char *model, *platform, *optim, *gpus, *coll, *bytes, *node_gbps;
+    const char *compute;    /* --compute RUN or train trace */
     double bucket_mb;
     int timeline;
     double batch;           /* --batch-per-gpu (0: the model's) */
@@ -310,7 +311,8 @@ static int sim_opt(struct simargs *a, int argc, char **argv, int *i)
                         : !strcmp(o, "--optim") ? &a->optim
                         : !strcmp(o, "--gpus") ? &a->gpus
                         : !strcmp(o, "--coll") ? &a->coll
-                        : !strcmp(o, "--bytes") ? &a->bytes : NULL;
+                        : !strcmp(o, "--bytes") ? &a->bytes
+                        : !strcmp(o, "--compute") ? &a->compute : NULL;
     if (slot) {
         if (need(o, v))
             return -1;
@@ -373,11 +375,49 @@ static struct lbs_sim_opts sim_opts(const struct simargs *a)
                                  .no_slowdown = a->no_slowdown};
 }
 
-/* --batch-per-gpu on the loaded model. */
-static int apply_batch(const struct simargs *a, struct lbs_sim_model *m,
-                       struct lbs_err *e)
+/* --compute: a train trace, or a run directory holding one. */
+static int measured_model(const char *arg, struct lbs_sim_model **out,
+                          struct lbs_err *e)
 {
-    return a->batch > 0 ? lbs_sim_model_set_batch(m, a->batch, e) : 0;
+    char path[PATH_MAX];
+    struct stat st;
+    if (!stat(arg, &st) && S_ISDIR(st.st_mode)) {
+        glob_t gl;
+        char pat[PATH_MAX];
+        snprintf(pat, sizeof pat, "%s/train-trace*.jsonl", arg);
+        int n = glob(pat, 0, NULL, &gl) ? 0 : (int)gl.gl_pathc;
+        if (n == 1)
+            snprintf(path, sizeof path, "%s", gl.gl_pathv[0]);
+        globfree(&gl);
+        if (n != 1)
+            return lbs_err_set(e, -EINVAL, "--compute %s: %s train-trace "
+                               "file in that run (name one)", arg,
+                               n ? "more than one" : "no");
+        arg = path;
+    }
+    return lbs_sim_model_from_trace(arg, out, e);
+}
+
+/* The model: --model, with --compute's measured layer times when given;
+ * or, with --compute alone, the measured run's own model.  Then
+ * --batch-per-gpu. */
+static int load_sim_model(const struct simargs *a, struct lbs_sim_model **m,
+                          struct lbs_err *e)
+{
+    struct lbs_sim_model *meas = NULL;
+    int rc = a->compute ? measured_model(a->compute, &meas, e) : 0;
+    if (!rc && !a->model) {
+        *m = meas;
+        meas = NULL;
+    } else if (!rc) {
+        rc = load_model(a->model, m, e);
+        if (!rc && meas)
+            rc = lbs_sim_model_use_times(*m, meas, e);
+    }
+    lbs_sim_model_free(meas);
+    if (!rc && a->batch > 0)
+        rc = lbs_sim_model_set_batch(*m, a->batch, e);
+    return rc;
 }
 
 static void print_json(const json_t *row)
@@ -416,6 +456,16 @@ static void print_json(const json_t *row)
 "                  DDP buckets)\n" \
 "  --gpus LIST     8..16384 (powers of two), 8,64,1024, or a mix\n" \
 "  --bucket-mb MB  DDP bucket cap in MiB (default: the model's, 25)\n" \
+"  --compute RUN   per-layer forward/backward times measured by lbscale\n" \
+"                  train (RUN's train-trace*.jsonl, or the file) instead of\n" \
+"                  the model's FLOPs; alone, the measured model itself\n" \
+"  --batch-per-gpu B  scale the model's FLOPs/times to B samples per GPU\n" \
+"  --accum K       K micro-batches per optimizer step (gradient\n" \
+"                  accumulation; communication after the last)\n" \
+"  --no-overlap    every collective waits for the end of the backward pass\n" \
+"  --no-slowdown   ignore the platform's compute slowdown while overlapped\n" \
+"  --grad-dtype D  fp32 (default), fp16 or bf16: what dense data-parallel\n" \
+"                  baselines allreduce (traces keep their recorded bytes)\n" \
 "Files must be regular files (not FIFOs or devices) of at most 1 MiB\n" \
 "(platform), 64 MiB (model) and 1 GiB (trace); every physical quantity\n" \
 "in them must lie in the range sim/README.md states (\"Ranges\").\n"
@@ -525,13 +575,12 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
     json_t *rows = NULL;
     int rc;
     const char *what = step_mode ? "sim step" : "sim sweep";
-    if (!a->model || !a->platform || !a->optim) {
-        cli_error(what, "--model, --platform and --optim are required "
-                  "(see --help)");
+    if ((!a->model && !a->compute) || !a->platform || !a->optim) {
+        cli_error(what, "--model (or --compute), --platform and --optim are "
+                  "required (see --help)");
         return EXIT_BAD_INPUT;
     }
-    if ((rc = load_model(a->model, &m, &e)) ||
-        (rc = apply_batch(a, m, &e)) ||
+    if ((rc = load_sim_model(a, &m, &e)) ||
         (rc = load_platform(a->platform, &pl, &e)) ||
         (rc = load_entries(a->optim, m, a->grad_bytes, &ent, &nent, &e))) {
         cli_error(what, "%s", e.msg);
@@ -691,8 +740,7 @@ static int sim_step_timeline(const struct simargs *a)
     size_t nent = 0, np = 0;
     long *P = NULL;
     int rc;
-    if ((rc = load_model(a->model, &m, &e)) ||
-        (rc = apply_batch(a, m, &e)) ||
+    if ((rc = load_sim_model(a, &m, &e)) ||
         (rc = load_platform(a->platform, &pl, &e)) ||
         (rc = load_entries(a->optim, m, a->grad_bytes, &ent, &nent, &e)) ||
         (rc = lbs_sim_parse_gpus(a->gpus ? a->gpus : "1024", &P, &np, &e))) {
@@ -1202,21 +1250,23 @@ static int sim_netsweep(const struct simargs *a, int argc, char **argv)
     size_t nent = 0, nb = 0, np = 0;
     long *B = NULL, *Pl = NULL;
     int rc;
-    if (!a->model || !a->platform || !a->optim) {
-        cli_error("sim netsweep", "--model, --platform and --optim are "
-                  "required (see --help)");
+    if ((!a->model && !a->compute) || !a->platform || !a->optim) {
+        cli_error("sim netsweep", "--model (or --compute), --platform and "
+                  "--optim are required (see --help)");
         json_decref(rows);
         return EXIT_BAD_INPUT;
     }
-    if ((rc = load_model(a->model, &m, &e)) ||
-        (rc = apply_batch(a, m, &e)) ||
+    if ((rc = load_sim_model(a, &m, &e)) ||
         (rc = load_platform(a->platform, &pl, &e)) ||
         (rc = load_entries(a->optim, m, a->grad_bytes, &ent, &nent, &e)) ||
         (rc = lbs_sim_parse_gpus(a->gpus ? a->gpus : "1024", &Pl, &np,
                                  &e)) ||
         (rc = lbs_sim_parse_gpus(a->node_gbps ? a->node_gbps : "25..3200",
                                  &B, &nb, &e))) {
-        cli_error("sim netsweep", "%s", e.msg);
+        /* the list parser speaks of --gpus; the bad list may be this one */
+        int bw = !strncmp(e.msg, "--gpus", 6) && Pl && !B;
+        cli_error("sim netsweep", "%s%s", bw ? "--node-gbps" : "",
+                  bw ? e.msg + 6 : e.msg);
         goto out;
     }
     if (np != 1) {
@@ -1981,9 +2031,9 @@ int verb_sim(int argc, char **argv)
     case 0: return run_entries(&a, argc, argv, 0);
     case 1:
         if (a.timeline) {
-            if (!a.model || !a.platform || !a.optim) {
-                cli_error("sim step", "--model, --platform and --optim are "
-                          "required (see --help)");
+            if ((!a.model && !a.compute) || !a.platform || !a.optim) {
+                cli_error("sim step", "--model (or --compute), --platform "
+                          "and --optim are required (see --help)");
                 return EXIT_BAD_INPUT;
             }
             return sim_step_timeline(&a);

@@ -202,6 +202,16 @@ void lbs_sim_model_free(struct lbs_sim_model *m);
  * batches are not modelled). */
 int lbs_sim_model_set_batch(struct lbs_sim_model *m, double batch,
                             struct lbs_err *err);
+/* Compute from measurement (measured.c): a model made from a training
+ * trace (train-trace-v1: its layers, local batch, and per layer the median
+ * measured forward and backward times over its steps); and a model's
+ * layer times replaced by a measured model's (same layer count and sizes,
+ * else -EINVAL naming both). */
+int lbs_sim_model_from_trace(const char *path, struct lbs_sim_model **out,
+                             struct lbs_err *err);
+int lbs_sim_model_use_times(struct lbs_sim_model *m,
+                            const struct lbs_sim_model *measured,
+                            struct lbs_err *err);
 /* Forward and backward seconds of layer i on platform pl. */
 double lbs_sim_layer_fwd(const struct lbs_sim_model *m,
                          const struct lbs_sim_platform *pl, size_t i);

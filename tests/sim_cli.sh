@@ -164,4 +164,43 @@ grep -q "held-out sizes (.*): median 0.0%" "$OUT" && grep -q "held-out rank coun
     not_ok "calibrate recovers 5 GB/s and reports held-out error" "$(cat "$OUT")"
 good "sweep on the calibrated platform" sim sweep --model resnet-50 --platform "$TOP/local.json" --optim sgd --gpus 2,4 --no-save
 
+# ---- issue 19: measured compute, netsweep, slowdown, gradient precision --
+(cd "$TOP" && "$BIN" train --optim sgd --model mlp:784-32-10 --subset 512 \
+    --test-subset 128 --global-batch 64 --epochs 2 --out "$TOP/tr" \
+    >/dev/null 2>&1) || not_ok "tiny train run for --compute"
+good "sweep --compute RUN" sim sweep --compute "$TOP/tr" --platform dgx-a100 --optim lamb --gpus 8,64 --json --no-save
+"$PY" - "$TOP/tr/train-trace.jsonl" "$OUT" <<'PY' && ok "compute time = sum of the measured medians" || not_ok "compute time = sum of the measured medians"
+import json, statistics, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+steps = [l for l in lines[1:] if l.get("type") == "step"][1:]
+L = len(lines[0]["layers"])
+want = sum(statistics.median(s[k][i] for s in steps)
+           for k in ("fwd_ms", "bwd_ms") for i in range(L))
+rows = [json.loads(l) for l in open(sys.argv[2])]
+assert rows and all(abs(r["compute_ms"] - want) <= 1e-9 * want for r in rows), (want, rows)
+PY
+bad "--compute of another model" "layers|bert-large" sim sweep --compute "$TOP/tr" --model bert-large --platform dgx-a100 --optim lamb
+bad "--compute of a trace-v1"  "lbscale-train-trace" sim sweep --compute "$DATA/traces/dmsgd-bert-large.jsonl" --platform dgx-a100 --optim lamb
+good "netsweep" sim netsweep --model bert-large --platform dgx-a100 --optim lamb,slamb --gpus 1024 --node-gbps 50,200,800 --no-save
+grep -q "slamb .* E reaches 0.90 at" "$OUT" && ok "netsweep names where SLAMB reaches 0.90" ||
+    not_ok "netsweep names where SLAMB reaches 0.90" "$(cat "$OUT")"
+bad "netsweep with two GPU counts" "one GPU count" sim netsweep "${M[@]}" --optim lamb --gpus 64,128
+bad "netsweep bandwidth list"  "--node-gbps" sim netsweep "${M[@]}" --optim lamb --node-gbps 0
+bad "bad --grad-dtype"          "--grad-dtype|fp8" sim sweep "${M[@]}" --optim lamb --grad-dtype fp8
+bad "bad --accum"               "--accum" sim sweep "${M[@]}" --optim lamb --accum 0
+"$PY" - "$BIN" <<'PY' && ok "slowdown raises exposed comm; fp16 gradients halve dense bytes" || not_ok "slowdown raises exposed comm; fp16 gradients halve dense bytes"
+import json, subprocess, sys
+def rows(*extra):
+    out = subprocess.run([sys.argv[1], "sim", "sweep", "--model", "bert-xl",
+                          "--platform", "dgx-a100", "--optim", "lamb",
+                          "--gpus", "1024", "--json", "--no-save", *extra],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[0])
+on, off, half = rows(), rows("--no-slowdown"), rows("--grad-dtype", "fp16")
+assert on["exposed_comm_ms"] > off["exposed_comm_ms"] and on["iter_ms"] > off["iter_ms"], (on, off)
+assert on["slowdown_ms"] > 0 and abs(off["slowdown_ms"]) < 1e-6, (on, off)
+assert abs(half["bytes_per_gpu"] * 2 - on["bytes_per_gpu"]) < 1, (half, on)
+assert half["grad_dtype"] == "fp16"
+PY
+
 tap_end

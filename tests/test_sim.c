@@ -284,6 +284,45 @@ Test(sim_engine, overlap_hidden_comm)
     lbs_sim_platform_free(p);
 }
 
+Test(sim_engine, slowdown_accumulation_and_no_overlap)
+{
+    /* overlap_emodel: as overlap_hidden_comm, compute at 1/1.5 while a
+     * collective runs: layer 1 does 2/3 ms in 5-6 and ends at 7.333, its
+     * bucket 7.333-8.333; layer 0 ends at 9.667, its bucket at 10.667;
+     * iteration 11.667, exposed 1.667 of which 0.667 is the slowdown */
+    struct lbs_sim_platform *p = eplat(6);
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *plan;
+    struct lbs_sim_result r;
+    struct lbs_err e;
+    cr_assert_eq(lbs_sim_plan_dp(m, "sgd", &plan, NULL), 0);
+    p->overlap_slowdown = 0.5;
+    struct lbs_sim_opts o = {.optim_bytes_per_elem = 10};
+    cr_assert_eq(lbs_sim_run(p, m, plan, 4, &o, &r, &e), 0, "%s", e.msg);
+    near(r.iter, 35.0 / 3 * MS);
+    near(r.compute, 9 * MS);
+    near(r.slowdown, 2.0 / 3 * MS);
+    near(r.exposed, 5.0 / 3 * MS);
+    /* off: the 11 ms of overlap_hidden_comm */
+    o.no_slowdown = 1;
+    cr_assert_eq(lbs_sim_run(p, m, plan, 4, &o, &r, &e), 0, "%s", e.msg);
+    near(r.iter, 11 * MS);
+    /* 3 micro-batches: 2 x 9 ms of compute first, then the same step */
+    o.accum = 3;
+    cr_assert_eq(lbs_sim_run(p, m, plan, 4, &o, &r, &e), 0, "%s", e.msg);
+    near(r.compute, 27 * MS);
+    near(r.iter, 29 * MS);
+    /* no overlap: the three buckets run 9-12, optimizer to 13 */
+    o.accum = 1;
+    o.no_overlap = 1;
+    cr_assert_eq(lbs_sim_run(p, m, plan, 4, &o, &r, &e), 0, "%s", e.msg);
+    near(r.iter, 13 * MS);
+    near(r.exposed, 3 * MS);
+    lbs_sim_plan_free(plan);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(p);
+}
+
 Test(sim_engine, serialised_stream_and_buckets)
 {
     /* 3 ms per layer: 5-8, then 8-11 (ready at 7, stream busy), 11-14;
