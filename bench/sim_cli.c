@@ -283,6 +283,8 @@ struct simargs {
     struct cli_common com;
     const char *model, *platform, *optim, *gpus, *coll, *bytes, *node_gbps;
     const char *compute;    /* --compute RUN or train trace */
+    const char *compress_run;   /* --compress-run RUN */
+    double comp_gbps, decomp_gbps;  /* --compress-gbps C,D */
     double bucket_mb;
     int timeline;
     double batch;           /* --batch-per-gpu (0: the model's) */
@@ -312,7 +314,9 @@ static int sim_opt(struct simargs *a, int argc, char **argv, int *i)
                         : !strcmp(o, "--gpus") ? &a->gpus
                         : !strcmp(o, "--coll") ? &a->coll
                         : !strcmp(o, "--bytes") ? &a->bytes
-                        : !strcmp(o, "--compute") ? &a->compute : NULL;
+                        : !strcmp(o, "--compute") ? &a->compute
+                        : !strcmp(o, "--compress-run") ? &a->compress_run
+                        : NULL;
     if (slot) {
         if (need(o, v))
             return -1;
@@ -352,6 +356,20 @@ static int sim_opt(struct simargs *a, int argc, char **argv, int *i)
         (*i)++;
         return 1;
     }
+    if (!strcmp(o, "--compress-gbps")) {
+        char tail;
+        if (need(o, v))
+            return -1;
+        if (sscanf(v, "%lf,%lf%c", &a->comp_gbps, &a->decomp_gbps, &tail)
+                != 2 || !(a->comp_gbps > 0 && a->comp_gbps < 1e6) ||
+            !(a->decomp_gbps > 0 && a->decomp_gbps < 1e6)) {
+            cli_error(o, "'%s': two rates in GB/s, C,D (compress, "
+                      "decompress), in (0, 1e6)", v);
+            return -1;
+        }
+        (*i)++;
+        return 1;
+    }
     if (!strcmp(o, "--node-gbps")) {
         if (need(o, v))
             return -1;
@@ -372,7 +390,90 @@ static struct lbs_sim_opts sim_opts(const struct simargs *a)
     return (struct lbs_sim_opts){.bucket_bytes = a->bucket_mb * 1048576.0,
                                  .accum = a->accum,
                                  .no_overlap = a->no_overlap,
-                                 .no_slowdown = a->no_slowdown};
+                                 .no_slowdown = a->no_slowdown,
+                                 .compress_gbps = a->comp_gbps,
+                                 .decompress_gbps = a->decomp_gbps};
+}
+
+static int compress_rates(const char *run, const char *spec, double *c,
+                          double *d, char *src, size_t srclen,
+                          struct lbs_err *e);
+
+/* How compression is priced for plan (says so in src): measured rates
+ * (--compress-gbps, --compress-run), else the trace's bytes model at the
+ * platform's memory bandwidth; nothing when the plan is not compressed. */
+static int compress_cost(const struct simargs *a,
+                         const struct lbs_sim_plan *plan,
+                         const struct lbs_sim_platform *pl,
+                         struct lbs_sim_opts *o, char *src, size_t srclen,
+                         struct lbs_err *e)
+{
+    o->compress_gbps = a->comp_gbps;
+    o->decompress_gbps = a->decomp_gbps;
+    if (!plan->compress[0]) {
+        snprintf(src, srclen, "none (not compressed)");
+        return 0;
+    }
+    if (a->comp_gbps > 0) {
+        snprintf(src, srclen, "measured: --compress-gbps %g,%g",
+                 a->comp_gbps, a->decomp_gbps);
+        return 0;
+    }
+    if (a->compress_run)
+        return compress_rates(a->compress_run, plan->compress,
+                              &o->compress_gbps, &o->decompress_gbps, src,
+                              srclen, e);
+    if (plan->comp_bpe > 0 || plan->decomp_bpe > 0)
+        snprintf(src, srclen, "bytes model of %s (%g + %g B/elem%s) at %g "
+                 "GB/s", plan->compress, plan->comp_bpe, plan->decomp_bpe,
+                 plan->decomp_per_rank ? " x P" : "", pl->mem_bw / 1e9);
+    else
+        snprintf(src, srclen, "not modelled: the trace has no "
+                 "compress_traffic (re-record it, or --compress-gbps)");
+    return 0;
+}
+
+/* --compress-run RUN: the median compress/decompress rates of RUN's
+ * compress.jsonl rows for the trace's compressor, GPU rows preferred;
+ * src says what was used. */
+static int compress_rates(const char *run, const char *spec, double *c,
+                          double *d, char *src, size_t srclen,
+                          struct lbs_err *e)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
+    json_t *rows = lbs_run_rows(run, "compress", e);
+    if (!rows)
+        return -EINVAL;
+    double cs[256], ds[256];
+    size_t n = 0;
+    for (int gpu = 1; gpu >= 0 && !n; gpu--) {
+        size_t i;
+        json_t *r;
+        json_array_foreach(rows, i, r) {
+            const char *nm = json_string_value(json_object_get(r,
+                                                               "compressor"));
+            int is_gpu = json_object_get(r, "gpu") != NULL;
+            if (nm && !strcmp(nm, name) && is_gpu == gpu && n < 256) {
+                cs[n] = json_number_value(json_object_get(r, "gbps"));
+                ds[n++] = json_number_value(json_object_get(r,
+                                                    "decompress_gbps"));
+            }
+        }
+        if (n)
+            snprintf(src, srclen, "measured: %s/compress.jsonl, %zu %s row%s",
+                     run, n, gpu ? "GPU" : "CPU", n == 1 ? "" : "s");
+    }
+    json_decref(rows);
+    if (!n)
+        return lbs_err_set(e, -EINVAL, "--compress-run %s: no compress.jsonl "
+                           "row for compressor '%s'", run, name);
+    *c = cli_stats(cs, n).median;
+    *d = cli_stats(ds, n).median;
+    if (!(*c > 0 && *d > 0))
+        return lbs_err_set(e, -EINVAL, "--compress-run %s: rows for '%s' "
+                           "without positive gbps/decompress_gbps", run, name);
+    return 0;
 }
 
 /* --compute: a train trace, or a run directory holding one. */
@@ -466,6 +567,11 @@ static void print_json(const json_t *row)
 "  --no-slowdown   ignore the platform's compute slowdown while overlapped\n" \
 "  --grad-dtype D  fp32 (default), fp16 or bf16: what dense data-parallel\n" \
 "                  baselines allreduce (traces keep their recorded bytes)\n" \
+"  --compress-gbps C,D  compressed traces: measured compress and decompress\n" \
+"                  rates (GB/s of fp32 input, e.g. lbscale compress --device\n" \
+"                  cuda); default: the trace's bytes model at the GPU's\n" \
+"                  memory bandwidth\n" \
+"  --compress-run RUN  the same from RUN's compress.jsonl (GPU rows first)\n" \
 "Files must be regular files (not FIFOs or devices) of at most 1 MiB\n" \
 "(platform), 64 MiB (model) and 1 GiB (trace); every physical quantity\n" \
 "in them must lie in the range sim/README.md states (\"Ranges\").\n"
@@ -529,7 +635,11 @@ static int sweep_rows(const struct simargs *a,
         return lbs_err_set(e, -ENOMEM, "out of memory");
     for (size_t k = 0; k < nent && !rc; k++) {
         struct lbs_sim_result base, r;
+        char csrc[LBS_SIM_FILE_MAX + 64];
         o->optim_bytes_per_elem = ent[k].bpe;
+        if ((rc = compress_cost(a, ent[k].plans[0], pl, o, csrc,
+                                sizeof csrc, e)))
+            break;
         rc = lbs_sim_run(pl, m, plan_for(&ent[k], base_p), base_p, o, &base,
                          e);
         for (size_t i = 0; i < np && !rc; i++) {
@@ -538,6 +648,11 @@ static int sweep_rows(const struct simargs *a,
                 break;
             json_t *row = sweep_row(a, &ent[k], plan, m, pl, o, &r,
                                     r.iter > 0 ? base.iter / r.iter : 1);
+            if (row) {
+                json_object_set_new(row, "compress_ms",
+                                    json_real(r.compress * 1e3));
+                json_object_set_new(row, "compress_cost", json_string(csrc));
+            }
             if (!row || json_array_append_new(*rows, row))
                 rc = lbs_err_set(e, -ENOMEM, "out of memory");
         }

@@ -72,15 +72,18 @@ struct unit {
     double ready;               /* max(release, predecessors' ends) */
     size_t next_trig;           /* next unit released by the same layer */
     size_t succ, nsucc;         /* dependents: edge[succ .. succ+nsucc) */
+    double nelem;               /* gradient elements of its layers */
+    double end;                 /* when it finished */
 };
 
 struct work {
     double *bwd, *ready;
     long *stamp;
-    size_t *cnt, *order, *last, *trig, *edge, *heap, *pred;
+    size_t *cnt, *order, *last, *trig, *edge, *heap, *pred, *done;
     unsigned char *kind;        /* per call: 0 first, 1 later, 2 layer -1 */
     struct unit *u;
-    size_t nu, ne, nh;
+    size_t nu, ne, nh, ndone;
+    const struct lbs_sim_model *m;
 };
 
 static void work_free(struct work *w)
@@ -95,6 +98,7 @@ static void work_free(struct work *w)
     free(w->edge);
     free(w->heap);
     free(w->pred);
+    free(w->done);
     free(w->kind);
     free(w->u);
 }
@@ -112,6 +116,7 @@ static int work_alloc(struct work *w, size_t L, size_t maxcalls)
            (w->edge = malloc(2 * n * sizeof *w->edge)) &&
            (w->heap = malloc(n * sizeof *w->heap)) &&
            (w->pred = malloc(2 * n * sizeof *w->pred)) &&
+           (w->done = malloc(n * sizeof *w->done)) &&
            (w->kind = malloc(n)) &&
            (w->u = malloc(n * sizeof *w->u)) ? 0 : -ENOMEM;
 }
@@ -123,7 +128,8 @@ static size_t new_unit(struct work *w, const struct lbs_sim_call *x,
 {
     struct unit *u = &w->u[w->nu];
     *u = (struct unit){x->coll, x->bytes, x->layer, x->layer, 1, post,
-                       trigger, 0, 0, 0, NONE, 0, 0};
+                       trigger, 0, 0, 0, NONE, 0, 0,
+                       x->layer >= 0 ? w->m->l[x->layer].n : 0, 0};
     return w->nu++;
 }
 
@@ -185,6 +191,7 @@ static void build_units(struct work *w, const struct lbs_sim_step *st,
             w->u[v].bytes += x->bytes;
             w->u[v].l1 = x->layer;
             w->u[v].calls++;
+            w->u[v].nelem += w->m->l[x->layer].n;
         } else {
             v = new_unit(w, x, 0, x->layer);
             if (x->coll == LBS_SIM_ALLREDUCE)
@@ -217,6 +224,7 @@ static void build_units(struct work *w, const struct lbs_sim_step *st,
             w->u[v].bytes += x->bytes;
             w->u[v].l1 = x->layer;
             w->u[v].calls++;
+            w->u[v].nelem += w->m->l[x->layer].n;
         } else {
             v = new_unit(w, x, 1, -1);
             open = x->coll == LBS_SIM_ALLREDUCE ? v : NONE;
@@ -337,6 +345,7 @@ static void run_step(struct stepsim *s, struct work *w, size_t L, double t0,
     size_t layer = L, running = NONE;   /* layer being computed + 1 */
     struct lbs_sim_cost cost = NOCOST;
     w->nh = 0;
+    w->ndone = 0;
     for (size_t v = 0; v < w->nu; v++)
         if (w->u[v].trigger < 0)
             maybe_ready(w, v);
@@ -388,10 +397,29 @@ static void run_step(struct stepsim *s, struct work *w, size_t L, double t0,
                 maybe_ready(w, w->edge[u->succ + k]);
             }
             s->comm_end = end;
+            u->end = end;
+            w->done[w->ndone++] = running;
             running = NONE;
         }
     }
     s->bwd_end = L ? w->ready[0] : t0;
+}
+
+/* Seconds to compress (phase 0) or decompress (1) n gradient elements: the
+ * measured rate when given, else the trace's bytes model at the device
+ * memory bandwidth; decompression handles one payload per rank when they
+ * were gathered. */
+static double compress_s(const struct lbs_sim_platform *pl,
+                         const struct lbs_sim_opts *o,
+                         const struct lbs_sim_plan *plan, double n, int phase,
+                         long P)
+{
+    double parts = phase && plan->decomp_per_rank ? (double)P : 1;
+    double gbps = o ? (phase ? o->decompress_gbps : o->compress_gbps) : 0;
+    if (gbps > 0)
+        return parts * 4 * n / (gbps * 1e9);
+    return parts * n * (phase ? plan->decomp_bpe : plan->comp_bpe) /
+           pl->mem_bw;
 }
 
 static void emit_compute(const struct lbs_sim_opts *o, size_t L,
@@ -444,6 +472,7 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
     for (size_t i = 0; i < plan->nsteps; i++)
         if (plan->step[i].ncalls > maxcalls)
             maxcalls = plan->step[i].ncalls;
+    w.m = m;
     if (work_alloc(&w, L, maxcalls)) {
         work_free(&w);
         return lbs_err_set(err, -ENOMEM, "out of memory");
@@ -464,12 +493,19 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
         int emit = o && o->on_event && si == 0;
         stampv++;
         build_units(&w, st, L, stampv, cap, overlap);
-        /* backward work (JointSpar: layers without a call skip wgrad) */
-        double B = 0;
+        /* backward work (JointSpar: layers without a call skip wgrad;
+         * compressed exchanges: compressing a layer follows its gradient
+         * on the same stream) */
+        double B = 0, comp = 0;
         for (size_t i = 0; i < L; i++) {
             double b = lbs_sim_layer_bwd(m, pl, i);
             if (plan->skip_wgrad && w.stamp[i] != stampv)
                 b *= 1 - m->wgrad_frac;
+            if (w.stamp[i] == stampv && plan->comp_bpe > 0) {
+                double c = compress_s(pl, o, plan, m->l[i].n, 0, P);
+                b += c;
+                comp += c;
+            }
             w.bwd[i] = b;
             B += b;
         }
@@ -485,7 +521,16 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
                                pl->name, lbs_sim_coll_name(s.bad_coll),
                                s.bad_bytes, P);
         }
-        double end = fmax(s.bwd_end, s.comm_end) + opt;
+        /* decompressing each exchange as it arrives, after the backward
+         * pass, on the compute stream */
+        double dec = 0, dec_end = s.bwd_end;
+        for (size_t k = 0; k < w.ndone && plan->decomp_bpe > 0; k++) {
+            const struct unit *u = &w.u[w.done[k]];
+            double d = compress_s(pl, o, plan, u->nelem, 1, P);
+            dec_end = fmax(dec_end, u->end) + d;
+            dec += d;
+        }
+        double end = fmax(dec_end, s.comm_end) + opt;
         if (emit) {
             emit_compute(o, L, &w, F, f0);
             struct lbs_sim_event e = {LBS_SIM_EV_OPTIM, 0, (int)L - 1, 0, 1,
@@ -496,12 +541,13 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
         double bytes = 0;
         for (size_t j = 0; j < st->ncalls; j++)
             bytes += st->calls[j].bytes;
-        double wt = st->weight, compute = f0 + F + B;
+        double wt = st->weight, compute = f0 + F + B + dec;
         W += wt;
         FW += st->final_weight;
         r->iter += wt * end;
         r->compute += wt * compute;
-        r->slowdown += wt * (s.bwd_end - compute);
+        r->slowdown += wt * (s.bwd_end - (f0 + F + B));
+        r->compress += wt * (comp + dec);
         r->comm += wt * s.busy;
         r->bytes += wt * bytes;
         r->wire += wt * s.wire;
@@ -514,6 +560,7 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
     r->iter /= W;
     r->compute /= W;
     r->slowdown /= W;
+    r->compress /= W;
     r->comm /= W;
     r->bytes /= W;
     r->wire /= W;

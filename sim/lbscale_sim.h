@@ -256,6 +256,12 @@ struct lbs_sim_plan {
     enum lbs_sim_topo topo;         /* neighbour graph (from params) */
     int skip_wgrad;                 /* JointSpar: no wgrad for dropped layers */
     struct lbs_sim_call *pool;      /* owns every step's calls */
+    /* compressed exchanges (header "compress_traffic"): device memory
+     * bytes per gradient element that compressing and decompressing move;
+     * decompression handles P payloads when they were gathered */
+    double comp_bpe, decomp_bpe;
+    int decomp_per_rank;
+    char compress[96];              /* the header's compressor spec, "" */
 };
 
 /* trace-v1 reader (validates everything, names file:line and field). */
@@ -347,6 +353,9 @@ struct lbs_sim_opts {
     lbs_sim_event_fn on_event;  /* optional timeline, first step only */
     void *ctx;
     long accum;                 /* micro-batches per step (<= 1: one) */
+    double compress_gbps;       /* measured compress and decompress rates */
+    double decompress_gbps;     /* (input fp32 bytes/s); 0: the trace's
+                                   bytes model at the memory bandwidth */
     int no_overlap;             /* every call waits for the backward end */
     int no_slowdown;            /* ignore the platform's compute slowdown */
 };
@@ -356,6 +365,8 @@ struct lbs_sim_result {
     double iter, compute, optim, comm, exposed;   /* s, averaged */
     double slowdown;            /* s the overlapped compute lost (in
                                    exposed) */
+    double compress;            /* s of compression and decompression on
+                                   the GPU per step (in compute) */
     double bytes;               /* payload bytes per GPU per step */
     double wire;                /* bytes the chosen algorithms send */
     double final_iter;          /* average over the final phase */

@@ -88,6 +88,35 @@ static int topo_from_params(const struct sj *c, const char *params,
     return 0;
 }
 
+/* "compress_traffic": {"compress_bytes_per_elem": a,
+ * "decompress_bytes_per_elem": b, "decompress_parts": "ranks" | "one"}
+ * (optional): the compressor's memory-traffic model, as its source file
+ * states it, written by the record writer for `optim --compress`. */
+static int read_traffic(const struct sj *c, const json_t *h,
+                        struct lbs_sim_plan *p)
+{
+    static const char *const keys[] = {"compress_bytes_per_elem",
+        "decompress_bytes_per_elem", "decompress_parts", NULL};
+    json_t *o;
+    char parts[16];
+    int rc = sj_obj(c, h, "", "compress_traffic", 0, &o);
+    if (rc || !o)
+        return rc;
+    if ((rc = sj_known(c, o, "compress_traffic.", keys)) ||
+        (rc = sj_num(c, o, "compress_traffic.", "compress_bytes_per_elem",
+                     SJ_REQ, 0, 0, 1e4, &p->comp_bpe)) ||
+        (rc = sj_num(c, o, "compress_traffic.", "decompress_bytes_per_elem",
+                     SJ_REQ, 0, 0, 1e4, &p->decomp_bpe)) ||
+        (rc = sj_str(c, o, "compress_traffic.", "decompress_parts", SJ_REQ,
+                     NULL, parts, sizeof parts)))
+        return rc;
+    if (strcmp(parts, "ranks") && strcmp(parts, "one"))
+        return sj_fail(c, "compress_traffic.", "decompress_parts", "\"%s\": "
+                       "ranks or one", parts);
+    p->decomp_per_rank = !strcmp(parts, "ranks");
+    return 0;
+}
+
 static int read_header(const struct sj *c, const json_t *h,
                        struct lbs_sim_plan *p)
 {
@@ -107,6 +136,9 @@ static int read_header(const struct sj *c, const json_t *h,
         const json_t *cp = json_object_get(h, "compress");
         if (cp && !json_is_null(cp) && !json_is_string(cp))
             rc = sj_fail(c, "", "compress", "must be a string or null");
+        if (json_is_string(cp))
+            snprintf(p->compress, sizeof p->compress, "%s",
+                     json_string_value(cp));
     }
     if (!rc) rc = sj_num(c, h, "", "ranks", SJ_REQ | SJ_INT, 0, 1, 1e8, &v);
     p->ranks = (long)v;
@@ -114,6 +146,7 @@ static int read_header(const struct sj *c, const json_t *h,
                          &v);
     p->steps = (long)v;
     if (!rc) rc = topo_from_params(c, p->params, &p->topo);
+    if (!rc) rc = read_traffic(c, h, p);
     if (rc)
         return rc;
     p->skip_wgrad = !strncmp(p->optim, "jointspar", 9);
@@ -454,6 +487,10 @@ int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
     p->final_from = plan->final_from;
     p->topo = plan->topo;
     p->skip_wgrad = plan->skip_wgrad;
+    p->comp_bpe = plan->comp_bpe;
+    p->decomp_bpe = plan->decomp_bpe;
+    p->decomp_per_rank = plan->decomp_per_rank;
+    memcpy(p->compress, plan->compress, sizeof p->compress);
     p->nlayers = m->nlayers;
     for (size_t i = 0; i < m->nlayers; i++)
         p->layer_n[i] = m->l[i].n;

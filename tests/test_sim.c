@@ -425,6 +425,47 @@ Test(sim_engine, calls_start_when_their_data_exists)
     near(r2.iter, r.iter);
 }
 
+Test(sim_engine, compression_costs_compute)
+{
+    /* compress_traffic 30 B/elem at 30 GB/s: 1 ms per 1e6-element layer
+     * after its backward (layers end at 6, 9, 12), each 4 MB call 1 ms
+     * (6-7, 9-10, 12-13), decompression 1 ms each after the backward pass
+     * (12-13, 13-14, 14-15), optimizer to 16 */
+    struct lbs_sim_platform *p = eplat(6);
+    struct lbs_sim_model *m = emodel(3);
+    const char *text =
+        "{\"format\": \"lbscale-trace\", \"version\": 1, \"optim\": \"sgd\", "
+        "\"compress\": \"randk:k=0.1\", \"compress_traffic\": "
+        "{\"compress_bytes_per_elem\": 30, \"decompress_bytes_per_elem\": 30, "
+        "\"decompress_parts\": \"one\"}, \"ranks\": 4, \"steps\": 1, "
+        "\"layers\": [{\"name\": \"a\", \"n\": 10}, {\"name\": \"b\", "
+        "\"n\": 20}, {\"name\": \"c\", \"n\": 40}]}\n"
+        "{\"step\": 1, \"layer\": 2, \"coll\": \"allreduce\", \"bytes\": 160}\n"
+        "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 80}\n"
+        "{\"step\": 1, \"layer\": 0, \"coll\": \"allreduce\", \"bytes\": 40}\n";
+    struct lbs_sim_plan *raw = trace(text), *b;
+    struct lbs_err e;
+    cr_assert_eq(lbs_sim_plan_bind(raw, m, &b, &e), 0, "%s", e.msg);
+    struct lbs_sim_result r;
+    struct tl t;
+    run_plan(p, m, b, 0, &r, &t);
+    cr_assert_eq(t.n, 3);
+    near(t.ev[0].start, 6 * MS);
+    near(t.ev[2].end, 13 * MS);
+    near(r.compress, 6 * MS);
+    near(r.iter, 16 * MS);
+    near(r.compute, 15 * MS);
+    /* a measured rate instead: 4 B/elem at 4 GB/s -> the same 1 ms */
+    struct lbs_sim_opts o = {.optim_bytes_per_elem = 10,
+                             .compress_gbps = 4, .decompress_gbps = 4};
+    cr_assert_eq(lbs_sim_run(p, m, b, 4, &o, &r, &e), 0, "%s", e.msg);
+    near(r.iter, 16 * MS);
+    lbs_sim_plan_free(raw);
+    lbs_sim_plan_free(b);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(p);
+}
+
 Test(sim_engine, jointspar_skips_wgrad_of_dropped_layers)
 {
     /* only layer 1 kept: layers 0 and 2 backward 1 ms (wgrad half
