@@ -546,7 +546,7 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
         FW += st->final_weight;
         r->iter += wt * end;
         r->compute += wt * compute;
-        r->slowdown += wt * (s.bwd_end - (f0 + F + B));
+        r->slowdown += wt * fmax(0, s.bwd_end - (f0 + F + B));
         r->compress += wt * (comp + dec);
         r->comm += wt * s.busy;
         r->bytes += wt * bytes;
