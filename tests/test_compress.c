@@ -28,10 +28,6 @@
 
 #include "lbscale/lbscale.h"
 
-/* internal to core/compress/fp16.c, exported for this test */
-uint16_t lbs_f32_to_f16_bits(float f);
-float lbs_f16_bits_to_f32(uint16_t h);
-
 /* Gradient-like: N(0,1) times a log-normal scale per 256-element block. */
 static float *grad(size_t n, uint64_t seed)
 {
