@@ -626,6 +626,66 @@ Test(record, byte_convention)
     lbs_comm_free(c);
 }
 
+/* float16/bfloat16 through record and self: 2 bytes per element in the
+ * log, SUM = size x value rounded once to the format (inf where it
+ * overflows), MAX untouched, blocks of 2 bytes copied and no more. */
+Test(record, half_dtypes)
+{
+    cr_assert_eq(lbs_dtype_size(LBS_FLOAT16), 2);
+    cr_assert_eq(lbs_dtype_size(LBS_BFLOAT16), 2);
+    cr_assert_eq(lbs_dtype_size((enum lbs_dtype)99), 0);
+    struct lbs_comm *c;
+    struct lbs_err e;
+    cr_assert_eq(lbs_comm_record_new(3, &c, &e), 0);
+    const float v[4] = {1.5f, -0.1f, 30000.0f, 1.0f / 3};
+    uint16_t h[4], b[4], orig[4];
+    for (int i = 0; i < 4; i++) {
+        h[i] = lbs_f32_to_f16_bits(v[i]);
+        b[i] = lbs_f32_to_bf16_bits(i == 2 ? 3e38f : v[i]);
+    }
+    memcpy(orig, h, sizeof h);
+    cr_assert_eq(lbs_allreduce(c, h, 4, LBS_FLOAT16, LBS_MAX, 1), 0);
+    cr_assert_eq(memcmp(h, orig, sizeof h), 0, "MAX changed the values");
+    cr_assert_eq(lbs_allreduce(c, h, 4, LBS_FLOAT16, LBS_SUM, 1), 0);
+    cr_assert_eq(lbs_allreduce(c, b, 4, LBS_BFLOAT16, LBS_SUM, 2), 0);
+    for (int i = 0; i < 4; i++) {
+        float wh = 3 * lbs_f16_bits_to_f32(orig[i]);
+        cr_assert_eq(h[i], lbs_f32_to_f16_bits(wh), "f16 %d: 0x%04x", i, h[i]);
+        float wb = 3 * lbs_bf16_bits_to_f32(lbs_f32_to_bf16_bits(
+                           i == 2 ? 3e38f : v[i]));
+        cr_assert_eq(b[i], lbs_f32_to_bf16_bits(wb), "bf16 %d: 0x%04x", i,
+                     b[i]);
+    }
+    cr_assert_eq(lbs_f16_bits_to_f32(h[0]), 4.5f);
+    cr_assert(isinf(lbs_f16_bits_to_f32(h[2])), "3 x 30000 fits binary16?");
+    cr_assert(isinf(lbs_bf16_bits_to_f32(b[2])), "3 x 3e38 fits bfloat16?");
+    cr_assert_eq(lbs_bf16_bits_to_f32(b[0]), 4.5f);
+    uint16_t ag[13];
+    ag[12] = 0xbeef;
+    cr_assert_eq(lbs_allgather(c, b, ag, 4, LBS_BFLOAT16, 2), 0);
+    for (int r = 0; r < 3; r++)
+        cr_assert_eq(memcmp(ag + 4 * r, b, sizeof b), 0, "block %d", r);
+    cr_assert_eq(ag[12], 0xbeef, "wrote past 3 blocks of 4 halves");
+    size_t ne;
+    const struct lbs_comm_record_entry *en = lbs_comm_record_entries(c, &ne);
+    cr_assert_eq(ne, 4);
+    cr_assert_eq(en[0].dtype, LBS_FLOAT16);
+    cr_assert_eq(en[1].bytes, 8);
+    cr_assert_eq(en[2].dtype, LBS_BFLOAT16);
+    cr_assert_eq(en[2].bytes, 8);
+    cr_assert_eq(en[3].bytes, 8);   /* allgather: the send count */
+    lbs_comm_free(c);
+    cr_assert_eq(lbs_comm_self_new(&c, &e), 0);
+    uint16_t one[5] = {1, 2, 3, 4, 0xbeef};
+    memcpy(ag, h, sizeof h);
+    cr_assert_eq(lbs_allreduce(c, ag, 4, LBS_FLOAT16, LBS_SUM, 0), 0);
+    cr_assert_eq(memcmp(ag, h, sizeof h), 0, "self SUM is not a no-op");
+    cr_assert_eq(lbs_allgather(c, h, one, 4, LBS_FLOAT16, 0), 0);
+    cr_assert_eq(memcmp(one, h, sizeof h), 0);
+    cr_assert_eq(one[4], 0xbeef);
+    lbs_comm_free(c);
+}
+
 /* ------------------------------------------------------------ bad input */
 
 static void bad(const char *spec, int code, const char *needle)
