@@ -170,11 +170,36 @@ void lbs_f16_to_f32_array(const uint16_t *h, float *x, size_t n)
         x[i] = lbs_f16_bits_to_f32(h[i]);
 }
 
-/* Plain loops: integer work the compiler vectorises as it is. */
+/* Branch-free, so the compiler vectorises it (SSE2 here; AVX2 when the
+ * CPU has it).  Not AVX512-BF16's vcvtneps2bf16: it flushes subnormals
+ * to zero. */
+static inline void bf16_loop(const float *x, uint16_t *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = bits_of(x[i]);
+        uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        uint32_t q = (u >> 16) | 0x40u;
+        h[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? q : r);
+    }
+}
+
+#ifdef HAVE_X86
+__attribute__((target("avx2")))
+static void bf16_avx2(const float *x, uint16_t *h, size_t n)
+{
+    bf16_loop(x, h, n);
+}
+#endif
+
 void lbs_f32_to_bf16_array(const float *x, uint16_t *h, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        h[i] = bf16_round(bits_of(x[i]));
+#ifdef HAVE_X86
+    if (__builtin_cpu_supports("avx2")) {
+        bf16_avx2(x, h, n);
+        return;
+    }
+#endif
+    bf16_loop(x, h, n);
 }
 
 void lbs_bf16_to_f32_array(const uint16_t *h, float *x, size_t n)

@@ -86,6 +86,7 @@ static const struct {
 } all[] = {
     {"none", 0},
     {"fp16", 1e-3},
+    {"bf16", 5e-3},
     {"topk:k=0.05", 0.98},
     {"thresh:k=0.05", 0.98},
     {"randk:k=0.05", 0.99},
@@ -573,6 +574,60 @@ Test(exchange, record_bytes_equal_wire_bytes)
     free(ref);
 }
 
+/* fp16 and bf16 are one allreduce of n elements of their own 2-byte
+ * type (was: an allgather of bytes), and what comes back is the mean:
+ * record:3 sums 3 identical ranks with one rounding, so the result is
+ * D(C(x)) to one more rounding of the format; at 4096 ranks 20.0 sums
+ * past binary16's 65504 to inf, while bfloat16 has fp32's range. */
+Test(exchange, half_compressors_allreduce_in_their_format)
+{
+    static const struct {
+        const char *spec;
+        enum lbs_dtype t;
+        double u;                   /* unit roundoff */
+    } h[] = {{"fp16", LBS_FLOAT16, 0x1p-11}, {"bf16", LBS_BFLOAT16, 0x1p-8}};
+    const size_t n = 4099;
+    float *x = grad(n, 21), *g = malloc(n * sizeof *g),
+          *ref = malloc(n * sizeof *ref);
+    for (size_t t = 0; t < 2; t++) {
+        struct lbs_compressor *c = mk(h[t].spec);
+        struct lbs_comm *comm;
+        struct lbs_err e;
+        cr_assert_eq(lbs_compressor_collective(c), LBS_COLL_ALLREDUCE);
+        cr_assert_eq(lbs_comm_record_new(3, &comm, &e), 0);
+        roundtrip(c, x, n, 2, 1, ref, NULL);
+        memcpy(g, x, n * sizeof *g);
+        cr_assert_eq(lbs_compress_exchange(c, comm, g, n, 2, 1, &e), 0, "%s",
+                     e.msg);
+        size_t ne;
+        const struct lbs_comm_record_entry *en =
+            lbs_comm_record_entries(comm, &ne);
+        cr_assert_eq(ne, 1, "%s: %zu calls", h[t].spec, ne);
+        cr_assert_eq(en[0].kind, LBS_COLL_ALLREDUCE, "%s", h[t].spec);
+        cr_assert_eq(en[0].dtype, h[t].t, "%s", h[t].spec);
+        cr_assert_eq(en[0].count, n);
+        cr_assert_eq(en[0].bytes, 2 * n);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_leq(fabs(g[i] - ref[i]),   /* + float's own 1/3 */
+                          (h[t].u + 0x1p-21) * fabs(ref[i]),
+                          "%s element %zu: %g vs %g", h[t].spec, i, g[i],
+                          ref[i]);
+        lbs_comm_free(comm);
+        cr_assert_eq(lbs_comm_record_new(4096, &comm, &e), 0);
+        float v = 20.0f;
+        cr_assert_eq(lbs_compress_exchange(c, comm, &v, 1, 3, 1, &e), 0);
+        if (h[t].t == LBS_FLOAT16)
+            cr_assert(isinf(v), "fp16: 4096 x 20 summed to %g", v);
+        else
+            cr_assert_float_eq(v, 20.0f, 0, "bf16: 4096 x 20 / 4096 = %g", v);
+        lbs_comm_free(comm);
+        lbs_compressor_free(c);
+    }
+    free(x);
+    free(g);
+    free(ref);
+}
+
 Test(exchange, powersgd_uses_two_allreduces)
 {
     struct lbs_comm *comm;
@@ -712,6 +767,8 @@ Test(compress, bad_specs_fail_clearly)
     bad("zip", -ENOENT, "unknown compressor 'zip'");
     bad("none:ef=1", -EINVAL, "lossless");
     bad("fp16:ef=1", -EINVAL, "ef=1");
+    bad("bf16:ef=1", -EINVAL, "ef=1");
+    bad("bf16:type=fp16", -ENOENT, "lbscale compress --help bf16");
     bad("topk:zz=1", -ENOENT, "lbscale compress --help topk");
     bad("topk:k=abc", -EINVAL, "not a finite number");
     bad("sign:scale=l3", -EINVAL, "unknown choice");
