@@ -13,7 +13,8 @@
  * (fixed sizes) and <= max, the bytes a record comm logs for
  * lbs_compress_exchange == the payload in the declared collective, the
  * exchange result == D(C(x)); with ef=1 D + e == x; and per compressor:
- * none exact; fp16 within half an fp16 ulp; topk exactly K and a
+ * none exact; fp16 and bf16 within half an ulp of their format (relative
+ * 2^-11 and 2^-8, plus half the smallest subnormal); topk exactly K and a
  * magnitude prefix; thresh <= upper K and a magnitude prefix; randk and
  * cyclick copy x where they keep it; sign +-scale with x's sign; qsgd
  * within one level of x; powersgd error <= ||x||.
@@ -137,11 +138,14 @@ static long specific_wrong(struct lbs_compressor *c, const float *x,
 #pragma omp parallel for reduction(+ : bad) schedule(static)
         for (size_t i = 0; i < n; i++)
             bad += out[i] != x[i];
-    } else if (!strcmp(name, "fp16")) {
+    } else if (!strcmp(name, "fp16") || !strcmp(name, "bf16")) {
+        int bf = !strcmp(name, "bf16");
+        int ulp = bf ? -8 : -11;            /* unit roundoff 2^ulp */
+        double tiny = bf ? 0x1p-134 : 0x1p-25;
 #pragma omp parallel for reduction(+ : bad) schedule(static)
         for (size_t i = 0; i < n; i++)
             bad += fabs((double)out[i] - x[i]) >
-                   ldexp(fabs((double)x[i]), -11) + 0x1p-25;
+                   ldexp(fabs((double)x[i]), ulp) + tiny;
     } else if (!strcmp(name, "topk") || !strcmp(name, "thresh")) {
         double k = param_of(c, "k", 0.01);
         size_t K = (size_t)(k * (double)n + 0.5);

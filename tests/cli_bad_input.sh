@@ -94,6 +94,7 @@ bad "optim: compress ef on none"        "ef"               optim --optim lamb --
 bad "train: compress with decentlam"    "sign|decentlam"   train --optim decentlam --compress sign:ef=1 --max-steps 1
 bad "train: unknown compressor key"     "qsgd|foo"         train --optim lamb --compress qsgd:foo=1 --max-steps 1
 bad "train: compress ef on fp16"        "ef"               train --optim lamb --compress fp16:ef=1 --max-steps 1
+bad "optim: compress ef on bf16"        "bf16|ef"          optim --optim lamb --compress bf16:ef=1 --comm record:4 --elements 1M --steps 1
 
 # ---- issue 14 (7): sizes that overflow or cannot fit are refused up front --
 bad "stream: --elements 2^61 wraps size_t" "--elements 2305843009213693952|address space" stream --elements 2305843009213693952
@@ -165,6 +166,19 @@ good "optim --help lamb lists its keys" \
 good "optim --list lists sgd lars lamb adamw" \
     'for o in sgd lars lamb adamw; do grep -qw "$o" "$OUT" || exit 1; done' \
     optim --list
+
+# issue 19: the half-precision compressors travel as one allreduce of 2
+# bytes per element, summed in their own format (was an allgather)
+for c in fp16 bf16; do
+    good "optim record:8 --compress $c: allreduce only, 2 B/element" \
+        '"$PY" -c "import json, sys
+r = json.loads(open(sys.argv[1]).read())
+pc = r[\"per_collective\"]
+sys.exit(list(pc) != [\"allreduce\"] or pc[\"allreduce\"][\"bytes_per_step\"] != 2e6
+         or r[\"fraction_of_dense\"] != 0.5)" "$OUT"' \
+        optim --optim lamb --compress $c --comm record:8 --steps 1 \
+        --layers uniform:4 --elements 1M --json --no-save
+done
 
 for o in sgd lars lamb adamw; do
     good "tiny $o run (--no-save) exits 0" \

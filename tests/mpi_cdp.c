@@ -56,6 +56,7 @@ int main(int argc, char **argv)
         {"adamw", "sign:ef=1"},       {"lars", "qsgd:s=15,ef=1"},
         {"jointspar", "randk:k=0.1"}, {"lamb", "powersgd:r=2,ef=1"},
         {"lamb", "fp16"},             {"lamb", "none"},
+        {"sgd:momentum=0.9", "bf16"},
     };
     enum { NP = sizeof pairs / sizeof *pairs };
     int failed = 0;

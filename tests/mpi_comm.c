@@ -143,6 +143,159 @@ static void test_allreduce(enum lbs_dtype t, const char *tname)
     }
 }
 
+/* ---- half precision (float16, bfloat16) ----------------------------------- */
+
+static uint16_t to_h(enum lbs_dtype t, float f)
+{
+    return t == LBS_BFLOAT16 ? lbs_f32_to_bf16_bits(f) : lbs_f32_to_f16_bits(f);
+}
+
+static float from_h(enum lbs_dtype t, uint16_t h)
+{
+    return t == LBS_BFLOAT16 ? lbs_bf16_bits_to_f32(h) : lbs_f16_bits_to_f32(h);
+}
+
+/* Small integers whose partial sums over any set of ranks are exact in
+ * the format (binary16 holds every integer up to 2048, bfloat16 up to
+ * 256), so SUM, MAX and MIN are compared with ==, whatever order MPI adds
+ * in.  Element 0 is NaN on rank 0 for MAX/MIN: a NaN loses to a number. */
+static void test_allreduce_half_exact(enum lbs_dtype t, const char *tname)
+{
+    static const enum lbs_redop ops[] = {LBS_SUM, LBS_MAX, LBS_MIN};
+    int p = C->size, top = t == LBS_FLOAT16 ? 2048 : 256;
+    int m = top / (p * (p + 1) / 2);   /* |sum| <= m p (p + 1) / 2 <= top */
+    for (int k = 0; k < 3; k++) {
+        enum lbs_redop op = ops[k];
+        char desc[128];
+        snprintf(desc, sizeof desc, "allreduce %s %s (%d elements, exact "
+                 "integers)", op_name(op), tname, N_RED);
+        begin();
+        if (m < 1) {
+            fail("%d ranks: no exact integer pattern in %s", p, tname);
+            end(desc);
+            continue;
+        }
+        uint16_t buf[N_RED];
+        int nan0 = op != LBS_SUM && p > 1;
+        for (int i = 0; i < N_RED; i++) {
+            int j = i % m;
+            buf[i] = to_h(t, (float)red_val(C->rank, j));
+            if (i == 0 && nan0 && C->rank == 0)
+                buf[i] = to_h(t, NAN);
+        }
+        CHECK_RC(lbs_allreduce(C, buf, N_RED, t, op, 7));
+        int bad = 0;
+        for (int i = 0; i < N_RED && bad < 5; i++) {
+            double want = red_expect(p, i % m, op), got = from_h(t, buf[i]);
+            if (i == 0 && nan0)   /* rank 0's 1 is missing: next is 2 */
+                want = op == LBS_MAX ? p : 2;
+            if (got != want) {
+                fail("%s: element %d = %.9g (0x%04x), want %.9g", desc, i,
+                     got, buf[i], want);
+                bad++;
+            }
+        }
+        end(desc);
+    }
+}
+
+enum { HALF_N = 100003, HALF_PAIRS = 30000 };
+
+/* x_q[i] for every rank q, so each rank can compute the reference: mixed
+ * magnitudes 2^-8 .. 2^8, both signs, already in the format.  In the last
+ * HALF_PAIRS elements only ranks 0 and 1 send values, the others +0: there
+ * the sum is one rounding of x_0 + x_1 in any order, so the result must
+ * be that rounding bit for bit (ties to even included). */
+static uint16_t half_val(enum lbs_dtype t, int q, size_t i)
+{
+    if (q >= 2 && i >= HALF_N - HALF_PAIRS)
+        return 0;
+    uint64_t key = lbs_rng_key(0x4a1f + (uint64_t)q, 0, 0);
+    double u = lbs_rng_uniform(key, 2 * i), e = lbs_rng_uniform(key, 2 * i + 1);
+    return to_h(t, (float)((2 * u - 1) * exp2(16 * e - 8)));
+}
+
+/* SUM of different values on every rank against the reference the brief
+ * of issue 19 asks for: added in rank order in float, each partial sum
+ * rounded once to the format, as the mpi backend's op rounds one pair.
+ * MPI adds in its own order (a tree); any order of P - 1 correctly
+ * rounded additions is within g sum|x_q| of the exact sum, g =
+ * (P-1)u / (1 - (P-1)u), u = 2^-11 (binary16) or 2^-8 (bfloat16), so
+ *     |allreduce - reference| <= 2 g sum_q |x_q|
+ * per element, and == where only two ranks send values (half_val).  N is
+ * odd and large enough for Open MPI to split the reduction into
+ * segments.  Also: every rank ends with the same bits
+ * (allgather in the half type), an inf on one rank makes the sum inf,
+ * 4 x 20000 overflows binary16 to inf, and bcast moves the bits. */
+static void test_allreduce_half_bound(enum lbs_dtype t, const char *tname)
+{
+    enum { N = HALF_N };
+    char desc[256];
+    int p = C->size;
+    double u = t == LBS_FLOAT16 ? 0x1p-11 : 0x1p-8;
+    double g = (p - 1) * u / (1 - (p - 1) * u);
+    begin();
+    uint16_t *buf = malloc(N * sizeof *buf);
+    uint16_t *all = malloc((size_t)p * N * sizeof *all);
+    for (size_t i = 0; i < N; i++)
+        buf[i] = half_val(t, C->rank, i);
+    buf[1] = to_h(t, C->rank == p - 1 ? INFINITY : 1.0f);
+    buf[2] = to_h(t, t == LBS_FLOAT16 ? 20000.0f : 1.0f);
+    CHECK_RC(lbs_allreduce(C, buf, N, t, LBS_SUM, 3));
+    double worst = 0;
+    int bad = 0;
+    for (size_t i = 3; i < N; i++) {
+        float ref = from_h(t, half_val(t, 0, i));
+        double abs_sum = fabs(ref);
+        for (int q = 1; q < p; q++) {
+            float x = from_h(t, half_val(t, q, i));
+            ref = from_h(t, to_h(t, ref + x));
+            abs_sum += fabs(x);
+        }
+        double err = fabs((double)from_h(t, buf[i]) - ref),
+               bound = 2 * g * abs_sum;
+        if (bound > 0 && err / bound > worst)
+            worst = err / bound;
+        if (!(err <= bound) && bad++ < 5)
+            fail("element %zu = %.9g, reference %.9g: |error| %.3g > bound "
+                 "%.3g", i, from_h(t, buf[i]), ref, err, bound);
+        if (i >= N - HALF_PAIRS && buf[i] != to_h(t, ref) && bad++ < 5)
+            fail("element %zu (two ranks): 0x%04x, want round(x_0 + x_1) = "
+                 "0x%04x", i, buf[i], to_h(t, ref));
+    }
+    if (!isinf(from_h(t, buf[1])) || from_h(t, buf[1]) < 0)
+        fail("an inf on one rank gave %g", from_h(t, buf[1]));
+    float big = from_h(t, buf[2]);
+    if (t == LBS_FLOAT16 && p >= 4 ? !isinf(big) : big != (float)p)
+        fail("element 2 (%s) = %g", t == LBS_FLOAT16 ? "4 x 20000, beyond "
+             "65504" : "sum of ones", big);
+    CHECK_RC(lbs_allgather(C, buf, all, N, t, 3));
+    for (int q = 0; q < p; q++)
+        if (memcmp(all + (size_t)q * N, buf, N * sizeof *buf)) {
+            fail("rank %d holds other bits than rank %d", q, C->rank);
+            break;
+        }
+    int root = p - 1;
+    for (size_t i = 0; i < 64; i++)
+        buf[i] = C->rank == root ? half_val(t, root, i) : 0xdead;
+    CHECK_RC(lbs_bcast(C, buf, 64, t, root, -1));
+    for (size_t i = 0; i < 64; i++)
+        if (buf[i] != half_val(t, root, i)) {
+            fail("bcast element %zu = 0x%04x", i, buf[i]);
+            break;
+        }
+    free(buf);
+    free(all);
+    if (C->rank == 0)
+        printf("# %s: worst |allreduce - rank-order reference| = %.3f of "
+               "the bound 2 g sum|x| (g = %.3g)\n", tname, worst, g);
+    snprintf(desc, sizeof desc, "allreduce sum %s (%d elements): within "
+             "2 (P-1)u/(1-(P-1)u) sum|x| of a rank-order sum rounded per "
+             "addition, exactly round(x_0 + x_1) where two ranks send, same "
+             "bits on every rank; inf, overflow, bcast", tname, N);
+    end(desc);
+}
+
 static void test_mean(void)
 {
     begin();
@@ -450,6 +603,10 @@ int main(int argc, char **argv)
     test_allreduce(LBS_FLOAT64, "float64");
     test_allreduce(LBS_INT32, "int32");
     test_allreduce(LBS_INT64, "int64");
+    test_allreduce_half_exact(LBS_FLOAT16, "float16");
+    test_allreduce_half_exact(LBS_BFLOAT16, "bfloat16");
+    test_allreduce_half_bound(LBS_FLOAT16, "float16");
+    test_allreduce_half_bound(LBS_BFLOAT16, "bfloat16");
     test_mean();
     test_allgather();
     test_allgatherv();

@@ -28,10 +28,6 @@
 
 #include "lbscale/lbscale.h"
 
-/* internal to core/compress/fp16.c, exported for this test */
-uint16_t lbs_f32_to_f16_bits(float f);
-float lbs_f16_bits_to_f32(uint16_t h);
-
 /* Gradient-like: N(0,1) times a log-normal scale per 256-element block. */
 static float *grad(size_t n, uint64_t seed)
 {
@@ -90,6 +86,7 @@ static const struct {
 } all[] = {
     {"none", 0},
     {"fp16", 1e-3},
+    {"bf16", 5e-3},
     {"topk:k=0.05", 0.98},
     {"thresh:k=0.05", 0.98},
     {"randk:k=0.05", 0.99},
@@ -577,6 +574,60 @@ Test(exchange, record_bytes_equal_wire_bytes)
     free(ref);
 }
 
+/* fp16 and bf16 are one allreduce of n elements of their own 2-byte
+ * type (was: an allgather of bytes), and what comes back is the mean:
+ * record:3 sums 3 identical ranks with one rounding, so the result is
+ * D(C(x)) to one more rounding of the format; at 4096 ranks 20.0 sums
+ * past binary16's 65504 to inf, while bfloat16 has fp32's range. */
+Test(exchange, half_compressors_allreduce_in_their_format)
+{
+    static const struct {
+        const char *spec;
+        enum lbs_dtype t;
+        double u;                   /* unit roundoff */
+    } h[] = {{"fp16", LBS_FLOAT16, 0x1p-11}, {"bf16", LBS_BFLOAT16, 0x1p-8}};
+    const size_t n = 4099;
+    float *x = grad(n, 21), *g = malloc(n * sizeof *g),
+          *ref = malloc(n * sizeof *ref);
+    for (size_t t = 0; t < 2; t++) {
+        struct lbs_compressor *c = mk(h[t].spec);
+        struct lbs_comm *comm;
+        struct lbs_err e;
+        cr_assert_eq(lbs_compressor_collective(c), LBS_COLL_ALLREDUCE);
+        cr_assert_eq(lbs_comm_record_new(3, &comm, &e), 0);
+        roundtrip(c, x, n, 2, 1, ref, NULL);
+        memcpy(g, x, n * sizeof *g);
+        cr_assert_eq(lbs_compress_exchange(c, comm, g, n, 2, 1, &e), 0, "%s",
+                     e.msg);
+        size_t ne;
+        const struct lbs_comm_record_entry *en =
+            lbs_comm_record_entries(comm, &ne);
+        cr_assert_eq(ne, 1, "%s: %zu calls", h[t].spec, ne);
+        cr_assert_eq(en[0].kind, LBS_COLL_ALLREDUCE, "%s", h[t].spec);
+        cr_assert_eq(en[0].dtype, h[t].t, "%s", h[t].spec);
+        cr_assert_eq(en[0].count, n);
+        cr_assert_eq(en[0].bytes, 2 * n);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_leq(fabs(g[i] - ref[i]),   /* + float's own 1/3 */
+                          (h[t].u + 0x1p-21) * fabs(ref[i]),
+                          "%s element %zu: %g vs %g", h[t].spec, i, g[i],
+                          ref[i]);
+        lbs_comm_free(comm);
+        cr_assert_eq(lbs_comm_record_new(4096, &comm, &e), 0);
+        float v = 20.0f;
+        cr_assert_eq(lbs_compress_exchange(c, comm, &v, 1, 3, 1, &e), 0);
+        if (h[t].t == LBS_FLOAT16)
+            cr_assert(isinf(v), "fp16: 4096 x 20 summed to %g", v);
+        else
+            cr_assert_float_eq(v, 20.0f, 0, "bf16: 4096 x 20 / 4096 = %g", v);
+        lbs_comm_free(comm);
+        lbs_compressor_free(c);
+    }
+    free(x);
+    free(g);
+    free(ref);
+}
+
 Test(exchange, powersgd_uses_two_allreduces)
 {
     struct lbs_comm *comm;
@@ -630,6 +681,66 @@ Test(record, byte_convention)
     lbs_comm_free(c);
 }
 
+/* float16/bfloat16 through record and self: 2 bytes per element in the
+ * log, SUM = size x value rounded once to the format (inf where it
+ * overflows), MAX untouched, blocks of 2 bytes copied and no more. */
+Test(record, half_dtypes)
+{
+    cr_assert_eq(lbs_dtype_size(LBS_FLOAT16), 2);
+    cr_assert_eq(lbs_dtype_size(LBS_BFLOAT16), 2);
+    cr_assert_eq(lbs_dtype_size((enum lbs_dtype)99), 0);
+    struct lbs_comm *c;
+    struct lbs_err e;
+    cr_assert_eq(lbs_comm_record_new(3, &c, &e), 0);
+    const float v[4] = {1.5f, -0.1f, 30000.0f, 1.0f / 3};
+    uint16_t h[4], b[4], orig[4];
+    for (int i = 0; i < 4; i++) {
+        h[i] = lbs_f32_to_f16_bits(v[i]);
+        b[i] = lbs_f32_to_bf16_bits(i == 2 ? 3e38f : v[i]);
+    }
+    memcpy(orig, h, sizeof h);
+    cr_assert_eq(lbs_allreduce(c, h, 4, LBS_FLOAT16, LBS_MAX, 1), 0);
+    cr_assert_eq(memcmp(h, orig, sizeof h), 0, "MAX changed the values");
+    cr_assert_eq(lbs_allreduce(c, h, 4, LBS_FLOAT16, LBS_SUM, 1), 0);
+    cr_assert_eq(lbs_allreduce(c, b, 4, LBS_BFLOAT16, LBS_SUM, 2), 0);
+    for (int i = 0; i < 4; i++) {
+        float wh = 3 * lbs_f16_bits_to_f32(orig[i]);
+        cr_assert_eq(h[i], lbs_f32_to_f16_bits(wh), "f16 %d: 0x%04x", i, h[i]);
+        float wb = 3 * lbs_bf16_bits_to_f32(lbs_f32_to_bf16_bits(
+                           i == 2 ? 3e38f : v[i]));
+        cr_assert_eq(b[i], lbs_f32_to_bf16_bits(wb), "bf16 %d: 0x%04x", i,
+                     b[i]);
+    }
+    cr_assert_eq(lbs_f16_bits_to_f32(h[0]), 4.5f);
+    cr_assert(isinf(lbs_f16_bits_to_f32(h[2])), "3 x 30000 fits binary16?");
+    cr_assert(isinf(lbs_bf16_bits_to_f32(b[2])), "3 x 3e38 fits bfloat16?");
+    cr_assert_eq(lbs_bf16_bits_to_f32(b[0]), 4.5f);
+    uint16_t ag[13];
+    ag[12] = 0xbeef;
+    cr_assert_eq(lbs_allgather(c, b, ag, 4, LBS_BFLOAT16, 2), 0);
+    for (int r = 0; r < 3; r++)
+        cr_assert_eq(memcmp(ag + 4 * r, b, sizeof b), 0, "block %d", r);
+    cr_assert_eq(ag[12], 0xbeef, "wrote past 3 blocks of 4 halves");
+    size_t ne;
+    const struct lbs_comm_record_entry *en = lbs_comm_record_entries(c, &ne);
+    cr_assert_eq(ne, 4);
+    cr_assert_eq(en[0].dtype, LBS_FLOAT16);
+    cr_assert_eq(en[1].bytes, 8);
+    cr_assert_eq(en[2].dtype, LBS_BFLOAT16);
+    cr_assert_eq(en[2].bytes, 8);
+    cr_assert_eq(en[3].bytes, 8);   /* allgather: the send count */
+    lbs_comm_free(c);
+    cr_assert_eq(lbs_comm_self_new(&c, &e), 0);
+    uint16_t one[5] = {1, 2, 3, 4, 0xbeef};
+    memcpy(ag, h, sizeof h);
+    cr_assert_eq(lbs_allreduce(c, ag, 4, LBS_FLOAT16, LBS_SUM, 0), 0);
+    cr_assert_eq(memcmp(ag, h, sizeof h), 0, "self SUM is not a no-op");
+    cr_assert_eq(lbs_allgather(c, h, one, 4, LBS_FLOAT16, 0), 0);
+    cr_assert_eq(memcmp(one, h, sizeof h), 0);
+    cr_assert_eq(one[4], 0xbeef);
+    lbs_comm_free(c);
+}
+
 /* ------------------------------------------------------------ bad input */
 
 static void bad(const char *spec, int code, const char *needle)
@@ -656,6 +767,8 @@ Test(compress, bad_specs_fail_clearly)
     bad("zip", -ENOENT, "unknown compressor 'zip'");
     bad("none:ef=1", -EINVAL, "lossless");
     bad("fp16:ef=1", -EINVAL, "ef=1");
+    bad("bf16:ef=1", -EINVAL, "ef=1");
+    bad("bf16:type=fp16", -ENOENT, "lbscale compress --help bf16");
     bad("topk:zz=1", -ENOENT, "lbscale compress --help topk");
     bad("topk:k=abc", -EINVAL, "not a finite number");
     bad("sign:scale=l3", -EINVAL, "unknown choice");

@@ -9,6 +9,7 @@ size_t lbs_dtype_size(enum lbs_dtype t)
     switch (t) {
     case LBS_FLOAT32: case LBS_INT32: return 4;
     case LBS_FLOAT64: case LBS_INT64: return 8;
+    case LBS_FLOAT16: case LBS_BFLOAT16: return 2;
     case LBS_UINT8: return 1;
     }
     return 0;

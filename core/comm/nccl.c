@@ -40,6 +40,19 @@ static struct nccl_impl *impl(struct lbs_comm *c)
     return c->impl;
 }
 
+/* ncclBfloat16 exists from NCCL 2.10 on, and there only when CUDA's
+ * bfloat16 header was found (CUDA >= 11): nccl.h declares it under
+ * __CUDA_BF16_TYPES_EXIST__. */
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0) && \
+    defined(__CUDA_BF16_TYPES_EXIST__)
+#define HAVE_NCCL_BF16 1
+#else
+#define HAVE_NCCL_BF16 0
+#endif
+
+/* NCCL's native types; halves are reduced by NCCL in half arithmetic
+ * (correctly rounded per addition, as the mpi backend's ops are).
+ * ncclNumTypes: not carried by this NCCL (check_type refuses it). */
 static ncclDataType_t nc_type(enum lbs_dtype t)
 {
     switch (t) {
@@ -48,8 +61,28 @@ static ncclDataType_t nc_type(enum lbs_dtype t)
     case LBS_INT32: return ncclInt32;
     case LBS_INT64: return ncclInt64;
     case LBS_UINT8: return ncclUint8;
+    case LBS_FLOAT16: return ncclFloat16;
+    case LBS_BFLOAT16:
+#if HAVE_NCCL_BF16
+        return ncclBfloat16;
+#else
+        return ncclNumTypes;
+#endif
     }
-    return ncclUint8;
+    return ncclNumTypes;
+}
+
+/* Before anything is enqueued, so every rank (all pass the same dtype)
+ * fails alike and none waits in NCCL for the others. */
+static int check_type(struct lbs_comm *c, enum lbs_dtype t)
+{
+    if (nc_type(t) != ncclNumTypes)
+        return 0;
+    if (t == LBS_BFLOAT16)
+        return lbs_err_set(c->err, -ENOTSUP, "nccl: this NCCL (%d) has no "
+                           "bfloat16 (it needs NCCL >= 2.10 built with CUDA "
+                           ">= 11)", NCCL_VERSION_CODE);
+    return lbs_err_set(c->err, -EINVAL, "nccl: unknown dtype %d", (int)t);
 }
 
 static ncclRedOp_t nc_op(enum lbs_redop op)
@@ -111,6 +144,9 @@ static int n_allreduce(struct lbs_comm *c, void *buf, size_t count,
                        enum lbs_dtype t, enum lbs_redop op, int layer)
 {
     (void)layer;
+    int trc = check_type(c, t);
+    if (trc)
+        return trc;
     struct lbs_err *err = c->err;
     struct nccl_impl *m = impl(c);
     LBS_NCCL(ncclAllReduce(buf, buf, count, nc_type(t), nc_op(op), m->comm,
@@ -122,6 +158,9 @@ static int n_allgather(struct lbs_comm *c, const void *send, void *recv,
                        size_t count, enum lbs_dtype t, int layer)
 {
     (void)layer;
+    int trc = check_type(c, t);
+    if (trc)
+        return trc;
     struct lbs_err *err = c->err;
     struct nccl_impl *m = impl(c);
     LBS_NCCL(ncclAllGather(send, recv, count, nc_type(t), m->comm,
@@ -136,6 +175,9 @@ static int n_allgatherv(struct lbs_comm *c, const void *send, size_t count,
                         enum lbs_dtype t, int layer)
 {
     (void)layer;
+    int trc = check_type(c, t);
+    if (trc)
+        return trc;
     struct lbs_err *err = c->err;
     struct nccl_impl *m = impl(c);
     size_t es = lbs_dtype_size(t);
@@ -163,6 +205,9 @@ static int n_alltoall(struct lbs_comm *c, const void *send, void *recv,
                       size_t count, enum lbs_dtype t, int layer)
 {
     (void)layer;
+    int trc = check_type(c, t);
+    if (trc)
+        return trc;
     struct lbs_err *err = c->err;
     struct nccl_impl *m = impl(c);
     size_t bytes = count * lbs_dtype_size(t);
@@ -192,6 +237,9 @@ static int n_bcast(struct lbs_comm *c, void *buf, size_t count,
                    enum lbs_dtype t, int root, int layer)
 {
     (void)layer;
+    int trc = check_type(c, t);
+    if (trc)
+        return trc;
     struct lbs_err *err = c->err;
     struct nccl_impl *m = impl(c);
     LBS_NCCL(ncclBroadcast(buf, buf, count, nc_type(t), root, m->comm,
@@ -214,6 +262,9 @@ static int n_neighbors(struct lbs_comm *c, const void *send, size_t count,
                        const int *from, int nfrom, void *recv, int layer)
 {
     (void)layer;
+    int trc = check_type(c, t);
+    if (trc)
+        return trc;
     struct lbs_err *err = c->err;
     struct nccl_impl *m = impl(c);
     size_t bytes = count * lbs_dtype_size(t);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lbscale/comm.h"
+#include "lbscale/half.h"
 
 struct record_impl {
     struct lbs_comm_record_entry *e;
@@ -69,6 +70,20 @@ static void scale_by(void *buf, size_t count, enum lbs_dtype t, int k)
     case LBS_UINT8:
         for (size_t i = 0; i < count; i++)
             ((uint8_t *)buf)[i] = (uint8_t)(((uint8_t *)buf)[i] * k);
+        break;
+    case LBS_FLOAT16:   /* one rounding, where P additions would round P - 1
+                         * times: close to what the ranks would get, and
+                         * inf where their sum would overflow */
+        for (size_t i = 0; i < count; i++) {
+            uint16_t *h = (uint16_t *)buf + i;
+            *h = lbs_f32_to_f16_bits(lbs_f16_bits_to_f32(*h) * (float)k);
+        }
+        break;
+    case LBS_BFLOAT16:
+        for (size_t i = 0; i < count; i++) {
+            uint16_t *h = (uint16_t *)buf + i;
+            *h = lbs_f32_to_bf16_bits(lbs_bf16_bits_to_f32(*h) * (float)k);
+        }
         break;
     }
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compress_impl.h"
+#include "lbscale/half.h"
 
 extern const struct lbs_compress_ops *const lbs_compress_registry[];
 
@@ -279,6 +280,47 @@ void lbs_cmp_zero(float *out, size_t n)
         out[i] = 0.0f;
 }
 
+/* Static blocks per thread, so the conversion loops see long runs. */
+#define BLOCK_RANGE(n, lo, hi)                                           \
+    size_t lo = (n) * (size_t)omp_get_thread_num() /                     \
+                (size_t)omp_get_num_threads();                           \
+    size_t hi = (n) * (size_t)(omp_get_thread_num() + 1) /               \
+                (size_t)omp_get_num_threads()
+
+void lbs_cmp_half_encode(enum lbs_dtype t, const float *x, uint16_t *h,
+                         size_t n)
+{
+#pragma omp parallel if (n > LBS_PAR_MIN)
+    {
+        BLOCK_RANGE(n, lo, hi);
+        if (t == LBS_BFLOAT16)
+            lbs_f32_to_bf16_array(x + lo, h + lo, hi - lo);
+        else
+            lbs_f32_to_f16_array(x + lo, h + lo, hi - lo);
+    }
+}
+
+/* Decoded a stack block at a time (it stays in L1), then one multiply
+ * and one add per element, unfused, as the CUDA decoders compute it. */
+void lbs_cmp_half_decode_add(enum lbs_dtype t, const uint16_t *h,
+                             float alpha, float *out, size_t n)
+{
+#pragma omp parallel if (n > LBS_PAR_MIN)
+    {
+        BLOCK_RANGE(n, lo, hi);
+        float v[512];
+        for (size_t i = lo; i < hi; i += 512) {
+            size_t m = hi - i < 512 ? hi - i : 512;
+            if (t == LBS_BFLOAT16)
+                lbs_bf16_to_f32_array(h + i, v, m);
+            else
+                lbs_f16_to_f32_array(h + i, v, m);
+            for (size_t j = 0; j < m; j++)
+                out[i + j] += alpha * v[j];
+        }
+    }
+}
+
 int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,
                          size_t want, struct lbs_err *err)
 {
@@ -421,7 +463,17 @@ static int exchange_generic(struct lbs_compressor *c, struct lbs_comm *comm,
         return rc;
     float inv = 1.0f / (float)comm->size;
     if (ops->coll == LBS_COLL_ALLREDUCE) {
-        rc = lbs_allreduce(comm, p, bytes / 4, LBS_FLOAT32, LBS_SUM,
+        /* summed in the payload's own type (fp16/bf16: in half precision,
+         * as NCCL's ncclHalf and Horovod's fp16 compression do), then
+         * scaled by 1/P in float while decoding: no underflow of small
+         * gradients, at the price of inf where a binary16 sum passes
+         * 65504 (PyTorch's fp16 hook divides before the sum instead) */
+        size_t es = lbs_dtype_size(ops->dtype);
+        if (!es || bytes % es)
+            return lbs_err_set(err, -EINVAL, "%s: payload of %zu bytes is "
+                               "not a whole number of %zu-byte elements",
+                               ops->name, bytes, es);
+        rc = lbs_allreduce(comm, p, bytes / es, ops->dtype, LBS_SUM,
                            ctx->layer);
         if (!rc) {
             lbs_cmp_zero(g, n);

@@ -31,6 +31,9 @@ struct lbs_compress_ops {
     const struct lbs_param_spec *params;  /* {NULL}-terminated */
     size_t cfg_size;                      /* a struct of doubles */
     enum lbs_coll coll;
+    /* LBS_COLL_ALLREDUCE: the element type the payload is summed in
+     * (payload bytes / its size elements); unset = LBS_FLOAT32. */
+    enum lbs_dtype dtype;
     int ef_ok;                            /* 0: ef=1 is refused */
     const char *ef_why;                   /* ...and why, for the message */
     int (*init)(struct lbs_compressor *c, struct lbs_err *err);
@@ -104,6 +107,13 @@ size_t lbs_topk_count(double k, size_t n);
 uint32_t lbs_kth_largest_u32(uint32_t *a, size_t n, size_t k);
 /* Parallel zero fill and out[i] += alpha * x[i]. */
 void lbs_cmp_zero(float *out, size_t n);
+/* The casts to a 2-byte float (t: LBS_FLOAT16 or LBS_BFLOAT16) that
+ * fp16.c and bf16.c are made of, over OpenMP threads: h = round(x) and
+ * out += alpha * h (lbscale/half.h does the conversions). */
+void lbs_cmp_half_encode(enum lbs_dtype t, const float *x, uint16_t *h,
+                         size_t n);
+void lbs_cmp_half_decode_add(enum lbs_dtype t, const uint16_t *h,
+                             float alpha, float *out, size_t n);
 /* Check a payload size, -EINVAL naming the compressor otherwise. */
 int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,
                          size_t want, struct lbs_err *err);
@@ -139,6 +149,7 @@ int lbs_ef_end(struct lbs_compressor *c, float *e, const void *payload,
 
 extern const struct lbs_compress_ops lbs_cmp_none;
 extern const struct lbs_compress_ops lbs_cmp_fp16;
+extern const struct lbs_compress_ops lbs_cmp_bf16;
 extern const struct lbs_compress_ops lbs_cmp_topk;
 extern const struct lbs_compress_ops lbs_cmp_thresh;
 extern const struct lbs_compress_ops lbs_cmp_randk;

@@ -6,6 +6,7 @@
 const struct lbs_compress_ops *const lbs_compress_registry[] = {
     &lbs_cmp_none,
     &lbs_cmp_fp16,
+    &lbs_cmp_bf16,
     &lbs_cmp_topk,
     &lbs_cmp_thresh,
     &lbs_cmp_randk,

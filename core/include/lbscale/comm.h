@@ -28,9 +28,34 @@
 extern "C" {
 #endif
 
-enum lbs_dtype { LBS_FLOAT32, LBS_FLOAT64, LBS_INT32, LBS_UINT8, LBS_INT64 };
+/* Element types.  LBS_FLOAT16 is IEEE binary16, LBS_BFLOAT16 bfloat16
+ * (lbscale/half.h), both 2 bytes, stored as uint16_t bit patterns (C11
+ * has no half type).  Reductions on them work on the values, in every
+ * backend:
+ *   SUM      each addition is rounded once to the format, to nearest
+ *            even: mpi converts both operands to float, adds, rounds
+ *            back (float's 24 bits >= 2 x 11 + 2, so this is the
+ *            correctly rounded half addition; the same holds for
+ *            bfloat16); NCCL adds in its native half arithmetic, also
+ *            correctly rounded per addition.  The order of the additions
+ *            is the library's: any order of P - 1 such additions lies
+ *            within g sum|x_r| of the exact sum, g = (P-1)u / (1-(P-1)u),
+ *            u = 2^-11 (binary16) or 2^-8 (bfloat16), so the result
+ *            agrees with a sum in rank order to within 2 g sum|x_r|, not
+ *            bit for bit (tests/mpi_comm.c checks this bound, and that
+ *            every rank gets the same bits).  A binary16 sum beyond
+ *            65504 is inf: scale first.
+ *   MAX/MIN  the larger/smaller value, bits unchanged; a NaN loses to a
+ *            number (IEEE maxNum/minNum, as CUDA's __hmax/__hmin).
+ * New values go at the end: the numbering is part of the ABI. */
+enum lbs_dtype {
+    LBS_FLOAT32, LBS_FLOAT64, LBS_INT32, LBS_UINT8, LBS_INT64,
+    LBS_FLOAT16, LBS_BFLOAT16
+};
 enum lbs_redop { LBS_SUM, LBS_MAX, LBS_MIN };
 
+/* Bytes per element: 4, 8, 4, 1, 8, 2, 2; 0 for a value outside the
+ * enum. */
 size_t lbs_dtype_size(enum lbs_dtype t);
 
 struct lbs_comm;
@@ -120,7 +145,7 @@ int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
  * convention is exact and the same for every kind:
  *
  *   bytes = the payload THIS rank contributes to the call
- *     allreduce   count * dtype size
+ *     allreduce   count * dtype size          (float16/bfloat16: count * 2)
  *     allgather   count * dtype size          (send count, not recv)
  *     allgatherv  count * dtype size          (own count)
  *     alltoall    size * count * dtype size   (all blocks it sends)
@@ -132,7 +157,8 @@ int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
  *
  * Results are what `size` ranks holding identical data would get, so code
  * that runs over it computes the same values as on one rank: allreduce
- * SUM multiplies by size (MAX/MIN leave buf alone), allgather(v) fills
+ * SUM multiplies by size (float16/bfloat16: in float, rounded once to the
+ * format; integers wrap; MAX/MIN leave buf alone), allgather(v) fills
  * every rank's block with this rank's send data, alltoall fills every
  * received block with send block 0 (what each peer addresses to rank 0),
  * neighbor fills every received block with the send buffer, bcast and

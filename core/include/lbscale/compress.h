@@ -14,7 +14,8 @@
  *
  * Compressors (lbscale compress --list prints the keys of each):
  *   none      payload = the fp32 values                       allreduce
- *   fp16      IEEE half, round to nearest even                allgather
+ *   fp16      IEEE half, round to nearest even                allreduce (fp16)
+ *   bf16      bfloat16, round to nearest even                 allreduce (bf16)
  *   topk      exactly K = max(1, round(k n)) largest |x|      allgather
  *   thresh    DGC: threshold from a sample, bounded correction allgatherv
  *   randk     Bernoulli(k) mask from (seed, step, layer)      allreduce
@@ -22,15 +23,19 @@
  *   sign      1 bit per element + one fp32 scale              allgather
  *   qsgd      s levels, stochastic rounding, norm per bucket  allgather
  *   powersgd  rank-r P Q^T, warm-started Q                    2 allreduces
- * (fp16 gathers because lbs_comm has no half dtype to allreduce; fp16.c.)
+ * fp16 and bf16 are summed in their own format (LBS_FLOAT16 /
+ * LBS_BFLOAT16 allreduce, rounded after every addition: lbscale/comm.h
+ * bounds the error), then divided by the rank count in float; a binary16
+ * sum beyond 65504 is inf.
  * Every compressor also takes ef=0|1 (error feedback, default 0); it is
- * refused for none (lossless) and fp16 (its error is round-to-nearest of
- * relative size <= 2^-11, already unbiased; residual memory would double
- * the state for no gain).
+ * refused for none (lossless), fp16 and bf16 (their error is
+ * round-to-nearest of relative size <= 2^-11 and 2^-8, already unbiased;
+ * residual memory would double the state for no gain).
  *
  * Payload formats (little-endian, what travels on the wire):
  *   none      n float
  *   fp16      n binary16
+ *   bf16      n bfloat16 (the top 16 bits of each rounded fp32)
  *   topk      K uint32 indices (ascending), then K float values; among
  *             equal magnitudes at the cut the lowest indices win, NaN
  *             ranks above inf
@@ -131,9 +136,10 @@ int lbs_decompress(struct lbs_compressor *c, const void *payload,
                    struct lbs_err *err);
 
 /* Data-parallel exchange: g (n floats) becomes the mean over the comm's
- * ranks of D(C(g_rank)) (ef applied per rank), moved with the declared
- * collective.  Variable-size payloads (thresh) first share their sizes with
- * one allgather of one LBS_INT64 (8 bytes logged), then allgatherv.  What
+ * ranks of D(C(g_rank)) (ef applied per rank; fp16/bf16: to the rounding
+ * of their sum), moved with the declared collective.  Variable-size
+ * payloads (thresh) first share their sizes with one allgather of one
+ * LBS_INT64 (8 bytes logged), then allgatherv.  What
  * a record comm logs for one call is exactly the payload bytes
  * (lbs_compress_wire_bytes, or for thresh the compressed size) in the
  * declared collective, plus that 8-byte size allgather for thresh.

@@ -7,6 +7,7 @@
 #include "lbscale/compress.h"
 #include "lbscale/error.h"
 #include "lbscale/file.h"
+#include "lbscale/half.h"
 #include "lbscale/layer.h"
 #include "lbscale/mask.h"
 #include "lbscale/optim.h"

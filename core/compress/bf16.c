@@ -1,0 +1,76 @@
+/* bf16.c - bfloat16, round to nearest even; 2 bytes per element.
+ *
+ * The top half of each fp32 (8 exponent bits, 7 fraction bits): fp32's
+ * range, so no overflow or loss scaling to think of, and a relative
+ * rounding error of at most 2^-8 (8 times fp16's).  The mixed-precision
+ * format of A100/H100 training and what torch's bf16_compress_hook sends.
+ * Conversions: lbscale/half.h.
+ *
+ * Collective: allreduce of the bfloat16 values in bfloat16 (LBS_BFLOAT16:
+ * NCCL's ncclBfloat16, a user-defined sum on the mpi backend), rounded
+ * after every addition (comm.h states the bound); n x 2 bytes per rank.
+ * The driver divides by P in float while decoding.
+ *
+ * A file of its own rather than a key of fp16: the two are different
+ * formats with different error bounds, results tables name compressors,
+ * and the payload is not binary16 at all.
+ */
+#include <stdint.h>
+
+#include "compress_impl.h"
+
+static const struct lbs_param_spec bf16_params[] = {
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static size_t bf16_bytes(struct lbs_compressor *c, size_t n,
+                         const struct lbs_cctx *ctx)
+{
+    (void)c; (void)ctx;
+    return 2 * n;
+}
+
+static size_t bf16_max(const struct lbs_compressor *c, size_t n)
+{
+    (void)c;
+    return 2 * n;
+}
+
+static int bf16_compress(struct lbs_compressor *c, const float *x, size_t n,
+                         const struct lbs_cctx *ctx, void *payload,
+                         size_t *bytes, struct lbs_err *err)
+{
+    (void)c; (void)ctx; (void)err;
+    lbs_cmp_half_encode(LBS_BFLOAT16, x, payload, n);
+    *bytes = 2 * n;
+    return 0;
+}
+
+static int bf16_decompress_add(struct lbs_compressor *c, const void *payload,
+                               size_t bytes, size_t n,
+                               const struct lbs_cctx *ctx, float alpha,
+                               float *out, struct lbs_err *err)
+{
+    (void)ctx;
+    int rc = lbs_cmp_expect_bytes(c, bytes, 2 * n, err);
+    if (!rc)
+        lbs_cmp_half_decode_add(LBS_BFLOAT16, payload, alpha, out, n);
+    return rc;
+}
+
+const struct lbs_compress_ops lbs_cmp_bf16 = {
+    .name = "bf16",
+    .summary = "bfloat16 (fp32's top 16 bits), round to nearest even "
+               "(2 B/element), summed in bf16",
+    .params = bf16_params,
+    .cfg_size = 0,
+    .coll = LBS_COLL_ALLREDUCE,
+    .dtype = LBS_BFLOAT16,
+    .ef_ok = 0,
+    .ef_why = "bf16's error is round-to-nearest (relative <= 2^-8, "
+              "unbiased); a residual would double the state for nothing",
+    .wire_bytes = bf16_bytes,
+    .max_bytes = bf16_max,
+    .compress = bf16_compress,
+    .decompress_add = bf16_decompress_add,
+};
