@@ -28,13 +28,17 @@ median and worst |diff|.  Each case is classed by lbscale's own split:
   bw     L <= 1% of T: the bandwidth and link-sharing terms alone decide;
          gate |diff| <= --tol-bw (2%);
   lat    B <= 1% of T: the latency terms alone decide; gate |diff| <=
-         --tol-lat (25%: lbscale counts 2(N-1) inter-node hops per ring
-         allreduce as NCCL 2.8's tuner does, a pipelined ring's critical
-         path has 2N - see sim/README.md);
-  mixed  gate: max(L, B) (1 - tol-bw) <= SimGrid <= T (1 + tol-lat): a
-         pipelined ring overlaps hop latencies with transfers, the
-         alpha-beta sum does not, so SimGrid lies between the larger term
-         and the sum.
+         --tol-lat (25%, set when lbscale counted NCCL 2.8's 2(N-1)
+         inter-node hops per ring allreduce; 0.3% worst since it counts
+         the pipelined ring's chain - see sim/README.md);
+  mixed  gate: -tol-bw <= diff <= --tol-mixed (15%): lbscale prices the
+         ring by the critical path of the pipelined ring at each hop's
+         steady share of its links, which SimGrid beats where the NVLink
+         hops are not shared by all channels all the time (worst +13.9%,
+         xcheck-plain allreduce P=256 64M); below SimGrid it should never
+         be.  (Before the critical path, with the alpha-beta sum, the gate
+         was max(L, B) (1 - tol-bw) <= SimGrid <= T (1 + tol-lat), worst
+         +55.7%.)
 Exit 1 when a gate fails, 77 (skipped) when the SimGrid program was not
 built (--xcheck none or a missing file), 2 on bad usage.
 
@@ -120,6 +124,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--tol-bw", type=float, default=0.02)
     ap.add_argument("--tol-lat", type=float, default=0.25)
+    ap.add_argument("--tol-mixed", type=float, default=0.15)
     args = ap.parse_args()
     if args.xcheck == "none" or not os.path.isfile(args.xcheck):
         print("1..0 # SKIP SimGrid cross-check not built (install "
@@ -172,9 +177,9 @@ def main():
         elif cls == "lat":
             ok, why = abs(d) <= args.tol_lat, "|diff| > %g%%" % (100 * args.tol_lat)
         else:
-            lo, hi = max(L, B) * (1 - args.tol_bw), T * (1 + args.tol_lat)
-            ok = lo <= S <= hi
-            why = "SimGrid %.1f outside [%.1f, %.1f]" % (S, lo, hi)
+            ok = -args.tol_bw <= d <= args.tol_mixed
+            why = "diff outside [-%g%%, +%g%%]" % (100 * args.tol_bw,
+                                                  100 * args.tol_mixed)
         if not ok:
             bad.append((k, d, why))
         row = {"platform": k[0], "coll": k[1], "gpus": k[2], "bytes": k[3],
@@ -211,9 +216,9 @@ def main():
                                               100 * statistics.median(vl),
                                               100 * vl[-1]))
     gate = ("gate (CM02): bw |diff| <= %g%%, lat |diff| <= %g%%, mixed "
-            "max(L,B)(1-%g%%) <= SimGrid <= T(1+%g%%): %d case(s) outside" %
+            "-%g%% <= diff <= +%g%%: %d case(s) outside" %
             (100 * args.tol_bw, 100 * args.tol_lat, 100 * args.tol_bw,
-             100 * args.tol_lat, len(bad)))
+             100 * args.tol_mixed, len(bad)))
     # compact view: one row per (platform, coll, P), diff per size
     sizes = sorted({k[3] for k in keys})
     pivot = ["| platform | coll | P | " +
