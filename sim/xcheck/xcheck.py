@@ -105,6 +105,15 @@ def simgrid_rows(args, plat, gpus, sizes, cfg, log):
     return out, meta
 
 
+def probe(cmd):
+    try:
+        return subprocess.run(cmd, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True,
+                              cwd=HERE).stdout.strip() or None
+    except OSError:
+        return None
+
+
 def fmt_bytes(b):
     for unit, v in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if b >= v and b % v == 0:
@@ -132,6 +141,9 @@ def main():
               "option -Dsimgrid=enabled makes it required)")
         return 77
 
+    # the revision before anything is written: --out may be the committed
+    # results, whose rewrite would mark the tree dirty
+    rev = probe(["git", "describe", "--always", "--dirty"])
     plats = args.platforms.split(",")
     # (platform index or None for all, gpus list, sizes) per batch
     if args.full:
@@ -250,20 +262,12 @@ def main():
         with open(os.path.join(args.out, "rows.jsonl"), "w") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
-        def probe(cmd):
-            try:
-                return subprocess.run(cmd, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True,
-                                      cwd=HERE).stdout.strip() or None
-            except OSError:
-                return None
         with open(os.path.join(args.out, "meta.json"), "w") as f:
             json.dump({"simgrid": sgmeta and sgmeta.get("simgrid"),
                        "simgrid_package": probe(["dpkg-query", "-W", "-f",
                                                  "${Package} ${Version}",
                                                  "libsimgrid-dev"]),
-                       "lbscale_rev": probe(["git", "describe", "--always",
-                                             "--dirty"]),
+                       "lbscale_rev": rev,
                        "connection_model": sgmeta and sgmeta.get("latency"),
                        "slots": sgmeta and sgmeta.get("slots"),
                        "cm02_cfg": CM02,
