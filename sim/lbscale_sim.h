@@ -293,6 +293,7 @@ void lbs_sim_plan_free(struct lbs_sim_plan *p);
 /* Per-P derived network (node count, shares of the fat-tree uplinks).
  * Plain data, no allocation. */
 #define LBS_SIM_LOGMAX 40
+#define LBS_SIM_RING_CANDS 32
 struct lbs_sim_net {
     const struct lbs_sim_platform *pl;
     long P, g, N;               /* GPUs, GPUs per node used, nodes */
@@ -301,6 +302,24 @@ struct lbs_sim_net {
     double sh_ring, sh_tree, sh_a2a;
     double sh_xor[LBS_SIM_LOGMAX];    /* node distance 2^k, XOR partners */
     double sh_shift[LBS_SIM_LOGMAX];  /* node distance 2^k, shifts */
+    /* Latency per fabric level (fat-tree): 1 when a step of the pattern
+     * has a flow that leaves its leaf, so the step pays
+     * fabric.lat_spine_us instead of fabric.lat_us (the step lasts as
+     * long as its slowest flow). */
+    unsigned char spine_xor[LBS_SIM_LOGMAX];    /* XOR partners, 2^k */
+    unsigned char spine_shift[LBS_SIM_LOGMAX];  /* shifts, 2^k nodes */
+    int spine_tree;             /* double binary tree levels that do */
+    long spine_ring;            /* ring hops out of a leaf per round:
+                                   ceil(N / nodes_per_leaf), 0 in one */
+    /* The pipelined ring's critical path (coll.c, ring_crit): the window
+     * shapes that can decide it, [0] for the allreduce's 2(P-1) steps, [1]
+     * for the allgather's P-1: E node exits, c_i in [lo, hi] intra-node
+     * hops, at most smax spine hops.  They depend on P and the fabric
+     * only, so they are found once here. */
+    int ring_nc[2];
+    struct lbs_sim_ring_cand {
+        long E, lo, hi, smax;
+    } ring_c[2][LBS_SIM_RING_CANDS];
 };
 /* -EINVAL when P < 1, P > max_gpus, or P > g and not a multiple of it. */
 int lbs_sim_net_init(struct lbs_sim_net *net,

@@ -170,13 +170,13 @@ static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
                                             ring_spine_hops(net, 1, 1)));
     } else if (tree) {
         long levels = log2i((double)net->N);
-        long L = pl->fabric == LBS_SIM_FAT_TREE ? pl->nodes_per_leaf : net->N;
-        long spine = levels - log2i((double)L);   /* edges of 2^k >= L nodes */
+        /* the tree levels whose edges leave a leaf, as coll.c counts them
+         * on NCCL's double binary tree */
+        long spine = net->spine_tree < levels ? net->spine_tree : levels;
         double intra = hw_lat[hw_intra][0][p];
         lat = base_lat[0][p] +
               2 * ((g - 1) * intra +
-                   inter_lat(pl, hw_lat[2][0][p], levels,
-                             spine > 0 ? spine : 0));
+                   inter_lat(pl, hw_lat[2][0][p], levels, spine));
     } else {
         double intra = hw_lat[hw_intra][1][p];
         if (net->N > 1) {

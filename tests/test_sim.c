@@ -61,10 +61,17 @@ Test(sim_coll, allreduce_formulas_by_hand)
     struct lbs_sim_platform *p = plat(NULL, 2);
     /* one node, ring: 10 + 2*3*1 us + 2*3/4 * 1e8 B / 100 GB/s */
     near(t_of(p, 4, LBS_SIM_AR_RING, 1e8), 16 * US + 1.5 * MS);
-    /* two nodes, ring: the slowest chain of 2(P-1) = 14 consecutive hops
-     * crosses both node edges twice: 10 + 10*1 + 4*5 us + 2*7/8*1e8 /
-     * 20 GB/s */
-    near(t_of(p, 8, LBS_SIM_AR_RING, 1e8), 40 * US + 8.75 * MS);
+    /* two nodes, ring, the pipelined ring's critical path: per step a GPU
+     * moves 1e8/8 B; a NIC hop takes 1.25e7 / 20 GB/s = 625 us (+5 us
+     * latency), an NVLink hop 3/4 * 1.25e7 / 100 GB/s = 93.75 us (+1 us).
+     * The slowest chain is 14 transfers on the NIC hop and its latency
+     * once: 10 + 14*625 + 5 us (the alpha-beta sum, every one of the 14
+     * hops' latencies plus 14 x 625 us, would be 25 us more) */
+    near(t_of(p, 8, LBS_SIM_AR_RING, 1e8), 10 * US + 14 * 625 * US + 5 * US);
+    /* with no bytes it is the latency of the slowest chain of 2(P-1) = 14
+     * consecutive hops, which crosses both node edges twice: 10 + 10*1 +
+     * 4*5 us */
+    near(t_of(p, 8, LBS_SIM_AR_RING, 0), 40 * US);
     /* tree: 10 + 2*(3*1 + 1*5) us + 2*1e8 / 20 GB/s */
     near(t_of(p, 8, LBS_SIM_AR_TREE, 1e8), 26 * US + 10 * MS);
     /* rhd: 10 + 2*(2*1 us + 3/4*1e8/100e9) + 2*(5 us + 1e8/4/2 / 5e9) */
@@ -81,9 +88,11 @@ Test(sim_coll, other_collectives_by_hand)
 {
     struct lbs_sim_platform *p = plat(NULL, 2);
     struct lbs_sim_net net;
-    /* allgather ring, 2 nodes: P-1 = 7 consecutive hops cross both node
-     * edges: 10 + 5*1 + 2*5 us + 7 * 1e6 / 20 GB/s */
-    near(t_of(p, 8, LBS_SIM_AG_RING, 1e6), 25 * US + 350 * US);
+    /* allgather ring, 2 nodes: the NIC hop (1e6 / 20 GB/s = 50 us per
+     * block, 5 us latency) is the slowest: 10 + 7*50 + 5 us; no bytes:
+     * P-1 = 7 consecutive hops cross both node edges: 10 + 5*1 + 2*5 us */
+    near(t_of(p, 8, LBS_SIM_AG_RING, 1e6), 10 * US + 350 * US + 5 * US);
+    near(t_of(p, 8, LBS_SIM_AG_RING, 0), 25 * US);
     /* alltoall pairwise, S = 8e6: 10 + 3*1 + 4*5 us
      * + max(3/8 S / 100 GB/s, 4/8 S / 5 GB/s) */
     near(t_of(p, 8, LBS_SIM_A2A_PAIRWISE, 8e6), 33 * US + 800 * US);
@@ -149,14 +158,192 @@ Test(sim_coll, nccl_like_choice)
     near(round(c.t / US), 44);
     c = lbs_sim_coll_cost(&nq, LBS_SIM_ALLREDUCE, 8, LBS_SIM_TOPO_RING, 1);
     cr_assert_eq(c.algo, LBS_SIM_AR_TREE, "%s", lbs_sim_algo_name(c.algo));
-    /* 1 GB: ring 97.0 ms beats hier 102.6, rhd 140.0, tree 200.0 */
+    /* 1 GB: ring 96.9 ms beats hier 102.6, rhd 140.0, tree 200.0; the
+     * ring: 62 transfers of 1e9/32 B on the NIC hop at 20 GB/s + its 5 us
+     * latency + 10 us */
     c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 1e9, LBS_SIM_TOPO_RING, 1);
     cr_assert_eq(c.algo, LBS_SIM_AR_RING, "%s", lbs_sim_algo_name(c.algo));
-    near(c.t, 136 * US + 2 * 31.0 / 32 * 1e9 / 20e9);
+    near(c.t, 15 * US + 62 * 1e9 / 32 / 20e9);
     near(c.wire, 2 * 31.0 / 32 * 1e9);
     near(t_of(p, 32, LBS_SIM_AR_HIER, 1e9), 86 * US + 15 * MS + 87.5 * MS);
     lbs_sim_platform_free(p);
     lbs_sim_platform_free(q);
+}
+
+/* ---- latency per fabric level, the pipelined ring's critical path ------ */
+
+/* A fat-tree platform of g GPUs per node (100 GB/s NVLink), `nics` x 80
+ * Gb/s NICs, L nodes per leaf at oversubscription r, lat_us 1 and
+ * lat_spine_us `spine`; Simple: base 10 us, intra step 1 us, inter step
+ * 4 us.  kind "flat" ignores L and r. */
+static struct lbs_sim_platform *lplat(const char *kind, int g, int nics,
+                                      int L, double r, double spine)
+{
+    char buf[2048];
+    struct lbs_sim_platform *p;
+    struct lbs_err e = {{0}};
+    snprintf(buf, sizeof buf,
+        "{\"format\": \"lbscale-platform\", \"version\": 1, \"name\": \"l\","
+        " \"gpu\": {\"peak_tflops\": 100, \"mem_bw_gbs\": 1000},"
+        " \"node\": {\"gpus\": %d, \"intra_bw_gbs\": 100, \"nics\": %d,"
+        "            \"nic_gbps\": 80},"
+        " \"fabric\": {\"kind\": \"%s\", \"nodes_per_leaf\": %d,"
+        "   \"oversubscription\": %g, \"lat_us\": 1, \"lat_spine_us\": %g},"
+        " \"protocols\": {\"Simple\": {\"base_lat_us\": 10, \"intra_hop_us\": 1,"
+        "                 \"inter_hop_us\": 4, \"bw_factor\": 1}}}",
+        g, nics, kind, L, r, spine);
+    cr_assert_eq(lbs_sim_platform_parse(buf, "l.json", &p, &e), 0, "%s",
+                 e.msg);
+    return p;
+}
+
+Test(sim_coll, latency_per_fabric_level)
+{
+    /* 4 nodes of 4 GPUs, 2 nodes per leaf, non-blocking: a step under a
+     * leaf costs 4 + 1 us, one across the spine 4 + 3 us */
+    struct lbs_sim_platform *p = lplat("fat-tree", 4, 2, 2, 1, 3);
+    struct lbs_sim_platform *same = lplat("fat-tree", 4, 2, 2, 1, 1);
+    struct lbs_sim_platform *flat = lplat("flat", 4, 2, 2, 1, 3);
+    struct lbs_sim_net net;
+    cr_assert_eq(lbs_sim_net_init(&net, p, 16, NULL), 0);
+    /* the ring leaves each of the 2 leaves once per round */
+    cr_assert_eq(net.spine_ring, 2);
+    /* XOR partners at distance 1 share a leaf, at 2 they do not */
+    cr_assert_eq(net.spine_xor[0], 0);
+    cr_assert_eq(net.spine_xor[1], 1);
+    /* NCCL's trees over 4 nodes: edges 1-2 (level 0) and 2-0 (level 1)
+     * both leave a leaf */
+    cr_assert_eq(net.spine_tree, 2);
+    /* ring allreduce, no bytes: the slowest chain of 2(P-1) = 30
+     * consecutive hops holds all 8 node exits of two rounds, 4 of them
+     * across the spine: 10 + 22*1 + 4*5 + 4*7 us; 8 us less when the
+     * spine costs what a leaf does, and on a flat fabric */
+    near(t_of(p, 16, LBS_SIM_AR_RING, 0), 80 * US);
+    near(t_of(same, 16, LBS_SIM_AR_RING, 0), 72 * US);
+    near(t_of(flat, 16, LBS_SIM_AR_RING, 0), 72 * US);
+    /* allgather: 15 consecutive hops, 4 exits, 2 across the spine */
+    near(t_of(p, 16, LBS_SIM_AG_RING, 0), 10 * US + 11 * US + 10 * US +
+                                          14 * US);
+    /* tree: 10 + 2 (3*1 + 2*7) us (2*5 with no spine latency); RHD: 10 + 2 (2*1) + 2 (5 + 7) us;
+     * bcast chain: 10 + 12*1 + 3 node hops of which 2 leave a leaf */
+    near(t_of(p, 16, LBS_SIM_AR_TREE, 0), 44 * US);
+    near(t_of(same, 16, LBS_SIM_AR_TREE, 0), 36 * US);
+    near(t_of(p, 16, LBS_SIM_AR_RHD, 0), 38 * US);
+    near(t_of(p, 16, LBS_SIM_BC_PIPELINE, 0), 10 * US + 12 * US + 5 * US +
+                                              14 * US);
+    /* within one leaf nothing crosses the spine */
+    cr_assert_eq(lbs_sim_net_init(&net, p, 8, NULL), 0);
+    cr_assert_eq(net.spine_ring, 0);
+    cr_assert_eq(net.spine_tree, 0);
+    near(t_of(p, 8, LBS_SIM_AR_RING, 0), 10 * US + 10 * US + 4 * 5 * US);
+    lbs_sim_platform_free(p);
+    lbs_sim_platform_free(same);
+    lbs_sim_platform_free(flat);
+}
+
+/* Deterministic pseudo-random numbers for the cases below. */
+static double rnd(unsigned long long *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* The pipelined ring evaluated step by step (sim/coll.c states it): X[r]
+ * is when block s has left ring position r; t[r], l[r] the block time and
+ * latency of the hop r -> r+1. */
+static double ring_recursion(long P, long S, const double *t, const double *l)
+{
+    double X[64], Y[64];
+    for (long r = 0; r < P; r++)
+        X[r] = t[r];
+    for (long s = 1; s < S; s++) {
+        for (long r = 0; r < P; r++) {
+            long left = (r + P - 1) % P;
+            Y[r] = fmax(X[r], X[left] + l[left]) + t[r];
+        }
+        memcpy(X, Y, sizeof(double) * (size_t)P);
+    }
+    double T = 0;
+    for (long r = 0; r < P; r++)
+        T = fmax(T, X[r] + l[r]);
+    return T;
+}
+
+Test(sim_coll, ring_critical_path_matches_the_recursion)
+{
+    unsigned long long seed = 19;
+    static const int gs[] = {1, 2, 3, 4, 8};
+    static const double sizes[] = {0, 1, 1e3, 1e5, 1e6, 1e8};
+    int cases = 0;
+    /* wide ranges on purpose: every hop kind is the slowest, or the
+     * longest, in some of the cases */
+    for (int it = 0; it < 1500; it++) {
+        int g = gs[(int)(rnd(&seed) * 5)];
+        long N = 2 + (long)(rnd(&seed) * (double)(64 / g - 1));
+        long P = N * g;
+        int L = 1 + (int)(rnd(&seed) * (rnd(&seed) < 0.5 ? 4 : (double)N));
+        int fat = rnd(&seed) < 0.8;
+        double r = fat ? 1 + (rnd(&seed) < 0.5 ? 3 : 30) * rnd(&seed) : 1;
+        double bi = 1 + 400 * rnd(&seed), nic = 10 + 800 * rnd(&seed);
+        int nics = 1 + (int)(rnd(&seed) * 4);
+        double lat = 3 * rnd(&seed), spine = lat + 30 * rnd(&seed) *
+                                             (rnd(&seed) < 0.8);
+        double ai = (rnd(&seed) < 0.5 ? 2 : 50) * rnd(&seed),
+               an = (rnd(&seed) < 0.5 ? 2 : 50) * rnd(&seed);
+        char buf[2048];
+        struct lbs_sim_platform *p;
+        struct lbs_err e = {{0}};
+        snprintf(buf, sizeof buf,
+            "{\"format\": \"lbscale-platform\", \"version\": 1, \"name\": "
+            "\"r\", \"gpu\": {\"peak_tflops\": 1, \"mem_bw_gbs\": 1},"
+            " \"node\": {\"gpus\": %d, \"intra_bw_gbs\": %.17g, \"nics\": %d,"
+            " \"nic_gbps\": %.17g}, \"fabric\": {\"kind\": \"%s\","
+            " \"nodes_per_leaf\": %d, \"oversubscription\": %.17g,"
+            " \"lat_us\": %.17g, \"lat_spine_us\": %.17g},"
+            " \"protocols\": {\"Simple\": {\"base_lat_us\": 7,"
+            " \"intra_hop_us\": %.17g, \"inter_hop_us\": %.17g,"
+            " \"bw_factor\": 1}}}", g, bi, nics, nic,
+            fat ? "fat-tree" : "flat", L, r, lat, spine, ai, an);
+        cr_assert_eq(lbs_sim_platform_parse(buf, "r.json", &p, &e), 0, "%s",
+                     e.msg);
+        struct lbs_sim_net net;
+        cr_assert_eq(lbs_sim_net_init(&net, p, P, NULL), 0);
+        /* hop kinds as coll.c states them: an NVLink hop shared by the
+         * g-1 channels leaving that GPU, the node's exit at the NICs'
+         * aggregate rate, a leaf's exit at its uplinks' share L/r */
+        double Bi = bi * 1e9, Bn = nics * nic * 1e9 / 8;
+        double sh = fat && N > L ? fmin(1, L / r) : 1;
+        for (int k = 0; k < 6; k++) {
+            for (int ar = 0; ar < 2; ar++) {
+                double n = sizes[k] * (1 + rnd(&seed));
+                double step = ar ? n / (double)P : n;
+                long S = ar ? 2 * (P - 1) : P - 1;
+                double t[64], l[64];
+                for (long q = 0; q < N; q++) {
+                    for (long j = 0; j < g - 1; j++) {
+                        t[q * g + j] = (g - 1.0) / g * step / Bi;
+                        l[q * g + j] = ai * US;
+                    }
+                    int sp = fat && N > L && (q % L == L - 1 || q == N - 1);
+                    t[q * g + g - 1] = step / (Bn * (sp ? sh : 1));
+                    l[q * g + g - 1] = (an + (sp ? spine : lat)) * US;
+                }
+                double want = 7 * US + ring_recursion(P, S, t, l);
+                double got = lbs_sim_algo_time(&net, ar ? LBS_SIM_AR_RING
+                                               : LBS_SIM_AG_RING,
+                                               LBS_SIM_SIMPLE, n,
+                                               LBS_SIM_TOPO_RING, 1, NULL);
+                cr_assert(fabs(got - want) <= 1e-9 * want,
+                          "%s g=%d N=%ld L=%d r=%g fat=%d n=%g: critical "
+                          "path %.12g, recursion %.12g",
+                          ar ? "allreduce" : "allgather", g, N, L, r, fat, n,
+                          got, want);
+                cases++;
+            }
+        }
+        lbs_sim_platform_free(p);
+    }
+    cr_assert_eq(cases, 1500 * 12);
 }
 
 Test(sim_coll, protocol_factor_and_latency)
@@ -584,6 +771,11 @@ Test(sim_bad, platform_fields)
     bad_platform("\"fat-tree\"", "\"torus\"", "fabric.kind");
     bad_platform("\"oversubscription\": 2", "\"oversubscription\": 0.5",
                  "fabric.oversubscription");
+    /* a path across the spine contains one under a leaf */
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"lat_spine_us\": 0.5",
+                 "fabric.lat_spine_us");
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"lat_spine_us\": -1",
+                 "fabric.lat_spine_us");
     bad_platform("\"bw_factor\": 1", "\"bw_factor\": 1.5",
                  "protocols.Simple.bw_factor");
     bad_platform("\"Simple\"", "\"Fast\"", "protocols.Fast");

@@ -24,8 +24,12 @@
  *     link).  Flat fabric: no uplinks.  A route between nodes is
  *     [nic UP, (leaf up UP, other leaf up DOWN,) nic DOWN].
  *   - f = the protocol's bw_factor; latencies: an intra-node hop ai =
- *     intra_hop_us, an inter-node hop an = inter_hop_us + fabric.lat_us,
- *     the per-call base_lat_us as a sleep before the first send.
+ *     intra_hop_us, an inter-node hop under one leaf an = inter_hop_us +
+ *     fabric.lat_us, one across the spine as = inter_hop_us +
+ *     fabric.lat_spine_us (with --latency links: an/2 on each NIC link,
+ *     (as - an)/2 on each leaf uplink, so a route between leaves, which
+ *     crosses two uplinks, pays as; hop_lat), the per-call base_lat_us as
+ *     a sleep before the first send.
  *   Routes are symmetric (LV08's cross-traffic needs the way back).
  *
  * The algorithms, as NCCL runs them (what lbscale's ring formulas
@@ -49,14 +53,16 @@
  *         block s starts moving when block s-1 has left and its data is
  *         there, moves at its max-min share of every link on the route
  *         (SimGrid, links with zero latency), and arrives one hop latency
- *         (ai or an, times SimGrid's network/latency-factor) after it left.
+ *         (ai, an or as: hop_lat, times SimGrid's network/latency-factor)
+ *         after it left.
  *         Latencies of consecutive blocks overlap; bandwidth is never
  *         split between two blocks of the same connection.  The receiver
  *         keeps --slots receives posted (NCCL_STEPS = 8).  SimGrid's TCP
  *         window bound (network/TCP-gamma / (2 x latency)) is applied as
  *         each flow's rate cap, as SimGrid does from route latencies.
  *   links the latencies sit on SimGrid's links (ai/2 per nvl link, an/2 per
- *         NIC link) and each connection may have --window blocks in flight
+ *         NIC link, (as - an)/2 per leaf uplink) and each connection may
+ *         have --window blocks in flight
  *         at once, all sharing bandwidth as separate flows (SimGrid's
  *         native way; --window 1 is an MPI-style sendrecv ring).  Kept to
  *         show how much the fluid model's processor sharing of one
@@ -116,7 +122,7 @@ struct Case {
 struct Plat {
     const lbs_sim_platform* pl;
     long gpn, nics, L;
-    double ai, an, a0, f;
+    double ai, an, as, a0, f;
     bool fat;
     bool pipe;          /* --latency pipe (else links) */
     long slots, W;      /* pipe: receives posted ahead; links: window */
@@ -139,6 +145,17 @@ long host_at(const Plat& p, long P, long c, long pos)
 }
 
 using Link = sg4::LinkInRoute;
+
+/* Latency of the hop from host a to host b: inside a node ai; between
+ * nodes an, or as when the route leaves the leaf (it crosses the two leaf
+ * uplinks). */
+double hop_lat(const Plat& p, long a, long b)
+{
+    long na = a / p.gpn, nb = b / p.gpn;
+    if (na == nb)
+        return p.ai;
+    return p.fat && na / p.L != nb / p.L ? p.as : p.an;
+}
 
 std::vector<Link> route_links(const Plat& p, long a, long b)
 {
@@ -185,7 +202,7 @@ void build_platform(Plat& p, const std::vector<Case>& cases)
             double Bn = (double)p.nics * p.pl->nic_bw;
             auto* l = zone->create_split_duplex_link(
                 name, p.f * (double)p.L * Bn / p.pl->oversub);
-            l->set_latency(0)->seal();
+            l->set_latency(p.pipe ? 0 : (p.as - p.an) / 2)->seal();
             p.up.push_back(l);
         }
     /* Routes for every ring edge of every case; a pair's reverse is added
@@ -319,10 +336,8 @@ void controller(Plat* p, std::vector<Case>* cases)
                     /* latency of the hop into me, and SimGrid's TCP
                      * window cap of the flow out of me */
                     long right = host_at(*p, P, c, (pos + 1) % P);
-                    double lin = p->lf * (left / p->gpn == me / p->gpn
-                                              ? p->ai : p->an);
-                    double lout = p->lf * (right / p->gpn == me / p->gpn
-                                               ? p->ai : p->an);
+                    double lin = p->lf * hop_lat(*p, left, me);
+                    double lout = p->lf * hop_lat(*p, me, right);
                     double rate = p->gamma > 0 && lout > 0
                                       ? p->gamma / (2 * lout) : -1;
                     actors.push_back(sg4::Actor::create(
@@ -447,6 +462,7 @@ int main(int argc, char** argv)
     p.a0 = pl->proto[pr].base_lat;
     p.ai = pl->proto[pr].intra_hop;
     p.an = pl->proto[pr].inter_hop + pl->net_lat;
+    p.as = pl->proto[pr].inter_hop + pl->spine_lat;
     p.f = pl->proto[pr].bw_factor;
     p.pipe = latency == "pipe";
     p.slots = slots;

@@ -28,13 +28,17 @@ median and worst |diff|.  Each case is classed by lbscale's own split:
   bw     L <= 1% of T: the bandwidth and link-sharing terms alone decide;
          gate |diff| <= --tol-bw (2%);
   lat    B <= 1% of T: the latency terms alone decide; gate |diff| <=
-         --tol-lat (25%: lbscale counts 2(N-1) inter-node hops per ring
-         allreduce as NCCL 2.8's tuner does, a pipelined ring's critical
-         path has 2N - see sim/README.md);
-  mixed  gate: max(L, B) (1 - tol-bw) <= SimGrid <= T (1 + tol-lat): a
-         pipelined ring overlaps hop latencies with transfers, the
-         alpha-beta sum does not, so SimGrid lies between the larger term
-         and the sum.
+         --tol-lat (25%, set when lbscale counted NCCL 2.8's 2(N-1)
+         inter-node hops per ring allreduce; 0.3% worst since it counts
+         the pipelined ring's chain - see sim/README.md);
+  mixed  gate: -tol-bw <= diff <= --tol-mixed (15%): lbscale prices the
+         ring by the critical path of the pipelined ring at each hop's
+         steady share of its links, which SimGrid beats where the NVLink
+         hops are not shared by all channels all the time (worst +13.9%,
+         xcheck-plain allreduce P=256 64M); below SimGrid it should never
+         be.  (Before the critical path, with the alpha-beta sum, the gate
+         was max(L, B) (1 - tol-bw) <= SimGrid <= T (1 + tol-lat), worst
+         +55.7%.)
 Exit 1 when a gate fails, 77 (skipped) when the SimGrid program was not
 built (--xcheck none or a missing file), 2 on bad usage.
 
@@ -101,6 +105,15 @@ def simgrid_rows(args, plat, gpus, sizes, cfg, log):
     return out, meta
 
 
+def probe(cmd):
+    try:
+        return subprocess.run(cmd, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True,
+                              cwd=HERE).stdout.strip() or None
+    except OSError:
+        return None
+
+
 def fmt_bytes(b):
     for unit, v in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if b >= v and b % v == 0:
@@ -120,6 +133,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--tol-bw", type=float, default=0.02)
     ap.add_argument("--tol-lat", type=float, default=0.25)
+    ap.add_argument("--tol-mixed", type=float, default=0.15)
     args = ap.parse_args()
     if args.xcheck == "none" or not os.path.isfile(args.xcheck):
         print("1..0 # SKIP SimGrid cross-check not built (install "
@@ -127,6 +141,9 @@ def main():
               "option -Dsimgrid=enabled makes it required)")
         return 77
 
+    # the revision before anything is written: --out may be the committed
+    # results, whose rewrite would mark the tree dirty
+    rev = probe(["git", "describe", "--always", "--dirty"])
     plats = args.platforms.split(",")
     # (platform index or None for all, gpus list, sizes) per batch
     if args.full:
@@ -172,9 +189,9 @@ def main():
         elif cls == "lat":
             ok, why = abs(d) <= args.tol_lat, "|diff| > %g%%" % (100 * args.tol_lat)
         else:
-            lo, hi = max(L, B) * (1 - args.tol_bw), T * (1 + args.tol_lat)
-            ok = lo <= S <= hi
-            why = "SimGrid %.1f outside [%.1f, %.1f]" % (S, lo, hi)
+            ok = -args.tol_bw <= d <= args.tol_mixed
+            why = "diff outside [-%g%%, +%g%%]" % (100 * args.tol_bw,
+                                                  100 * args.tol_mixed)
         if not ok:
             bad.append((k, d, why))
         row = {"platform": k[0], "coll": k[1], "gpus": k[2], "bytes": k[3],
@@ -211,9 +228,9 @@ def main():
                                               100 * statistics.median(vl),
                                               100 * vl[-1]))
     gate = ("gate (CM02): bw |diff| <= %g%%, lat |diff| <= %g%%, mixed "
-            "max(L,B)(1-%g%%) <= SimGrid <= T(1+%g%%): %d case(s) outside" %
+            "-%g%% <= diff <= +%g%%: %d case(s) outside" %
             (100 * args.tol_bw, 100 * args.tol_lat, 100 * args.tol_bw,
-             100 * args.tol_lat, len(bad)))
+             100 * args.tol_mixed, len(bad)))
     # compact view: one row per (platform, coll, P), diff per size
     sizes = sorted({k[3] for k in keys})
     pivot = ["| platform | coll | P | " +
@@ -245,20 +262,12 @@ def main():
         with open(os.path.join(args.out, "rows.jsonl"), "w") as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
-        def probe(cmd):
-            try:
-                return subprocess.run(cmd, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True,
-                                      cwd=HERE).stdout.strip() or None
-            except OSError:
-                return None
         with open(os.path.join(args.out, "meta.json"), "w") as f:
             json.dump({"simgrid": sgmeta and sgmeta.get("simgrid"),
                        "simgrid_package": probe(["dpkg-query", "-W", "-f",
                                                  "${Package} ${Version}",
                                                  "libsimgrid-dev"]),
-                       "lbscale_rev": probe(["git", "describe", "--always",
-                                             "--dirty"]),
+                       "lbscale_rev": rev,
                        "connection_model": sgmeta and sgmeta.get("latency"),
                        "slots": sgmeta and sgmeta.get("slots"),
                        "cm02_cfg": CM02,
