@@ -63,6 +63,7 @@ int verb_plot(int argc, char **argv);
 int verb_suite(int argc, char **argv);
 int verb_report(int argc, char **argv);
 int verb_check(int argc, char **argv);
+int verb_compare(int argc, char **argv);
 int verb_train(int argc, char **argv);
 int verb_sim(int argc, char **argv);
 int verb_coll(int argc, char **argv);

@@ -21,6 +21,7 @@ static const struct verb verbs[] = {
     {"suite", verb_suite, "run a JSON list of benchmark entries into one results run"},
     {"report", verb_report, "write a run's self-contained report.html"},
     {"check", verb_check, "compare a run with checked-in baselines (CI gates)"},
+    {"compare", verb_compare, "every metric two runs share, with a significance verdict"},
     {"plot", verb_plot, "draw a results run's figures with gnuplot"},
     {"sim", verb_sim, "simulate iteration time and scaling on GPU clusters"},
     {"train", verb_train, "train an MLP on Fashion-MNIST with any optimizer (mpirun)"},

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# compare_cli.sh BINARY - `lbscale compare RUN_A RUN_B` on hand-made runs
+# (TAP): identical runs pass; a changed deterministic metric fails; five
+# samples per side 20% slower with 1% noise are SLOWER (exit 1), the same
+# shift buried in 30% noise is not significant (exit 0); one sample per
+# side needs 25%; bad input exits 2.
+set -u
+BIN=${1:?usage: compare_cli.sh LBSCALE_BINARY}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+. "$(dirname "$0")/tap.sh"
+
+# mkrun DIR SCALE NOISE N WIRE: an optim run with N rows of step_ms
+# 100 x SCALE x (1 + NOISE x u), u alternating in [-1, 1], and a compress
+# row with wire_bytes WIRE
+mkrun() {
+    "$PY" - "$@" <<'PY'
+import json, os, sys
+d, scale, noise, n, wire = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+os.makedirs(d, exist_ok=True)
+json.dump({"git_rev": "test"}, open(os.path.join(d, "meta.json"), "w"))
+with open(os.path.join(d, "optim.jsonl"), "w") as f:
+    for i in range(n):
+        u = [-1, 1, -0.5, 0.5, 0, -0.25, 0.25][i % 7]
+        t = 100 * scale * (1 + noise * u)
+        f.write(json.dumps({"bench": "optim", "optim": "lamb", "elements": 1000,
+                            "threads": 1, "step_ms_median": t,
+                            "roofline_frac": 80 / t, "wrong": 0}) + "\n")
+with open(os.path.join(d, "compress.jsonl"), "w") as f:
+    f.write(json.dumps({"bench": "compress", "compressor": "topk",
+                        "params": "k=0.01", "elements": 1000, "threads": 1,
+                        "gbps": 10, "wire_bytes": wire, "wrong": 0}) + "\n")
+PY
+}
+cmp_case() {  # cmp_case DESC WANT_RC A B [PATTERN]
+    local desc=$1 want=$2 a=$3 b=$4 pat=${5:-}
+    "$BIN" compare "$a" "$b" >"$TOP/out" 2>"$TOP/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ] && { [ -z "$pat" ] || grep -q -- "$pat" "$TOP/out"; }; then
+        ok "$desc"
+    else
+        not_ok "$desc" "exit $rc, expected $want" "$(cat "$TOP/out" "$TOP/err" | tail -n 8)"
+    fi
+}
+mkrun "$TOP/a" 1 0.01 5 800
+mkrun "$TOP/same" 1 0.01 5 800
+mkrun "$TOP/slow" 1.2 0.01 5 800
+mkrun "$TOP/noisy" 1.2 0.6 5 800
+mkrun "$TOP/wire" 1 0.01 5 808
+mkrun "$TOP/one_a" 1 0 1 800
+mkrun "$TOP/one_b" 1.2 0 1 800
+mkrun "$TOP/one_c" 1.3 0 1 800
+cmp_case "identical runs: exit 0" 0 "$TOP/a" "$TOP/same" "0 regressed"
+cmp_case "20% slower, 5 samples, 1% noise: SLOWER, exit 1" 1 "$TOP/a" "$TOP/slow" "SLOWER"
+cmp_case "20% slower in 30% noise: not significant, exit 0" 0 "$TOP/a" "$TOP/noisy" "not significant"
+cmp_case "wire bytes differ: CHANGED, exit 1" 1 "$TOP/a" "$TOP/wire" "CHANGED"
+cmp_case "one sample per side, 20%: below the 25% margin" 0 "$TOP/one_a" "$TOP/one_b"
+cmp_case "one sample per side, 30%: SLOWER" 1 "$TOP/one_a" "$TOP/one_c" "SLOWER"
+"$BIN" compare "$TOP/a" "$TOP/slow" --json >"$TOP/j" 2>&1
+"$PY" -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert r[-1]["summary"]=="compare" and r[-1]["regressed"]>=1' "$TOP/j" &&
+    ok "--json ends with a summary object" || not_ok "--json ends with a summary object" "$(tail -3 "$TOP/j")"
+"$BIN" compare "$TOP/a" "$TOP/slow" --markdown >"$TOP/m" 2>&1
+grep -q '^| verb | configuration' "$TOP/m" && ok "--markdown table" || not_ok "--markdown table"
+bad() {  # bad DESC PATTERN ARGS...
+    local desc=$1 pat=$2
+    shift 2
+    "$BIN" compare "$@" >"$TOP/out" 2>"$TOP/err"
+    local rc=$?
+    if [ "$rc" -eq 2 ] && [ "$(wc -l <"$TOP/err")" -eq 1 ] && grep -q -- "$pat" "$TOP/err" && [ ! -s "$TOP/out" ]; then
+        ok "$desc"
+    else
+        not_ok "$desc" "exit $rc" "$(cat "$TOP/err")"
+    fi
+}
+bad "one run only" "usage" "$TOP/a"
+bad "not a results run" "not a results run" "$TOP/a" "$TOP"
+bad "bad margin" "--margin" "$TOP/a" "$TOP/same" --margin 2
+mkdir -p "$TOP/empty" && echo '{}' >"$TOP/empty/meta.json"
+"$BIN" compare "$TOP/a" "$TOP/empty" >"$TOP/out" 2>"$TOP/err"
+[ $? -eq 2 ] && grep -q "share no metric" "$TOP/err" && ok "runs sharing nothing: exit 2" || not_ok "runs sharing nothing: exit 2" "$(cat "$TOP/err")"
+tap_end
