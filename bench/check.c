@@ -169,8 +169,17 @@ static double param(json_t *m, json_t *root, const char *k, double def)
 
 /* Check (or, with update, refresh) every metric of b against run.
  * Returns the number of failures, or -1 on a bad run. */
+/* Integers (byte counts) in full, never as 1.2842e+06. */
+static void fmt_val(char *out, size_t len, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(out, len, "%.0f", v);
+    else
+        snprintf(out, len, "%.6g", v);
+}
+
 static int check_one(const char *run, struct bl *b, int update, int json,
-                     int *total)
+                     int strict, int *total, int *skipped)
 {
     json_t *cache = json_object();
     json_t *ms = json_object_get(b->root, "metrics");
@@ -225,7 +234,10 @@ static int check_one(const char *run, struct bl *b, int update, int json,
         label(m, name, sizeof name);
         double val = NAN;
         int ok = 1;
-        if (n == 0) {
+        int skip = n == 0 && !strict && !update;
+        if (skip) {
+            snprintf(res, sizeof res, "skip (not run)");
+        } else if (n == 0) {
             ok = 0;
             snprintf(res, sizeof res, "FAIL (missing)");
         } else {
@@ -260,8 +272,11 @@ static int check_one(const char *run, struct bl *b, int update, int json,
         if (isnan(base))
             snprintf(bs, sizeof bs, "(unset)");
         else
-            snprintf(bs, sizeof bs, "%.6g", base);
-        snprintf(vs, sizeof vs, n ? "%.6g" : "-", val);
+            fmt_val(bs, sizeof bs, base);
+        if (n)
+            fmt_val(vs, sizeof vs, val);
+        else
+            snprintf(vs, sizeof vs, "-");
         if (n && !isnan(base)) {
             if (base != 0 && strcmp(rule, "exact"))
                 snprintf(ds, sizeof ds, "%+.2f%%", 100 * (val - base) / fabs(base));
@@ -269,6 +284,7 @@ static int check_one(const char *run, struct bl *b, int update, int json,
                 snprintf(ds, sizeof ds, "%+.6g", val - base);
         }
         (*total)++;
+        *skipped += skip;
         if (update) {
             if (n) {
                 double nv = !strcmp(rule, "exact") ? v[0] : val;
@@ -334,12 +350,16 @@ static void usage(FILE *f)
 {
     fprintf(f,
 "usage: lbscale check RUN_DIR --baseline NAME [--baseline NAME...]\n"
-"                     [--update] [--json]\n"
+"                     [--strict] [--update] [--json]\n"
 "\n"
 "Compares a results run with checked-in baselines and prints, per metric,\n"
 "the baseline, the run's value (median over matching rows), the delta,\n"
-"the rule and pass/FAIL.  Exit 0 when all pass, 1 on any regression or\n"
-"missing metric, 2 on bad input.  Rules: exact (wire bytes), rel (the\n"
+"the rule and pass/FAIL.  A metric whose configuration (the sizes,\n"
+"threads, ... of its \"where\") the run does not have is skipped, so a run\n"
+"made with other settings is compared on what it shares (to compare two\n"
+"runs with each other: lbscale compare).  Exit 0 when all pass, 1 on a\n"
+"regression (or, with --strict, a missing metric), 2 on bad input or when\n"
+"no configuration matches.  Rules: exact (wire bytes), rel (the\n"
 "deterministic simulator, within tol), drop (throughput as a fraction of\n"
 "the STREAM measured in the same run: fail only on a drop beyond margin),\n"
 "rise (times: fail only on a rise beyond margin).  The run's *.jsonl\n"
@@ -350,17 +370,19 @@ static void usage(FILE *f)
 "                   $LBSCALE_BASELINES/NAME.json, or a path to a file)\n"
 "  --update         rewrite the baselines' values from this run instead\n"
 "                   of checking (after an intended change)\n"
-"  --json           one JSON object per metric on stdout\n"
+"  --strict         a metric missing from the run fails (CI, whose suite\n"
+"                   makes every configuration)\n"
+"  --json           one JSON object per metric on stdout, then a summary\n"
 "  -h, --help       this help\n"
 "\n"
 "CI: lbscale suite bench/suites/ci.json --out R && lbscale check R \\\n"
-"      --baseline wire --baseline kernels   (see results/baselines/README.md)\n");
+"      --strict --baseline wire --baseline kernels   (results/baselines/)\n");
 }
 
 int verb_check(int argc, char **argv)
 {
     const char *run = NULL, *names[16];
-    int nb = 0, update = 0, json = 0;
+    int nb = 0, update = 0, json = 0, strict = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -378,6 +400,8 @@ int verb_check(int argc, char **argv)
             names[nb++] = argv[++i];
         } else if (!strcmp(a, "--update")) {
             update = 1;
+        } else if (!strcmp(a, "--strict")) {
+            strict = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (a[0] == '-') {
@@ -405,9 +429,10 @@ int verb_check(int argc, char **argv)
     for (int i = 0; i < nb && !rc; i++)
         if (load_baseline(names[i], &b[i]))
             rc = EXIT_BAD_INPUT;
-    int fails = 0, total = 0;
+    int fails = 0, total = 0, skipped = 0;
     for (int i = 0; i < nb && !rc; i++) {
-        int f = check_one(run, &b[i], update, json, &total);
+        int f = check_one(run, &b[i], update, json, strict, &total,
+                          &skipped);
         if (f < 0)
             rc = EXIT_BAD_INPUT;
         else
@@ -417,8 +442,27 @@ int verb_check(int argc, char **argv)
         json_decref(b[i].root);
     if (rc)
         return rc;
-    if (!json && !update)
-        printf("check: %d metrics, %d passed, %d failed%s\n", total,
-               total - fails, fails, fails ? " (regression)" : "");
+    if (!update && total > 0 && skipped == total) {
+        cli_error("check", "%s has none of the configurations the "
+                  "baseline%s name%s (sizes, threads, ...): nothing to check",
+                  run, nb > 1 ? "s" : "", nb > 1 ? "" : "s");
+        return EXIT_BAD_INPUT;
+    }
+    if (json && !update) {
+        json_t *s = json_pack("{s:s,s:i,s:i,s:i,s:i,s:b}", "summary",
+                              "check", "metrics", total, "passed",
+                              total - fails - skipped, "failed", fails,
+                              "skipped", skipped, "strict", strict);
+        char *t = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(t ? t : "{}");
+        free(t);
+        json_decref(s);
+    } else if (!update) {
+        printf("check: %d metrics, %d passed, %d failed, %d skipped (their "
+               "configuration is not in this run%s)%s\n", total,
+               total - fails - skipped, fails, skipped,
+               strict ? "" : "; --strict fails them",
+               fails ? " (regression)" : "");
+    }
     return fails ? EXIT_RUNTIME : 0;
 }

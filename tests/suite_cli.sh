@@ -335,14 +335,34 @@ m = dict(b["metrics"][0]); m["where"] = {"compressor": "nosuch"}
 b["metrics"].append(m)                                        # missing
 json.dump(b, open(sys.argv[2], "w"))
 PY
-run check "$P" --baseline "$TOP/regress.json"
-check "check fails on a regression and a missing metric (exit 1)" \
+run check "$P" --baseline "$TOP/regress.json" --strict
+check "check --strict fails on a regression and a missing metric (exit 1)" \
     $([ "$RC" -eq 1 ] || echo "exit-$RC") \
     $(grep -q 'wire_bytes.*FAIL' "$OUT" || echo "wire-not-failed") \
     $(grep -q 'roofline_frac.*FAIL' "$OUT" || echo "drop-not-failed") \
     $(grep -q 'FAIL (missing)' "$OUT" || echo "missing-not-failed") \
     $(grep -q 'iter_ms.*pass' "$OUT" || echo "sim-not-passed") \
     "stdout: $(head -c 1200 "$OUT")"
+run check "$P" --baseline "$TOP/regress.json"
+check "check without --strict skips a configuration the run lacks" \
+    $([ "$RC" -eq 1 ] || echo "exit-$RC") \
+    $(grep -q 'skip (not run)' "$OUT" || echo "not-skipped") \
+    $(grep -q '1 skipped' "$OUT" || echo "no-skip-count") \
+    "stdout: $(head -c 600 "$OUT")"
+"$PY" - "$TOP/regress.json" "$TOP/other.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+for m in b["metrics"]:
+    m["where"] = {"compressor": "nosuch"}
+json.dump(b, open(sys.argv[2], "w"))
+PY
+run check "$P" --baseline "$TOP/other.json"
+check "check on a run with none of the baseline's configurations: exit 2" \
+    $([ "$RC" -eq 2 ] || echo "exit-$RC") \
+    $(grep -q 'nothing to check' "$ERR" || echo "no-message") "stderr: $(cat "$ERR")"
+run check "$P" --baseline "$TOP/regress.json" --json
+"$PY" -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert r[-1]["summary"]=="check" and r[-1]["skipped"]==1' "$OUT" &&
+    ok "check --json ends with a summary object" || not_ok "check --json ends with a summary object" "$(tail -2 "$OUT")"
 cp "$TOP/regress.json" "$TOP/upd.json"
 "$PY" -c 'import json,sys; b=json.load(open(sys.argv[1])); b["metrics"].pop(); json.dump(b, open(sys.argv[1], "w"))' "$TOP/upd.json"
 run check "$P" --baseline "$TOP/upd.json" --update
