@@ -1083,10 +1083,22 @@ static double eta(const struct progress *p, double running)
     return p->todo_est > 0 ? p->todo_est - running : -1;
 }
 
+/* Seconds between progress lines when stderr is not a terminal (CI logs):
+ * often enough to show life, rare enough to stay readable. */
+#define PROGRESS_EVERY_S 30.0
+
+/* $LBSCALE_PROGRESS_S overrides the interval (tests), 0.1 .. 3600 s. */
+static double progress_every(void)
+{
+    const char *e = getenv("LBSCALE_PROGRESS_S");
+    double v = e ? atof(e) : 0;
+    return v >= 0.1 && v <= 3600 ? v : PROGRESS_EVERY_S;
+}
+
 static void tick(void *ctx, double running)
 {
     struct progress *p = ctx;
-    if (!p->tty || cli_now() - p->last < 0.5)
+    if (cli_now() - p->last < (p->tty ? 0.5 : progress_every()))
         return;
     p->last = cli_now();
     char el[32], r[32], et[32] = "?";
@@ -1097,8 +1109,12 @@ static void tick(void *ctx, double running)
         fmt_dur(e, et, sizeof et);
     else if (e > -1e300 && (p->done_n || p->todo_est > 0))
         snprintf(et, sizeof et, "0:00");
-    fprintf(stderr, "\r\033[K[%zu/%zu] %s  %s | elapsed %s | ETA %s", p->i,
-            p->n, p->name, r, el, et);
+    if (p->tty)
+        fprintf(stderr, "\r\033[K[%zu/%zu] %s  %s | elapsed %s | ETA %s",
+                p->i, p->n, p->name, r, el, et);
+    else
+        fprintf(stderr, "progress: [%zu/%zu] %s running %s | elapsed %s | "
+                "ETA %s\n", p->i, p->n, p->name, r, el, et);
     fflush(stderr);
 }
 
@@ -1663,6 +1679,7 @@ int suite_main(const struct suite_opts *o)
     sigaction(SIGTERM, &sa, &old_term);
 
     struct progress pg = {.tty = isatty(2), .t0 = cli_now()};
+    pg.last = pg.t0;     /* non-tty: the first line after the interval */
     struct tally t = {0};
     for (size_t i = 0; i < s.n; i++)
         for (int r = 1; r <= s.e[i].repeat; r++) {

@@ -134,6 +134,19 @@ js=$?
 check "demo --print-suite is a valid suite file" \
     $([ "$js" -eq 0 ] || echo "not-json") $([ "$RC" -eq 0 ] || echo "exit-$RC") ""
 
+# ---- progress lines when stderr is not a terminal (CI) ------------------
+suite prog.json '{"suite": "prog", "entries": [
+  {"verb": "train", "args": ["--optim", "sgd", "--model", "mlp:784-64-10",
+   "--subset", "4096", "--test-subset", "128", "--global-batch", "64",
+   "--epochs", "10", "--no-trace"]}]}'
+(cd "$TOP" && LBSCALE_PROGRESS_S=0.2 LBSCALE_RESULTS=$TOP/pres timeout 120 \
+    "$BIN" suite "$TOP/prog.json" --no-plot >/dev/null 2>"$TOP/prog.err")
+if grep -q '^progress: \[1/1\] train running .* | elapsed .* | ETA ' "$TOP/prog.err"; then
+    ok "non-tty stderr gets periodic progress lines (entry i/n, elapsed, ETA)"
+else
+    not_ok "non-tty stderr gets periodic progress lines" "$(head -c 400 "$TOP/prog.err")"
+fi
+
 # ---- a suite with failures: recorded, continued, exit 1 ------------------
 suite tiny.json '{"suite": "tiny", "vars": {"layers": "uniform:5000"},
  "entries": [
