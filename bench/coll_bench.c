@@ -648,9 +648,15 @@ static void usage(FILE *f)
 "time_us_min, time_us_max, algbw_gbps, busbw_gbps, wrong - the rows\n"
 "`lbscale sim calibrate` fits.\n"
 "\n"
-"  -b, --minbytes S   smallest size (default 8; suffixes K M G = 10^3..,\n"
-"                     Ki Mi Gi = 2^10..)\n"
-"  -e, --maxbytes S   largest size (default 16M)\n"
+"  -b, --minbytes S   smallest size (default 8; K M G (and Ki Mi Gi) are\n"
+"                     2^10, 2^20, 2^30 as in nccl-tests)\n"
+"  -e, --maxbytes S   largest size (default 16M = 16 x 2^20)\n"
+"  -m, --message-size MIN:MAX  OSU's form of -b and -e\n"
+"  -c, --check 0|1    check every result (default 1; 0: #wrong is N/A)\n"
+"  -d, --datatype T   float only (the patterns are fp32)\n"
+"  -o, --op O         sum only\n"
+"  --latency          print OSU's latency table (size, avg/min/max us,\n"
+"                     iterations) instead of nccl-tests' columns\n"
 "  -f, --stepfactor F multiply the size by integer F >= 2 (default 2)\n"
 "  -n, --iters N      timed calls per size (default 20)\n"
 "  -w, --warmup W     untimed calls first (default 5)\n"
@@ -700,13 +706,37 @@ static int quiet;
         return EXIT_BAD_INPUT;                                              \
     } while (0)
 
+/* Sizes as nccl-tests reads them: K, M, G are powers of 1024 here (as
+ * are Ki, Mi, Gi), unlike the decimal suffixes of the other verbs. */
 static int q_size(const char *o, const char *v, size_t *out)
 {
+    char buf[64];
     if (!v)
         BAD(o, "missing value");
-    if (lbs_parse_size(v, out) || !*out)
-        BAD(o, "'%s' is not a positive size (e.g. 8, 64M, 4Ki)", v);
+    size_t n = strlen(v);
+    int bin = n > 1 && n < sizeof buf - 2 && strchr("KMG", v[n - 1]);
+    snprintf(buf, sizeof buf, "%s%s", v, bin ? "i" : "");
+    if (lbs_parse_size(buf, out) || !*out)
+        BAD(o, "'%s' is not a positive size (e.g. 8, 64M = 64 x 2^20)", v);
     return 0;
+}
+
+/* OSU's -m MIN:MAX (either side may be empty). */
+static int q_range(const char *o, const char *v, size_t *lo, size_t *hi)
+{
+    char a[64], b[64];
+    const char *colon = v ? strchr(v, ':') : NULL;
+    if (!v || !colon || (size_t)(colon - v) >= sizeof a ||
+        strlen(colon + 1) >= sizeof b)
+        BAD(o, "'%s' is not MIN:MAX (e.g. 8:1M)", v ? v : "");
+    snprintf(a, sizeof a, "%.*s", (int)(colon - v), v);
+    snprintf(b, sizeof b, "%s", colon + 1);
+    int rc = 0;
+    if (a[0])
+        rc = q_size(o, a, lo);
+    if (!rc && b[0])
+        rc = q_size(o, b, hi);
+    return rc;
 }
 static int q_long(const char *o, const char *v, long lo, long hi, long *out)
 {
@@ -753,17 +783,31 @@ static int parse_colls(const char *list, int sel[NCOLL])
     return 0;
 }
 
-static void print_row(const json_t *r)
+/* nccl-tests' columns, or OSU's latency table (--latency). */
+static void print_row(const json_t *r, int osu)
 {
-    printf("%-17s %12lld %11lld %7s %11.2f %11.3f %11.3f %7lld\n",
+    char wrong[24] = "N/A";
+    if (json_is_true(json_object_get(r, "checked")))
+        snprintf(wrong, sizeof wrong, "%lld",
+                 (long long)json_integer_value(json_object_get(r, "wrong")));
+    if (osu) {
+        printf("%-17s %12lld %15.2f %15.2f %15.2f %10lld\n",
+               json_string_value(json_object_get(r, "coll")),
+               (long long)json_integer_value(json_object_get(r, "size")),
+               json_real_value(json_object_get(r, "time_us_mean")),
+               json_real_value(json_object_get(r, "time_us_min")),
+               json_real_value(json_object_get(r, "time_us_max")),
+               (long long)json_integer_value(json_object_get(r, "iters")));
+        return;
+    }
+    printf("%-17s %12lld %11lld %7s %11.2f %11.3f %11.3f %7s\n",
            json_string_value(json_object_get(r, "coll")),
            (long long)json_integer_value(json_object_get(r, "size")),
            (long long)json_integer_value(json_object_get(r, "count")),
            json_string_value(json_object_get(r, "type")),
            json_real_value(json_object_get(r, "time_us")),
            json_real_value(json_object_get(r, "algbw_gbps")),
-           json_real_value(json_object_get(r, "busbw_gbps")),
-           (long long)json_integer_value(json_object_get(r, "wrong")));
+           json_real_value(json_object_get(r, "busbw_gbps")), wrong);
 }
 
 static int count_nodes(struct lbs_comm *c)
@@ -790,7 +834,8 @@ static int count_nodes(struct lbs_comm *c)
 int verb_coll(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
-    size_t minb = 8, maxb = 16000000;
+    size_t minb = 8, maxb = (size_t)16 << 20;
+    int check = 1, osu = 0;
     long factor = 2, iters = 20, warmup = 5, root = 0;
     double density = 0.1;
     const char *list = "all", *topo = "ring", *backend = "auto";
@@ -811,6 +856,23 @@ int verb_coll(int argc, char **argv)
             rc = q_size(o, v, &minb), i++;
         } else if (!strcmp(o, "-e") || !strcmp(o, "--maxbytes")) {
             rc = q_size(o, v, &maxb), i++;
+        } else if (!strcmp(o, "-m") || !strcmp(o, "--message-size")) {
+            rc = q_range(o, v, &minb, &maxb), i++;
+        } else if (!strcmp(o, "-c") || !strcmp(o, "--check")) {
+            if (!v || (strcmp(v, "0") && strcmp(v, "1")))
+                BAD(o, "'%s': 1 (check every result, default) or 0",
+                    v ? v : "");
+            check = v[0] == '1', i++;
+        } else if (!strcmp(o, "-d") || !strcmp(o, "--datatype")) {
+            if (!v || strcmp(v, "float"))
+                BAD(o, "'%s': only float (fp32) is implemented", v ? v : "");
+            i++;
+        } else if (!strcmp(o, "-o") || !strcmp(o, "--op")) {
+            if (!v || strcmp(v, "sum"))
+                BAD(o, "'%s': only sum is implemented", v ? v : "");
+            i++;
+        } else if (!strcmp(o, "--latency")) {
+            osu = 1;
         } else if (!strcmp(o, "-f") || !strcmp(o, "--stepfactor")) {
             rc = q_long(o, v, 2, 1024, &factor), i++;
         } else if (!strcmp(o, "-n") || !strcmp(o, "--iters")) {
@@ -960,11 +1022,18 @@ int verb_coll(int argc, char **argv)
             printf("# gpu (rank 0): %s; buffers in device memory\n", gpu);
         printf("# time = median over iters of the max over ranks; busbw "
                "factors as nccl-tests (see --help)\n");
-        printf("%-17s %12s %11s %7s %11s %11s %11s %7s\n", "# coll",
-               "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
-               "busbw(GB/s)", "#wrong");
+        if (osu)
+            printf("# OSU-style latency: per call, max over ranks; avg over "
+                   "the timed calls\n%-17s %12s %15s %15s %15s %10s\n",
+                   "# coll", "Size", "Avg Latency(us)", "Min Latency(us)",
+                   "Max Latency(us)", "Iterations");
+        else
+            printf("%-17s %12s %11s %7s %11s %11s %11s %7s\n", "# coll",
+                   "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
+                   "busbw(GB/s)", "#wrong");
     }
-    long total_wrong = 0;
+    long total_wrong = 0, busbw_n = 0;
+    double busbw_sum = 0;
     int silent = 0;
     for (size_t k = 0; k < NCOLL && !rc; k++) {
         if (!sel[k])
@@ -1001,7 +1070,7 @@ int verb_coll(int argc, char **argv)
                 if (dev && !rc)
                     rc = dev_get(c, &e);
                 deg = c->nto;
-                long long wrong = rc ? 0 : op->check(c);
+                long long wrong = rc || !check ? 0 : op->check(c);
                 if (!rc)
                     rc = lbs_allreduce(ctl, t, (size_t)iters, LBS_FLOAT64,
                                        LBS_MAX, -1);
@@ -1030,6 +1099,19 @@ int verb_coll(int argc, char **argv)
                         "algbw_gbps", algbw, "busbw_gbps",
                         algbw * bw_factor(op, P, deg), "wrong",
                         (json_int_t)wrong);
+                    if (row) {
+                        double sum = 0;
+                        for (long q = 0; q < iters; q++)
+                            sum += t[q];
+                        json_object_set_new(row, "time_us_mean", json_real(
+                            sum / (double)iters * 1e6));
+                        json_object_set_new(row, "checked",
+                                            json_boolean(check));
+                        if (!op->compressed) {
+                            busbw_sum += algbw * bw_factor(op, P, deg);
+                            busbw_n++;
+                        }
+                    }
                     if (!row) {
                         rc = lbs_err_set(&e, -ENOMEM, "out of memory");
                     } else {
@@ -1055,7 +1137,7 @@ int verb_coll(int argc, char **argv)
                                 puts(js);
                             free(js);
                         } else {
-                            print_row(row);
+                            print_row(row, osu);
                         }
                         fflush(stdout);
                         if (run)
@@ -1086,8 +1168,17 @@ int verb_coll(int argc, char **argv)
         if (lead)
             cli_error("coll", "%ld wrong elements (see #wrong)", total_wrong);
         rc = -EIO;
-    } else if (lead && run && !com.json)
-        fprintf(stderr, "results: %s/coll.jsonl\n", lbs_run_dir(run));
+    } else if (lead && !com.json) {
+        /* nccl-tests' closing lines (its average over the sizes of its one
+         * collective; here over every dense row printed) */
+        if (!osu && busbw_n)
+            printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : "
+                   "%g GB/s (mean over %ld rows, compressed patterns left "
+                   "out)\n", total_wrong, check ? "OK" : "(not checked)",
+                   busbw_sum / (double)busbw_n, busbw_n);
+        if (run)
+            fprintf(stderr, "results: %s/coll.jsonl\n", lbs_run_dir(run));
+    }
 out:
     free(t);
     lbs_run_close(run);

@@ -176,4 +176,23 @@ else
     fi
 fi
 
+# ---- nccl-tests and OSU conventions ---------------------------------------
+out=$("$BIN" coll --coll allreduce -b 1K -e 4K --no-save 2>&1)
+sizes=$(printf '%s\n' "$out" | awk '$1 == "allreduce" {print $2}' | tr '\n' ' ')
+[ "$sizes" = "1024 2048 4096 " ] && ok "-b 1K -e 4K are 1024..4096 bytes (nccl-tests K)" ||
+    not_ok "-b 1K -e 4K are 1024..4096 bytes" "sizes: $sizes"
+printf '%s\n' "$out" | grep -q '^# Avg bus bandwidth    : ' && ok "closing 'Avg bus bandwidth' line" ||
+    not_ok "closing 'Avg bus bandwidth' line" "$out"
+out=$("$BIN" coll --coll allreduce -m 8:64 --latency --no-save 2>&1)
+printf '%s\n' "$out" | grep -q 'Avg Latency(us) Min Latency(us) Max Latency(us) Iterations' &&
+    [ "$(printf '%s\n' "$out" | grep -c '^allreduce')" -eq 4 ] &&
+    ok "--latency: OSU table, -m 8:64 gives 4 sizes" || not_ok "--latency OSU table" "$out"
+out=$("$BIN" coll --coll bcast -e 64 -c 0 --no-save 2>&1)
+printf '%s\n' "$out" | grep -q 'N/A' && ok "-c 0: #wrong is N/A" || not_ok "-c 0: #wrong is N/A" "$out"
+for a in "-d half" "-o max" "-c 2" "-m 8"; do
+    "$BIN" coll $a --no-save >/dev/null 2>"$TOP/e"
+    [ $? -eq 2 ] && [ "$(wc -l <"$TOP/e")" -eq 1 ] && ok "coll $a refused (exit 2, one line)" ||
+        not_ok "coll $a refused" "$(cat "$TOP/e")"
+done
+
 tap_end
