@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
-# run.sh [-r RUNS | -t SECONDS] [-o RESULTS_DIR] [HARNESS...] - build every
+# run.sh [-r RUNS] [-t SECONDS] [-o RESULTS_DIR] [HARNESS...] - build every
 # libFuzzer harness (build.sh), seed its corpus from the repository's
 # files (seeds.py) and its committed regression inputs (regress/HARNESS/,
-# crash seeds of fixed bugs: run first, every time), then run each in turn
-# to RUNS executions (-runs) or for SECONDS, one at a time.  Writes the
-# table (reader, harness, executions, crashes, seconds, exec/s) as
-# fuzz.jsonl and fuzz.md into RESULTS_DIR (default results/fuzz-<UTC>).
-# A crash's input lands in RESULTS_DIR/crash-HARNESS-*.  Exit 0 clean,
-# 1 a crash (or a harness that failed to run), 77 no clang/libFuzzer.
-# Objects, corpora and logs live in $FUZZ_OUT (default build-fuzz/).
+# crash seeds of fixed bugs: run first, every time), then run each in
+# turn, one at a time, to RUNS executions (-runs, default 1M) or for
+# SECONDS (both given: whichever comes first).  Writes the table (reader,
+# harness, executions, crashes, seconds, exec/s) as fuzz.jsonl and
+# fuzz.md into RESULTS_DIR (default results/fuzz-<UTC>); a crash's input
+# lands there as crash-HARNESS-*.  Exit 0 clean, 1 a crash (or a harness
+# that failed to run), 77 no clang/libFuzzer.  Objects, corpora and logs
+# live in $FUZZ_OUT (default build-fuzz/).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${FUZZ_OUT:-$ROOT/build-fuzz}
-RUNS=1000000 SECS= RES=
+RUNS=1000000 SECS= RES= RUNS_GIVEN=0
 while getopts r:t:o: opt; do
     case $opt in
-    r) RUNS=$OPTARG ;;
+    r) RUNS=$OPTARG RUNS_GIVEN=1 ;;
     t) SECS=$OPTARG ;;
     o) RES=$OPTARG ;;
-    *) echo "usage: run.sh [-r RUNS | -t SECONDS] [-o DIR] [HARNESS...]" >&2
+    *) echo "usage: run.sh [-r RUNS] [-t SECONDS] [-o DIR] [HARNESS...]" >&2
        exit 2 ;;
     esac
 done
@@ -37,15 +38,20 @@ declare -A READER=(
     [fuzz_idx]="IDX reader (bench/data.c), plain and gzip"
     [fuzz_jsonl]="results JSONL: suite_load_jsonl, report, check"
 )
-declare -A MAXLEN=([fuzz_sim_json]=70000 [fuzz_spec]=1024 [fuzz_suite]=8192
-                   [fuzz_idx]=4096 [fuzz_jsonl]=16384)
+declare -A MAXLEN=([fuzz_sim_json]=20000 [fuzz_spec]=1024 [fuzz_suite]=8192
+                   [fuzz_idx]=4096 [fuzz_jsonl]=4096)
 [ $# -gt 0 ] || set -- fuzz_sim_json fuzz_spec fuzz_suite fuzz_idx fuzz_jsonl
-budget=(-runs="$RUNS")
-[ -n "$SECS" ] && budget=(-max_total_time="$SECS")
+budget=(-runs="$RUNS")   # both given: whichever ends first
+[ -n "$SECS" ] && budget+=(-max_total_time="$SECS")
+[ -n "$SECS" ] && [ "$RUNS_GIVEN" = 0 ] && budget=(-max_total_time="$SECS")
 
+# the revision fuzzed, so a table names the code it speaks for
+rev=$(git -C "$ROOT" rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
+git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || rev="$rev+changes"
 rc=0
 : >"$RES/fuzz.jsonl"
-printf '| reader | harness | executions | crashes | seconds | exec/s |\n|---|---|--:|--:|--:|--:|\n' >"$RES/fuzz.md"
+printf 'revision %s, %s, one harness at a time\n\n' "$rev" "${budget[*]}" >"$RES/fuzz.md"
+printf '| reader | harness | executions | crashes | seconds | exec/s |\n|---|---|--:|--:|--:|--:|\n' >>"$RES/fuzz.md"
 for h in "$@"; do
     [ -x "$OUT/$h" ] || { echo "run.sh: no harness $h" >&2; rc=1; continue; }
     mkdir -p "$OUT/corpus/$h"
@@ -67,9 +73,9 @@ for h in "$@"; do
     [ "$hrc" -ne 0 ] && { rc=1; echo "run.sh: $h failed (exit $hrc), see $log" >&2; tail -30 "$log" >&2; }
     secs=$(echo "$t1 - $t0" | bc)
     rate=$(echo "scale=0; ${execs:-0} / $secs" | bc)
-    printf '{"reader": "%s", "harness": "%s", "executions": %s, "crashes": %s, "seconds": %.1f, "exec_per_s": %s, "budget": "%s"}\n' \
+    printf '{"reader": "%s", "harness": "%s", "executions": %s, "crashes": %s, "seconds": %.1f, "exec_per_s": %s, "budget": "%s", "revision": "%s"}\n' \
         "${READER[$h]:-$h}" "$h" "${execs:-0}" "$crashes" "$secs" "$rate" \
-        "${budget[*]}" >>"$RES/fuzz.jsonl"
+        "${budget[*]}" "$rev" >>"$RES/fuzz.jsonl"
     printf '| %s | %s | %s | %s | %.0f | %s |\n' "${READER[$h]:-$h}" "$h" \
         "${execs:-0}" "$crashes" "$secs" "$rate" >>"$RES/fuzz.md"
 done
