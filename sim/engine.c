@@ -80,6 +80,7 @@ struct work {
     long *stamp;
     size_t *cnt, *order;
     unsigned char *post;
+    struct lbs_sim_call *at;    /* a step's calls at P (bytes rule) */
 };
 
 static void work_free(struct work *w)
@@ -90,6 +91,7 @@ static void work_free(struct work *w)
     free(w->cnt);
     free(w->order);
     free(w->post);
+    free(w->at);
 }
 
 int lbs_sim_run(const struct lbs_sim_platform *pl,
@@ -127,7 +129,8 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
         !(w.stamp = calloc(L, sizeof *w.stamp)) ||
         !(w.cnt = calloc(L + 1, sizeof *w.cnt)) ||
         !(w.order = malloc((maxcalls + 1) * sizeof *w.order)) ||
-        !(w.post = malloc(maxcalls + 1))) {
+        !(w.post = malloc(maxcalls + 1)) ||
+        !(w.at = malloc((maxcalls + 1) * sizeof *w.at))) {
         work_free(&w);
         return lbs_err_set(err, -ENOMEM, "out of memory");
     }
@@ -142,7 +145,7 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
 
     for (size_t si = 0; si < plan->nsteps; si++) {
         const struct lbs_sim_step *st = &plan->step[si];
-        const struct lbs_sim_call *c = st->calls;
+        const struct lbs_sim_call *c = lbs_sim_step_calls(plan, st, P, w.at);
         size_t n = st->ncalls;
         int emit = o && o->on_event && si == 0;
 
