@@ -197,8 +197,8 @@ static int record_run(const struct optim_bench_args *a, struct lbs_comm *c,
 static int record_other(const struct optim_bench_args *a, long steps,
                         struct lbs_comm **other, struct lbs_err *e)
 {
-    struct layer_set set;
-    struct lbs_optim *o;
+    struct layer_set set = {0};
+    struct lbs_optim *o = NULL;
     int rc = lbs_comm_record_new(a->rule_ranks, other, e);
     if (!rc)
         rc = record_run(a, *other, steps, &set, &o, e);
