@@ -125,7 +125,8 @@ static void usage(FILE *f)
 "                     [--compress SPEC] [--device cpu|cuda] [--json]\n"
 "       lbscale optim --optim SPEC [--compress SPEC] --comm record[:P]\n"
 "                     [--steps N]\n"
-"                     [--layers PRESET] [--trace FILE] [--json]\n"
+"                     [--layers PRESET] [--trace FILE [--trace-rule Q]]\n"
+"                     [--json]\n"
 "       lbscale optim --list            optimizers and their keys\n"
 "       lbscale optim --help [NAME]     this help, or one optimizer's keys\n"
 "\n"
@@ -166,6 +167,13 @@ LAYERS_PRESETS_HELP
 "                  allreduce (4 bytes per parameter)\n"
 "  --steps N       steps to record (record backend only)\n"
 "  --trace FILE    write the recorded calls as a trace-v1 file\n"
+"  --trace-rule Q  also run the same steps over Q ranks (Q != P, >= 2)\n"
+"                  and state in the trace, per call whose bytes depend on\n"
+"                  the rank count, the rule bytes(P) = a + ceil(b/P)\n"
+"                  (results/schema/trace-v1.md, bytes_rule); exact at\n"
+"                  every multiple of min(P, Q), so take Q small (8).\n"
+"                  Refused, nothing written, when the two runs' calls\n"
+"                  differ beyond their sizes\n"
 CLI_COMMON_HELP);
 }
 
@@ -237,6 +245,11 @@ int verb_optim(int argc, char **argv)
         } else if (!strcmp(o, "--steps")) {
             if (cli_int(o, v, 1, 100000000, &steps)) return EXIT_BAD_INPUT;
             i++;
+        } else if (!strcmp(o, "--trace-rule")) {
+            long q;
+            if (cli_int(o, v, 2, 1 << 24, &q)) return EXIT_BAD_INPUT;
+            a.rule_ranks = (int)q;
+            i++;
         } else if (!strcmp(o, "--trace")) {
             if (!v) { cli_error(o, "missing file name"); return EXIT_BAD_INPUT; }
             trace = v;
@@ -271,12 +284,18 @@ int verb_optim(int argc, char **argv)
     }
     a.threads = cli_threads(threads);
     if (!strcmp(device, "cuda")) {
-        if (strcmp(backend, "self") || steps || trace || a.compress) {
+        if (strcmp(backend, "self") || steps || trace || a.compress ||
+            a.rule_ranks) {
             cli_error("optim", "--device cuda: runs one GPU alone: no --comm "
                       "other than self, --steps, --trace or --compress");
             return EXIT_BAD_INPUT;
         }
         return optim_bench_cuda(&a, &com, argc, argv);
+    }
+    if (a.rule_ranks && !trace) {
+        cli_error("--trace-rule", "needs --trace FILE (the rule is written "
+                  "into the trace)");
+        return EXIT_BAD_INPUT;
     }
     return optim_bench_main2(&a, backend, steps, trace, &com, argc, argv);
 }
@@ -325,13 +344,20 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
         return cli_exit_code(rc);
     }
     if (!strncmp(backend, "record", 6)) {
+        if (a->rule_ranks == comm->size) {
+            cli_error("--trace-rule", "%d is the recorded rank count; give "
+                      "another (e.g. 8)", a->rule_ranks);
+            lbs_comm_free(comm);
+            return EXIT_BAD_INPUT;
+        }
         rc = optim_record_main(a, comm, steps ? steps : 100, trace, com, argc,
                                argv);
         lbs_comm_free(comm);
         return rc;
     }
     if (steps || trace) {
-        cli_error("optim", "--steps and --trace need --comm record[:P]");
+        cli_error("optim", "--steps, --trace and --trace-rule need --comm "
+                  "record[:P]");
         lbs_comm_free(comm);
         return EXIT_BAD_INPUT;
     }

@@ -17,6 +17,8 @@ struct optim_bench_args {
     double stream_gbps;   /* <= 0: measure */
     const char *compress; /* compressor spec (lbs_optim_set_compressor),
                              or NULL */
+    int rule_ranks;       /* record backend: also record on this many
+                             ranks and write the bytes rule (0: no) */
 };
 
 /* Run one benchmark; *row gets a new JSON object on success. */

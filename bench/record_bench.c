@@ -16,20 +16,30 @@
 #include "lbscale/optim.h"
 #include "optim_bench.h"
 
-/* trace-v1 header line (new reference) */
+/* trace-v1 header line (new reference).  rule_ranks > 0: the calls carry
+ * the bytes rule derived with a recording at that many ranks; the header
+ * says so before the (long) layer list. */
 static json_t *trace_header(const struct lbs_optim *o,
-                            const struct layer_set *s, int ranks, long steps)
+                            const struct layer_set *s, int ranks, long steps,
+                            int rule_ranks)
 {
     json_t *layers = json_array();
     for (size_t i = 0; i < s->n; i++)
         json_array_append_new(layers, json_pack("{s:s,s:I,s:i}", "name",
             s->l[i].name, "n", (json_int_t)s->l[i].n, "ndim", s->l[i].ndim));
     const char *cmp = lbs_optim_compressor_spec(o);
-    return json_pack("{s:s,s:i,s:s,s:s,s:o,s:i,s:I,s:o}", "format",
-                     "lbscale-trace", "version", 1, "optim", lbs_optim_name(o),
-                     "params", lbs_optim_params(o), "compress",
-                     cmp ? json_string(cmp) : json_null(), "ranks",
-                     ranks, "steps", (json_int_t)steps, "layers", layers);
+    json_t *h = json_pack("{s:s,s:i,s:s,s:s,s:o,s:i,s:I}", "format",
+                          "lbscale-trace", "version", 1, "optim",
+                          lbs_optim_name(o), "params", lbs_optim_params(o),
+                          "compress", cmp ? json_string(cmp) : json_null(),
+                          "ranks", ranks, "steps", (json_int_t)steps);
+    if (rule_ranks > 0)
+        json_object_set_new(h, "bytes_rule", json_pack(
+            "{s:s,s:[i,i]}", "form", "a+ceil(b/P)", "from_ranks",
+            ranks < rule_ranks ? ranks : rule_ranks,
+            ranks < rule_ranks ? rule_ranks : ranks));
+    json_object_set_new(h, "layers", layers);
+    return h;
 }
 
 static int append_line(char **buf, size_t *len, size_t *cap, json_t *j)
@@ -56,23 +66,32 @@ static int append_line(char **buf, size_t *len, size_t *cap, json_t *j)
     return 0;
 }
 
-/* The whole log as trace-v1 text; written atomically by the caller. */
+/* The whole log as trace-v1 text; written atomically by the caller.
+ * split (NULL: no rule): each call's bytes_split, written when non-zero,
+ * so calls whose bytes do not depend on P read as before. */
 static int trace_text(const struct lbs_optim *o, const struct layer_set *s,
-                      struct lbs_comm *c, int ranks, long steps, char **out,
-                      size_t *len)
+                      struct lbs_comm *c, int ranks, long steps,
+                      const unsigned long long *split, int rule_ranks,
+                      char **out, size_t *len)
 {
     size_t cap = 1 << 16, n;
     *len = 0;
     *out = malloc(cap);
     if (!*out)
         return -ENOMEM;
-    int rc = append_line(out, len, &cap, trace_header(o, s, ranks, steps));
+    int rc = append_line(out, len, &cap,
+                         trace_header(o, s, ranks, steps, rule_ranks));
     const struct lbs_comm_record_entry *e = lbs_comm_record_entries(c, &n);
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = append_line(out, len, &cap, json_pack(
-            "{s:I,s:i,s:s,s:I}", "step", (json_int_t)e[i].step, "layer",
-            e[i].layer, "coll", lbs_coll_name(e[i].kind), "bytes",
-            (json_int_t)e[i].bytes));
+    for (size_t i = 0; i < n && !rc; i++) {
+        json_t *j = json_pack("{s:I,s:i,s:s,s:I}", "step",
+                              (json_int_t)e[i].step, "layer", e[i].layer,
+                              "coll", lbs_coll_name(e[i].kind), "bytes",
+                              (json_int_t)e[i].bytes);
+        if (j && split && split[i])
+            json_object_set_new(j, "bytes_split",
+                                json_integer((json_int_t)split[i]));
+        rc = append_line(out, len, &cap, j);
+    }
     return rc;
 }
 
@@ -142,49 +161,118 @@ static void print_row(const json_t *r)
                json_real_value(json_object_get(v, "calls_per_step")));
 }
 
+/* Make the layers and the optimizer and run `steps` steps over c (the
+ * same seed every time: two runs differ only in c's size).  The caller
+ * frees *o and *set, also on failure. */
+static int record_run(const struct optim_bench_args *a, struct lbs_comm *c,
+                      long steps, struct layer_set *set,
+                      struct lbs_optim **o, struct lbs_err *e)
+{
+    *o = NULL;
+    memset(set, 0, sizeof *set);
+    int rc = layers_make(a->layers, a->elements, 1, set, e);
+    if (rc)
+        return rc;
+    c->err = e;
+    if ((rc = lbs_optim_new(a->spec, set->l, set->n, c, o, e)))
+        return rc;
+    if (a->compress && (rc = lbs_optim_set_compressor(*o, a->compress, e)))
+        return rc;
+    for (long t = 0; t < steps; t++) {
+        rc = lbs_optim_step(*o, e);
+        if (rc < 0)
+            return rc;
+        if (isatty(2) && (t + 1) % 10 == 0)
+            fprintf(stderr, "\roptim record: %d ranks, step %ld of %ld",
+                    c->size, t + 1, steps);
+    }
+    if (isatty(2))
+        fputc('\n', stderr);
+    return 0;
+}
+
+/* --trace-rule Q: the same run over Q ranks, its log kept in *other and
+ * everything else freed before the main run starts (one model in memory
+ * at a time). */
+static int record_other(const struct optim_bench_args *a, long steps,
+                        struct lbs_comm **other, struct lbs_err *e)
+{
+    struct layer_set set = {0};
+    struct lbs_optim *o = NULL;
+    int rc = lbs_comm_record_new(a->rule_ranks, other, e);
+    if (!rc)
+        rc = record_run(a, *other, steps, &set, &o, e);
+    lbs_optim_free(o);
+    layers_free(&set);
+    return rc;
+}
+
+/* Write the trace (with per-call rules when other != NULL) atomically. */
+static int write_trace(const char *trace, const struct lbs_optim *o,
+                       const struct layer_set *set, struct lbs_comm *c,
+                       struct lbs_comm *other, long steps, size_t *ruled,
+                       struct lbs_err *e)
+{
+    size_t n;
+    unsigned long long *split = NULL;
+    char *text = NULL;
+    size_t len;
+    int rc = 0;
+    lbs_comm_record_entries(c, &n);
+    *ruled = 0;
+    if (other) {
+        if (!(split = calloc(n + 1, sizeof *split)))
+            return lbs_err_set(e, -ENOMEM, "out of memory");
+        if ((rc = lbs_comm_record_rule(c, other, split, e))) {
+            char why[LBS_ERR_MSG_MAX];
+            snprintf(why, sizeof why, "%s", e->msg);
+            free(split);
+            return lbs_err_set(e, rc, "--trace-rule %d: %s", other->size,
+                               why);
+        }
+        for (size_t i = 0; i < n; i++)
+            *ruled += split[i] != 0;
+    }
+    rc = trace_text(o, set, c, c->size, steps, split,
+                    other ? other->size : 0, &text, &len);
+    if (rc)
+        lbs_err_set(e, rc, "out of memory for the trace");
+    if (!rc)
+        rc = make_parent(trace, e);
+    if (!rc)
+        rc = lbs_write_atomic(trace, text, len, e);
+    free(text);
+    free(split);
+    return rc;
+}
+
 int optim_record_main(const struct optim_bench_args *a, struct lbs_comm *c,
                       long steps, const char *trace,
                       const struct cli_common *com, int argc, char **argv)
 {
     struct lbs_err e;
-    struct layer_set set;
+    struct layer_set set = {0};
     struct lbs_optim *o = NULL;
+    struct lbs_comm *other = NULL;
     struct lbs_run *run = NULL;
     json_t *row = NULL;
-    int rc = layers_make(a->layers, a->elements, 1, &set, &e);
-    if (rc) {
-        cli_error("optim", "%s", e.msg);
-        return cli_exit_code(rc);
-    }
-    c->err = &e;
-    if ((rc = lbs_optim_new(a->spec, set.l, set.n, c, &o, &e)))
+    int rc = 0;
+    if (a->rule_ranks && (rc = record_other(a, steps, &other, &e)))
         goto fail;
-    if (a->compress && (rc = lbs_optim_set_compressor(o, a->compress, &e)))
+    if ((rc = record_run(a, c, steps, &set, &o, &e)))
         goto fail;
-    for (long t = 0; t < steps; t++) {
-        rc = lbs_optim_step(o, &e);
-        if (rc < 0)
-            goto fail;
-        if (isatty(2) && (t + 1) % 10 == 0)
-            fprintf(stderr, "\roptim record: step %ld of %ld", t + 1, steps);
-    }
-    if (isatty(2))
-        fputc('\n', stderr);
     row = bytes_row(o, &set, c, c->size, steps, lbs_optim_skipped(o));
     if (trace) {
-        char *text;
-        size_t len;
-        rc = trace_text(o, &set, c, c->size, steps, &text, &len);
-        if (!rc)
-            rc = make_parent(trace, &e);
-        if (!rc)
-            rc = lbs_write_atomic(trace, text, len, &e);
-        else
-            lbs_err_set(&e, rc, "out of memory for the trace");
-        free(text);
-        if (rc)
+        size_t ruled;
+        if ((rc = write_trace(trace, o, &set, c, other, steps, &ruled, &e)))
             goto fail;
         json_object_set_new(row, "trace", json_string(trace));
+        if (other) {
+            json_object_set_new(row, "rule_ranks",
+                                json_integer(other->size));
+            json_object_set_new(row, "rule_calls",
+                                json_integer((json_int_t)ruled));
+        }
     }
     json_object_set_new(row, "layer_preset", json_string(a->layers));
     if (com->json) {
@@ -193,6 +281,10 @@ int optim_record_main(const struct optim_bench_args *a, struct lbs_comm *c,
         free(s);
     } else {
         print_row(row);
+        if (other && trace)
+            printf("    bytes rule from %d and %d ranks: %lld calls "
+                   "depend on P\n", c->size, other->size, (long long)
+                   json_integer_value(json_object_get(row, "rule_calls")));
     }
     if ((rc = cli_open_run(com, "optim", argc, argv, &run)))
         goto out;
@@ -206,5 +298,6 @@ out:
     lbs_run_close(run);
     lbs_optim_free(o);
     layers_free(&set);
+    lbs_comm_free(other);
     return cli_exit_code(rc);
 }

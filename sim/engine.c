@@ -81,6 +81,7 @@ struct work {
     long *stamp;
     size_t *cnt, *order, *last, *trig, *edge, *heap, *pred, *done;
     unsigned char *kind;        /* per call: 0 first, 1 later, 2 layer -1 */
+    struct lbs_sim_call *at;    /* a step's calls at P (bytes rule) */
     struct unit *u;
     size_t nu, ne, nh, ndone;
     const struct lbs_sim_model *m;
@@ -100,6 +101,7 @@ static void work_free(struct work *w)
     free(w->pred);
     free(w->done);
     free(w->kind);
+    free(w->at);
     free(w->u);
 }
 
@@ -118,6 +120,7 @@ static int work_alloc(struct work *w, size_t L, size_t maxcalls)
            (w->pred = malloc(2 * n * sizeof *w->pred)) &&
            (w->done = malloc(n * sizeof *w->done)) &&
            (w->kind = malloc(n)) &&
+           (w->at = malloc(n * sizeof *w->at)) &&
            (w->u = malloc(n * sizeof *w->u)) ? 0 : -ENOMEM;
 }
 
@@ -146,11 +149,11 @@ static void add_dep(struct work *w, size_t v, size_t p, size_t *np)
 }
 
 /* The units of step st, their release layers and dependencies. */
-static void build_units(struct work *w, const struct lbs_sim_step *st,
-                        size_t L, long stampv, double cap, int overlap)
+static void build_units(struct work *w, const struct lbs_sim_call *c,
+                        size_t n, size_t L, long stampv, double cap,
+                        int overlap)
 {
-    const struct lbs_sim_call *c = st->calls;
-    size_t n = st->ncalls, np = 0;
+    size_t np = 0;
     w->nu = 0;
     for (size_t i = 0; i < L; i++) {
         w->last[i] = NONE;
@@ -490,9 +493,11 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
 
     for (size_t si = 0; si < plan->nsteps; si++) {
         const struct lbs_sim_step *st = &plan->step[si];
+        const struct lbs_sim_call *calls =
+            lbs_sim_step_calls(plan, st, P, w.at);
         int emit = o && o->on_event && si == 0;
         stampv++;
-        build_units(&w, st, L, stampv, cap, overlap);
+        build_units(&w, calls, st->ncalls, L, stampv, cap, overlap);
         /* backward work (JointSpar: layers without a call skip wgrad;
          * compressed exchanges: compressing a layer follows its gradient
          * on the same stream) */
@@ -540,7 +545,7 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
         }
         double bytes = 0;
         for (size_t j = 0; j < st->ncalls; j++)
-            bytes += st->calls[j].bytes;
+            bytes += calls[j].bytes;
         double wt = st->weight, compute = f0 + F + B + dec;
         W += wt;
         FW += st->final_weight;

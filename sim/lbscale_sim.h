@@ -227,7 +227,13 @@ enum lbs_sim_topo { LBS_SIM_TOPO_RING, LBS_SIM_TOPO_EXP,
 struct lbs_sim_call {
     int layer;                  /* -1: not about one layer */
     enum lbs_sim_coll coll;
-    double bytes;               /* trace-v1 convention, this rank */
+    double bytes;               /* trace-v1 convention, this rank, at the
+                                   plan's ranks */
+    double split;               /* the trace's bytes_split (b of the bytes
+                                   rule, an integer); 0: bytes do not
+                                   depend on P */
+    double split_scale;         /* the model scaling the rule's change with
+                                   P is multiplied by (lbs_sim_plan_bind) */
 };
 
 /* One distinct step: identical steps of a trace are stored once with
@@ -255,6 +261,8 @@ struct lbs_sim_plan {
     struct lbs_sim_step *step;
     enum lbs_sim_topo topo;         /* neighbour graph (from params) */
     int skip_wgrad;                 /* JointSpar: no wgrad for dropped layers */
+    int bytes_rule;                 /* some call has a split: bytes depend
+                                       on P (lbs_sim_step_calls) */
     struct lbs_sim_call *pool;      /* owns every step's calls */
     /* compressed exchanges (header "compress_traffic"): device memory
      * bytes per gradient element that compressing and decompressing move;
@@ -280,12 +288,27 @@ int lbs_sim_plan_dp_bytes(const struct lbs_sim_model *m, const char *optim,
                           double elem_bytes, struct lbs_sim_plan **out,
                           struct lbs_err *err);
 /* Apply the trace-v1 scaling rule to model m: a copy of plan whose bytes
- * are scaled by n_model/n_trace per layer (layer -1 as is).  -EINVAL when
+ * are scaled by n_model/n_trace per layer (layer -1 as is; a bytes rule's
+ * change with P is scaled alike, so a bound call on P GPUs carries the
+ * scaling times what the recording would have sent on P).  -EINVAL when
  * the layer counts differ (naming both files). */
 int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
                       const struct lbs_sim_model *m,
                       struct lbs_sim_plan **out, struct lbs_err *err);
 void lbs_sim_plan_free(struct lbs_sim_plan *p);
+/* The bytes call c of plan carries on P GPUs under trace-v1's bytes_rule
+ * (unit(P) = a + ceil(b/P), alltoall's unit its block of bytes/P), times
+ * the call's model scaling; c->bytes when it has no split or P is the
+ * plan's ranks. */
+double lbs_sim_call_bytes(const struct lbs_sim_plan *plan,
+                          const struct lbs_sim_call *c, long P);
+/* Step st's calls as they are on P GPUs: st->calls itself when the plan
+ * has no bytes rule, else buf (st->ncalls entries) filled with copies
+ * whose bytes are lbs_sim_call_bytes at P.  O(calls). */
+const struct lbs_sim_call *lbs_sim_step_calls(const struct lbs_sim_plan *plan,
+                                              const struct lbs_sim_step *st,
+                                              long P,
+                                              struct lbs_sim_call *buf);
 
 /* ------------------------------------------------------------------ */
 /* Collective costs                                                     */

@@ -20,11 +20,17 @@
  * "ms"; the plan is read from them the same way, skipping the lines that
  * carry a "type" key (per-step measurements), as that schema allows.
  *
+ * Bytes that depend on P: a header "bytes_rule" (form "a+ceil(b/P)") lets
+ * call lines carry "bytes_split" (b); the reader checks each against the
+ * header's ranks (a >= 0, alltoall bytes a whole number of blocks) and
+ * lbs_sim_step_calls evaluates the calls at the simulated P.
+ *
  * Neighbour graphs: trace-v1 records bytes per neighbour, not the graph,
  * so the graph comes from the header's params ("topology=" or "topo=":
  * ring, exp, onepeer, full; default ring).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +123,49 @@ static int read_traffic(const struct sj *c, const json_t *h,
     return 0;
 }
 
+#define RULE_FORM "a+ceil(b/P)"
+
+/* The optional bytes_rule object: a form this reader knows and the two
+ * rank counts it came from, one of them the header's.  Sets p->bytes_rule
+ * (calls may then carry bytes_split). */
+static int read_rule(const struct sj *c, const json_t *h,
+                     struct lbs_sim_plan *p)
+{
+    static const char *const keys[] = {"form", "from_ranks", NULL};
+    json_t *r;
+    char form[32];
+    int rc = sj_obj(c, h, "", "bytes_rule", 0, &r);
+    if (rc || !r)
+        return rc;
+    if ((rc = sj_known(c, r, "bytes_rule.", keys)) ||
+        (rc = sj_str(c, r, "bytes_rule.", "form", SJ_REQ, NULL, form,
+                     sizeof form)))
+        return rc;
+    if (strcmp(form, RULE_FORM))
+        return sj_fail(c, "bytes_rule.", "form", "unknown rule \"%s\" (this "
+                       "reader knows \"" RULE_FORM "\")", form);
+    const json_t *fr = json_object_get(r, "from_ranks");
+    if (!fr)
+        return sj_fail(c, "bytes_rule.", "from_ranks", "missing (required)");
+    if (!json_is_array(fr) || json_array_size(fr) != 2)
+        return sj_fail(c, "bytes_rule.", "from_ranks", "must be an array of "
+                       "the two recorded rank counts");
+    double q[2];
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *v = json_array_get(fr, i);
+        q[i] = json_is_integer(v) ? (double)json_integer_value(v) : 0;
+        if (q[i] < 1 || q[i] > 1e8)
+            return sj_fail(c, "bytes_rule.", "from_ranks", "[%zu] must be an "
+                           "integer in [1, 1e8]", i);
+    }
+    if (q[0] == q[1] || (q[0] != (double)p->ranks && q[1] != (double)p->ranks))
+        return sj_fail(c, "bytes_rule.", "from_ranks", "must be two "
+                       "different rank counts, one of them the header's "
+                       "ranks (%ld); got [%.0f, %.0f]", p->ranks, q[0], q[1]);
+    p->bytes_rule = 1;
+    return 0;
+}
+
 static int read_header(const struct sj *c, const json_t *h,
                        struct lbs_sim_plan *p)
 {
@@ -147,6 +196,7 @@ static int read_header(const struct sj *c, const json_t *h,
     p->steps = (long)v;
     if (!rc) rc = topo_from_params(c, p->params, &p->topo);
     if (!rc) rc = read_traffic(c, h, p);
+    if (!rc) rc = read_rule(c, h, p);
     if (rc)
         return rc;
     p->skip_wgrad = !strncmp(p->optim, "jointspar", 9);
@@ -178,6 +228,47 @@ static int read_header(const struct sj *c, const json_t *h,
     return 0;
 }
 
+static unsigned long long ceil_div(unsigned long long x, unsigned long long d)
+{
+    return x / d + (x % d != 0);
+}
+
+/* The rule's unit: one destination's block for alltoall, else the bytes. */
+static double unit_of(const struct lbs_sim_call *c, long P)
+{
+    return c->coll == LBS_SIM_ALLTOALL ? c->bytes / (double)P : c->bytes;
+}
+
+/* A call's optional bytes_split (b): only under the header's bytes_rule,
+ * and only where the recorded bytes leave a = unit - ceil(b/ranks) >= 0
+ * (an alltoall's bytes must hold whole blocks). */
+static int read_split(const struct sj *c, const json_t *o,
+                      const struct lbs_sim_plan *p, struct lbs_sim_call *call)
+{
+    double b = 0;
+    int rc = sj_num(c, o, "", "bytes_split", SJ_INT, 0, 1, 9.0e15, &b);
+    if (rc || !json_object_get(o, "bytes_split"))
+        return rc;
+    if (!p->bytes_rule)
+        return sj_fail(c, "", "bytes_split", "needs the header's bytes_rule "
+                       "(which says what it means)");
+    if (call->coll == LBS_SIM_ALLTOALL &&
+        fmod(call->bytes, (double)p->ranks) != 0)
+        return sj_fail(c, "", "bytes", "an alltoall with bytes_split sends "
+                       "ranks (%ld) equal blocks; %.0f is not a multiple",
+                       p->ranks, call->bytes);
+    double share = (double)ceil_div((unsigned long long)b,
+                                    (unsigned long long)p->ranks);
+    if (share > unit_of(call, p->ranks))
+        return sj_fail(c, "", "bytes_split", "%.0f: its share on %ld ranks "
+                       "(%.0f bytes) exceeds the call's %s (%.0f)", b,
+                       p->ranks, share, call->coll == LBS_SIM_ALLTOALL
+                       ? "block (bytes / ranks)" : "bytes",
+                       unit_of(call, p->ranks));
+    call->split = b;
+    return 0;
+}
+
 static int read_call(const struct sj *c, const json_t *o,
                      const struct lbs_sim_plan *p, long *step,
                      struct lbs_sim_call *call)
@@ -200,17 +291,17 @@ static int read_call(const struct sj *c, const json_t *o,
         return sj_fail(c, "", "bytes", "a barrier carries 0 bytes (got %g)",
                        b);
     *step = (long)s;
-    *call = (struct lbs_sim_call){(int)l, (enum lbs_sim_coll)k, b};
-    return 0;
+    *call = (struct lbs_sim_call){(int)l, (enum lbs_sim_coll)k, b, 0, 1};
+    return read_split(c, o, p, call);
 }
 
 static uint64_t hash_run(const struct lbs_sim_call *c, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) {
-        uint64_t w[3] = {(uint64_t)(int64_t)c[i].layer, (uint64_t)c[i].coll,
-                         (uint64_t)c[i].bytes};
-        for (int j = 0; j < 3; j++) {
+        uint64_t w[4] = {(uint64_t)(int64_t)c[i].layer, (uint64_t)c[i].coll,
+                         (uint64_t)c[i].bytes, (uint64_t)c[i].split};
+        for (int j = 0; j < 4; j++) {
             h ^= w[j];
             h *= 1099511628211ull;
         }
@@ -223,7 +314,7 @@ static int same_run(const struct lbs_sim_call *a, const struct lbs_sim_call *b,
 {
     for (size_t i = 0; i < n; i++)
         if (a[i].layer != b[i].layer || a[i].coll != b[i].coll ||
-            a[i].bytes != b[i].bytes)
+            a[i].bytes != b[i].bytes || a[i].split != b[i].split)
             return 0;
     return 1;
 }
@@ -344,7 +435,7 @@ int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
         } else if (json_object_get(o, "type")) {
             ;   /* a training trace's step line: not part of the plan */
         } else {
-            struct lbs_sim_call call = {0, LBS_SIM_ALLREDUCE, 0};
+            struct lbs_sim_call call = {0, LBS_SIM_ALLREDUCE, 0, 0, 1};
             long st = 0;
             rc = read_call(&c, o, p, &st, &call);
             if (!rc && st < last_step)
@@ -450,7 +541,8 @@ int lbs_sim_plan_dp_bytes(const struct lbs_sim_model *m, const char *optim,
     for (size_t i = 0; i < m->nlayers; i++) {
         p->layer_n[i] = m->l[i].n;
         p->pool[i] = (struct lbs_sim_call){(int)i, LBS_SIM_ALLREDUCE,
-                                           elem_bytes * m->l[i].n};
+                                           elem_bytes * m->l[i].n,
+                                           0, 1};
     }
     p->step[0] = (struct lbs_sim_step){m->nlayers, p->pool, 1, 1, 1,
                                        1u << LBS_SIM_ALLREDUCE};
@@ -491,6 +583,7 @@ int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
     p->decomp_bpe = plan->decomp_bpe;
     p->decomp_per_rank = plan->decomp_per_rank;
     memcpy(p->compress, plan->compress, sizeof p->compress);
+    p->bytes_rule = plan->bytes_rule;
     p->nlayers = m->nlayers;
     for (size_t i = 0; i < m->nlayers; i++)
         p->layer_n[i] = m->l[i].n;
@@ -501,12 +594,44 @@ int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
         p->step[i].calls = p->pool + k;
         for (size_t j = 0; j < s->ncalls; j++, k++) {
             struct lbs_sim_call c = s->calls[j];
-            if (c.layer >= 0)
-                c.bytes *= m->l[c.layer].n / plan->layer_n[c.layer];
+            if (c.layer >= 0) {
+                double k = m->l[c.layer].n / plan->layer_n[c.layer];
+                c.bytes *= k;
+                c.split_scale *= k;
+            }
             p->pool[k] = c;
         }
     }
     p->nsteps = plan->nsteps;
     *out = p;
     return 0;
+}
+
+double lbs_sim_call_bytes(const struct lbs_sim_plan *plan,
+                          const struct lbs_sim_call *c, long P)
+{
+    long R = plan->ranks;
+    if (!(c->split > 0) || P == R || R < 1 || P < 1)
+        return c->bytes;
+    /* the recording's unit changes by ceil(b/P) - ceil(b/R): integers,
+     * exact; the model scaling multiplies that change like the bytes */
+    unsigned long long b = (unsigned long long)c->split;
+    double d = (double)ceil_div(b, (unsigned long long)P) -
+               (double)ceil_div(b, (unsigned long long)R);
+    double u = unit_of(c, R) + c->split_scale * d;
+    return c->coll == LBS_SIM_ALLTOALL ? u * (double)P : u;
+}
+
+const struct lbs_sim_call *lbs_sim_step_calls(const struct lbs_sim_plan *plan,
+                                              const struct lbs_sim_step *st,
+                                              long P,
+                                              struct lbs_sim_call *buf)
+{
+    if (!plan->bytes_rule || P == plan->ranks)
+        return st->calls;
+    for (size_t i = 0; i < st->ncalls; i++) {
+        buf[i] = st->calls[i];
+        buf[i].bytes = lbs_sim_call_bytes(plan, &st->calls[i], P);
+    }
+    return buf;
 }

@@ -1,7 +1,8 @@
 /* test_sim.c - the simulator: cost formulas against hand-computed cases,
  * the NCCL-style choice, link sharing on the fat-tree, the engine's overlap
- * on tiny models (hand-computed timelines), trace scaling and phases, the
- * calibration fit, and bad input naming the file and the field. */
+ * on tiny models (hand-computed timelines), trace scaling and phases,
+ * bytes that depend on P (the trace's bytes_rule), the calibration fit,
+ * and bad input naming the file and the field. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -712,6 +713,116 @@ Test(sim_trace, distinct_steps_weights_and_final_phase)
     lbs_sim_plan_free(p);
 }
 
+/* ---- bytes that depend on P (trace-v1's bytes_rule) -------------------- */
+
+#define RHDR(steps, ranks, other) \
+    "{\"format\": \"lbscale-trace\", \"version\": 1, \"optim\": " \
+    "\"onebit_lamb\", \"params\": \"\", \"compress\": null, \"ranks\": " \
+    #ranks ", \"steps\": " #steps ", \"bytes_rule\": {\"form\": " \
+    "\"a+ceil(b/P)\", \"from_ranks\": [" #ranks ", " #other "]}, " \
+    "\"layers\": [{\"name\": \"a\", \"n\": 10}, " \
+    "{\"name\": \"b\", \"n\": 20, \"ndim\": 1}, {\"name\": \"c\", \"n\": 40}]}\n"
+
+/* One compressed step of a 1-bit-LAMB-like optimizer on 8 ranks: a
+ * 1,001-byte buffer split over the ranks (each rank's share ceil(1001/P),
+ * the alltoall's P blocks of it; recorded on 8 and 64 ranks the writer
+ * states b = 1008), a 4-byte scale, and on layer 2 a share of 333 bytes
+ * (b = 336).  EIGHT is that recording; AT32 the same step recorded on 32
+ * ranks, without a rule. */
+#define EIGHT RHDR(1, 8, 64) \
+    "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 80}\n" \
+    "{\"step\": 1, \"layer\": 2, \"coll\": \"allgather\", \"bytes\": 42, " \
+    "\"bytes_split\": 336}\n" \
+    "{\"step\": 1, \"layer\": -1, \"coll\": \"alltoall\", \"bytes\": 1008, " \
+    "\"bytes_split\": 1008}\n" \
+    "{\"step\": 1, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 4}\n" \
+    "{\"step\": 1, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 126, " \
+    "\"bytes_split\": 1008}\n"
+#define AT32 HDR("onebit_lamb", 1, 32) \
+    "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 80}\n" \
+    "{\"step\": 1, \"layer\": 2, \"coll\": \"allgather\", \"bytes\": 11}\n" \
+    "{\"step\": 1, \"layer\": -1, \"coll\": \"alltoall\", \"bytes\": 1024}\n" \
+    "{\"step\": 1, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 4}\n" \
+    "{\"step\": 1, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 32}\n"
+
+Test(sim_trace, bytes_rule_evaluated_at_p)
+{
+    struct lbs_sim_plan *p = trace(EIGHT);
+    cr_assert(p->bytes_rule);
+    const struct lbs_sim_call *c = p->step[0].calls;
+    near(c[2].split, 1008);
+    near(c[3].split, 0);
+    /* at the recorded P: the recorded bytes; elsewhere a + ceil(b/P),
+     * times P for the alltoall's blocks */
+    static const long Ps[] = {8, 16, 64, 1024, 4096};
+    static const double gather[] = {126, 63, 16, 1, 1};
+    for (size_t i = 0; i < 5; i++) {
+        near(lbs_sim_call_bytes(p, &c[4], Ps[i]), gather[i]);
+        near(lbs_sim_call_bytes(p, &c[2], Ps[i]), gather[i] * Ps[i]);
+        near(lbs_sim_call_bytes(p, &c[3], Ps[i]), 4);
+        near(lbs_sim_call_bytes(p, &c[0], Ps[i]), 80);
+    }
+    near(lbs_sim_call_bytes(p, &c[1], 32), 11);
+    struct lbs_sim_call buf[5];
+    cr_assert_eq(lbs_sim_step_calls(p, &p->step[0], 8, buf), c);
+    cr_assert_eq(lbs_sim_step_calls(p, &p->step[0], 64, buf), buf);
+    near(buf[4].bytes, 16);
+    near(buf[2].bytes, 1024);
+    /* bound to a model 5e4x larger on layer 2: the scaling multiplies
+     * what the recording sends at each P */
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *b;
+    cr_assert_eq(lbs_sim_plan_bind(p, m, &b, NULL), 0);
+    cr_assert(b->bytes_rule);
+    const struct lbs_sim_call *d = b->step[0].calls;
+    near(lbs_sim_call_bytes(b, &d[1], 8), 42 * 25000.0);
+    near(lbs_sim_call_bytes(b, &d[1], 32), 11 * 25000.0);
+    near(lbs_sim_call_bytes(b, &d[1], 4096), 1 * 25000.0);
+    near(lbs_sim_call_bytes(b, &d[2], 32), 1024);   /* layer -1: as is */
+    lbs_sim_plan_free(b);
+    lbs_sim_plan_free(p);
+    /* a plan without the rule is used in place */
+    p = trace(AT32);
+    cr_assert(!p->bytes_rule);
+    cr_assert_eq(lbs_sim_step_calls(p, &p->step[0], 64, buf),
+                 p->step[0].calls);
+    lbs_sim_plan_free(p);
+    lbs_sim_model_free(m);
+}
+
+/* The simulator prices the 8-rank trace with its rule at 32 GPUs exactly
+ * as it prices the recording made at 32, and not as the 8-rank bytes. */
+Test(sim_engine, bytes_rule_prices_the_recording_at_p)
+{
+    struct lbs_sim_platform *pl = plat(NULL, 2);
+    struct lbs_sim_model *m = emodel(3);
+    struct lbs_sim_plan *r8 = trace(EIGHT), *r32 = trace(AT32), *b8, *b32;
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_plan_bind(r8, m, &b8, &e), 0, "%s", e.msg);
+    cr_assert_eq(lbs_sim_plan_bind(r32, m, &b32, &e), 0, "%s", e.msg);
+    struct lbs_sim_opts o = {.optim_bytes_per_elem = 10};
+    struct lbs_sim_result x, y;
+    cr_assert_eq(lbs_sim_run(pl, m, b8, 32, &o, &x, &e), 0, "%s", e.msg);
+    cr_assert_eq(lbs_sim_run(pl, m, b32, 32, &o, &y, &e), 0, "%s", e.msg);
+    cr_assert_eq(x.iter, y.iter, "%.17g vs %.17g", x.iter, y.iter);
+    cr_assert_eq(x.comm, y.comm);
+    cr_assert_eq(x.exposed, y.exposed);
+    cr_assert_eq(x.bytes, y.bytes);
+    cr_assert_eq(x.wire, y.wire);
+    cr_assert_eq(x.calls, y.calls);
+    cr_assert_eq(x.final_iter, y.final_iter);
+    /* without the rule the 8-rank bytes would be priced at 32 */
+    b8->bytes_rule = 0;
+    cr_assert_eq(lbs_sim_run(pl, m, b8, 32, &o, &x, &e), 0, "%s", e.msg);
+    cr_assert_neq(x.bytes, y.bytes);
+    lbs_sim_plan_free(r8);
+    lbs_sim_plan_free(r32);
+    lbs_sim_plan_free(b8);
+    lbs_sim_plan_free(b32);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(pl);
+}
+
 /* A training trace (train-trace-v1) gives the plan its call lines hold:
  * the measured "ms" is ignored, step lines (with "type") are skipped. */
 Test(sim_trace, training_trace_is_a_plan)
@@ -867,6 +978,48 @@ Test(sim_bad, trace_fields)
     /* issue 14: a header without calls simulated as no communication */
     bad_trace(HDR("x", 2, 4), "no calls");
     bad_trace(HDR("x", 2, 4) "\n  \n", "no calls");
+    /* bytes_rule: the header's form and rank counts, each call's split */
+#define RULE(r) "{\"format\": \"lbscale-trace\", \"version\": 1, \"optim\": " \
+    "\"x\", \"ranks\": 8, \"steps\": 1, \"bytes_rule\": " r ", \"layers\": " \
+    "[{\"name\": \"a\", \"n\": 10}]}\n{\"step\": 1, \"layer\": -1, " \
+    "\"coll\": \"allgather\", \"bytes\": 4}\n"
+    bad_trace(RULE("\"a+b/P\""), "'bytes_rule'");
+    bad_trace(RULE("{\"form\": \"a+b/P\", \"from_ranks\": [8, 64]}"),
+              "'bytes_rule.form'");
+    bad_trace(RULE("{\"form\": 7, \"from_ranks\": [8, 64]}"),
+              "'bytes_rule.form'");
+    bad_trace(RULE("{\"from_ranks\": [8, 64]}"), "'bytes_rule.form'");
+    bad_trace(RULE("{\"form\": \"a+ceil(b/P)\"}"), "'bytes_rule.from_ranks'");
+    bad_trace(RULE("{\"form\": \"a+ceil(b/P)\", \"from_ranks\": [8]}"),
+              "'bytes_rule.from_ranks'");
+    bad_trace(RULE("{\"form\": \"a+ceil(b/P)\", \"from_ranks\": [8, 8]}"),
+              "'bytes_rule.from_ranks'");
+    bad_trace(RULE("{\"form\": \"a+ceil(b/P)\", \"from_ranks\": [16, 64]}"),
+              "'bytes_rule.from_ranks'");
+    bad_trace(RULE("{\"form\": \"a+ceil(b/P)\", \"from_ranks\": [8, 0]}"),
+              "'bytes_rule.from_ranks'");
+    bad_trace(RULE("{\"form\": \"a+ceil(b/P)\", \"from_ranks\": [8, 6.5]}"),
+              "'bytes_rule.from_ranks'");
+    bad_trace(RULE("{\"form\": \"a+ceil(b/P)\", \"from_ranks\": [8, 1e9]}"),
+              "'bytes_rule.from_ranks'");
+    bad_trace(RULE("{\"form\": \"a+ceil(b/P)\", \"from_ranks\": [8, 64], "
+                   "\"frm\": 1}"), "'bytes_rule.frm'");
+#define SPLIT(coll, bytes, split) RHDR(1, 8, 64) "{\"step\": 1, \"layer\": " \
+    "-1, \"coll\": \"" coll "\", \"bytes\": " #bytes ", \"bytes_split\": " \
+    split "}\n"
+    bad_trace(SPLIT("allgather", 126, "0"), "tr.jsonl:2: field 'bytes_split'");
+    bad_trace(SPLIT("allgather", 126, "-1008"), "'bytes_split'");
+    bad_trace(SPLIT("allgather", 126, "1008.5"), "'bytes_split'");
+    bad_trace(SPLIT("allgather", 126, "\"1008\""), "'bytes_split'");
+    bad_trace(SPLIT("allgather", 126, "1e16"), "'bytes_split'");
+    bad_trace(SPLIT("allgather", 125, "1008"), "'bytes_split'");  /* a < 0 */
+    bad_trace(SPLIT("alltoall", 1007, "1008"), "'bytes'");   /* not 8 blocks */
+    bad_trace(SPLIT("alltoall", 1000, "1008"), "'bytes_split'");
+    bad_trace(SPLIT("barrier", 0, "8"), "'bytes_split'");
+    bad_trace(HDR("x", 1, 8) "{\"step\": 1, \"layer\": -1, \"coll\": "
+              "\"allgather\", \"bytes\": 126, \"bytes_split\": 1008}\n",
+              "tr.jsonl:2: field 'bytes_split': needs the header's "
+              "bytes_rule");
     /* layer counts must match the model */
     struct lbs_sim_model *m = emodel(3);
     struct lbs_sim_plan *p = trace("{\"format\": \"lbscale-trace\", "

@@ -7,6 +7,7 @@
  * communication plan the simulator replays.  Nothing fails after
  * construction except running out of memory for the log (-ENOMEM).
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,131 @@ void lbs_comm_record_clear(struct lbs_comm *c)
     struct record_impl *r = impl_of(c);
     if (r)
         r->n = 0;
+}
+
+/* ---- bytes rule (comm.h): unit(P) = a + ceil(b / P) ---- */
+
+static unsigned long long ceil_div(unsigned long long x, unsigned long long d)
+{
+    return x / d + (x % d != 0);
+}
+
+/* The bytes a call's rule is about: one destination's block for alltoall
+ * (its send buffer holds P of them), the bytes otherwise. */
+static unsigned long long unit_of(const struct lbs_comm_record_entry *e,
+                                  int ranks)
+{
+    return e->kind == LBS_COLL_ALLTOALL ? e->bytes / (size_t)ranks
+                                        : e->bytes;
+}
+
+/* b in (lo, hi] with ceil(b/pa) = ua - a and ceil(b/pb) = ub - a, as the
+ * largest such b (0 when none).  Products past 2^64 are beyond any b the
+ * trace can state, so they only shrink hi to the cap. */
+static unsigned long long split_for(unsigned long long a,
+                                    unsigned long long ua, long pa,
+                                    unsigned long long ub, long pb)
+{
+    unsigned long long lo1, lo2, hi1, hi2;
+    if (a >= ub)
+        return 0;
+    if (__builtin_mul_overflow(ua - a - 1, (unsigned long long)pa, &lo1) ||
+        __builtin_mul_overflow(ub - a - 1, (unsigned long long)pb, &lo2))
+        return 0;
+    if (__builtin_mul_overflow(ua - a, (unsigned long long)pa, &hi1))
+        hi1 = ~0ull;
+    if (__builtin_mul_overflow(ub - a, (unsigned long long)pb, &hi2))
+        hi2 = ~0ull;
+    unsigned long long lo = lo1 > lo2 ? lo1 : lo2, hi = hi1 < hi2 ? hi1 : hi2;
+    return lo < hi ? hi : 0;
+}
+
+/* The rule through (pa, ua) and (pb, ub), pa < pb: 0 and *b when one
+ * exists, -1 when the unit grows with P or no integer rule fits. */
+static int fit_rule(unsigned long long ua, long pa, unsigned long long ub,
+                    long pb, unsigned long long *b)
+{
+    *b = 0;
+    if (ua == ub)
+        return 0;
+    if (ua < ub)
+        return -1;
+    /* a = 0 first (a plain share of a split buffer), then every integer
+     * the rounding allows around the exact solution ax of a + b/P through
+     * both points: a is in (ax - pb/(pb-pa), ax + pa/(pb-pa)), within 2 of
+     * ax when pb >= 2 pa (closer sizes leave more candidates; past 1024 of
+     * them the fit gives up) */
+    if ((*b = split_for(0, ua, pa, ub, pb)))
+        return 0;
+    double d = (double)(pb - pa);
+    double ax = ((double)ub * (double)pb - (double)ua * (double)pa) / d;
+    double lo = floor(ax - (double)pb / d), hi = ceil(ax + (double)pa / d);
+    if (lo < 1)
+        lo = 1;
+    hi = fmin(hi, lo + 1024);
+    hi = fmin(hi, (double)ub - 1);     /* ceil(b/P) >= 1 for b >= 1 */
+    for (double a = lo; a <= hi; a++)
+        if ((*b = split_for((unsigned long long)a, ua, pa, ub, pb)))
+            return 0;
+    return -1;
+}
+
+int lbs_comm_record_rule(const struct lbs_comm *at,
+                         const struct lbs_comm *other,
+                         unsigned long long *split, struct lbs_err *err)
+{
+    size_t n, m;
+    const struct lbs_comm_record_entry *x = lbs_comm_record_entries(at, &n);
+    const struct lbs_comm_record_entry *y = lbs_comm_record_entries(other,
+                                                                    &m);
+    if (!impl_of(at) || !impl_of(other))
+        return lbs_err_set(err, -EINVAL, "bytes rule: both comms must be "
+                           "record comms");
+    if (at->size == other->size)
+        return lbs_err_set(err, -EINVAL, "bytes rule: both recordings ran "
+                           "on %d ranks (need two sizes)", at->size);
+    if (n != m)
+        return lbs_err_set(err, -EINVAL, "bytes rule: %zu calls on %d ranks "
+                           "but %zu on %d (the optimizer's calls depend on "
+                           "P beyond their sizes)", n, at->size, m,
+                           other->size);
+    int swap = at->size > other->size;
+    long pa = swap ? other->size : at->size, pb = swap ? at->size
+                                                       : other->size;
+    for (size_t i = 0; i < n; i++) {
+        const struct lbs_comm_record_entry *e = &x[i], *f = &y[i];
+        if (e->step != f->step || e->layer != f->layer ||
+            e->kind != f->kind)
+            return lbs_err_set(err, -EINVAL, "bytes rule: call %zu is step "
+                               "%ld, layer %d, %s on %d ranks but step %ld, "
+                               "layer %d, %s on %d", i + 1, e->step,
+                               e->layer, lbs_coll_name(e->kind), at->size,
+                               f->step, f->layer, lbs_coll_name(f->kind),
+                               other->size);
+        unsigned long long ue = unit_of(e, at->size), uf = unit_of(f,
+                                                                 other->size);
+        if (fit_rule(swap ? uf : ue, pa, swap ? ue : uf, pb, &split[i]) ||
+            split[i] > LBS_COMM_RULE_MAX)
+            return lbs_err_set(err, -EINVAL, "bytes rule: call %zu (step %ld,"
+                               " layer %d, %s) has %zu bytes on %d ranks and "
+                               "%zu on %d: no rule a + ceil(b/P) fits",
+                               i + 1, e->step, e->layer,
+                               lbs_coll_name(e->kind), e->bytes, at->size,
+                               f->bytes, other->size);
+    }
+    return 0;
+}
+
+unsigned long long lbs_comm_record_bytes_at(
+    const struct lbs_comm_record_entry *e, int ranks,
+    unsigned long long split, long P)
+{
+    if (!split || P == ranks || P < 1)
+        return e->bytes;
+    unsigned long long u = unit_of(e, ranks) - ceil_div(split,
+                                                        (unsigned)ranks) +
+                           ceil_div(split, (unsigned long long)P);
+    return e->kind == LBS_COLL_ALLTOALL ? u * (unsigned long long)P : u;
 }
 
 const char *lbs_coll_name(enum lbs_coll k)

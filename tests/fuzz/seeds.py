@@ -72,6 +72,17 @@ for t in sorted(glob.glob(f"{ROOT}/sim/data/traces/*.jsonl") +
                 glob.glob(f"{ROOT}/results/validation/**/run-plan.jsonl",
                           recursive=True)):
     put("fuzz_sim_json", "T-" + rel(t), b"T" + lines_upto(t))
+    # the header and the last calls: 1-bit LAMB's bytes_split calls come
+    # after its warm-up, past what lines_upto keeps
+    with open(t, "rb") as f:
+        lines = f.readlines()
+    tail = b""
+    for line in reversed(lines[1:]):
+        if len(lines[0]) + len(tail) + len(line) > CAP:
+            break
+        tail = line + tail
+    if b"bytes_split" in tail:
+        put("fuzz_sim_json", "U-" + rel(t), b"T" + lines[0] + tail)
 
 # ---- fuzz_spec: registered names and the specs the repository uses
 names = set()

@@ -203,6 +203,36 @@ void lbs_comm_record_totals(const struct lbs_comm *c,
                             size_t calls[LBS_COLL_COUNT]);
 void lbs_comm_record_clear(struct lbs_comm *c);
 
+/* ---- Bytes at another rank count (trace-v1's bytes_rule) ----
+ *
+ * Some calls carry a per-rank share of a buffer split over the ranks
+ * (1-bit LAMB's server phase: n/P, padded), so their bytes depend on P.
+ * Recording the same run at two sizes pins, per call, the rule
+ *
+ *   unit(P) = a + ceil(b / P),   a >= 0, b >= 0 integers,
+ *
+ * where unit is the call's bytes, except for alltoall, whose unit is one
+ * destination's block (bytes / P; bytes(P) = P unit(P)).  b = 0: the
+ * bytes do not depend on P.  Of the rules that reproduce both recordings
+ * the smallest a is taken, then the largest b: for a share ceil(m/P) of an
+ * m-byte buffer that gives b = m rounded up to a multiple of the smaller
+ * recorded size, exact at every P that is a multiple of it.
+ *
+ * lbs_comm_record_rule: split[i] = b for entry i of `at` (the trace's
+ * recording); `other` is the same run at another size.  -EINVAL (with
+ * the first call named) when the logs differ in length or in a call's
+ * step, layer or kind, or a call's bytes fit no such rule (bytes that
+ * grow with P, or b above LBS_COMM_RULE_MAX). */
+#define LBS_COMM_RULE_MAX 9000000000000000ull   /* trace-v1's byte cap */
+int lbs_comm_record_rule(const struct lbs_comm *at,
+                         const struct lbs_comm *other,
+                         unsigned long long *split, struct lbs_err *err);
+/* The bytes entry e, logged on `ranks` ranks with rule split b, carries on
+ * P ranks (e->bytes when b == 0 or P == ranks). */
+unsigned long long lbs_comm_record_bytes_at(
+    const struct lbs_comm_record_entry *e, int ranks,
+    unsigned long long split, long P);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,11 @@
 # the simulator scales each call's bytes by n_model / n_trace of its layer
 # (results/schema/trace-v1.md).  1-bit LAMB sends one fused buffer on layer
 # -1, which that rule cannot scale, so it is recorded for BERT-Large only.
+#
+# Every trace is recorded at 64 ranks and again at 8 (--trace-rule 8): the
+# header's bytes_rule says the bytes were checked at two rank counts, and
+# calls whose bytes depend on P (1-bit LAMB's per-rank share of its fused
+# buffer) carry bytes_split, exact at every multiple of 8 GPUs.
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../../.." && pwd)"
@@ -30,8 +35,8 @@ PY
 
 rec() {  # OUT LAYERS SPEC STEPS
     echo "trace: $1 ($3, $4 steps)" >&2
-    "$BIN" optim --optim "$3" --comm record:64 --layers "$2" --steps "$4" \
-        --trace "$HERE/$1" --no-save >/dev/null
+    "$BIN" optim --optim "$3" --comm record:64 --trace-rule 8 \
+        --layers "$2" --steps "$4" --trace "$HERE/$1" --no-save >/dev/null
 }
 for model in bert-large bert-xl; do
     layers="$MODELS/bert-large.json"
