@@ -726,6 +726,173 @@ static double last_num(const char *run, const char *verb, const char *field)
 static double coll_size(json_t *r) { return nget2(r, "size", "bytes"); }
 static double coll_busbw(json_t *r) { return nget2(r, "busbw_gbps", "busbw"); }
 
+/* The cores of the machine the run was made on (meta.json topology),
+ * 0 when unknown: more ranks than cores means ranks take turns. */
+static double run_cores(const char *run)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/meta.json", run);
+    json_t *m = json_load_file(path, 0, NULL);
+    double c = nget(m, "topology.cores");
+    if (!(c > 0))
+        c = nget(m, "online_cpus");
+    json_decref(m);
+    return c > 0 ? c : 0;
+}
+
+/* Compressed patterns: the fraction of the dense-equivalent bytes they
+ * move (lbscale coll --help), as text for the figure; NULL for dense
+ * collectives. */
+static const char *dense_fraction(const char *coll, double k, char *buf,
+                                  size_t len)
+{
+    if (isnan(k))
+        k = 0.1;   /* coll's default -k */
+    if (!strcmp(coll, "masked_allreduce"))
+        snprintf(buf, len, "k = %g", k);
+    else if (!strcmp(coll, "topk_allgather"))
+        snprintf(buf, len, "2k = %g (index + value)", 2 * k);
+    else if (!strcmp(coll, "onebit"))
+        snprintf(buf, len, "about 1/32 (one bit per value)");
+    else
+        return NULL;
+    return buf;
+}
+
+/* One point of a busbw line. */
+struct bpt { double b, bw, ab, tu, tmin, tmax; };
+
+static int cmp_bpt(const void *a, const void *b)
+{
+    return cmp_d(a, b);   /* by size, the first member */
+}
+
+/* The points of one (backend, collective, ranks), sorted by size, a
+ * repeated size replacing the earlier row. */
+static size_t busbw_points(json_t *rows, const char *backend,
+                           const char *coll, double ranks, struct bpt *p,
+                           size_t cap, double *density)
+{
+    size_t np = 0, i, j;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        if (strcmp(sget(r, "backend"), backend) || strcmp(sget(r, "coll"),
+                                                          coll) ||
+            nget(r, "ranks") != ranks || isnan(coll_busbw(r)) ||
+            isnan(coll_size(r)))
+            continue;
+        size_t at = np;
+        for (j = 0; j < np; j++)
+            if (p[j].b == coll_size(r))
+                at = j;
+        if (at == cap)
+            continue;
+        p[at] = (struct bpt){coll_size(r), coll_busbw(r),
+                             nget2(r, "algbw_gbps", "algbw"),
+                             nget(r, "time_us"), nget(r, "time_us_min"),
+                             nget(r, "time_us_max")};
+        if (!isnan(nget(r, "density")))
+            *density = nget(r, "density");
+        np += at == np;
+    }
+    qsort(p, np, sizeof *p, cmp_bpt);
+    return np;
+}
+
+static void num_or_missing(struct txt *d, const char *fmt, double v)
+{
+    if (isnan(v))
+        tprintf(d, " ?");
+    else
+        tprintf(d, fmt, v);
+}
+
+static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
+                         double link, const char *linkname, double cores,
+                         const char *outdir, struct lbs_err *err)
+{
+    double ranks[256];
+    size_t nr = 0, i, j;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        double n = nget(r, "ranks");
+        if (strcmp(sget(r, "backend"), backend) ||
+            strcmp(sget(r, "coll"), coll) || !(n >= 2))
+            continue;   /* busbw of one rank is 0 by definition */
+        int seen = 0;
+        for (j = 0; j < nr; j++)
+            seen |= ranks[j] == n;
+        if (!seen && nr < 256)
+            ranks[nr++] = n;
+    }
+    qsort(ranks, nr, sizeof *ranks, cmp_d);
+    struct txt d = {0}, a = {0};
+    tprintf(&d, "# bytes busbw_gbps algbw_gbps time_us time_us_min "
+                "time_us_max (one block per rank count; ? = not recorded)\n");
+    int n = 0, hasrange = 0;
+    double density = NAN;
+    struct bpt *p = malloc(4096 * sizeof *p);
+    for (size_t q = 0; p && q < nr; q++) {
+        double nodes = 1;
+        json_array_foreach(rows, i, r)
+            if (!strcmp(sget(r, "coll"), coll) && nget(r, "ranks") == ranks[q]
+                && nget(r, "nodes") > nodes)
+                nodes = nget(r, "nodes");
+        size_t np = busbw_points(rows, backend, coll, ranks[q], p, 4096,
+                                 &density);
+        if (!np)
+            continue;
+        /* more ranks than cores (on every node): ranks wait for a core */
+        int over = cores > 0 && ranks[q] > cores * nodes;
+        tprintf(&d, "# %.0f ranks%s\n", ranks[q], over ? " (oversubscribed)"
+                                                       : "");
+        for (size_t x = 0; x < np; x++) {
+            tprintf(&d, "%.0f %.6f", p[x].b, p[x].bw);
+            num_or_missing(&d, " %.6f", p[x].ab);
+            num_or_missing(&d, " %.3f", p[x].tu);
+            num_or_missing(&d, " %.3f", p[x].tmin);
+            num_or_missing(&d, " %.3f", p[x].tmax);
+            tprintf(&d, "\n");
+            hasrange |= !isnan(p[x].tmin) && !isnan(p[x].tmax);
+        }
+        tprintf(&d, "\n\n");
+        n++;
+        tprintf(&a, "t%d='%.0f rank%s%s'; o%d=%d; ", n, ranks[q],
+                ranks[q] == 1 ? "" : "s",
+                over ? " (oversubscribed)" : "", n, over);
+    }
+    free(p);
+    int rc = 0;
+    if (n) {
+        char sc[64], sb[64], base[160], frac[96];
+        safe(coll, sc, sizeof sc);
+        safe(backend, sb, sizeof sb);
+        snprintf(base, sizeof base, "busbw_%s%s%s", sc, *backend ? "_" : "",
+                 *backend ? sb : "");
+        const char *df = dense_fraction(coll, density, frac, sizeof frac);
+        tprintf(&a, "n=%d; link=%.6f; cores=%.0f; dense=%d; hasrange=%d; ",
+                n, isnan(link) ? 0.0 : link, cores, df != NULL, hasrange);
+        assign_str(&a, "coll", sc);
+        assign_str(&a, "backend", sb);
+        assign_str(&a, "linkname", linkname);
+        assign_str(&a, "densefrac", df ? df : "");
+        rc = draw(outdir, base, &d, "busbw", a.p, err);
+        if (!rc && df) {
+            struct txt cap = {0};
+            tprintf(&cap, " %s is a compressed pattern: its busbw is the "
+                    "dense-equivalent one (the bus bandwidth a dense fp32 "
+                    "allreduce would need to take the same time) while it "
+                    "moves only %s of those bytes, so it can lie above the "
+                    "memory line.", coll, df);
+            rc = write_caption(outdir, base, cap.p, err);
+            free(cap.p);
+        }
+    }
+    free(d.p);
+    free(a.p);
+    return rc;
+}
+
 static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
 {
     int rc;
@@ -761,6 +928,7 @@ static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
         if (!seen)
             json_array_append_new(keys, json_string(key));
     }
+    double cores = run_cores(run);
     json_t *key;
     json_array_foreach(keys, k, key) {
         if (rc)
@@ -770,84 +938,8 @@ static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
         snprintf(backend, sizeof backend, "%.*s",
                  (int)(bar - json_string_value(key)), json_string_value(key));
         snprintf(coll, sizeof coll, "%s", bar + 1);
-        double ranks[256];
-        size_t nr = 0;
-        json_array_foreach(rows, i, r) {
-            if (strcmp(sget(r, "backend"), backend) ||
-                strcmp(sget(r, "coll"), coll))
-                continue;
-            double n = nget(r, "ranks");
-            if (!(n >= 2))
-                continue;   /* busbw of one rank is 0 by definition */
-            int seen = 0;
-            for (j = 0; j < nr; j++)
-                seen |= ranks[j] == n;
-            if (!seen && nr < 256 && !isnan(n))
-                ranks[nr++] = n;
-        }
-        qsort(ranks, nr, sizeof *ranks, cmp_d);
-        struct txt d = {0}, a = {0};
-        tprintf(&d, "# bytes busbw_gbps algbw_gbps time_us (one block per "
-                    "rank count)\n");
-        int n = 0;
-        double maxb = 0;
-        for (size_t q = 0; q < nr; q++) {
-            double b[4096], bw[4096], ab[4096], tu[4096];
-            size_t np = 0;
-            json_array_foreach(rows, i, r) {
-                if (strcmp(sget(r, "backend"), backend) ||
-                    strcmp(sget(r, "coll"), coll) ||
-                    nget(r, "ranks") != ranks[q] || np >= 4096 ||
-                    isnan(coll_busbw(r)) || isnan(coll_size(r)))
-                    continue;
-                /* a repeated size replaces the earlier row */
-                size_t at = np;
-                for (j = 0; j < np; j++)
-                    if (b[j] == coll_size(r))
-                        at = j;
-                b[at] = coll_size(r);
-                bw[at] = coll_busbw(r);
-                ab[at] = nget2(r, "algbw_gbps", "algbw");
-                tu[at] = nget(r, "time_us");
-                if (at == np)
-                    np++;
-            }
-            for (size_t x = 1; x < np; x++)
-                for (size_t y = x; y > 0 && b[y - 1] > b[y]; y--) {
-                    double t;
-                    t = b[y]; b[y] = b[y - 1]; b[y - 1] = t;
-                    t = bw[y]; bw[y] = bw[y - 1]; bw[y - 1] = t;
-                    t = ab[y]; ab[y] = ab[y - 1]; ab[y - 1] = t;
-                    t = tu[y]; tu[y] = tu[y - 1]; tu[y - 1] = t;
-                }
-            if (!np)
-                continue;
-            tprintf(&d, "# %.0f ranks\n", ranks[q]);
-            for (size_t x = 0; x < np; x++) {
-                tprintf(&d, "%.0f %.6f %.6f %.3f\n", b[x], bw[x], ab[x],
-                        tu[x]);
-                maxb = bw[x] > maxb ? bw[x] : maxb;
-            }
-            tprintf(&d, "\n\n");
-            n++;
-            tprintf(&a, "t%d='%.0f rank%s'; ", n, ranks[q],
-                    ranks[q] == 1 ? "" : "s");
-        }
-        if (n) {
-            char sc[64], sb[64], base[160];
-            safe(coll, sc, sizeof sc);
-            safe(backend, sb, sizeof sb);
-            snprintf(base, sizeof base, "busbw_%s%s%s", sc, *backend ? "_" : "",
-                     *backend ? sb : "");
-            tprintf(&a, "n=%d; link=%.6f; ymaxdata=%.6f; ", n,
-                    isnan(link) ? 0.0 : link, maxb);
-            assign_str(&a, "coll", sc);
-            assign_str(&a, "backend", sb);
-            assign_str(&a, "linkname", linkname);
-            rc = draw(outdir, base, &d, "busbw", a.p, err);
-        }
-        free(d.p);
-        free(a.p);
+        rc = fig_busbw_one(rows, backend, coll, link, linkname, cores, outdir,
+                           err);
     }
     json_decref(keys);
     json_decref(rows);

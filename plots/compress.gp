@@ -1,5 +1,8 @@
 # compress.gp - gradient compressors as a dot plot: one row per compressor
-# (no labels to collide), three panels sharing the rows:
+# (no labels to collide), three panels sharing the rows.  Every plot
+# clause keeps a valid x for every row (a point of size 0 or an empty
+# label where there is nothing to show): gnuplot 5.4 crashes on a label
+# clause whose points are all invalid inside a multiplot.  The panels:
 #   left    compression (filled) and decompression (open) throughput as a
 #           fraction of the STREAM triad measured in the same run (log x:
 #           the rates span two decades);
@@ -34,7 +37,7 @@ do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 1200,(170 + 34 * n) font "DejaVu Sans,11" noenhanced }
     if (fmt eq "svg") { set terminal svg size 1200,(170 + 34 * n) font "DejaVu Sans,11" dynamic noenhanced }
     set output outbase . "." . fmt
-    set multiplot title sprintf("Gradient compressors on %.0fM fp32 elements: speed, error and size (STREAM triad %.1f GB/s)", elems / 1e6, stream)
+    set multiplot title sprintf("Gradient compressors on %s fp32 elements: speed, error and size (STREAM triad %.1f GB/s)", elems >= 1e6 ? sprintf("%.0fM", elems / 1e6) : sprintf("%.0fK", elems / 1e3), stream)
     set bmargin 4.5
     set tmargin 3.2
 
@@ -52,7 +55,7 @@ do for [fmt in "png svg"] {
     set label 1 "STREAM" at first 1, graph 1 offset 0,0.6 center tc rgb "#c0392b" font ",9"
     set key at screen 0.17, screen 0.02 left bottom horizontal samplen 1 font ",10" nobox
     plot datafile using 3:1:ytic(sprintf("%s (%s)", strcol(2), strcol(10))) with points pt 7 ps 1.6 lc rgb "#1f77b4" title "compress", \
-         "" using ($8 > 0 ? $8 : 1/0):1 with points pt 6 ps 1.6 lw 2 lc rgb "#ff7f0e" title (hasdec ? "decompress" : "")
+         "" using ($8 > 0 ? $8 : 1):1:($8 > 0 ? 1.6 : 0) with points pt 6 ps variable lw 2 lc rgb "#ff7f0e" title (hasdec ? "decompress" : "")
     unset arrow 1
 
     # middle: error; exact rows in words at the left edge
@@ -67,9 +70,9 @@ do for [fmt in "png svg"] {
     set arrow 2 from first 1, graph 0 to first 1, graph 1 nohead dt 3 lc rgb "#888888"
     set label 2 "1 = as large as x" at first 1, graph 1 offset 0,0.6 center tc rgb "#666666" font ",9"
     unset key
-    plot datafile using ($4 > 0 ? $4 : 1/0):1 with points pt 7 ps 1.6 lc rgb "#555555" notitle, \
-         "" using ($4 >= 0.1 ? $4 : 1/0):1:(sprintf("%.3g", $4)) with labels right offset -1.2,0 font ",9" tc rgb "#444444" notitle, \
-         "" using ($4 > 0 && $4 < 0.1 ? $4 : 1/0):1:(sprintf("%.2g", $4)) with labels left offset 1.2,0 font ",9" tc rgb "#444444" notitle, \
+    plot datafile using ($4 > 0 ? $4 : elo):1:($4 > 0 ? 1.6 : 0) with points pt 7 ps variable lc rgb "#555555" notitle, \
+         "" using ($4 > 0 ? $4 : elo):1:($4 >= 0.1 ? sprintf("%.3g", $4) : "") with labels right offset -1.2,0 font ",9" tc rgb "#444444" notitle, \
+         "" using ($4 > 0 ? $4 : elo):1:($4 > 0 && $4 < 0.1 ? sprintf("%.2g", $4) : "") with labels left offset 1.2,0 font ",9" tc rgb "#444444" notitle, \
          "" using (elo * 1.3):1:($4 > 0 ? "" : "exact (0)") with labels left tc rgb "#444444" font ",10" notitle
     unset arrow 2
     unset label 2
@@ -80,8 +83,8 @@ do for [fmt in "png svg"] {
     set xrange [0.8 : rhi]
     set format x "%gx"
     set xlabel "x smaller than fp32 (log)"
-    plot datafile using ($9 > 0 ? $9 : 1/0):1 with points pt 5 ps 1.4 lc rgb "#555555" notitle, \
-         "" using ($9 > 0 ? $9 : 1/0):1:(sprintf($9 >= 10 ? "%.0fx" : "%.2gx", $9)) with labels left offset 1,0 font ",9" tc rgb "#444444" notitle
+    plot datafile using ($9 > 0 ? $9 : 1):1:($9 > 0 ? 1.4 : 0) with points pt 5 ps variable lc rgb "#555555" notitle, \
+         "" using ($9 > 0 ? $9 : 1):1:($9 > 0 ? sprintf($9 >= 10 ? "%.0fx" : "%.2gx", $9) : "") with labels left offset 1,0 font ",9" tc rgb "#444444" notitle
     unset multiplot
     unset logscale x
 }

@@ -36,6 +36,15 @@ do for [i=1:10] { set style line i lc rgb C[i] lw 2 dt DT[i] pt PT[i] ps 1.2 }
 set style line 20 lc rgb "#000000" pt 13 ps 2.6
 set style line 21 lc rgb "#000000" pt 12 ps 2.6 lw 2
 
+# the anchors' plot clauses, appended only when there are anchors (a
+# clause on a data block that does not exist is an error)
+anchleft = ""
+anchright = ""
+if (nanch > 0) {
+    anchleft = sprintf(", datafile index %d using 1:($2*100) with points ls 20 title anchtitle, datafile index %d using 1:($3*100) with points ls 21 title 'lbscale, same setup', datafile index %d using 1:($2*100):5 with labels right offset -1.5,0 font ',9' tc rgb '#333333' notitle", n, n, n)
+    anchright = sprintf(", datafile index %d using 1:((1-$2)*100) with points ls 20 notitle, datafile index %d using 1:((1-$3)*100) with points ls 21 notitle", n, n)
+}
+
 # left: zoom on the data, but always show the 90% reference; stop at 100%
 ylo = emin > 0.85 ? 80 : (emin > 0.45 ? 10 * floor(emin * 10 - 0.5) : 0)
 ystep = ylo > 0 ? 5 : 10
@@ -60,10 +69,7 @@ do for [fmt in "png svg"] {
     set label 1 "90%" at graph 0.01, first 91 tc rgb "#666666" font ",9"
     set key at screen 0.79, screen 0.88 left top vertical Left reverse box lc rgb "#bbbbbb" spacing 1.15 samplen 3 font ",10"
     set key title sprintf("optimizer (a = b: within %.2g pp)", same)
-    plot for [i=1:n] datafile index (i-1) using 1:($2*100) with linespoints ls ((i-1) % 10 + 1) title value(sprintf("t%d", i)), \
-         (nanch > 0 ? datafile : 1/0) index n using 1:($2*100) with points ls 20 title (nanch > 0 ? anchtitle : ""), \
-         (nanch > 0 ? datafile : 1/0) index n using 1:($3*100) with points ls 21 title (nanch > 0 ? "lbscale, same setup" : ""), \
-         (nanch > 0 ? datafile : 1/0) index n using 1:($2*100):5 with labels right offset -1.5,0 font ",9" tc rgb "#333333" notitle
+    plot for [i=1:n] datafile index (i-1) using 1:($2*100) with linespoints ls ((i-1) % 10 + 1) title value(sprintf("t%d", i)) @anchleft
     unset arrow 1
     unset label 1
 
@@ -78,9 +84,7 @@ do for [fmt in "png svg"] {
     set arrow 2 from graph 0, first 10 to graph 1, first 10 nohead dt 3 lc rgb "#888888"
     set label 2 "10% lost = 90% efficiency" at graph 0.01, first 11.5 tc rgb "#666666" font ",9"
     unset key
-    plot for [i=1:n] datafile index (i-1) using 1:((1-$2) > 1e-6 ? (1-$2)*100 : 1/0) with linespoints ls ((i-1) % 10 + 1) notitle, \
-         (nanch > 0 ? datafile : 1/0) index n using 1:((1-$2)*100) with points ls 20 notitle, \
-         (nanch > 0 ? datafile : 1/0) index n using 1:((1-$3)*100) with points ls 21 notitle
+    plot for [i=1:n] datafile index (i-1) using 1:((1-$2) > 1e-6 ? (1-$2)*100 : 1/0) with linespoints ls ((i-1) % 10 + 1) notitle @anchright
     unset logscale y
     unset arrow 2
     unset label 2
