@@ -1293,6 +1293,141 @@ static int fig_convergence(const char *run, const char *outdir,
 }
 
 /* ------------------------------------------------------------------ */
+/* compression_tradeoff: train.jsonl + sim.jsonl                        */
+
+/* A compressor setting without error feedback and seeds, as the
+ * compression study names it: "topk:k=0.01,ef=1" -> "topk:k=0.01",
+ * "powersgd:r=4,ef=1" -> "powersgd:r=4", "" or "none" -> "none". */
+static void comp_key(const char *spec, char *out, size_t len)
+{
+    if (!spec || !*spec || !strcmp(spec, "none")) {
+        snprintf(out, len, "none");
+        return;
+    }
+    const char *colon = strchr(spec, ':');
+    int nl = colon ? (int)(colon - spec) : (int)strlen(spec);
+    snprintf(out, len, "%.*s", nl, spec);
+    for (const char *p = colon; p && *p; p = strchr(p + 1, ',')) {
+        const char *kv = p + 1;
+        if ((kv[0] == 'k' || kv[0] == 'r') && kv[1] == '=') {
+            snprintf(out + strlen(out), len - strlen(out), ":%c=%g", kv[0],
+                     atof(kv + 2));
+            return;
+        }
+    }
+}
+
+/* LAMB's final test accuracy (%) per compressor key, the last run of
+ * each; new object {key: row}. */
+static json_t *tradeoff_accuracy(const char *run)
+{
+    struct lbs_err e;
+    int rc;
+    json_t *rows = rows_of(run, "train", &e, &rc), *r, *out = json_object();
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        const char *ev = sget(r, "event");
+        if ((*ev && strcmp(ev, "final")) || strcmp(sget(r, "optim"), "lamb")
+            || isnan(nget(r, "test_accuracy")))
+            continue;
+        char key[128];
+        comp_key(sget(r, "compress"), key, sizeof key);
+        json_object_set(out, key, r);
+    }
+    json_decref(rows);
+    return out;
+}
+
+/* The simulated BERT-Large rows of LAMB, dense and compressed, at the
+ * largest GPU count that has a compressed one (1,024 in the demo). */
+static json_t *tradeoff_sim(const char *run, double *P)
+{
+    struct lbs_err e;
+    int rc;
+    json_t *rows = rows_of(run, "sim", &e, &rc), *r, *out = json_array();
+    size_t i;
+    *P = 0;
+    json_array_foreach(rows, i, r)
+        if (!strcmp(sget(r, "model"), "bert-large") && *sget(r, "compress")
+            && strcmp(sget(r, "compress"), "none"))
+            *P = fmax(*P, nget(r, "gpus"));
+    json_array_foreach(rows, i, r) {
+        const char *o = sget(r, "optim");
+        if (!strcmp(sget(r, "model"), "bert-large") && nget(r, "gpus") == *P
+            && !isnan(nget(r, "iter_ms")) &&
+            (!strcmp(o, "lamb") || !strncmp(o, "lamb+", 5)))
+            json_array_append(out, r);
+    }
+    json_decref(rows);
+    return out;
+}
+
+static int fig_tradeoff(const char *run, const char *outdir,
+                        struct lbs_err *err)
+{
+    double P;
+    json_t *acc = tradeoff_accuracy(run), *sim = tradeoff_sim(run, &P);
+    json_t *plats = distinct(sim, "platform"), *pl, *r;
+    struct txt d = {0}, a = {0}, cap = {0};
+    tprintf(&d, "# simulated_ms_per_step accuracy_pct label (one block per "
+                "platform)\n");
+    size_t i, j;
+    int nb = 0, npts = 0, nocost = 0;
+    json_t *any = NULL;
+    json_array_foreach(plats, i, pl) {
+        int n = 0;
+        json_array_foreach(sim, j, r) {
+            char key[128];
+            if (strcmp(sget(r, "platform"), json_string_value(pl)))
+                continue;
+            comp_key(sget(r, "compress"), key, sizeof key);
+            json_t *t = json_object_get(acc, key);
+            if (!t)
+                continue;
+            double ac = nget(t, "test_accuracy");
+            if (!n++)
+                tprintf(&d, "# %s\n", json_string_value(pl));
+            tprintf(&d, "%.4f %.4f \"%s\"\n", nget(r, "iter_ms"),
+                    ac <= 1 ? 100 * ac : ac, key);
+            nocost |= strcmp(key, "none") && !(nget(r, "compress_ms") > 0);
+            any = t;
+        }
+        if (!n)
+            continue;
+        tprintf(&d, "\n\n");
+        char var[32], pp[64];
+        pretty(json_string_value(pl), pp, sizeof pp);
+        snprintf(var, sizeof var, "t%d", ++nb);
+        assign_str(&a, var, pp);
+        npts += n;
+    }
+    int rc = 0;
+    /* one compressor beside dense LAMB at least, or there is no trade */
+    if (nb && npts > nb) {
+        char ds[64];
+        safe(sget(any, "dataset"), ds, sizeof ds);
+        tprintf(&a, "n=%d; gpus=%.0f; ranks=%.0f; ", nb, P,
+                nget(any, "ranks"));
+        assign_str(&a, "dataset", ds);
+        if (nocost)
+            tprintf(&cap, " The simulated times leave out the compressors' "
+                    "own GPU time: their traces carry no compress_traffic "
+                    "model.");
+        rc = draw(outdir, "compression_tradeoff", &d, "compression_tradeoff",
+                  a.p, err);
+        if (!rc && cap.len)
+            rc = write_caption(outdir, "compression_tradeoff", cap.p, err);
+    }
+    free(d.p);
+    free(a.p);
+    free(cap.p);
+    json_decref(plats);
+    json_decref(sim);
+    json_decref(acc);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* netsweep: sim_netsweep.jsonl, one figure per (model, platform, GPUs)  */
 
 static int cmp_row_gbps(const void *a, const void *b)
@@ -1372,7 +1507,7 @@ int plot_run(const char *run, struct lbs_err *err)
     lbs_clean_stale_tmp(outdir);   /* figures of a plot that was killed */
     int (*kinds[])(const char *, const char *, struct lbs_err *) = {
         fig_roofline, fig_scaling, fig_itersplit, fig_busbw, fig_compress,
-        fig_wire, fig_convergence, fig_netsweep};
+        fig_wire, fig_convergence, fig_netsweep, fig_tradeoff};
     /* one kind failing does not stop the others; the first error wins */
     int first = 0;
     struct lbs_err e;

@@ -164,7 +164,11 @@ static int add_trace(struct entry *e, const char *path,
             e->plans = q;
             e->plans[e->nplans++] = bound;
             if (e->nplans == 1) {
-                snprintf(e->name, sizeof e->name, "%s", raw->optim);
+                /* a compressed exchange is its own line: "lamb+topk:k=0.01"
+                 * never stands in for plain LAMB in a table or a gate */
+                int cmp = raw->compress[0] && strcmp(raw->compress, "none");
+                snprintf(e->name, sizeof e->name, "%.24s%s%.38s", raw->optim,
+                         cmp ? "+" : "", cmp ? raw->compress : "");
                 e->bpe = optim_bpe(raw->optim, raw->params, &e->bpe_assumed);
             }
         }
@@ -615,6 +619,8 @@ static json_t *sweep_row(const struct simargs *a, const struct entry *en,
                                                   : json_string("trace"));
         json_object_set_new(row, "collectives", json_string(
             pl->nccl_model ? "nccl-2.21-tuner" : "mpi-alpha-beta"));
+        if (plan->compress[0])   /* the trace's compressor ("none" too) */
+            json_object_set_new(row, "compress", json_string(plan->compress));
     }
     return row;
 }
