@@ -69,6 +69,9 @@ int verb_sim(int argc, char **argv);
 int verb_coll(int argc, char **argv);
 /* Draw every figure a results run allows (plot.c). */
 int plot_run(const char *run, struct lbs_err *err);
+/* One sentence on what to look at in a figure, by its file name
+ * ("scaling_bert-xl_dgx-a100.png"); "" for an unknown kind (plot.c). */
+const char *plot_caption(const char *file);
 
 /* STREAM kernels callable from other verbs: measures triad and copy with
  * the current thread count over n doubles per array.  Returns 0 or -ENOMEM. */

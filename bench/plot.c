@@ -42,6 +42,78 @@ static const char *plots_dir(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* captions                                                             */
+
+/* What to look at in each figure kind, in one sentence: `plot --help`
+ * lists them, plot writes <figure>.caption next to each figure (with what
+ * that figure adds, e.g. an anchor's source) and the report prints it
+ * under the figure.  prefix: the figure files' names (prefix then '.' or
+ * '_'). */
+static const struct figkind {
+    const char *prefix, *input, *caption;
+} figkinds[] = {
+    {"roofline", "optim.jsonl",
+     "Each optimizer step's achieved memory bandwidth, labelled with its "
+     "fraction of the STREAM triad measured in the same run: the optimizer "
+     "step is memory-bound, so the gap to the dashed line is what a better "
+     "kernel could still win."},
+    {"scaling", "sim.jsonl (+ sim_anchors.jsonl)",
+     "Simulated weak-scaling efficiency per optimizer (left) and the "
+     "efficiency lost, 1 - E, on a log scale (right, where lines near 100% "
+     "come apart); look at where each line crosses 90% and at the "
+     "published anchors (filled diamonds) beside lbscale's prediction of "
+     "the same setup (open diamonds)."},
+    {"itersplit", "sim.jsonl",
+     "Where a simulated iteration's time goes at a few GPU counts: the red "
+     "part, communication not hidden behind compute, is what grows with "
+     "scale and what communication-efficient optimizers remove."},
+    {"busbw", "coll.jsonl",
+     "Time per call (left, log-log as OSU prints it, bars from the fastest "
+     "to the slowest call) and nccl-tests bus bandwidth (right, log scale) "
+     "against message size: small messages are latency-bound, large ones "
+     "should approach the memory line; dashed lines have more ranks than "
+     "the machine has cores, so their times include waiting for a core."},
+    {"compression_tradeoff", "train.jsonl + sim.jsonl",
+     "LAMB's final test accuracy with each compressor (real 4-rank "
+     "training) against the simulated BERT-Large step time at 1,024 GPUs "
+     "on two networks: up and to the left is better, and a compressor "
+     "pays off only where it saves more time than it costs accuracy."},
+    {"compress", "compress.jsonl",
+     "One row per compressor, sorted from exact to lossy: its compression "
+     "and decompression throughput as a fraction of STREAM, the relative "
+     "error one step introduces, and how much smaller than fp32 its wire "
+     "format is (log scales); an error near 1 means a step keeps almost "
+     "nothing of the gradient, which error feedback makes up over later "
+     "steps."},
+    {"wire", "compress.jsonl",
+     "Bits each compressor sends per gradient element (log scale) against "
+     "dense fp32's 32, with the reduction on each bar and the collective "
+     "it needs: allgather payloads grow with the rank count, allreduce "
+     "payloads do not."},
+    {"convergence", "train.jsonl (+ sim.jsonl)",
+     "Test accuracy of the real training runs against optimizer step "
+     "(left) and against simulated wall-clock (right: the MLP's steps "
+     "times the simulated BERT-Large step time of the same optimizer at "
+     "1,024 GPUs): an optimizer that needs fewer steps is not faster if "
+     "each step is slower at scale."},
+    {"netsweep", "sim_netsweep.jsonl",
+     "Simulated scaling efficiency at one GPU count as the network per "
+     "node grows: where a line crosses 90% is the network that optimizer "
+     "needs; dashed verticals are interconnects nodes are sold with."},
+};
+
+const char *plot_caption(const char *file)
+{
+    for (size_t i = 0; i < sizeof figkinds / sizeof figkinds[0]; i++) {
+        size_t l = strlen(figkinds[i].prefix);
+        if (!strncmp(file, figkinds[i].prefix, l) &&
+            (file[l] == '.' || file[l] == '_' || !file[l]))
+            return figkinds[i].caption;
+    }
+    return "";
+}
+
+/* ------------------------------------------------------------------ */
 /* helpers                                                              */
 
 struct txt {
@@ -155,6 +227,21 @@ static int run_gnuplot(const char *dir, const char *assign,
     return 0;
 }
 
+/* outdir/base.caption: the kind's sentence and what this figure adds
+ * (extra: sentences with a leading space, or NULL). */
+static int write_caption(const char *outdir, const char *base,
+                         const char *extra, struct lbs_err *err)
+{
+    char path[PATH_MAX + 300];
+    struct txt t = {0};
+    tprintf(&t, "%s%s\n", plot_caption(base), extra ? extra : "");
+    snprintf(path, sizeof path, "%s/%s.caption", outdir, base);
+    int rc = t.p ? lbs_write_atomic(path, t.p, t.len, err)
+                 : lbs_err_set(err, -ENOMEM, "out of memory");
+    free(t.p);
+    return rc;
+}
+
 /* Write outdir/base.dat, then draw script.gp into outdir/base.{png,svg}
  * with "datafile='base.dat'; outbase='base.tmp.PID'; <assign>", gnuplot
  * running in outdir.  base is a safe() word; assign holds only numbers
@@ -198,6 +285,8 @@ static int draw(const char *outdir, const char *base, const struct txt *dat,
     if (rc)
         return lbs_err_set(err, rc, "gnuplot failed on %s for %s.dat", gp,
                            base);
+    if ((rc = write_caption(outdir, base, NULL, err)))
+        return rc;
     if (plot_verbose)
         printf("%s/%s.png\n", outdir, base);
     return 0;
@@ -280,8 +369,11 @@ static json_t *sim_group(json_t *rows, const char *model, const char *plat)
     size_t i, j;
     json_t *r, *x;
     json_array_foreach(rows, i, r) {
+        /* a compressed trace's rows belong to compression_tradeoff, not
+         * to the optimizer's line */
         if (strcmp(sget(r, "model"), model) || strcmp(sget(r, "platform"), plat)
-            || isnan(nget(r, "gpus")) || !*sget(r, "optim"))
+            || isnan(nget(r, "gpus")) || !*sget(r, "optim") ||
+            *sget(r, "compress"))
             continue;
         int replaced = 0;
         json_array_foreach(g, j, x)
@@ -303,52 +395,161 @@ static double eff_of(json_t *r)
     return e > 1.5 ? e / 100 : e;   /* a percentage written by mistake */
 }
 
-static int fig_scaling_one(json_t *g, const char *model, const char *plat,
-                           const char *outdir, struct lbs_err *err)
+/* One optimizer's efficiency curve, sorted by GPU count. */
+struct curve {
+    char name[256];      /* "sgd = lars = adamw" once grouped */
+    double p[64], e[64], it[64];
+    size_t np;
+    double spread;       /* largest gap to the curves grouped into it */
+};
+
+/* Optimizers whose curves agree within this (0.25 percentage points) at
+ * every GPU count are one line: seven lines drawn on top of each other
+ * cannot be told apart, one line naming all seven can. */
+#define SCALING_SAME 0.0025
+
+static double curve_gap(const struct curve *a, const struct curve *b)
 {
-    json_t *optims = distinct(g, "optim");
-    struct txt d = {0}, a = {0};
-    tprintf(&d, "# gpus scaling_efficiency iter_ms (one block per "
-                "optimizer)\n");
-    size_t i, j;
-    json_t *o, *r;
-    int n = 0;
-    double maxp = 0;
+    if (a->np != b->np)
+        return INFINITY;
+    double gap = 0;
+    for (size_t i = 0; i < a->np; i++) {
+        if (a->p[i] != b->p[i])
+            return INFINITY;
+        gap = fmax(gap, fabs(a->e[i] - b->e[i]));
+    }
+    return gap;
+}
+
+static int cmp_curve_pt(const void *a, const void *b)
+{
+    return cmp_d(a, b);
+}
+
+/* The curves of g, one per optimizer, those within SCALING_SAME merged
+ * into the first of them.  Returns the count; c has room for cap. */
+static size_t scaling_curves(json_t *g, struct curve *c, size_t cap)
+{
+    json_t *optims = distinct(g, "optim"), *o, *r;
+    size_t i, j, n = 0;
     json_array_foreach(optims, i, o) {
-        double p[4096];
-        json_t *pr[4096];
-        size_t np = 0;
+        if (n == cap)
+            break;
+        struct curve *x = &c[n];
+        memset(x, 0, sizeof *x);
+        snprintf(x->name, sizeof x->name, "%s", json_string_value(o));
+        double pts[64][3];
         json_array_foreach(g, j, r)
-            if (!strcmp(sget(r, "optim"), json_string_value(o)) &&
-                !isnan(eff_of(r)) && np < 4096) {
-                p[np] = nget(r, "gpus");
-                pr[np++] = r;
+            if (!strcmp(sget(r, "optim"), x->name) && !isnan(eff_of(r)) &&
+                x->np < 64) {
+                pts[x->np][0] = nget(r, "gpus");
+                pts[x->np][1] = eff_of(r);
+                pts[x->np++][2] = nget(r, "iter_ms");
             }
-        if (!np)
+        if (!x->np)
             continue;
-        /* sort points by gpus (insertion; few points) */
-        for (size_t x = 1; x < np; x++)
-            for (size_t y = x; y > 0 && p[y - 1] > p[y]; y--) {
-                double t = p[y];
-                p[y] = p[y - 1];
-                p[y - 1] = t;
-                json_t *tr = pr[y];
-                pr[y] = pr[y - 1];
-                pr[y - 1] = tr;
-            }
-        tprintf(&d, "# %s\n", json_string_value(o));
-        for (size_t x = 0; x < np; x++) {
-            tprintf(&d, "%.0f %.6f %.6f\n", p[x], eff_of(pr[x]),
-                    nget(pr[x], "iter_ms"));
-            maxp = p[x] > maxp ? p[x] : maxp;
+        qsort(pts, x->np, sizeof pts[0], cmp_curve_pt);
+        for (j = 0; j < x->np; j++) {
+            x->p[j] = pts[j][0];
+            x->e[j] = pts[j][1];
+            x->it[j] = pts[j][2];
         }
-        tprintf(&d, "\n\n");
-        n++;
-        char var[16];
-        snprintf(var, sizeof var, "t%d", n);
-        assign_str(&a, var, json_string_value(o));
+        size_t k;
+        for (k = 0; k < n; k++) {
+            double gap = curve_gap(&c[k], x);
+            if (gap <= SCALING_SAME) {
+                size_t l = strlen(c[k].name);
+                snprintf(c[k].name + l, sizeof c[k].name - l, " = %s",
+                         x->name);
+                c[k].spread = fmax(c[k].spread, gap);
+                break;
+            }
+        }
+        n += k == n;   /* a new line unless merged */
     }
     json_decref(optims);
+    return n;
+}
+
+/* Published anchors of this model and platform (sim_anchors.jsonl rows
+ * that name where they belong, `lbscale sim anchors`): one data block
+ * "gpus published lbscale label", and a caption sentence per anchor. */
+static int scaling_anchors(const char *run, const char *model,
+                           const char *plat, struct txt *d, struct txt *cap,
+                           char *title, size_t tlen)
+{
+    struct lbs_err e;
+    int rc, n = 0;
+    json_t *rows = rows_of(run, "sim_anchors", &e, &rc), *r;
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        double pub = nget(r, "published"), pred = nget(r, "lbscale");
+        if (strcmp(sget(r, "model"), model) || strcmp(sget(r, "platform"),
+                                                      plat) ||
+            isnan(pub) || isnan(nget(r, "gpus")))
+            continue;
+        if (!n)
+            tprintf(d, "# published anchors: gpus published lbscale "
+                       "label setup\n");
+        char lab[200];
+        safe(sget(r, "anchor"), lab, sizeof lab);
+        for (char *q = lab; *q; q++)   /* safe() keeps no spaces */
+            *q = *q == '_' ? ' ' : *q;
+        char ps[32] = "?";   /* no prediction: gnuplot's missing value */
+        if (!isnan(pred))
+            snprintf(ps, sizeof ps, "%.6f", pred);
+        tprintf(d, "%.0f %.6f %s \"%s\" \"%s\"\n", nget(r, "gpus"), pub, ps,
+                lab, sget(r, "setup"));
+        /* the legend names a lone anchor, else points to the caption */
+        if (!n)
+            snprintf(title, tlen, "published: %s %.3g", sget(r, "optim"),
+                     pub);
+        else
+            snprintf(title, tlen, "published anchors (see caption)");
+        tprintf(cap, " Anchor (filled diamond): %s = %.3g, published by %s",
+                sget(r, "anchor"), pub, sget(r, "source"));
+        if (!isnan(pred))
+            tprintf(cap, "; open diamond: lbscale's prediction for that "
+                    "setup, %.3g (%s)", pred, sget(r, "note"));
+        tprintf(cap, ".");
+        n++;
+    }
+    if (n)
+        tprintf(d, "\n\n");
+    json_decref(rows);
+    return n;
+}
+
+static int fig_scaling_one(json_t *g, const char *run, const char *model,
+                           const char *plat, const char *outdir,
+                           struct lbs_err *err)
+{
+    struct curve *c = calloc(64, sizeof *c);
+    if (!c)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    size_t n = scaling_curves(g, c, 64);
+    struct txt d = {0}, a = {0}, cap = {0};
+    tprintf(&d, "# gpus scaling_efficiency iter_ms (one block per line; "
+                "optimizers within %.2f percentage points share one)\n",
+            100 * SCALING_SAME);
+    double maxp = 0, emin = 1;
+    for (size_t i = 0; i < n; i++) {
+        tprintf(&d, "# %s (largest gap %.3f pp)\n", c[i].name,
+                100 * c[i].spread);
+        for (size_t x = 0; x < c[i].np; x++) {
+            tprintf(&d, "%.0f %.6f %.6f\n", c[i].p[x], c[i].e[x], c[i].it[x]);
+            maxp = fmax(maxp, c[i].p[x]);
+            emin = fmin(emin, c[i].e[x]);
+        }
+        tprintf(&d, "\n\n");
+        char var[32];
+        snprintf(var, sizeof var, "t%zu", i + 1);
+        assign_str(&a, var, c[i].name);
+    }
+    free(c);
+    char atitle[256] = "";
+    int nanch = n ? scaling_anchors(run, model, plat, &d, &cap, atitle,
+                                    sizeof atitle) : 0;
     int rc = 0;
     if (n) {
         char sm[64], sp[64], pm[64], pp[64], base[200];
@@ -357,13 +558,18 @@ static int fig_scaling_one(json_t *g, const char *model, const char *plat,
         pretty(model, pm, sizeof pm);
         pretty(plat, pp, sizeof pp);
         snprintf(base, sizeof base, "scaling_%s_%s", sm, sp);
-        tprintf(&a, "n=%d; maxgpus=%.0f; ", n, maxp);
+        tprintf(&a, "n=%zu; nanch=%d; maxgpus=%.0f; emin=%.6f; same=%g; ", n,
+                nanch, maxp, emin, 100 * SCALING_SAME);
         assign_str(&a, "model", pm);
         assign_str(&a, "platform", pp);
+        assign_str(&a, "anchtitle", atitle);
         rc = draw(outdir, base, &d, "scaling", a.p, err);
+        if (!rc)
+            rc = write_caption(outdir, base, cap.p, err);
     }
     free(d.p);
     free(a.p);
+    free(cap.p);
     return rc;
 }
 
@@ -475,7 +681,7 @@ static int fig_sim(const char *run, const char *outdir, struct lbs_err *err,
                                   json_string_value(p));
             if (json_array_size(g) && !rc)
                 rc = which == 0
-                    ? fig_scaling_one(g, json_string_value(m),
+                    ? fig_scaling_one(g, run, json_string_value(m),
                                       json_string_value(p), outdir, err)
                     : fig_itersplit_one(g, json_string_value(m),
                                         json_string_value(p), outdir, err);
@@ -520,6 +726,173 @@ static double last_num(const char *run, const char *verb, const char *field)
 static double coll_size(json_t *r) { return nget2(r, "size", "bytes"); }
 static double coll_busbw(json_t *r) { return nget2(r, "busbw_gbps", "busbw"); }
 
+/* The cores of the machine the run was made on (meta.json topology),
+ * 0 when unknown: more ranks than cores means ranks take turns. */
+static double run_cores(const char *run)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/meta.json", run);
+    json_t *m = json_load_file(path, 0, NULL);
+    double c = nget(m, "topology.cores");
+    if (!(c > 0))
+        c = nget(m, "online_cpus");
+    json_decref(m);
+    return c > 0 ? c : 0;
+}
+
+/* Compressed patterns: the fraction of the dense-equivalent bytes they
+ * move (lbscale coll --help), as text for the figure; NULL for dense
+ * collectives. */
+static const char *dense_fraction(const char *coll, double k, char *buf,
+                                  size_t len)
+{
+    if (isnan(k))
+        k = 0.1;   /* coll's default -k */
+    if (!strcmp(coll, "masked_allreduce"))
+        snprintf(buf, len, "k = %g", k);
+    else if (!strcmp(coll, "topk_allgather"))
+        snprintf(buf, len, "2k = %g (index + value)", 2 * k);
+    else if (!strcmp(coll, "onebit"))
+        snprintf(buf, len, "about 1/32 (one bit per value)");
+    else
+        return NULL;
+    return buf;
+}
+
+/* One point of a busbw line. */
+struct bpt { double b, bw, ab, tu, tmin, tmax; };
+
+static int cmp_bpt(const void *a, const void *b)
+{
+    return cmp_d(a, b);   /* by size, the first member */
+}
+
+/* The points of one (backend, collective, ranks), sorted by size, a
+ * repeated size replacing the earlier row. */
+static size_t busbw_points(json_t *rows, const char *backend,
+                           const char *coll, double ranks, struct bpt *p,
+                           size_t cap, double *density)
+{
+    size_t np = 0, i, j;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        if (strcmp(sget(r, "backend"), backend) || strcmp(sget(r, "coll"),
+                                                          coll) ||
+            nget(r, "ranks") != ranks || isnan(coll_busbw(r)) ||
+            isnan(coll_size(r)))
+            continue;
+        size_t at = np;
+        for (j = 0; j < np; j++)
+            if (p[j].b == coll_size(r))
+                at = j;
+        if (at == cap)
+            continue;
+        p[at] = (struct bpt){coll_size(r), coll_busbw(r),
+                             nget2(r, "algbw_gbps", "algbw"),
+                             nget(r, "time_us"), nget(r, "time_us_min"),
+                             nget(r, "time_us_max")};
+        if (!isnan(nget(r, "density")))
+            *density = nget(r, "density");
+        np += at == np;
+    }
+    qsort(p, np, sizeof *p, cmp_bpt);
+    return np;
+}
+
+static void num_or_missing(struct txt *d, const char *fmt, double v)
+{
+    if (isnan(v))
+        tprintf(d, " ?");
+    else
+        tprintf(d, fmt, v);
+}
+
+static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
+                         double link, const char *linkname, double cores,
+                         const char *outdir, struct lbs_err *err)
+{
+    double ranks[256];
+    size_t nr = 0, i, j;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        double n = nget(r, "ranks");
+        if (strcmp(sget(r, "backend"), backend) ||
+            strcmp(sget(r, "coll"), coll) || !(n >= 2))
+            continue;   /* busbw of one rank is 0 by definition */
+        int seen = 0;
+        for (j = 0; j < nr; j++)
+            seen |= ranks[j] == n;
+        if (!seen && nr < 256)
+            ranks[nr++] = n;
+    }
+    qsort(ranks, nr, sizeof *ranks, cmp_d);
+    struct txt d = {0}, a = {0};
+    tprintf(&d, "# bytes busbw_gbps algbw_gbps time_us time_us_min "
+                "time_us_max (one block per rank count; ? = not recorded)\n");
+    int n = 0, hasrange = 0;
+    double density = NAN;
+    struct bpt *p = malloc(4096 * sizeof *p);
+    for (size_t q = 0; p && q < nr; q++) {
+        double nodes = 1;
+        json_array_foreach(rows, i, r)
+            if (!strcmp(sget(r, "coll"), coll) && nget(r, "ranks") == ranks[q]
+                && nget(r, "nodes") > nodes)
+                nodes = nget(r, "nodes");
+        size_t np = busbw_points(rows, backend, coll, ranks[q], p, 4096,
+                                 &density);
+        if (!np)
+            continue;
+        /* more ranks than cores (on every node): ranks wait for a core */
+        int over = cores > 0 && ranks[q] > cores * nodes;
+        tprintf(&d, "# %.0f ranks%s\n", ranks[q], over ? " (oversubscribed)"
+                                                       : "");
+        for (size_t x = 0; x < np; x++) {
+            tprintf(&d, "%.0f %.6f", p[x].b, p[x].bw);
+            num_or_missing(&d, " %.6f", p[x].ab);
+            num_or_missing(&d, " %.3f", p[x].tu);
+            num_or_missing(&d, " %.3f", p[x].tmin);
+            num_or_missing(&d, " %.3f", p[x].tmax);
+            tprintf(&d, "\n");
+            hasrange |= !isnan(p[x].tmin) && !isnan(p[x].tmax);
+        }
+        tprintf(&d, "\n\n");
+        n++;
+        tprintf(&a, "t%d='%.0f rank%s%s'; o%d=%d; ", n, ranks[q],
+                ranks[q] == 1 ? "" : "s",
+                over ? " (oversubscribed)" : "", n, over);
+    }
+    free(p);
+    int rc = 0;
+    if (n) {
+        char sc[64], sb[64], base[160], frac[96];
+        safe(coll, sc, sizeof sc);
+        safe(backend, sb, sizeof sb);
+        snprintf(base, sizeof base, "busbw_%s%s%s", sc, *backend ? "_" : "",
+                 *backend ? sb : "");
+        const char *df = dense_fraction(coll, density, frac, sizeof frac);
+        tprintf(&a, "n=%d; link=%.6f; cores=%.0f; dense=%d; hasrange=%d; ",
+                n, isnan(link) ? 0.0 : link, cores, df != NULL, hasrange);
+        assign_str(&a, "coll", sc);
+        assign_str(&a, "backend", sb);
+        assign_str(&a, "linkname", linkname);
+        assign_str(&a, "densefrac", df ? df : "");
+        rc = draw(outdir, base, &d, "busbw", a.p, err);
+        if (!rc && df) {
+            struct txt cap = {0};
+            tprintf(&cap, " %s is a compressed pattern: its busbw is the "
+                    "dense-equivalent one (the bus bandwidth a dense fp32 "
+                    "allreduce would need to take the same time) while it "
+                    "moves only %s of those bytes, so it can lie above the "
+                    "memory line.", coll, df);
+            rc = write_caption(outdir, base, cap.p, err);
+            free(cap.p);
+        }
+    }
+    free(d.p);
+    free(a.p);
+    return rc;
+}
+
 static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
 {
     int rc;
@@ -555,6 +928,7 @@ static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
         if (!seen)
             json_array_append_new(keys, json_string(key));
     }
+    double cores = run_cores(run);
     json_t *key;
     json_array_foreach(keys, k, key) {
         if (rc)
@@ -564,84 +938,8 @@ static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
         snprintf(backend, sizeof backend, "%.*s",
                  (int)(bar - json_string_value(key)), json_string_value(key));
         snprintf(coll, sizeof coll, "%s", bar + 1);
-        double ranks[256];
-        size_t nr = 0;
-        json_array_foreach(rows, i, r) {
-            if (strcmp(sget(r, "backend"), backend) ||
-                strcmp(sget(r, "coll"), coll))
-                continue;
-            double n = nget(r, "ranks");
-            if (!(n >= 2))
-                continue;   /* busbw of one rank is 0 by definition */
-            int seen = 0;
-            for (j = 0; j < nr; j++)
-                seen |= ranks[j] == n;
-            if (!seen && nr < 256 && !isnan(n))
-                ranks[nr++] = n;
-        }
-        qsort(ranks, nr, sizeof *ranks, cmp_d);
-        struct txt d = {0}, a = {0};
-        tprintf(&d, "# bytes busbw_gbps algbw_gbps time_us (one block per "
-                    "rank count)\n");
-        int n = 0;
-        double maxb = 0;
-        for (size_t q = 0; q < nr; q++) {
-            double b[4096], bw[4096], ab[4096], tu[4096];
-            size_t np = 0;
-            json_array_foreach(rows, i, r) {
-                if (strcmp(sget(r, "backend"), backend) ||
-                    strcmp(sget(r, "coll"), coll) ||
-                    nget(r, "ranks") != ranks[q] || np >= 4096 ||
-                    isnan(coll_busbw(r)) || isnan(coll_size(r)))
-                    continue;
-                /* a repeated size replaces the earlier row */
-                size_t at = np;
-                for (j = 0; j < np; j++)
-                    if (b[j] == coll_size(r))
-                        at = j;
-                b[at] = coll_size(r);
-                bw[at] = coll_busbw(r);
-                ab[at] = nget2(r, "algbw_gbps", "algbw");
-                tu[at] = nget(r, "time_us");
-                if (at == np)
-                    np++;
-            }
-            for (size_t x = 1; x < np; x++)
-                for (size_t y = x; y > 0 && b[y - 1] > b[y]; y--) {
-                    double t;
-                    t = b[y]; b[y] = b[y - 1]; b[y - 1] = t;
-                    t = bw[y]; bw[y] = bw[y - 1]; bw[y - 1] = t;
-                    t = ab[y]; ab[y] = ab[y - 1]; ab[y - 1] = t;
-                    t = tu[y]; tu[y] = tu[y - 1]; tu[y - 1] = t;
-                }
-            if (!np)
-                continue;
-            tprintf(&d, "# %.0f ranks\n", ranks[q]);
-            for (size_t x = 0; x < np; x++) {
-                tprintf(&d, "%.0f %.6f %.6f %.3f\n", b[x], bw[x], ab[x],
-                        tu[x]);
-                maxb = bw[x] > maxb ? bw[x] : maxb;
-            }
-            tprintf(&d, "\n\n");
-            n++;
-            tprintf(&a, "t%d='%.0f rank%s'; ", n, ranks[q],
-                    ranks[q] == 1 ? "" : "s");
-        }
-        if (n) {
-            char sc[64], sb[64], base[160];
-            safe(coll, sc, sizeof sc);
-            safe(backend, sb, sizeof sb);
-            snprintf(base, sizeof base, "busbw_%s%s%s", sc, *backend ? "_" : "",
-                     *backend ? sb : "");
-            tprintf(&a, "n=%d; link=%.6f; ymaxdata=%.6f; ", n,
-                    isnan(link) ? 0.0 : link, maxb);
-            assign_str(&a, "coll", sc);
-            assign_str(&a, "backend", sb);
-            assign_str(&a, "linkname", linkname);
-            rc = draw(outdir, base, &d, "busbw", a.p, err);
-        }
-        free(d.p);
-        free(a.p);
+        rc = fig_busbw_one(rows, backend, coll, link, linkname, cores, outdir,
+                           err);
     }
     json_decref(keys);
     json_decref(rows);
@@ -692,6 +990,27 @@ static void compress_label(json_t *rows, json_t *r, char *out, size_t len)
     safe(buf, out, len);
 }
 
+/* The smaller of a and b counting only positive values (NaN, 0 skipped). */
+static double fmin_pos(double a, double b)
+{
+    return b > 0 && !(b >= a) ? b : a;
+}
+
+static double decade_below(double v) { return pow(10, floor(log10(v))); }
+static double decade_above(double v) { return pow(10, ceil(log10(v))); }
+
+/* One compressor's row of the dot plot. */
+struct crow {
+    char name[160], coll[64];
+    double frac, dfrac, err, gbps, stream, elems, ratio;
+};
+
+static int cmp_crow(const void *a, const void *b)
+{
+    const struct crow *x = a, *y = b;
+    return (x->err > y->err) - (x->err < y->err);
+}
+
 static int fig_compress(const char *run, const char *outdir,
                         struct lbs_err *err)
 {
@@ -701,35 +1020,67 @@ static int fig_compress(const char *run, const char *outdir,
         return rc;
     json_t *rows = compress_rows(all);
     json_decref(all);
-    struct txt d = {0}, a = {0};
-    tprintf(&d, "# compressor stream_frac rel_err gbps stream_gbps "
-                "elements\n");
-    size_t i;
+    size_t i, n = 0;
     json_t *r;
-    int n = 0;
-    double elems = 0, sg = 0;
+    struct crow *c = calloc(json_array_size(rows) + 1, sizeof *c);
+    if (!c) {
+        json_decref(rows);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
     json_array_foreach(rows, i, r) {
-        double g = nget(r, "gbps"), s = nget(r, "stream_gbps");
-        double f = nget(r, "stream_frac");
-        if (isnan(f) && s > 0)
-            f = g / s;
-        double e = nget2(r, "rel_err", "rel_error");
-        if (isnan(f) || isnan(e))
+        struct crow *x = &c[n];
+        x->gbps = nget(r, "gbps");
+        x->stream = nget(r, "stream_gbps");
+        x->frac = nget(r, "stream_frac");
+        if (isnan(x->frac) && x->stream > 0)
+            x->frac = x->gbps / x->stream;
+        /* decompression: the same STREAM as the denominator */
+        x->dfrac = x->stream > 0 ? nget(r, "decompress_gbps") / x->stream
+                                 : NAN;
+        x->err = nget2(r, "rel_err", "rel_error");
+        if (isnan(x->frac) || isnan(x->err))
             continue;
-        char nm[160];
-        compress_label(rows, r, nm, sizeof nm);
-        tprintf(&d, "%s %.6f %.6g %.4f %.4f %.0f\n", nm, f, e, g, s,
-                nget(r, "elements"));
-        elems = fmax(elems, nget(r, "elements"));
-        sg = isnan(s) ? sg : s;
+        x->elems = nget(r, "elements");
+        x->ratio = nget2(r, "compression_ratio", "ratio");
+        if (isnan(x->ratio) && nget(r, "wire_bytes") > 0)
+            x->ratio = 4 * x->elems / nget(r, "wire_bytes");
+        compress_label(rows, r, x->name, sizeof x->name);
+        safe(*sget(r, "collective") ? sget(r, "collective") : "-", x->coll,
+             sizeof x->coll);
         n++;
-        char var[16];
-        snprintf(var, sizeof var, "t%d", n);
-        assign_str(&a, var, nm);
     }
     json_decref(rows);
+    /* exact compressors first, then by growing error: reading down the
+     * rows is reading from lossless to lossy */
+    qsort(c, n, sizeof *c, cmp_crow);
+    struct txt d = {0}, a = {0};
+    tprintf(&d, "# row compressor stream_frac rel_err gbps stream_gbps "
+                "elements decompress_frac ratio collective (rel_err 0 = "
+                "exact; -1 = not measured)\n");
+    double elems = 0, sg = 0, flow = 1, fmx = 1, emin = 1, rmax = 10;
+    int hasdec = 0;
+    for (i = 0; i < n; i++) {
+        hasdec |= !isnan(c[i].dfrac);
+        flow = fmin_pos(fmin_pos(flow, c[i].frac), c[i].dfrac);
+        fmx = fmax(fmx, fmax(c[i].frac, isnan(c[i].dfrac) ? 0 : c[i].dfrac));
+        emin = fmin_pos(emin, c[i].err);
+        rmax = fmax(rmax, isnan(c[i].ratio) ? 0 : c[i].ratio);
+        tprintf(&d, "%zu %s %.6f %.6g %.4f %.4f %.0f %.6f %.6g %s\n", i,
+                c[i].name, c[i].frac, c[i].err, c[i].gbps, c[i].stream,
+                c[i].elems, isnan(c[i].dfrac) ? -1 : c[i].dfrac,
+                isnan(c[i].ratio) ? -1 : c[i].ratio, c[i].coll);
+        elems = fmax(elems, c[i].elems);
+        sg = isnan(c[i].stream) ? sg : c[i].stream;
+    }
+    free(c);
     if (n) {
-        tprintf(&a, "n=%d; elems=%.0f; stream=%.4f; ", n, elems, sg);
+        /* log axes in whole decades around the data; the error axis
+         * reaches at least 1e-2 so "exact" has room on its left */
+        tprintf(&a, "n=%zu; elems=%.0f; stream=%.4f; flo=%g; fhi=%g; "
+                "elo=%g; rhi=%g; hasdec=%d; ", n, elems, sg, decade_below(flow),
+                fmx > 1.5 ? decade_above(fmx * 1.05) : 2,
+                fmin(decade_below(emin), 1e-2), decade_above(rmax * 1.5),
+                hasdec);
         rc = draw(outdir, "compress", &d, "compress", a.p, err);
     }
     free(d.p);
@@ -942,6 +1293,141 @@ static int fig_convergence(const char *run, const char *outdir,
 }
 
 /* ------------------------------------------------------------------ */
+/* compression_tradeoff: train.jsonl + sim.jsonl                        */
+
+/* A compressor setting without error feedback and seeds, as the
+ * compression study names it: "topk:k=0.01,ef=1" -> "topk:k=0.01",
+ * "powersgd:r=4,ef=1" -> "powersgd:r=4", "" or "none" -> "none". */
+static void comp_key(const char *spec, char *out, size_t len)
+{
+    if (!spec || !*spec || !strcmp(spec, "none")) {
+        snprintf(out, len, "none");
+        return;
+    }
+    const char *colon = strchr(spec, ':');
+    int nl = colon ? (int)(colon - spec) : (int)strlen(spec);
+    snprintf(out, len, "%.*s", nl, spec);
+    for (const char *p = colon; p && *p; p = strchr(p + 1, ',')) {
+        const char *kv = p + 1;
+        if ((kv[0] == 'k' || kv[0] == 'r') && kv[1] == '=') {
+            snprintf(out + strlen(out), len - strlen(out), ":%c=%g", kv[0],
+                     atof(kv + 2));
+            return;
+        }
+    }
+}
+
+/* LAMB's final test accuracy (%) per compressor key, the last run of
+ * each; new object {key: row}. */
+static json_t *tradeoff_accuracy(const char *run)
+{
+    struct lbs_err e;
+    int rc;
+    json_t *rows = rows_of(run, "train", &e, &rc), *r, *out = json_object();
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        const char *ev = sget(r, "event");
+        if ((*ev && strcmp(ev, "final")) || strcmp(sget(r, "optim"), "lamb")
+            || isnan(nget(r, "test_accuracy")))
+            continue;
+        char key[128];
+        comp_key(sget(r, "compress"), key, sizeof key);
+        json_object_set(out, key, r);
+    }
+    json_decref(rows);
+    return out;
+}
+
+/* The simulated BERT-Large rows of LAMB, dense and compressed, at the
+ * largest GPU count that has a compressed one (1,024 in the demo). */
+static json_t *tradeoff_sim(const char *run, double *P)
+{
+    struct lbs_err e;
+    int rc;
+    json_t *rows = rows_of(run, "sim", &e, &rc), *r, *out = json_array();
+    size_t i;
+    *P = 0;
+    json_array_foreach(rows, i, r)
+        if (!strcmp(sget(r, "model"), "bert-large") && *sget(r, "compress")
+            && strcmp(sget(r, "compress"), "none"))
+            *P = fmax(*P, nget(r, "gpus"));
+    json_array_foreach(rows, i, r) {
+        const char *o = sget(r, "optim");
+        if (!strcmp(sget(r, "model"), "bert-large") && nget(r, "gpus") == *P
+            && !isnan(nget(r, "iter_ms")) &&
+            (!strcmp(o, "lamb") || !strncmp(o, "lamb+", 5)))
+            json_array_append(out, r);
+    }
+    json_decref(rows);
+    return out;
+}
+
+static int fig_tradeoff(const char *run, const char *outdir,
+                        struct lbs_err *err)
+{
+    double P;
+    json_t *acc = tradeoff_accuracy(run), *sim = tradeoff_sim(run, &P);
+    json_t *plats = distinct(sim, "platform"), *pl, *r;
+    struct txt d = {0}, a = {0}, cap = {0};
+    tprintf(&d, "# simulated_ms_per_step accuracy_pct label (one block per "
+                "platform)\n");
+    size_t i, j;
+    int nb = 0, npts = 0, nocost = 0;
+    json_t *any = NULL;
+    json_array_foreach(plats, i, pl) {
+        int n = 0;
+        json_array_foreach(sim, j, r) {
+            char key[128];
+            if (strcmp(sget(r, "platform"), json_string_value(pl)))
+                continue;
+            comp_key(sget(r, "compress"), key, sizeof key);
+            json_t *t = json_object_get(acc, key);
+            if (!t)
+                continue;
+            double ac = nget(t, "test_accuracy");
+            if (!n++)
+                tprintf(&d, "# %s\n", json_string_value(pl));
+            tprintf(&d, "%.4f %.4f \"%s\"\n", nget(r, "iter_ms"),
+                    ac <= 1 ? 100 * ac : ac, key);
+            nocost |= strcmp(key, "none") && !(nget(r, "compress_ms") > 0);
+            any = t;
+        }
+        if (!n)
+            continue;
+        tprintf(&d, "\n\n");
+        char var[32], pp[64];
+        pretty(json_string_value(pl), pp, sizeof pp);
+        snprintf(var, sizeof var, "t%d", ++nb);
+        assign_str(&a, var, pp);
+        npts += n;
+    }
+    int rc = 0;
+    /* one compressor beside dense LAMB at least, or there is no trade */
+    if (nb && npts > nb) {
+        char ds[64];
+        safe(sget(any, "dataset"), ds, sizeof ds);
+        tprintf(&a, "n=%d; gpus=%.0f; ranks=%.0f; ", nb, P,
+                nget(any, "ranks"));
+        assign_str(&a, "dataset", ds);
+        if (nocost)
+            tprintf(&cap, " The simulated times leave out the compressors' "
+                    "own GPU time: their traces carry no compress_traffic "
+                    "model.");
+        rc = draw(outdir, "compression_tradeoff", &d, "compression_tradeoff",
+                  a.p, err);
+        if (!rc && cap.len)
+            rc = write_caption(outdir, "compression_tradeoff", cap.p, err);
+    }
+    free(d.p);
+    free(a.p);
+    free(cap.p);
+    json_decref(plats);
+    json_decref(sim);
+    json_decref(acc);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* netsweep: sim_netsweep.jsonl, one figure per (model, platform, GPUs)  */
 
 static int cmp_row_gbps(const void *a, const void *b)
@@ -1021,7 +1507,7 @@ int plot_run(const char *run, struct lbs_err *err)
     lbs_clean_stale_tmp(outdir);   /* figures of a plot that was killed */
     int (*kinds[])(const char *, const char *, struct lbs_err *) = {
         fig_roofline, fig_scaling, fig_itersplit, fig_busbw, fig_compress,
-        fig_wire, fig_convergence, fig_netsweep};
+        fig_wire, fig_convergence, fig_netsweep, fig_tradeoff};
     /* one kind failing does not stop the others; the first error wins */
     int first = 0;
     struct lbs_err e;

@@ -164,7 +164,11 @@ static int add_trace(struct entry *e, const char *path,
             e->plans = q;
             e->plans[e->nplans++] = bound;
             if (e->nplans == 1) {
-                snprintf(e->name, sizeof e->name, "%s", raw->optim);
+                /* a compressed exchange is its own line: "lamb+topk:k=0.01"
+                 * never stands in for plain LAMB in a table or a gate */
+                int cmp = raw->compress[0] && strcmp(raw->compress, "none");
+                snprintf(e->name, sizeof e->name, "%.24s%s%.38s", raw->optim,
+                         cmp ? "+" : "", cmp ? raw->compress : "");
                 e->bpe = optim_bpe(raw->optim, raw->params, &e->bpe_assumed);
             }
         }
@@ -615,6 +619,8 @@ static json_t *sweep_row(const struct simargs *a, const struct entry *en,
                                                   : json_string("trace"));
         json_object_set_new(row, "collectives", json_string(
             pl->nccl_model ? "nccl-2.21-tuner" : "mpi-alpha-beta"));
+        if (plan->compress[0])   /* the trace's compressor ("none" too) */
+            json_object_set_new(row, "compress", json_string(plan->compress));
     }
     return row;
 }
@@ -1171,6 +1177,14 @@ struct anchor {
     const char *note;
 };
 
+/* Where `lbscale plot` marks an anchor: on the scaling figure of this
+ * model and platform, at gpus, next to this optimizer's line. */
+struct anchor_place {
+    const char *model, *platform, *optim;
+    long gpus;
+    const char *setup;   /* how it differs from the figure's lines */
+};
+
 static int in_band(const struct anchor *a)
 {
     double p = a->published, x = a->predicted;
@@ -1196,6 +1210,7 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv,
         goto out;
     }
     struct anchor an[20];
+    struct anchor_place place[20] = {{0}};
     int na = 0;
     const double GiB = 1073741824.0;
     const char *ndmv4 = "microsoft/mscclpp docs/performance-ndmv4.md "
@@ -1243,8 +1258,11 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv,
     an[na++] = (struct anchor){"BERT-Large ph.1 seq/s per A100, 1 node (8 GPUs)",
         "NVIDIA DeepLearningExamples BERT README: 4553/8", 569.1, thr1,
         "seq/s", 'r', 0.10, "efficiency calibrated on the 1-GPU row (580)"};
+    place[na] = (struct anchor_place){"bert-large", "dgx-a100", "lamb", 256,
+                                      "strong scaling, B = 65,536"};
     an[na++] = (struct anchor){"BERT-Large ph.1 strong scaling, 32 DGX-A100",
-        "same table: 30.37 / 32 nodes", 0.949, thr32 / thr1, "", 'a', 0.03,
+        "NVIDIA DeepLearningExamples BERT README: 30.37x on 32 nodes", 0.949,
+        thr32 / thr1, "", 'a', 0.03,
         "fixed global batch 65,536; fp16 grads after accumulation"};
     char src[LBS_SIM_FILE_MAX + 64];
     double eff = NAN;
@@ -1257,6 +1275,8 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv,
         goto out;
     }
     int have = !erc;
+    place[na] = (struct anchor_place){"bert-xl", "dgx-a100", "slamb", 1024,
+                                      ""};
     an[na++] = (struct anchor){"SLAMB scaling efficiency, BERT-XL, 1,024 A100",
         "Xu et al., ICML 2023 (abstract; network not stated)", 0.90,
         have ? eff : NAN, "", 'a', 0, have ? "on dgx-a100 (8 x HDR per "
@@ -1296,6 +1316,14 @@ static int sim_anchors(const struct simargs *a, int argc, char **argv,
             "ratio", isfinite(ratio) ? json_real(ratio) : json_null(),
             "unit", an[i].unit, "note", an[i].note, "band", band,
             "in_band", ok);
+        if (row && place[i].model) {
+            json_object_set_new(row, "model", json_string(place[i].model));
+            json_object_set_new(row, "platform",
+                                json_string(place[i].platform));
+            json_object_set_new(row, "optim", json_string(place[i].optim));
+            json_object_set_new(row, "gpus", json_integer(place[i].gpus));
+            json_object_set_new(row, "setup", json_string(place[i].setup));
+        }
         if (a->com.json)
             print_json(row);
         else

@@ -33,10 +33,10 @@ json.dump({"layers": [{"name": l["name"], "shape": l["shape"]} for l in m["layer
           open(sys.argv[2], "w"))
 PY
 
-rec() {  # OUT LAYERS SPEC STEPS
-    echo "trace: $1 ($3, $4 steps)" >&2
-    "$BIN" optim --optim "$3" --comm record:64 --trace-rule 8 \
-        --layers "$2" --steps "$4" --trace "$HERE/$1" --no-save >/dev/null
+rec() {  # OUT LAYERS SPEC STEPS [COMPRESS]
+    echo "trace: $1 ($3${5:+ + $5}, $4 steps)" >&2
+    "$BIN" optim --optim "$3" ${5:+--compress "$5"} --comm record:64 \
+        --trace-rule 8 --layers "$2" --steps "$4" --trace "$HERE/$1" --no-save >/dev/null
 }
 for model in bert-large bert-xl; do
     layers="$MODELS/bert-large.json"
@@ -49,3 +49,9 @@ for model in bert-large bert-xl; do
 done
 rec "onebit_lamb-bert-large.jsonl" "$MODELS/bert-large.json" \
     "onebit_lamb:freeze_step=10" 50
+# LAMB with a gradient compressor on BERT-Large, for the demo's
+# compression trade-off figure (`sim sweep --optim lamb_topk`): one step,
+# the exchange is the same every step.  Full size: PowerSGD's factors do
+# not scale with the first dimension.  About 50 s and 5.5 GB each.
+rec "lamb_topk-bert-large.jsonl"     "$MODELS/bert-large.json" lamb 1 topk:k=0.01
+rec "lamb_powersgd-bert-large.jsonl" "$MODELS/bert-large.json" lamb 1 powersgd:r=4
