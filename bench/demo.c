@@ -58,7 +58,7 @@ static const char demo_suite[] =
 "              \"8..{max_gpus}\"], \"optional\": true, \"est_s\": 2},\n"
 "    {\"name\": \"sim-netsweep-bert-xl\", \"verb\": \"sim\",\n"
 "     \"args\": [\"netsweep\", \"--model\", \"bert-xl\", \"--platform\",\n"
-"              \"dgx-a100\", \"--optim\", \"lamb,slamb\", \"--gpus\",\n"
+"              \"dgx-a100\", \"--optim\", \"lamb,slamb,onebit_lamb\", \"--gpus\",\n"
 "              \"1024\"], \"optional\": true, \"est_s\": 2},\n"
 "    {\"name\": \"sim-anchors\", \"verb\": \"sim\", \"args\": [\"anchors\"],\n"
 "     \"optional\": true, \"est_s\": 1},\n"

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lbscale/comm.h"   /* LBS_LAYER_ALL */
 #include "sim_internal.h"
 
 #define MAX_STEPS 100000000L
@@ -277,8 +278,8 @@ static int read_call(const struct sj *c, const json_t *o,
     char coll[32];
     int rc = sj_num(c, o, "", "step", SJ_REQ | SJ_INT, 0, 1, (double)p->steps,
                     &s);
-    if (!rc) rc = sj_num(c, o, "", "layer", SJ_REQ | SJ_INT, 0, -1,
-                         (double)p->nlayers - 1, &l);
+    if (!rc) rc = sj_num(c, o, "", "layer", SJ_REQ | SJ_INT, 0,
+                         LBS_LAYER_ALL, (double)p->nlayers - 1, &l);
     if (!rc) rc = sj_str(c, o, "", "coll", SJ_REQ, NULL, coll, sizeof coll);
     if (!rc) rc = sj_num(c, o, "", "bytes", SJ_REQ | SJ_INT, 0, 0, 9.0e15,
                          &b);
@@ -587,6 +588,11 @@ int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
     p->nlayers = m->nlayers;
     for (size_t i = 0; i < m->nlayers; i++)
         p->layer_n[i] = m->l[i].n;
+    /* a buffer fused over all layers grows with the whole model */
+    double ntrace = 0;
+    for (size_t i = 0; i < plan->nlayers; i++)
+        ntrace += plan->layer_n[i];
+    const double whole = m->params / ntrace;
     size_t k = 0;
     for (size_t i = 0; i < plan->nsteps; i++) {
         const struct lbs_sim_step *s = &plan->step[i];
@@ -594,11 +600,10 @@ int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
         p->step[i].calls = p->pool + k;
         for (size_t j = 0; j < s->ncalls; j++, k++) {
             struct lbs_sim_call c = s->calls[j];
-            if (c.layer >= 0) {
-                double k = m->l[c.layer].n / plan->layer_n[c.layer];
-                c.bytes *= k;
-                c.split_scale *= k;
-            }
+            double f = c.layer >= 0 ? m->l[c.layer].n / plan->layer_n[c.layer]
+                     : c.layer == LBS_LAYER_ALL ? whole : 1;
+            c.bytes *= f;
+            c.split_scale *= f;
             p->pool[k] = c;
         }
     }

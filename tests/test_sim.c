@@ -745,6 +745,41 @@ Test(sim_trace, distinct_steps_weights_and_final_phase)
     "{\"step\": 1, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 4}\n" \
     "{\"step\": 1, \"layer\": -1, \"coll\": \"allgather\", \"bytes\": 32}\n"
 
+/* A buffer fused over every layer (layer -2, 1-bit LAMB's momentum) grows
+ * with the whole model when a trace recorded on a small copy is bound to
+ * the full model; layer -1 stays as recorded; a rule's change with P is
+ * scaled alike; no other negative layer is accepted. */
+Test(sim_trace, whole_model_buffer_scales_with_params)
+{
+    struct lbs_sim_plan *raw = trace(RHDR(1, 8, 64)
+        "{\"step\": 1, \"layer\": 0, \"coll\": \"allreduce\", \"bytes\": 40}\n"
+        "{\"step\": 1, \"layer\": -1, \"coll\": \"allreduce\", \"bytes\": 4}\n"
+        "{\"step\": 1, \"layer\": -2, \"coll\": \"allgather\", \"bytes\": 700}\n"
+        "{\"step\": 1, \"layer\": -2, \"coll\": \"alltoall\", \"bytes\": 8960, "
+        "\"bytes_split\": 8960}\n"), *b;
+    struct lbs_sim_model *m = emodel(3);       /* 3 layers of 1e6: 3e6 */
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_sim_plan_bind(raw, m, &b, &e), 0, "%s", e.msg);
+    const struct lbs_sim_call *c = b->step[0].calls;
+    cr_assert_float_eq(c[0].bytes, 40.0 * 1e6 / 10, 1e-6);
+    cr_assert_eq(c[1].bytes, 4);
+    cr_assert_float_eq(c[2].bytes, 700.0 * 3e6 / 70, 1e-3);
+    /* the alltoall recorded at 8 ranks: block 1120 = a + ceil(8960/8),
+     * a = 0; at 64 GPUs 64 blocks of ceil(8960/64) = 140, times the scale */
+    cr_assert_float_eq(c[3].bytes, 8960.0 * 3e6 / 70, 1e-3);
+    cr_assert_float_eq(lbs_sim_call_bytes(b, &c[3], 64),
+                       64 * 140.0 * 3e6 / 70, 1e-3);
+    lbs_sim_plan_free(b);
+    lbs_sim_plan_free(raw);
+    lbs_sim_model_free(m);
+    struct lbs_sim_plan *bad;
+    const char *t3 = HDR("x", 1, 8)
+        "{\"step\": 1, \"layer\": -3, \"coll\": \"allreduce\", \"bytes\": 4}\n";
+    cr_assert_eq(lbs_sim_trace_parse(t3, strlen(t3), "t.jsonl", &bad, &e),
+                 -EINVAL);
+    cr_assert(strstr(e.msg, "layer"), "%s", e.msg);
+}
+
 Test(sim_trace, bytes_rule_evaluated_at_p)
 {
     struct lbs_sim_plan *p = trace(EIGHT);

@@ -64,7 +64,8 @@
  * (DeepSpeed: P lcm(P, 8)); a layer whose momentum scale is 0 gets sc = 1
  * instead of inf; exclude_1d as in lamb.c (DeepSpeed leaves 1-D tensors'
  * wd to parameter groups and applies the coefficient to every tensor);
- * the collectives carry layer -1 (one fused buffer, as DeepSpeed).
+ * the sign exchanges carry LBS_LAYER_ALL (one fused buffer, as DeepSpeed:
+ * its bytes grow with the whole model), the scale allgathers layer -1.
  *
  * Memory traffic per element: warm-up 40 (lamb.c's two passes, u kept in
  * a scratch of the largest layer); compressed 84 with P > 1 (fill 12,
@@ -237,7 +238,8 @@ static int compressed_allreduce(struct lbs_optim *o)
     float a = (float)sqrt(sum / (double)s->npad);
     keep_error(s->buf, s->werr, s->npad, a);
     pack_signs(s->buf, s->npad / 8, s->sbits);
-    if ((rc = lbs_alltoall(comm, s->sbits, s->rbits, cb, LBS_UINT8, -1)) ||
+    if ((rc = lbs_alltoall(comm, s->sbits, s->rbits, cb, LBS_UINT8,
+                               LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &a, s->wsc, 1, LBS_FLOAT32, -1)))
         return rc;
 
@@ -257,7 +259,8 @@ static int compressed_allreduce(struct lbs_optim *o)
     float b = (float)sqrt(sum / (double)chunk);
     keep_error(srv, s->serr, chunk, b);
     pack_signs(srv, cb, s->cbits);
-    if ((rc = lbs_allgather(comm, s->cbits, s->sbits, cb, LBS_UINT8, -1)) ||
+    if ((rc = lbs_allgather(comm, s->cbits, s->sbits, cb, LBS_UINT8,
+                                LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &b, s->ssc, 1, LBS_FLOAT32, -1)))
         return rc;
 

@@ -7,8 +7,8 @@
  *   nccl  NCCL, one rank per GPU, bootstrapped over MPI (built when CUDA
  *         and NCCL are found); every buffer is DEVICE memory
  *
- * Every call carries the layer index it moves (-1: not layer-specific) and
- * the comm remembers the current optimizer step (lbs_comm_set_step), so a
+ * Every call carries the layer index it moves (-1: not layer-specific,
+ * LBS_LAYER_ALL: one buffer fused over every layer) and the comm remembers the current optimizer step (lbs_comm_set_step), so a
  * recording backend can log (collective, bytes, layer, step) with no help
  * from the optimizer.
  *
@@ -27,6 +27,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The layer index of a call that moves one buffer fused over all layers
+ * (1-bit LAMB's compressed momentum): its bytes grow with the model's
+ * parameter count, which trace-v1 readers use to scale a recording made
+ * on a smaller copy of a model (results/schema/trace-v1.md). */
+#define LBS_LAYER_ALL (-2)
 
 /* Element types.  LBS_FLOAT16 is IEEE binary16, LBS_BFLOAT16 bfloat16
  * (lbscale/half.h), both 2 bytes, stored as uint16_t bit patterns (C11
@@ -188,7 +194,8 @@ struct lbs_comm_record_entry {
     enum lbs_dtype dtype;
     size_t count;       /* elements as passed to the call */
     size_t bytes;       /* see the convention above */
-    int layer;          /* as passed (-1: not layer-specific) */
+    int layer;          /* as passed (-1: not layer-specific,
+                           LBS_LAYER_ALL: fused over all layers) */
     int peers;          /* neighbor: destinations (nto); 0 otherwise */
     long step;          /* the comm's step at the time of the call */
 };

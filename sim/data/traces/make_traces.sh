@@ -9,8 +9,8 @@
 # fit this machine's memory with optimizer state, so it is recorded on a
 # copy with every tensor's first dimension divided by 32 (same tensor list);
 # the simulator scales each call's bytes by n_model / n_trace of its layer
-# (results/schema/trace-v1.md).  1-bit LAMB sends one fused buffer on layer
-# -1, which that rule cannot scale, so it is recorded for BERT-Large only.
+# (results/schema/trace-v1.md).  1-bit LAMB's fused buffer is on layer -2,
+# which the simulator scales by the ratio of the whole models' sizes.
 #
 # Every trace is recorded at 64 ranks and again at 8 (--trace-rule 8): the
 # header's bytes_rule says the bytes were checked at two rank counts, and
@@ -46,9 +46,9 @@ for model in bert-large bert-xl; do
     rec "jointspar_lars-$model.jsonl" "$layers" jointspar_lars  20
     rec "dmsgd-$model.jsonl"          "$layers" dmsgd            3
     rec "decentlam-$model.jsonl"      "$layers" decentlam        3
+    rec "onebit_lamb-$model.jsonl"    "$layers" \
+        "onebit_lamb:freeze_step=10" 50
 done
-rec "onebit_lamb-bert-large.jsonl" "$MODELS/bert-large.json" \
-    "onebit_lamb:freeze_step=10" 50
 # LAMB with a gradient compressor on BERT-Large, for the demo's
 # compression trade-off figure (`sim sweep --optim lamb_topk`): one step,
 # the exchange is the same every step.  Full size: PowerSGD's factors do
