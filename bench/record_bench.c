@@ -13,15 +13,47 @@
 #include <unistd.h>
 
 #include "layers.h"
+#include "lbscale/compress.h"
 #include "lbscale/optim.h"
 #include "optim_bench.h"
+
+/* The compressor's memory traffic for the simulator (trace-v1's
+ * compress_traffic), its payload per element taken from the recorded
+ * per-layer calls; NULL when there is no compressor or no model. */
+static json_t *traffic_of(const char *spec, const struct layer_set *s,
+                          struct lbs_comm *c, long steps)
+{
+    struct lbs_compressor *cmp;
+    struct lbs_err e;
+    struct lbs_compress_traffic t;
+    size_t n;
+    double payload = 0, elems = 0;
+    if (!spec || lbs_compressor_new(spec, &cmp, &e))
+        return NULL;
+    const struct lbs_comm_record_entry *r = lbs_comm_record_entries(c, &n);
+    for (size_t i = 0; i < n; i++)
+        if (r[i].layer >= 0)
+            payload += (double)r[i].bytes;
+    for (size_t i = 0; i < s->n; i++)
+        elems += (double)s->l[i].n;
+    int rc = lbs_compress_traffic(cmp, payload / (elems * (double)steps),
+                                  &t);
+    lbs_compressor_free(cmp);
+    if (rc)
+        return NULL;
+    return json_pack("{s:f,s:f,s:f,s:s}", "compress_bytes_per_elem",
+                     t.compress, "decompress_bytes_per_elem",
+                     t.decompress_part, "decompress_once_bytes_per_elem",
+                     t.decompress_once, "decompress_parts",
+                     t.per_rank ? "ranks" : "one");
+}
 
 /* trace-v1 header line (new reference).  rule_ranks > 0: the calls carry
  * the bytes rule derived with a recording at that many ranks; the header
  * says so before the (long) layer list. */
 static json_t *trace_header(const struct lbs_optim *o,
-                            const struct layer_set *s, int ranks, long steps,
-                            int rule_ranks)
+                            const struct layer_set *s, struct lbs_comm *c,
+                            int ranks, long steps, int rule_ranks)
 {
     json_t *layers = json_array();
     for (size_t i = 0; i < s->n; i++)
@@ -33,6 +65,9 @@ static json_t *trace_header(const struct lbs_optim *o,
                           lbs_optim_name(o), "params", lbs_optim_params(o),
                           "compress", cmp ? json_string(cmp) : json_null(),
                           "ranks", ranks, "steps", (json_int_t)steps);
+    json_t *traffic = traffic_of(cmp, s, c, steps);
+    if (traffic)
+        json_object_set_new(h, "compress_traffic", traffic);
     if (rule_ranks > 0)
         json_object_set_new(h, "bytes_rule", json_pack(
             "{s:s,s:[i,i]}", "form", "a+ceil(b/P)", "from_ranks",
@@ -80,7 +115,7 @@ static int trace_text(const struct lbs_optim *o, const struct layer_set *s,
     if (!*out)
         return -ENOMEM;
     int rc = append_line(out, len, &cap,
-                         trace_header(o, s, ranks, steps, rule_ranks));
+                         trace_header(o, s, c, ranks, steps, rule_ranks));
     const struct lbs_comm_record_entry *e = lbs_comm_record_entries(c, &n);
     for (size_t i = 0; i < n && !rc; i++) {
         json_t *j = json_pack("{s:I,s:i,s:s,s:I}", "step",

@@ -428,8 +428,9 @@ static int compress_cost(const struct simargs *a,
                               &o->compress_gbps, &o->decompress_gbps, src,
                               srclen, e);
     if (plan->comp_bpe > 0 || plan->decomp_bpe > 0)
-        snprintf(src, srclen, "bytes model of %s (%g + %g B/elem%s) at %g "
-                 "GB/s", plan->compress, plan->comp_bpe, plan->decomp_bpe,
+        snprintf(src, srclen, "bytes model of %s (compress %g, decompress "
+                 "%g + %g%s B/elem) at %g GB/s", plan->compress,
+                 plan->comp_bpe, plan->decomp_once_bpe, plan->decomp_bpe,
                  plan->decomp_per_rank ? " x P" : "", pl->mem_bw / 1e9);
     else
         snprintf(src, srclen, "not modelled: the trace has no "
@@ -674,7 +675,7 @@ static int sweep_rows(const struct simargs *a,
 
 static void print_sweep_row(const json_t *r)
 {
-    printf("  %-12s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.2f %8.1f %6.3f "
+    printf("  %-18s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.2f %8.1f %6.3f "
            "%9.2f\n",
            json_string_value(json_object_get(r, "optim")), NUM(r, "gpus"),
            NUM(r, "iter_ms"), NUM(r, "compute_ms"), NUM(r, "optimizer_ms"),
@@ -759,7 +760,7 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
                "# collectives: %s; dense baselines send %s gradients; %ld "
                "micro-batch%s per step; comm %s the backward pass; compute "
                "slowdown while overlapped %.1f%%\n"
-               "# %-12s %6s %9s %9s %8s %9s %9s %8s %8s %6s %9s\n",
+               "# %-18s %6s %9s %9s %8s %9s %9s %8s %8s %6s %9s\n",
                m->name, pl->name, pl->gpu, pl->gpus_per_node,
                m->batch_per_gpu, m->seq_len,
                (o.bucket_bytes > 0 ? o.bucket_bytes : m->bucket_bytes) /

@@ -421,7 +421,9 @@ static double compress_s(const struct lbs_sim_platform *pl,
     double gbps = o ? (phase ? o->decompress_gbps : o->compress_gbps) : 0;
     if (gbps > 0)
         return parts * 4 * n / (gbps * 1e9);
-    return parts * n * (phase ? plan->decomp_bpe : plan->comp_bpe) /
+    if (!phase)
+        return n * plan->comp_bpe / pl->mem_bw;
+    return n * (plan->decomp_once_bpe + parts * plan->decomp_bpe) /
            pl->mem_bw;
 }
 

@@ -266,8 +266,9 @@ struct lbs_sim_plan {
     struct lbs_sim_call *pool;      /* owns every step's calls */
     /* compressed exchanges (header "compress_traffic"): device memory
      * bytes per gradient element that compressing and decompressing move;
-     * decompression handles P payloads when they were gathered */
-    double comp_bpe, decomp_bpe;
+     * decompression moves decomp_once_bpe once and decomp_bpe per payload
+     * (P payloads when they were gathered, else one) */
+    double comp_bpe, decomp_bpe, decomp_once_bpe;
     int decomp_per_rank;
     char compress[96];              /* the header's compressor spec, "" */
 };

@@ -96,14 +96,16 @@ static int topo_from_params(const struct sj *c, const char *params,
 }
 
 /* "compress_traffic": {"compress_bytes_per_elem": a,
- * "decompress_bytes_per_elem": b, "decompress_parts": "ranks" | "one"}
+ * "decompress_bytes_per_elem": b, "decompress_once_bytes_per_elem": c
+ * (optional, 0), "decompress_parts": "ranks" | "one"}
  * (optional): the compressor's memory-traffic model, as its source file
  * states it, written by the record writer for `optim --compress`. */
 static int read_traffic(const struct sj *c, const json_t *h,
                         struct lbs_sim_plan *p)
 {
     static const char *const keys[] = {"compress_bytes_per_elem",
-        "decompress_bytes_per_elem", "decompress_parts", NULL};
+        "decompress_bytes_per_elem", "decompress_once_bytes_per_elem",
+        "decompress_parts", NULL};
     json_t *o;
     char parts[16];
     int rc = sj_obj(c, h, "", "compress_traffic", 0, &o);
@@ -114,6 +116,9 @@ static int read_traffic(const struct sj *c, const json_t *h,
                      SJ_REQ, 0, 0, 1e4, &p->comp_bpe)) ||
         (rc = sj_num(c, o, "compress_traffic.", "decompress_bytes_per_elem",
                      SJ_REQ, 0, 0, 1e4, &p->decomp_bpe)) ||
+        (rc = sj_num(c, o, "compress_traffic.",
+                     "decompress_once_bytes_per_elem", 0, 0, 0, 1e4,
+                     &p->decomp_once_bpe)) ||
         (rc = sj_str(c, o, "compress_traffic.", "decompress_parts", SJ_REQ,
                      NULL, parts, sizeof parts)))
         return rc;
@@ -582,6 +587,7 @@ int lbs_sim_plan_bind(const struct lbs_sim_plan *plan,
     p->skip_wgrad = plan->skip_wgrad;
     p->comp_bpe = plan->comp_bpe;
     p->decomp_bpe = plan->decomp_bpe;
+    p->decomp_once_bpe = plan->decomp_once_bpe;
     p->decomp_per_rank = plan->decomp_per_rank;
     memcpy(p->compress, plan->compress, sizeof p->compress);
     p->bytes_rule = plan->bytes_rule;

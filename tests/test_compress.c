@@ -223,6 +223,51 @@ static void check_topk(const float *x, size_t n, double k, int threads)
     omp_set_num_threads(2);
 }
 
+/* The simulator's memory model of a compressor (lbs_compress_traffic):
+ * the numbers of top-k's file, error feedback's read of g, rmw of e and
+ * decode of its own payload on top, gathered vs summed payloads, and no
+ * model where the cost is not memory traffic. */
+Test(compress, traffic_model)
+{
+    struct lbs_compressor *c;
+    struct lbs_err e;
+    struct lbs_compress_traffic t;
+    cr_assert_eq(lbs_compressor_new("topk:k=0.01", &c, &e), 0, "%s", e.msg);
+    cr_assert_eq(lbs_compress_traffic(c, 0.08, &t), 0);
+    cr_assert_float_eq(t.compress, 8.08, 1e-12);
+    cr_assert_float_eq(t.decompress_once, 4, 1e-12);
+    cr_assert_float_eq(t.decompress_part, 0.16, 1e-12);
+    cr_assert(t.per_rank);
+    cr_assert_eq(lbs_compress_traffic(c, -1, &t), -ENOTSUP);
+    lbs_compressor_free(c);
+    cr_assert_eq(lbs_compressor_new("topk:k=0.01,ef=1", &c, &e), 0);
+    cr_assert_eq(lbs_compress_traffic(c, 0.08, &t), 0);
+    cr_assert_float_eq(t.compress, 8.08 + 12 + 4 + 0.16, 1e-12);
+    lbs_compressor_free(c);
+    cr_assert_eq(lbs_compressor_new("fp16", &c, &e), 0);
+    cr_assert_eq(lbs_compress_traffic(c, 2, &t), 0);
+    cr_assert_float_eq(t.compress, 6, 1e-12);
+    cr_assert_float_eq(t.decompress_part, 10, 1e-12);
+    cr_assert(!t.per_rank);
+    lbs_compressor_free(c);
+    const char *none[] = {"none", "powersgd:r=4"};
+    for (size_t i = 0; i < 2; i++) {
+        cr_assert_eq(lbs_compressor_new(none[i], &c, &e), 0, "%s", e.msg);
+        cr_assert_eq(lbs_compress_traffic(c, 0.1, &t), -ENOTSUP, "%s",
+                     none[i]);
+        lbs_compressor_free(c);
+    }
+    /* every other compressor states one */
+    const char *all[] = {"bf16", "thresh:k=0.01", "randk:k=0.01",
+                         "cyclick:k=0.01", "sign", "qsgd"};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        cr_assert_eq(lbs_compressor_new(all[i], &c, &e), 0, "%s", e.msg);
+        cr_assert_eq(lbs_compress_traffic(c, 0.1, &t), 0, "%s", all[i]);
+        cr_assert(t.compress >= 4 && t.decompress_once >= 4, "%s", all[i]);
+        lbs_compressor_free(c);
+    }
+}
+
 Test(topk, exactly_the_k_largest_with_ties_to_low_indices)
 {
     size_t n = 150001;   /* above the pre-filter's 65536 */

@@ -654,6 +654,38 @@ Test(sim_engine, compression_costs_compute)
     lbs_sim_platform_free(p);
 }
 
+/* Gathered payloads: decompressing moves decompress_once once and
+ * decompress_bytes_per_elem per rank's payload: at P = 4 GPUs, 6 + 4 x 6
+ * = 30 B/elem, the same 1 ms per layer as above. */
+Test(sim_engine, gathered_decompression_once_plus_per_rank)
+{
+    struct lbs_sim_platform *p = eplat(6);
+    struct lbs_sim_model *m = emodel(3);
+    const char *text =
+        "{\"format\": \"lbscale-trace\", \"version\": 1, \"optim\": \"sgd\", "
+        "\"compress\": \"topk:k=0.1\", \"compress_traffic\": "
+        "{\"compress_bytes_per_elem\": 30, \"decompress_bytes_per_elem\": 6, "
+        "\"decompress_once_bytes_per_elem\": 6, "
+        "\"decompress_parts\": \"ranks\"}, \"ranks\": 4, \"steps\": 1, "
+        "\"layers\": [{\"name\": \"a\", \"n\": 10}, {\"name\": \"b\", "
+        "\"n\": 20}, {\"name\": \"c\", \"n\": 40}]}\n"
+        "{\"step\": 1, \"layer\": 2, \"coll\": \"allreduce\", \"bytes\": 160}\n"
+        "{\"step\": 1, \"layer\": 1, \"coll\": \"allreduce\", \"bytes\": 80}\n"
+        "{\"step\": 1, \"layer\": 0, \"coll\": \"allreduce\", \"bytes\": 40}\n";
+    struct lbs_sim_plan *raw = trace(text), *b;
+    struct lbs_err e;
+    cr_assert_eq(lbs_sim_plan_bind(raw, m, &b, &e), 0, "%s", e.msg);
+    struct lbs_sim_result r;
+    struct tl t;
+    run_plan(p, m, b, 0, &r, &t);
+    near(r.compress, 6 * MS);
+    near(r.iter, 16 * MS);
+    lbs_sim_plan_free(raw);
+    lbs_sim_plan_free(b);
+    lbs_sim_model_free(m);
+    lbs_sim_platform_free(p);
+}
+
 Test(sim_engine, jointspar_skips_wgrad_of_dropped_layers)
 {
     /* only layer 1 kept: layers 0 and 2 backward 1 ms (wgrad half

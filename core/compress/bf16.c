@@ -65,6 +65,10 @@ const struct lbs_compress_ops lbs_cmp_bf16 = {
     .params = bf16_params,
     .cfg_size = 0,
     .coll = LBS_COLL_ALLREDUCE,
+    /* memory traffic (lbs_compress_traffic): x read once, halves written;
+     * decoding the summed halves updates every element */
+    .traffic = {.comp = 4, .comp_w = 1, .dec_once = 4,
+                .dec_part = 8, .dec_w = 1, .known = 1},
     .dtype = LBS_BFLOAT16,
     .ef_ok = 0,
     .ef_why = "bf16's error is round-to-nearest (relative <= 2^-8, "

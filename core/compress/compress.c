@@ -165,6 +165,24 @@ int lbs_compressor_ef(const struct lbs_compressor *c)
     return c->ef != 0;
 }
 
+int lbs_compress_traffic(const struct lbs_compressor *c, double w,
+                         struct lbs_compress_traffic *out)
+{
+    const struct lbs_cmp_traffic *t = &c->ops->traffic;
+    if (!t->known || !(w >= 0))
+        return -ENOTSUP;
+    enum lbs_coll k = c->ops->coll;
+    double part = t->dec_part + t->dec_w * w;
+    *out = (struct lbs_compress_traffic){
+        .compress = t->comp + t->comp_w * w,
+        .decompress_once = t->dec_once,
+        .decompress_part = part,
+        .per_rank = k == LBS_COLL_ALLGATHER || k == LBS_COLL_ALLGATHERV};
+    if (c->ef)   /* ef.c: read g, read-modify-write e, decode its own */
+        out->compress += 4 + 8 + t->dec_once + part;
+    return 0;
+}
+
 int lbs_compressor_param(const struct lbs_compressor *c, const char *key,
                          double *value)
 {

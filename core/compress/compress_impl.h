@@ -25,6 +25,17 @@ struct lbs_cctx {
     int rank;
 };
 
+/* Device memory traffic of compress and decompress, bytes per gradient
+ * element, from the passes the compressor's file states; w is the
+ * payload's bytes per element (lbs_compress_traffic).  comp + comp_w w
+ * to compress; decompressing reads dec_once once plus, per payload
+ * decoded (one when the payloads were summed, P when gathered), dec_part
+ * + dec_w w.  known = 0: no memory model (PowerSGD's matmuls). */
+struct lbs_cmp_traffic {
+    double comp, comp_w, dec_once, dec_part, dec_w;
+    int known;
+};
+
 struct lbs_compress_ops {
     const char *name;
     const char *summary;                  /* one line for --help */
@@ -34,6 +45,7 @@ struct lbs_compress_ops {
     /* LBS_COLL_ALLREDUCE: the element type the payload is summed in
      * (payload bytes / its size elements); unset = LBS_FLOAT32. */
     enum lbs_dtype dtype;
+    struct lbs_cmp_traffic traffic;       /* for the simulator */
     int ef_ok;                            /* 0: ef=1 is refused */
     const char *ef_why;                   /* ...and why, for the message */
     int (*init)(struct lbs_compressor *c, struct lbs_err *err);

@@ -148,6 +148,10 @@ const struct lbs_compress_ops lbs_cmp_cyclick = {
     .params = cyclick_params,
     .cfg_size = sizeof(struct cyclick_cfg),
     .coll = LBS_COLL_ALLREDUCE,
+    /* memory traffic (lbs_compress_traffic): x and the stored permutation read
+     * at the kept indices, values written; decoding as random-k */
+    .traffic = {.comp = 4, .comp_w = 2, .dec_once = 4,
+                .dec_part = 0, .dec_w = 3, .known = 1},
     .ef_ok = 1,
     .init = cyclick_init,
     .fini = cyclick_fini,

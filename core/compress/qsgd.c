@@ -168,6 +168,10 @@ const struct lbs_compress_ops lbs_cmp_qsgd = {
     .params = qsgd_params,
     .cfg_size = sizeof(struct qsgd_cfg),
     .coll = LBS_COLL_ALLGATHER,
+    /* memory traffic (lbs_compress_traffic): two passes over x (bucket norms,
+     * levels), codes written; decoding a part updates every element */
+    .traffic = {.comp = 8, .comp_w = 1, .dec_once = 4,
+                .dec_part = 8, .dec_w = 1, .known = 1},
     .ef_ok = 1,
     .wire_bytes = qsgd_bytes,
     .max_bytes = qsgd_max,

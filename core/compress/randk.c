@@ -130,6 +130,11 @@ const struct lbs_compress_ops lbs_cmp_randk = {
     .params = randk_params,
     .cfg_size = sizeof(struct randk_cfg),
     .coll = LBS_COLL_ALLREDUCE,
+    /* memory traffic (lbs_compress_traffic): x read at the mask (every sector
+     * at k >= 1/8), values written; decoding reads 4 B and updates 8 B per
+     * kept value */
+    .traffic = {.comp = 4, .comp_w = 1, .dec_once = 4,
+                .dec_part = 0, .dec_w = 3, .known = 1},
     .ef_ok = 1,
     .init = randk_init,
     .fini = randk_fini,

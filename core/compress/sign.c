@@ -159,6 +159,11 @@ const struct lbs_compress_ops lbs_cmp_sign = {
     .params = sign_params,
     .cfg_size = sizeof(struct sign_cfg),
     .coll = LBS_COLL_ALLGATHER,
+    /* memory traffic (lbs_compress_traffic): two passes over x (scale, signs),
+     * bits written; decoding a part reads its bits and updates every element
+     * */
+    .traffic = {.comp = 8, .comp_w = 1, .dec_once = 4,
+                .dec_part = 8, .dec_w = 1, .known = 1},
     .ef_ok = 1,
     .init = sign_init,
     .wire_bytes = sign_bytes,

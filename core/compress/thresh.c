@@ -325,6 +325,10 @@ const struct lbs_compress_ops lbs_cmp_thresh = {
     .params = thresh_params,
     .cfg_size = sizeof(struct thresh_cfg),
     .coll = LBS_COLL_ALLGATHERV,
+    /* memory traffic (lbs_compress_traffic): one select pass over x (no
+     * correction pass counted), the pairs written; decoding as top-k */
+    .traffic = {.comp = 4, .comp_w = 1, .dec_once = 4,
+                .dec_part = 0, .dec_w = 2, .known = 1},
     .ef_ok = 1,
     .init = thresh_init,
     .fini = thresh_fini,

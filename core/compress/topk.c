@@ -525,6 +525,11 @@ const struct lbs_compress_ops lbs_cmp_topk = {
     .params = topk_params,
     .cfg_size = sizeof(struct topk_cfg),
     .coll = LBS_COLL_ALLGATHER,
+    /* memory traffic (lbs_compress_traffic): two reads of x (histogram,
+     * gather), the pairs written; decoding a part reads it and updates its K
+     * entries */
+    .traffic = {.comp = 8, .comp_w = 1, .dec_once = 4,
+                .dec_part = 0, .dec_w = 2, .known = 1},
     .ef_ok = 1,
     .init = topk_init,
     .fini = topk_fini,

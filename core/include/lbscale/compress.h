@@ -103,6 +103,23 @@ const char *lbs_compressor_params(const struct lbs_compressor *c);
  * twice). */
 enum lbs_coll lbs_compressor_collective(const struct lbs_compressor *c);
 int lbs_compressor_ef(const struct lbs_compressor *c);
+
+/* What compressing and decompressing one layer move through device
+ * memory, bytes per gradient element (a bandwidth model: selection,
+ * hashing and packing arithmetic are taken as free), for a payload of w
+ * bytes per element (the recorded wire bytes / elements).  Decompressing
+ * costs decompress_once + decompress_part per payload decoded: one when
+ * the collective sums payloads (allreduce), P when it gathers them
+ * (per_rank = 1).  Error feedback adds a read of g, a read-modify-write
+ * of the residual and one decode of its own payload to compress.  0, or
+ * -ENOTSUP when the compressor has no memory model (PowerSGD: its cost is
+ * matrix products) or it is "none". */
+struct lbs_compress_traffic {
+    double compress, decompress_once, decompress_part;
+    int per_rank;
+};
+int lbs_compress_traffic(const struct lbs_compressor *c, double w,
+                         struct lbs_compress_traffic *out);
 /* The effective value of one key of the spec (defaults included; "ef"
  * too; an enum key gives its index, e.g. sign's scale: 0 = l1, 1 = l2),
  * or -ENOENT when the compressor has no such key.  What a second
