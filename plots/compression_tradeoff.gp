@@ -17,6 +17,7 @@ set ylabel sprintf("LAMB final test accuracy, %s, %d ranks (%%)", dataset, ranks
 set title sprintf("Gradient compressors: accuracy vs simulated step time at %d GPUs (up and left is better)", gpus)
 set grid xtics ytics lc rgb "#e0e0e0"
 set key below horizontal box lc rgb "#bbbbbb"
+set bmargin 6
 set offsets graph 0.12, graph 0.12, graph 0.12, graph 0.12
 array C[6] = ["#2e86c1", "#c0392b", "#27ae60", "#8e44ad", "#d35400", "#7f8c8d"]
 array PT[6] = [7, 5, 9, 13, 11, 15]

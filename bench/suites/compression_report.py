@@ -3,15 +3,14 @@
 
     /usr/bin/python3 bench/suites/compression_report.py RUN_DIR
 
-Reads RUN_DIR/{compress,train,optim-record,sim}.jsonl (nothing else), prints
-a Markdown table (one row per compressor setting) and writes
-RUN_DIR/plots/compression_tradeoff.{dat,png,svg}: LAMB's final test accuracy
-against the simulated BERT-Large time per step at 1,024 GPUs, one point per
-compressor, one series per platform.
+Reads RUN_DIR/{compress,train,optim-record,sim}.jsonl (nothing else) and
+prints a Markdown table (one row per compressor setting).  The figure
+(LAMB's final test accuracy against the simulated BERT-Large time per step
+at 1,024 GPUs, one point per compressor, one series per platform) is
+`lbscale plot RUN_DIR`'s compression_tradeoff.
 """
 import json
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,7 +74,6 @@ def main():
     print("| compressor | collective | bytes/step/rank (BERT-Large) | of dense | compress GB/s (of STREAM) | rel. error | LAMB acc. | SGD acc. "
           "| DGX-A100 ms/step @64 / 256 / 1024 (eff. @1024) | 25 GbE ms/step @64 / 256 / 1024 (eff. @1024) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    dat = []
     for k in order:
         e = table[k]
 
@@ -91,25 +89,11 @@ def main():
               f"| {fmt(e.get('gbps'), '{:.2f}')} ({fmt(e.get('stream_frac'), '{:.2f}')}) "
               f"| {fmt(e.get('rel_err'), '{:.3f}')} | {fmt(e.get('acc_lamb'), '{:.2f}%')} "
               f"| {fmt(e.get('acc_sgd'), '{:.2f}%')} | {plat('dgx-a100')} | {plat('eth-25g')} |")
-        for p in ("dgx-a100", "eth-25g"):
-            if e.get(f"{p}_1024") and "acc_lamb" in e:
-                dat.append((p, k, e[f"{p}_1024"][0], e["acc_lamb"]))
 
-    out = os.path.join(run, "plots")
-    os.makedirs(out, exist_ok=True)
-    path = os.path.join(out, "compression_tradeoff.dat")
-    with open(path + ".tmp", "w") as f:
-        for i, p in enumerate(("dgx-a100", "eth-25g")):
-            if i:
-                f.write("\n\n")
-            f.write(f"# {p}: simulated_ms_per_step_at_1024 lamb_test_accuracy_pct label\n")
-            for q, k, t, a in dat:
-                if q == p:
-                    f.write(f"{t:.3f} {a:.3f} \"{k}\"\n")
-    os.replace(path + ".tmp", path)
-    subprocess.run(["gnuplot", "-e", f"datafile='{path}'; outbase='{out}/compression_tradeoff'",
-                    os.path.join(HERE, "..", "..", "plots", "compression_tradeoff.gp")], check=True)
-    print(f"\nfigure: {out}/compression_tradeoff.png", file=sys.stderr)
+    # the figure is plot's (compression_tradeoff, from the same rows):
+    # no gnuplot code is built here from a path
+    print(f"\nfigure: lbscale plot {run}  (plots/compression_tradeoff.png)",
+          file=sys.stderr)
 
 
 if __name__ == "__main__":
