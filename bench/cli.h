@@ -73,6 +73,14 @@ int plot_run(const char *run, struct lbs_err *err);
  * ("scaling_bert-xl_dgx-a100.png"); "" for an unknown kind (plot.c). */
 const char *plot_caption(const char *file);
 
+/* The verdicts of `check` and `compare` as data, for the report: {"metrics":
+ * [one object per metric, as --json prints them], "summary": {...}}
+ * (compare adds "a" and "b", the runs).  NULL on bad input, after one
+ * printed line. */
+json_t *check_verdicts(const char *run, const char *const *names, int nb,
+                       int strict);
+json_t *compare_verdicts(const char *run_a, const char *run_b);
+
 /* STREAM kernels callable from other verbs: measures triad and copy with
  * the current thread count over n doubles per array.  Returns 0 or -ENOMEM. */
 struct stream_result {
