@@ -1,5 +1,6 @@
 /* main.c - `lbscale VERB ...`: dispatch to the verbs. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -33,13 +34,56 @@ static void usage(FILE *f)
                "verbs:\n");
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         fprintf(f, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
-    fprintf(f, "\nexit status: 0 ok, 1 runtime failure, 2 bad input\n"
+    fprintf(f, "\n  --version  print the version, git revision and what was "
+               "built in\n  -h, --help this help\n"
+               "\noptions take their value as '--opt VALUE' or "
+               "'--opt=VALUE'\n"
+               "exit status: 0 ok, 1 runtime failure, 2 bad input\n"
                "results land in results/<UTC time>-<git rev>/ "
                "(meta.json + one JSONL per verb)\n");
 }
 
+/* "--opt=value" as "--opt" "value", for every verb at once (getopt_long's
+ * convention); after a bare "--" nothing is split.  Returns a new argv
+ * (the strings are argv's or copies that live until exit), or NULL. */
+static char **split_argv;   /* reachable until exit (leak checkers) */
+
+static char **split_eq(int argc, char **argv, int *out_argc)
+{
+    char **v = calloc((size_t)argc * 2 + 1, sizeof *v);
+    int n = 0, rest = 0;
+    if (!v)
+        return NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *eq = strchr(a, '=');
+        if (!strcmp(a, "--"))
+            rest = 1;
+        if (rest || i < 2 || strncmp(a, "--", 2) || !eq || eq == a + 2) {
+            v[n++] = argv[i];
+            continue;
+        }
+        char *name = strndup(a, (size_t)(eq - a));
+        if (!name) {
+            free(v);
+            return NULL;
+        }
+        v[n++] = name;
+        v[n++] = (char *)(eq + 1);
+    }
+    v[n] = NULL;
+    *out_argc = n;
+    split_argv = v;
+    return v;
+}
+
 int main(int argc, char **argv)
 {
+    int nargc;
+    char **nargv = split_eq(argc, argv, &nargc);
+    if (nargv) {
+        argc = nargc;
+        argv = nargv;
+    }
     if (argc < 2) {
         usage(stderr);
         return EXIT_BAD_INPUT;
