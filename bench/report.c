@@ -503,10 +503,10 @@ static json_t *sec_train(const char *run)
         return NULL;
     }
     json_t *t = table("train", "Training (convergence)",
-                      json_pack("[s,s,s,s,s,s,s,s,s]", "optimizer", "dataset",
+                      json_pack("[s,s,s,s,s,s,s,s,s,s]", "optimizer", "dataset",
                                 "ranks", "global batch", "steps",
                                 "test accuracy", "best", "wall s",
-                                "sent / rank"));
+                                "sent / rank", "trace file"));
     size_t i;
     json_t *r;
     json_array_foreach(rows, i, r) {
@@ -523,12 +523,15 @@ static json_t *sec_train(const char *run)
             sent = num(r, "comm_bytes_per_rank");
         char name[256];
         train_name(r, name, sizeof name);
-        add_row(t, json_pack("[s,s,o,o,o,o,o,o,o]", name,
+        const char *tf = strrchr(str(r, "trace"), '/');
+        tf = tf ? tf + 1 : str(r, "trace");
+        add_row(t, json_pack("[s,s,o,o,o,o,o,o,o,o]", name,
                              str(r, "dataset"), cell("%.0f", num(r, "ranks")),
                              cell("%.0f", num(r, "global_batch")),
                              cell("%.0f", num(r, "steps")),
                              cell("%.2f%%", acc), cell("%.2f%%", best),
-                             cell("%.1f", num(r, "wall_s")), bytes_cell(sent)));
+                             cell("%.1f", num(r, "wall_s")), bytes_cell(sent),
+                             cells(tf)));
     }
     add_fig(t, "convergence");
     json_decref(rows);
