@@ -7,7 +7,9 @@
 #   - sim step --help is step's usage; sim list --help, sim list --json
 #     (presets sorted), a bad sim list argument exits 2;
 #   - plot --json and report --json print one JSON object; plot on an
-#     empty directory or a run without results says so and exits 2.
+#     empty directory or a run without results says so and exits 2;
+#   - train traces are named by what they hold: train-trace-OPTIM.jsonl,
+#     -COMPRESSOR added, -2 on a repeat; train.jsonl's "trace" names each.
 set -u
 BIN=${1:?usage: cli_conventions.sh LBSCALE_BINARY}
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
@@ -163,6 +165,32 @@ o = json.loads(l[0]); assert o['report'].endswith('report.html') and o['findings
     ok "report --json: one object with the page and the findings"
 else
     not_ok "report --json" "$(head -c 300 "$TOP/j")"
+fi
+
+# train traces named by optimizer (and compressor), -2 on a repeat
+T=(--model mlp:784-16-10 --subset 256 --test-subset 64 --global-batch 64
+   --epochs 1 --out "$TOP/tr")
+why=()
+for o in "--optim sgd" "--optim slamb" "--optim sgd" \
+         "--optim lamb --compress topk:k=0.01,ef=1"; do
+    # shellcheck disable=SC2086
+    (cd "$TOP" && timeout 120 "$BIN" train $o "${T[@]}" >/dev/null 2>"$TOP/te") ||
+        why+=("train $o: $(tail -n 2 "$TOP/te")")
+done
+got=$(cd "$TOP/tr" 2>/dev/null && ls train-trace*.jsonl | tr '\n' ' ')
+want="train-trace-lamb-topk.jsonl train-trace-sgd-2.jsonl train-trace-sgd.jsonl train-trace-slamb.jsonl "
+[ "$got" = "$want" ] || why+=("trace files: '$got', want '$want'")
+"$PY" - "$TOP/tr/train.jsonl" <<'PY' || why+=("train.jsonl rows do not name their traces")
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+names = [r["trace"].rsplit("/", 1)[-1] for r in rows]
+assert names == ["train-trace-sgd.jsonl", "train-trace-slamb.jsonl",
+                 "train-trace-sgd-2.jsonl", "train-trace-lamb-topk.jsonl"], names
+PY
+if [ ${#why[@]} -eq 0 ]; then
+    ok "train traces named by optimizer and compressor, -2 on a repeat, each named in train.jsonl"
+else
+    not_ok "train traces named by what they hold" "${why[@]}"
 fi
 
 tap_end
