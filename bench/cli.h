@@ -26,9 +26,35 @@ int cli_double(const char *opt, const char *s, double lo, double hi,
 
 /* Monotonic seconds. */
 double cli_now(void);
-/* Median/min/max of n samples (sorts x). */
-struct cli_stats { double median, min, max; };
+/* Statistics of n timed repetitions (sorts x): median, min, max, mean,
+ * sample standard deviation, and outliers: samples whose modified Z-score
+ * 0.6745 |x - median| / MAD exceeds 3.5 (Iglewicz and Hoaglin, what
+ * hyperfine warns about). */
+struct cli_stats {
+    double median, min, max, mean, sd;
+    size_t n, outliers;
+};
 struct cli_stats cli_stats(double *x, size_t n);
+/* hyperfine-style lines for s (samples in seconds x scale, e.g. 1e3 and
+ * "ms"): "Time (mean +- sd)", "Range (min ... max)" and, when there are
+ * outliers, a warning line; each prefixed with indent. */
+void cli_timing_print(FILE *f, const char *indent, const char *what,
+                      const struct cli_stats *s, double scale,
+                      const char *unit);
+
+/* --export-csv FILE / --export-markdown FILE of the verbs that time
+ * repetitions: returns 1 if argv[*i] was one (advancing *i past the
+ * value), 0 if not, -1 on a missing value (printed). */
+struct cli_export { const char *csv, *md; };
+int cli_export_opt(struct cli_export *x, int argc, char **argv, int *i);
+#define CLI_EXPORT_HELP \
+    "  --export-csv FILE       also write the result as CSV (hyperfine's\n" \
+    "                          convention: a header line, one row)\n" \
+    "  --export-markdown FILE  also write it as a markdown table\n"
+/* Write row's fields cols[0..] (NULL-terminated) to the files x names;
+ * -errno after a printed line. */
+int cli_export_write(const struct cli_export *x, const char *verb,
+                     json_t *row, const char *const *cols);
 
 /* Threads: set OpenMP's count (0 = leave default) and return it. */
 int cli_threads(long t);
