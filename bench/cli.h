@@ -7,6 +7,7 @@
 
 #include "lbscale/error.h"
 #include "results.h"
+#include "stats.h"
 
 /* Exit codes: 0 ok, 1 runtime failure, 2 bad input. */
 #define EXIT_BAD_INPUT 2
@@ -26,15 +27,6 @@ int cli_double(const char *opt, const char *s, double lo, double hi,
 
 /* Monotonic seconds. */
 double cli_now(void);
-/* Statistics of n timed repetitions (sorts x): median, min, max, mean,
- * sample standard deviation, and outliers: samples whose modified Z-score
- * 0.6745 |x - median| / MAD exceeds 3.5 (Iglewicz and Hoaglin, what
- * hyperfine warns about). */
-struct cli_stats {
-    double median, min, max, mean, sd;
-    size_t n, outliers;
-};
-struct cli_stats cli_stats(double *x, size_t n);
 /* hyperfine-style lines for s (samples in seconds x scale, e.g. 1e3 and
  * "ms"): "Time (mean +- sd)", "Range (min ... max)" and, when there are
  * outliers, a warning line; each prefixed with indent. */

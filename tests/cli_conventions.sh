@@ -9,7 +9,10 @@
 #   - plot --json and report --json print one JSON object; plot on an
 #     empty directory or a run without results says so and exits 2;
 #   - train traces are named by what they hold: train-trace-OPTIM.jsonl,
-#     -COMPRESSOR added, -2 on a repeat; train.jsonl's "trace" names each.
+#     -COMPRESSOR added, -2 on a repeat; train.jsonl's "trace" names each;
+#   - optim and compress time whole repetitions hyperfine-style (mean +-
+#     sd, min ... max) with mean/sd/outliers in JSON, and export CSV and
+#     markdown; an unwritable export path is bad input.
 set -u
 BIN=${1:?usage: cli_conventions.sh LBSCALE_BINARY}
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
@@ -192,5 +195,59 @@ if [ ${#why[@]} -eq 0 ]; then
 else
     not_ok "train traces named by what they hold" "${why[@]}"
 fi
+
+# hyperfine-style timing and exports
+E=(--elements 200K --iters 5 --warmup 1 --stream-gbps 10 --no-save)
+"$BIN" optim --optim sgd "${E[@]}" --export-csv "$TOP/o.csv" \
+    --export-markdown="$TOP/o.md" >"$TOP/o" 2>"$TOP/oe"
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^  step time (mean +- sd): .* ms +- .* ms   \[5 runs\]$' "$TOP/o" &&
+   grep -q '^  step range (min ... max): .* ms ... .* ms' "$TOP/o"; then
+    ok "optim prints the step time as mean +- sd and min ... max over the runs"
+else
+    not_ok "optim prints hyperfine-style timing" "exit $rc" "$(cat "$TOP/o" "$TOP/oe" | tail -n 5)"
+fi
+if "$PY" - "$TOP/o.csv" "$TOP/o.md" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 1, rows
+r = rows[0]
+assert r["optim"] == "sgd" and r["iters"] == "5" and r["elements"] == "200000", r
+lo, mean, hi = float(r["step_ms_min"]), float(r["step_ms_mean"]), float(r["step_ms_max"])
+assert lo <= mean <= hi and float(r["step_ms_sd"]) >= 0, r
+md = open(sys.argv[2]).read().splitlines()
+assert len(md) == 3 and md[0].startswith("| optim |") and md[1].startswith("|---|---:"), md
+assert md[2].startswith("| sgd | 200000 |"), md
+PY
+then ok "optim --export-csv / --export-markdown=FILE: one row with mean, sd, min, max"
+else not_ok "optim exports" "$(cat "$TOP/o.csv" "$TOP/o.md" 2>&1 | head -n 6)"
+fi
+"$BIN" optim --optim sgd "${E[@]}" --json >"$TOP/j" 2>/dev/null
+if "$PY" -c "
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+assert r['step_ms_min'] <= r['step_ms_mean'] <= r['step_ms_max'], r
+assert r['step_ms_sd'] >= 0 and isinstance(r['outliers'], int), r
+" "$TOP/j"; then
+    ok "optim --json: step_ms_mean, step_ms_sd and outliers"
+else
+    not_ok "optim --json timing fields" "$(head -c 300 "$TOP/j")"
+fi
+"$BIN" compress --compressor topk:k=0.01 --elements 100K --iters 5 \
+    --stream-gbps 10 --no-save --export-csv "$TOP/c.csv" >"$TOP/c" 2>"$TOP/ce"
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^  compress time (mean +- sd): ' "$TOP/c" &&
+   "$PY" -c "
+import csv, sys
+r = list(csv.DictReader(open(sys.argv[1])))
+assert len(r) == 1 and r[0]['compressor'] == 'topk' and r[0]['params'].startswith('k=0.01'), r
+" "$TOP/c.csv"; then
+    ok "compress: timing lines and --export-csv (quoted params)"
+else
+    not_ok "compress timing and export" "exit $rc" "$(cat "$TOP/c" "$TOP/ce" "$TOP/c.csv" | tail -n 6)"
+fi
+bad1 "--export-csv into a missing directory: bad input before any work" "cannot write" \
+    optim --optim sgd "${E[@]}" --export-csv "$TOP/no/such/dir/x.csv"
+bad1 "--export-markdown without a file" "--export-markdown" optim --optim sgd "${E[@]}" --export-markdown
 
 tap_end
