@@ -44,46 +44,32 @@ static void usage(FILE *f)
 }
 
 /* "--opt=value" as "--opt" "value", for every verb at once (getopt_long's
- * convention); after a bare "--" nothing is split.  Returns a new argv
- * (the strings are argv's or copies that live until exit), or NULL. */
-static char **split_argv;   /* reachable until exit (leak checkers) */
-
-static char **split_eq(int argc, char **argv, int *out_argc)
+ * convention); after a bare "--" nothing is split.  The '=' of argv's own
+ * string becomes its end, so no copy is made; v has room for 2 argc + 1. */
+static int split_eq(int argc, char **argv, char **v)
 {
-    char **v = calloc((size_t)argc * 2 + 1, sizeof *v);
     int n = 0, rest = 0;
-    if (!v)
-        return NULL;
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *eq = strchr(a, '=');
+        char *a = argv[i], *eq = strchr(a, '=');
         if (!strcmp(a, "--"))
             rest = 1;
         if (rest || i < 2 || strncmp(a, "--", 2) || !eq || eq == a + 2) {
-            v[n++] = argv[i];
+            v[n++] = a;
             continue;
         }
-        char *name = strndup(a, (size_t)(eq - a));
-        if (!name) {
-            free(v);
-            return NULL;
-        }
-        v[n++] = name;
-        v[n++] = (char *)(eq + 1);
+        *eq = '\0';
+        v[n++] = a;
+        v[n++] = eq + 1;
     }
     v[n] = NULL;
-    *out_argc = n;
-    split_argv = v;
-    return v;
+    return n;
 }
 
 int main(int argc, char **argv)
 {
-    int nargc;
-    char **nargv = split_eq(argc, argv, &nargc);
-    if (nargv) {
-        argc = nargc;
-        argv = nargv;
-    }
+    char *split[2 * argc + 1];
+    argc = split_eq(argc, argv, split);
+    argv = split;
     if (argc < 2) {
         usage(stderr);
         return EXIT_BAD_INPUT;
