@@ -179,8 +179,10 @@ static void fmt_val(char *out, size_t len, double v)
 }
 
 static int check_one(const char *run, struct bl *b, int update, int json,
-                     int strict, int *total, int *skipped)
+                     int strict, int *total, int *skipped, json_t *collect)
 {
+    if (collect)
+        json = 1;   /* the per-metric objects go into collect, not stdout */
     json_t *cache = json_object();
     json_t *ms = json_object_get(b->root, "metrics");
     const char *bname = json_string_value(json_object_get(b->root, "name"));
@@ -308,10 +310,16 @@ static int check_one(const char *run, struct bl *b, int update, int json,
                     "baseline", isnan(base) ? json_null() : json_real(base),
                     "value", n ? json_real(val) : json_null(), "result", res,
                     "pass", ok, "rows", (int)n);
-                char *t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-                puts(t);
-                free(t);
-                json_decref(o);
+                if (collect) {
+                    json_object_set_new(o, "delta", json_string(ds));
+                    json_object_set_new(o, "rule_text", json_string(rdesc));
+                    json_array_append_new(collect, o);
+                } else {
+                    char *t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                    puts(t);
+                    free(t);
+                    json_decref(o);
+                }
             } else {
                 printf("  %-*s %14s %14s %10s  %-14s %s\n", w, name, bs, vs,
                        ds, rdesc, res);
@@ -344,6 +352,38 @@ static int check_one(const char *run, struct bl *b, int update, int json,
                   b->path, fails, run);
     }
     return fails;
+}
+
+static json_t *check_summary(int total, int fails, int skipped, int strict)
+{
+    return json_pack("{s:s,s:i,s:i,s:i,s:i,s:b}", "summary", "check",
+                     "metrics", total, "passed", total - fails - skipped,
+                     "failed", fails, "skipped", skipped, "strict", strict);
+}
+
+json_t *check_verdicts(const char *run, const char *const *names, int nb,
+                       int strict)
+{
+    struct bl b[16] = {{{0}, NULL}};
+    json_t *out = NULL, *metrics = json_array();
+    int bad = nb < 1 || nb > 16, fails = 0, total = 0, skipped = 0;
+    for (int i = 0; i < nb && !bad; i++)
+        bad = load_baseline(names[i], &b[i]) != 0;
+    for (int i = 0; i < nb && !bad; i++) {
+        int f = check_one(run, &b[i], 0, 1, strict, &total, &skipped,
+                          metrics);
+        if (f < 0)
+            bad = 1;
+        else
+            fails += f;
+    }
+    for (int i = 0; i < nb; i++)
+        json_decref(b[i].root);
+    if (!bad)
+        out = json_pack("{s:O,s:o}", "metrics", metrics, "summary",
+                        check_summary(total, fails, skipped, strict));
+    json_decref(metrics);
+    return out;
 }
 
 static void usage(FILE *f)
@@ -432,7 +472,7 @@ int verb_check(int argc, char **argv)
     int fails = 0, total = 0, skipped = 0;
     for (int i = 0; i < nb && !rc; i++) {
         int f = check_one(run, &b[i], update, json, strict, &total,
-                          &skipped);
+                          &skipped, NULL);
         if (f < 0)
             rc = EXIT_BAD_INPUT;
         else
@@ -449,10 +489,7 @@ int verb_check(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     if (json && !update) {
-        json_t *s = json_pack("{s:s,s:i,s:i,s:i,s:i,s:b}", "summary",
-                              "check", "metrics", total, "passed",
-                              total - fails - skipped, "failed", fails,
-                              "skipped", skipped, "strict", strict);
+        json_t *s = check_summary(total, fails, skipped, strict);
         char *t = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
         puts(t ? t : "{}");
         free(t);

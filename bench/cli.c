@@ -5,7 +5,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "lbscale/param.h"
@@ -100,19 +102,114 @@ double cli_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_d(const void *a, const void *b)
+void cli_timing_print(FILE *f, const char *indent, const char *what,
+                      const struct cli_stats *s, double scale,
+                      const char *unit)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    fprintf(f, "%s%s time (mean +- sd):   %9.3f %s +- %9.3f %s   [%zu runs]\n",
+            indent, what, s->mean * scale, unit, s->sd * scale, unit, s->n);
+    fprintf(f, "%s%s range (min ... max): %9.3f %s ... %8.3f %s   "
+            "[median %.3f %s]\n", indent, what, s->min * scale, unit,
+            s->max * scale, unit, s->median * scale, unit);
+    if (s->outliers)
+        fprintf(f, "%sWarning: %zu of %zu runs are statistical outliers "
+                "(modified Z-score > 3.5): another process or a cold cache "
+                "may have interfered; the median is robust to them, the "
+                "mean is not.  Rerun on a quieter machine or with more "
+                "iterations.\n", indent, s->outliers, s->n);
 }
 
-struct cli_stats cli_stats(double *x, size_t n)
+int cli_export_opt(struct cli_export *x, int argc, char **argv, int *i)
 {
-    qsort(x, n, sizeof *x, cmp_d);
-    struct cli_stats s = {x[n / 2], x[0], x[n - 1]};
-    if (n % 2 == 0)
-        s.median = 0.5 * (x[n / 2 - 1] + x[n / 2]);
-    return s;
+    const char *a = argv[*i];
+    const char **slot = !strcmp(a, "--export-csv")        ? &x->csv
+                        : !strcmp(a, "--export-markdown") ? &x->md
+                                                          : NULL;
+    if (!slot)
+        return 0;
+    if (*i + 1 >= argc || !*argv[*i + 1]) {
+        cli_error(a, "missing file name");
+        return -1;
+    }
+    /* a directory that cannot take the file: bad input, before any work */
+    const char *f = argv[*i + 1], *sl = strrchr(f, '/');
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - f) + (sl == f) : 1,
+             sl ? f : ".");
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK) ||
+        (!stat(f, &st) && !S_ISREG(st.st_mode))) {
+        cli_error(a, "cannot write '%s'", f);
+        return -1;
+    }
+    *slot = argv[++*i];
+    return 1;
+}
+
+static void export_val(char *out, size_t len, json_t *v)
+{
+    if (json_is_integer(v))
+        snprintf(out, len, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        snprintf(out, len, "%.6g", json_real_value(v));
+    else if (json_is_string(v))
+        snprintf(out, len, "%s", json_string_value(v));
+    else
+        snprintf(out, len, "%s", "");
+}
+
+int cli_export_write(const struct cli_export *x, const char *verb,
+                     json_t *row, const char *const *cols)
+{
+    for (int k = 0; k < 2; k++) {
+        const char *path = k ? x->md : x->csv;
+        if (!path)
+            continue;
+        size_t cap = 8192, o = 0;
+        char *t = malloc(cap), v[512];
+        if (!t)
+            return -ENOMEM;
+        t[0] = '\0';
+#define PUT(...) o += (size_t)snprintf(t + o, o < cap ? cap - o : 0, __VA_ARGS__)
+        /* header (and the markdown rule) */
+        for (int c = 0; cols[c]; c++) {
+            if (k)
+                PUT("| %s ", cols[c]);
+            else
+                PUT("%s%s", c ? "," : "", cols[c]);
+        }
+        PUT("%s\n", k ? "|" : "");
+        if (k) {
+            for (int c = 0; cols[c]; c++)
+                PUT("|%s", json_is_number(json_object_get(row, cols[c]))
+                               ? "---:" : "---");
+            PUT("|\n");
+        }
+        for (int c = 0; cols[c]; c++) {
+            export_val(v, sizeof v, json_object_get(row, cols[c]));
+            if (k) {
+                PUT("| %s ", v);
+            } else if (strpbrk(v, ",\"\n")) {   /* CSV quoting */
+                PUT("%s\"", c ? "," : "");
+                for (const char *p = v; *p; p++)
+                    PUT("%s", *p == '"' ? "\"\"" : (char[2]){*p, 0});
+                PUT("\"");
+            } else {
+                PUT("%s%s", c ? "," : "", v);
+            }
+        }
+        PUT("%s\n", k ? "|" : "");
+#undef PUT
+        struct lbs_err e;
+        int rc = o < cap ? lbs_write_atomic(path, t, o, &e)
+                         : lbs_err_set(&e, -E2BIG, "%s: row too long", path);
+        free(t);
+        if (rc) {
+            cli_error(verb, "%s", e.msg);
+            return rc;
+        }
+    }
+    return 0;
 }
 
 int cli_threads(long t)

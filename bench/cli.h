@@ -7,6 +7,7 @@
 
 #include "lbscale/error.h"
 #include "results.h"
+#include "stats.h"
 
 /* Exit codes: 0 ok, 1 runtime failure, 2 bad input. */
 #define EXIT_BAD_INPUT 2
@@ -26,9 +27,26 @@ int cli_double(const char *opt, const char *s, double lo, double hi,
 
 /* Monotonic seconds. */
 double cli_now(void);
-/* Median/min/max of n samples (sorts x). */
-struct cli_stats { double median, min, max; };
-struct cli_stats cli_stats(double *x, size_t n);
+/* hyperfine-style lines for s (samples in seconds x scale, e.g. 1e3 and
+ * "ms"): "Time (mean +- sd)", "Range (min ... max)" and, when there are
+ * outliers, a warning line; each prefixed with indent. */
+void cli_timing_print(FILE *f, const char *indent, const char *what,
+                      const struct cli_stats *s, double scale,
+                      const char *unit);
+
+/* --export-csv FILE / --export-markdown FILE of the verbs that time
+ * repetitions: returns 1 if argv[*i] was one (advancing *i past the
+ * value), 0 if not, -1 on a missing value (printed). */
+struct cli_export { const char *csv, *md; };
+int cli_export_opt(struct cli_export *x, int argc, char **argv, int *i);
+#define CLI_EXPORT_HELP \
+    "  --export-csv FILE       also write the result as CSV (hyperfine's\n" \
+    "                          convention: a header line, one row)\n" \
+    "  --export-markdown FILE  also write it as a markdown table\n"
+/* Write row's fields cols[0..] (NULL-terminated) to the files x names;
+ * -errno after a printed line. */
+int cli_export_write(const struct cli_export *x, const char *verb,
+                     json_t *row, const char *const *cols);
 
 /* Threads: set OpenMP's count (0 = leave default) and return it. */
 int cli_threads(long t);
@@ -72,6 +90,14 @@ int plot_run(const char *run, struct lbs_err *err);
 /* One sentence on what to look at in a figure, by its file name
  * ("scaling_bert-xl_dgx-a100.png"); "" for an unknown kind (plot.c). */
 const char *plot_caption(const char *file);
+
+/* The verdicts of `check` and `compare` as data, for the report: {"metrics":
+ * [one object per metric, as --json prints them], "summary": {...}}
+ * (compare adds "a" and "b", the runs).  NULL on bad input, after one
+ * printed line. */
+json_t *check_verdicts(const char *run, const char *const *names, int nb,
+                       int strict);
+json_t *compare_verdicts(const char *run_a, const char *run_b);
 
 /* STREAM kernels callable from other verbs: measures triad and copy with
  * the current thread count over n doubles per array.  Returns 0 or -ENOMEM. */

@@ -69,6 +69,7 @@ static const struct verbdef verbs[] = {
 struct opts {
     double margin, margin_single, alpha;
     int json, markdown;
+    json_t *collect;   /* non-NULL: the per-metric objects go here */
 };
 
 static int cmp_d(const void *a, const void *b)
@@ -231,13 +232,17 @@ static int compare_verb(const char *ra, const char *rb,
             char ps[16] = "-";
             if (!isnan(p))
                 snprintf(ps, sizeof ps, "%.3g", p);
-            if (o->json) {
+            if (o->json || o->collect) {
                 json_t *row = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:I,s:I,"
                                         "s:o,s:s,s:b}", "verb", d->verb,
                     "config", cfg, "metric", d->m[k].field, "a", ma, "b", mb,
                     "change", delta, "n_a", (json_int_t)na, "n_b",
                     (json_int_t)nb, "p", isnan(p) ? json_null() : json_real(p),
                     "verdict", v, "regression", reg);
+                if (o->collect) {
+                    json_array_append_new(o->collect, row);
+                    continue;
+                }
                 char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
                 puts(s ? s : "{}");
                 free(s);
@@ -257,6 +262,38 @@ static int compare_verb(const char *ra, const char *rb,
     json_decref(A);
     json_decref(B);
     return 0;
+}
+
+static json_t *compare_summary(const struct tally *t, const struct opts *o)
+{
+    return json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "summary",
+                     "compare", "compared", t->compared, "regressed",
+                     t->regressed, "changed", t->changed, "improved",
+                     t->improved, "margin", o->margin, "margin_single",
+                     o->margin_single, "alpha", o->alpha);
+}
+
+json_t *compare_verdicts(const char *ra, const char *rb)
+{
+    struct opts o = {.margin = 0.10, .margin_single = 0.25, .alpha = 0.05,
+                     .json = 1, .collect = json_array()};
+    struct tally t = {0};
+    struct lbs_err e;
+    for (int k = 0; k < 2; k++)
+        if (lbs_run_valid(k ? rb : ra, &e)) {
+            cli_error("compare", "%s", e.msg);
+            json_decref(o.collect);
+            return NULL;
+        }
+    for (size_t k = 0; k < sizeof verbs / sizeof verbs[0]; k++)
+        if (compare_verb(ra, rb, &verbs[k], &o, &t)) {
+            json_decref(o.collect);
+            return NULL;
+        }
+    json_t *out = json_pack("{s:s,s:s,s:O,s:o}", "a", ra, "b", rb, "metrics",
+                            o.collect, "summary", compare_summary(&t, &o));
+    json_decref(o.collect);
+    return out;
 }
 
 static void usage(FILE *f)
@@ -287,7 +324,7 @@ static void usage(FILE *f)
 
 int verb_compare(int argc, char **argv)
 {
-    struct opts o = {0.10, 0.25, 0.05, 0, 0};
+    struct opts o = {.margin = 0.10, .margin_single = 0.25, .alpha = 0.05};
     const char *run[2] = {NULL, NULL};
     int nrun = 0;
     for (int i = 1; i < argc; i++) {
@@ -345,12 +382,7 @@ int verb_compare(int argc, char **argv)
         if (compare_verb(run[0], run[1], &verbs[k], &o, &t))
             return EXIT_BAD_INPUT;
     if (o.json) {
-        json_t *s = json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "summary",
-                              "compare", "compared", t.compared, "regressed",
-                              t.regressed, "changed", t.changed, "improved",
-                              t.improved, "margin", o.margin,
-                              "margin_single", o.margin_single, "alpha",
-                              o.alpha);
+        json_t *s = compare_summary(&t, &o);
         char *txt = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
         puts(txt ? txt : "{}");
         free(txt);

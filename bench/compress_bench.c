@@ -327,6 +327,10 @@ static int bench_run(const struct cbench_args *a, json_t **row,
     if (ck.thresh > 0)
         json_object_set_new(*row, "kth_abs", json_real(ck.thresh));
     json_object_set_new(*row, "seed", json_integer((json_int_t)a->seed));
+    json_object_set_new(*row, "compress_ms_mean", json_real(sc.mean * 1e3));
+    json_object_set_new(*row, "compress_ms_sd", json_real(sc.sd * 1e3));
+    json_object_set_new(*row, "outliers",
+                        json_integer((json_int_t)sc.outliers));
 out:
     free(x);
     free(out);
@@ -647,8 +651,10 @@ static void usage(FILE *f)
 "  --stream-gbps X skip the STREAM measurement and use X GB/s (cpu)\n"
 "  --save-input F  write the input as raw little-endian float32 to F (for\n"
 "                  bench/peers/torch_topk.py)\n"
-CLI_COMMON_HELP);
+CLI_EXPORT_HELP CLI_COMMON_HELP);
 }
+
+static struct cli_export export_to;   /* --export-csv / --export-markdown */
 
 static int emit(const struct cli_common *com, struct lbs_run *run,
                 json_t *row)
@@ -663,7 +669,26 @@ static int emit(const struct cli_common *com, struct lbs_run *run,
     } else {
         print_header();
         print_row(row);
+        struct cli_stats st = {
+            .mean = json_real_value(json_object_get(row, "compress_ms_mean")),
+            .sd = json_real_value(json_object_get(row, "compress_ms_sd")),
+            .median = json_real_value(json_object_get(row,
+                                                      "compress_ms_median")),
+            .min = json_real_value(json_object_get(row, "compress_ms_min")),
+            .max = json_real_value(json_object_get(row, "compress_ms_max")),
+            .n = (size_t)json_integer_value(json_object_get(row, "iters")),
+            .outliers = (size_t)json_integer_value(
+                json_object_get(row, "outliers"))};
+        cli_timing_print(stdout, "  ", "compress", &st, 1, "ms");
     }
+    static const char *const cols[] = {
+        "compressor", "params", "elements", "threads", "iters",
+        "compress_ms_mean", "compress_ms_sd", "compress_ms_median",
+        "compress_ms_min", "compress_ms_max", "outliers",
+        "decompress_ms_median", "gbps", "stream_frac", "wire_bytes",
+        "rel_err", "wrong", NULL};
+    if (cli_export_write(&export_to, "compress", row, cols))
+        return -EIO;
     if (run && lbs_run_append(run, "compress", json_incref(row), &e)) {
         cli_error("compress", "%s", e.msg);
         return -EIO;
@@ -765,6 +790,8 @@ int verb_compress(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int c = cli_common_opt(&com, argc, argv, &i);
+        if (!c)
+            c = cli_export_opt(&export_to, argc, argv, &i);
         if (c < 0)
             return EXIT_BAD_INPUT;
         if (c)

@@ -79,6 +79,9 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
         (double)set.elements / st.median / 1e6, "bytes_per_elem", bpe,
         "gbps", gbps, "stream_gbps", a->stream_gbps, "roofline_frac",
         gbps / a->stream_gbps, "wrong", (json_int_t)wrong);
+    json_object_set_new(*row, "step_ms_mean", json_real(st.mean * 1e3));
+    json_object_set_new(*row, "step_ms_sd", json_real(st.sd * 1e3));
+    json_object_set_new(*row, "outliers", json_integer((json_int_t)st.outliers));
     json_object_set_new(*row, "layer_preset", json_string(a->layers));
     json_object_set_new(*row, "compress", a->compress
                         ? json_string(a->compress) : json_null());
@@ -174,7 +177,7 @@ LAYERS_PRESETS_HELP
 "                  every multiple of min(P, Q), so take Q small (8).\n"
 "                  Refused, nothing written, when the two runs' calls\n"
 "                  differ beyond their sizes\n"
-CLI_COMMON_HELP);
+CLI_EXPORT_HELP CLI_COMMON_HELP);
 }
 
 static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
@@ -196,6 +199,8 @@ int verb_optim(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int c = cli_common_opt(&com, argc, argv, &i);
+        if (!c)
+            c = cli_export_opt(&a.exp, argc, argv, &i);
         if (c < 0)
             return EXIT_BAD_INPUT;
         if (c)
@@ -280,6 +285,12 @@ int verb_optim(int argc, char **argv)
     }
     if (!a.spec) {
         cli_error("optim", "--optim SPEC is required (see --list)");
+        return EXIT_BAD_INPUT;
+    }
+    if ((a.exp.csv || a.exp.md) &&
+        (!strcmp(device, "cuda") || !strncmp(backend, "record", 6))) {
+        cli_error("optim", "--export-csv/--export-markdown: the timed CPU "
+                  "step only (not --device cuda or --comm record)");
         return EXIT_BAD_INPUT;
     }
     a.threads = cli_threads(threads);
@@ -391,7 +402,24 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
         } else {
             optim_bench_header();
             optim_bench_print(row);
+            struct cli_stats st = {
+                .mean = json_real_value(json_object_get(row, "step_ms_mean")),
+                .sd = json_real_value(json_object_get(row, "step_ms_sd")),
+                .median = json_real_value(json_object_get(row,
+                                                          "step_ms_median")),
+                .min = json_real_value(json_object_get(row, "step_ms_min")),
+                .max = json_real_value(json_object_get(row, "step_ms_max")),
+                .n = (size_t)a->iters,
+                .outliers = (size_t)json_integer_value(
+                    json_object_get(row, "outliers"))};
+            cli_timing_print(stdout, "  ", "step", &st, 1, "ms");
         }
+        static const char *const cols[] = {
+            "optim", "elements", "threads", "iters", "step_ms_mean",
+            "step_ms_sd", "step_ms_median", "step_ms_min", "step_ms_max",
+            "outliers", "gbps", "stream_gbps", "roofline_frac", "wrong", NULL};
+        if (!rc && (rc = cli_export_write(&a->exp, "optim", row, cols)))
+            goto out_row;
         if (run && (rc = lbs_run_append(run, "optim", json_incref(row), &e)))
             cli_error("optim", "%s", e.msg);
         else if (run && !com->json)
@@ -401,6 +429,7 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
         cli_error("optim", "non-finite parameters after the run");
         rc = -EDOM;
     }
+out_row:
     json_decref(row);
 out:
     lbs_run_close(run);

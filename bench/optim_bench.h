@@ -19,6 +19,7 @@ struct optim_bench_args {
                              or NULL */
     int rule_ranks;       /* record backend: also record on this many
                              ranks and write the bytes rule (0: no) */
+    struct cli_export exp; /* --export-csv / --export-markdown */
 };
 
 /* Run one benchmark; *row gets a new JSON object on success. */

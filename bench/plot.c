@@ -15,6 +15,7 @@
  *   convergence  train.jsonl (+ sim.jsonl) accuracy vs step and vs
  *                simulated wall-clock at 1,024 GPUs
  */
+#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <spawn.h>
@@ -34,6 +35,8 @@ extern char **environ;
 /* Scales of the iteration-time bars (--scales). */
 static char plot_scales[256] = "8,128,1024";
 static int plot_verbose;
+static int plot_drawn;        /* figures drawn by this plot_run */
+static json_t *plot_json;     /* plot --json: the figures drawn */
 
 static const char *plots_dir(void)
 {
@@ -287,8 +290,17 @@ static int draw(const char *outdir, const char *base, const struct txt *dat,
                            base);
     if ((rc = write_caption(outdir, base, NULL, err)))
         return rc;
-    if (plot_verbose)
+    plot_drawn++;
+    if (plot_json) {
+        char png[PATH_MAX + 300], svg[PATH_MAX + 300];
+        snprintf(png, sizeof png, "%s/%s.png", outdir, base);
+        snprintf(svg, sizeof svg, "%s/%s.svg", outdir, base);
+        json_array_append_new(plot_json, json_pack("{s:s,s:s,s:s,s:s}",
+            "figure", base, "png", png, "svg", svg, "caption",
+            plot_caption(base)));
+    } else if (plot_verbose) {
         printf("%s/%s.png\n", outdir, base);
+    }
     return 0;
 }
 
@@ -1528,7 +1540,7 @@ int plot_run(const char *run, struct lbs_err *err)
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: lbscale plot RUN_DIR [--scales LIST]\n"
+"usage: lbscale plot RUN_DIR [--scales LIST] [--json]\n"
 "\n"
 "Draws every figure the run's results allow, as PNG and SVG under\n"
 "RUN_DIR/plots/ (with the .dat table each was drawn from), with the\n"
@@ -1553,17 +1565,26 @@ static void usage(FILE *f)
 "\n"
 "  --scales LIST  GPU counts of the itersplit bars (default 8,128,1024;\n"
 "                 those present in the run are used)\n"
-"  -h, --help     this help\n", plots_dir());
+"  --json         instead of the paths, one JSON object: {\"run\",\n"
+"                 \"figures\": [{\"figure\", \"png\", \"svg\", \"caption\"}]}\n"
+"  -h, --help     this help\n"
+"\n"
+"Exit 0 when figures were drawn, 1 when gnuplot failed, 2 on bad input and\n"
+"when the run has nothing to draw (an empty directory, no results yet).\n",
+        plots_dir());
 }
 
 int verb_plot(int argc, char **argv)
 {
     const char *run = NULL;
+    int json = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
         } else if (!strcmp(a, "--scales")) {
             const char *v = i + 1 < argc ? argv[++i] : NULL;
             if (!v || !*v || strspn(v, "0123456789,") != strlen(v) ||
@@ -1589,10 +1610,50 @@ int verb_plot(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     struct lbs_err e;
+    /* an empty directory: say so rather than "meta.json is missing" */
+    DIR *d = opendir(run);
+    if (d) {
+        struct dirent *de;
+        int any = 0;
+        while (!any && (de = readdir(d)))
+            any = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+        closedir(d);
+        if (!any) {
+            cli_error("plot", "%s is an empty directory: nothing to plot (a "
+                      "results run comes from lbscale demo, suite or a verb "
+                      "with --out)", run);
+            return EXIT_BAD_INPUT;
+        }
+    }
     plot_verbose = 1;
+    plot_drawn = 0;
+    plot_json = json ? json_array() : NULL;
     int rc = plot_run(run, &e);
     plot_verbose = 0;
-    if (rc)
+    if (rc) {
         cli_error("plot", "%s", e.msg);
-    return cli_exit_code(rc);
+        json_decref(plot_json);
+        plot_json = NULL;
+        return cli_exit_code(rc);
+    }
+    if (!plot_drawn) {
+        char dir[PATH_MAX + 8];
+        snprintf(dir, sizeof dir, "%s/plots", run);
+        rmdir(dir);   /* only when plot_run just made it and it is empty */
+        cli_error("plot", "%s has no results to draw (no optim, sim, coll, "
+                  "compress, train or sim_netsweep rows)", run);
+        json_decref(plot_json);
+        plot_json = NULL;
+        return EXIT_BAD_INPUT;
+    }
+    if (plot_json) {
+        json_t *o = json_pack("{s:s,s:O}", "run", run, "figures", plot_json);
+        char *t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(t ? t : "{}");
+        free(t);
+        json_decref(o);
+        json_decref(plot_json);
+        plot_json = NULL;
+    }
+    return 0;
 }

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "git_rev.h"
 #include "lbs_config.h"
+#include "lbscale/file.h"
 #include "suite.h"
 
 /* ------------------------------------------------------------------ */
@@ -122,13 +123,31 @@ static double num2(json_t *r, const char *a, const char *b)
     return isnan(v) && b ? num(r, b) : v;
 }
 
+/* A numeric cell: its text and its value (the report sorts on the value
+ * and right-aligns the column); "-" for a missing value. */
+static json_t *numcell(const char *text, double v)
+{
+    if (isnan(v))
+        return json_string("-");
+    return json_pack("{s:s,s:f}", "t", text, "v", v);
+}
+
+/* The text of a cell, numeric or not. */
+static const char *ctext(json_t *c)
+{
+    const char *s = json_is_object(c)
+                        ? json_string_value(json_object_get(c, "t"))
+                        : json_string_value(c);
+    return s ? s : "";
+}
+
 static json_t *cell(const char *fmt, double v)
 {
     char buf[64];
     if (isnan(v))
         return json_string("-");
     snprintf(buf, sizeof buf, fmt, v);
-    return json_string(buf);
+    return numcell(buf, v);
 }
 
 static json_t *cells(const char *s) { return json_string(s && *s ? s : "-"); }
@@ -139,46 +158,57 @@ static json_t *bytes_cell(double v)
     if (isnan(v))
         return json_string("-");
     const char *u[] = {"B", "KB", "MB", "GB", "TB"};
+    double x = v;
     int i = 0;
-    while (fabs(v) >= 1000 && i < 4) {
-        v /= 1000;
+    while (fabs(x) >= 1000 && i < 4) {
+        x /= 1000;
         i++;
     }
-    snprintf(buf, sizeof buf, i ? "%.3g %s" : "%.0f %s", v, u[i]);
-    return json_string(buf);
+    snprintf(buf, sizeof buf, i ? "%.3g %s" : "%.0f %s", x, u[i]);
+    return numcell(buf, v);
 }
 
 /* 100000000 -> "100M", 33554432 -> "33.6M" (SI, like the CLI's input) */
+static void count_text(double v, char *buf, size_t len)
+{
+    if (v >= 1e9)
+        snprintf(buf, len, "%.3gG", v / 1e9);
+    else if (v >= 1e6)
+        snprintf(buf, len, "%.3gM", v / 1e6);
+    else if (v >= 1e4)
+        snprintf(buf, len, "%.3gK", v / 1e3);
+    else
+        snprintf(buf, len, "%.0f", v);
+}
+
 static json_t *count_cell(double v)
 {
     char buf[64];
     if (isnan(v))
         return json_string("-");
-    if (v >= 1e9)
-        snprintf(buf, sizeof buf, "%.3gG", v / 1e9);
-    else if (v >= 1e6)
-        snprintf(buf, sizeof buf, "%.3gM", v / 1e6);
-    else if (v >= 1e4)
-        snprintf(buf, sizeof buf, "%.3gK", v / 1e3);
-    else
-        snprintf(buf, sizeof buf, "%.0f", v);
-    return json_string(buf);
+    count_text(v, buf, sizeof buf);
+    return numcell(buf, v);
 }
 
 /* message sizes in binary units, as the busbw figure labels them */
-static json_t *msg_cell(double v)
+static void msg_text(double v, char *buf, size_t len)
 {
-    char buf[64];
-    if (isnan(v))
-        return json_string("-");
     const char *u[] = {"B", "KiB", "MiB", "GiB"};
     int i = 0;
     while (v >= 1024 && i < 3) {
         v /= 1024;
         i++;
     }
-    snprintf(buf, sizeof buf, "%.4g %s", v, u[i]);
-    return json_string(buf);
+    snprintf(buf, len, "%.4g %s", v, u[i]);
+}
+
+static json_t *msg_cell(double v)
+{
+    char buf[64];
+    if (isnan(v))
+        return json_string("-");
+    msg_text(v, buf, sizeof buf);
+    return numcell(buf, v);
 }
 
 static json_t *load(const char *run, const char *name)
@@ -388,9 +418,13 @@ static json_t *sec_coll(const char *run)
                                 "peak busbw GB/s", "#wrong"));
     /* one line per (backend, collective, ranks): the peak and largest */
     json_t *groups = json_object(), *order = json_array();
-    size_t i;
+    size_t i, self = 0, dense_eq = 0;
     json_t *r;
     json_array_foreach(rows, i, r) {
+        if (num(r, "ranks") <= 1) {   /* a copy in memory, no collective */
+            self++;
+            continue;
+        }
         char key[160];
         snprintf(key, sizeof key, "%s|%s|%.0f", str(r, "backend"),
                  str(r, "coll"), num(r, "ranks"));
@@ -419,9 +453,12 @@ static json_t *sec_coll(const char *run)
             if (!isnan(num(x, "wrong")))
                 wrong += num(x, "wrong");
         }
-        char name[96];
-        snprintf(name, sizeof name, "%s%s%s", str(big, "coll"),
-                 *str(big, "backend") ? " / " : "", str(big, "backend"));
+        char name[128];
+        snprintf(name, sizeof name, "%s%s%s%s", str(big, "coll"),
+                 *str(big, "backend") ? " / " : "", str(big, "backend"),
+                 json_object_get(big, "density") ? " (dense-equivalent)"
+                                                 : "");
+        dense_eq += json_object_get(big, "density") != NULL;
         add_row(t, json_pack("[s,o,o,o,o,o,o]", name,
                              cell("%.0f", num(big, "ranks")),
                              cell("%.0f", (double)json_array_size(g)),
@@ -433,11 +470,29 @@ static json_t *sec_coll(const char *run)
              "x (n-1)/n for allgather, reduce_scatter and alltoall; time "
              "and size of the largest message (nccl-tests size: the whole "
              "buffer).");
+    if (dense_eq)
+        add_note(t, "(dense-equivalent): a compressed pattern (onebit, "
+                 "masked_allreduce, topk_allgather); its busbw is the bus "
+                 "bandwidth a dense fp32 allreduce of the same gradient would "
+                 "need to finish in the same time, not bytes on the bus.");
+    if (self)
+        add_note(t, "%zu row%s measured on 1 rank left out: with one rank a "
+                 "collective is a copy in memory, and its \"bus bandwidth\" "
+                 "says nothing about communication (they stay in coll.jsonl).",
+                 self, self == 1 ? "" : "s");
     add_fig(t, "busbw");
     json_decref(groups);
     json_decref(order);
     json_decref(rows);
     return t;
+}
+
+/* A training run's optimizer as the figures name it: spec[+compressor]. */
+static void train_name(json_t *r, char *out, size_t len)
+{
+    snprintf(out, len, "%s%s%s", *str(r, "spec") ? str(r, "spec")
+                                                 : str(r, "optim"),
+             *str(r, "compress") ? "+" : "", str(r, "compress"));
 }
 
 static json_t *sec_train(const char *run)
@@ -448,10 +503,10 @@ static json_t *sec_train(const char *run)
         return NULL;
     }
     json_t *t = table("train", "Training (convergence)",
-                      json_pack("[s,s,s,s,s,s,s,s,s]", "optimizer", "dataset",
+                      json_pack("[s,s,s,s,s,s,s,s,s,s]", "optimizer", "dataset",
                                 "ranks", "global batch", "steps",
                                 "test accuracy", "best", "wall s",
-                                "sent / rank"));
+                                "sent / rank", "trace file"));
     size_t i;
     json_t *r;
     json_array_foreach(rows, i, r) {
@@ -466,13 +521,17 @@ static json_t *sec_train(const char *run)
         double sent = num(r, "sent_bytes_per_rank");
         if (isnan(sent))
             sent = num(r, "comm_bytes_per_rank");
-        add_row(t, json_pack("[s,s,o,o,o,o,o,o,o]",
-                             *str(r, "spec") ? str(r, "spec") : str(r, "optim"),
+        char name[256];
+        train_name(r, name, sizeof name);
+        const char *tf = strrchr(str(r, "trace"), '/');
+        tf = tf ? tf + 1 : str(r, "trace");
+        add_row(t, json_pack("[s,s,o,o,o,o,o,o,o,o]", name,
                              str(r, "dataset"), cell("%.0f", num(r, "ranks")),
                              cell("%.0f", num(r, "global_batch")),
                              cell("%.0f", num(r, "steps")),
                              cell("%.2f%%", acc), cell("%.2f%%", best),
-                             cell("%.1f", num(r, "wall_s")), bytes_cell(sent)));
+                             cell("%.1f", num(r, "wall_s")), bytes_cell(sent),
+                             cells(tf)));
     }
     add_fig(t, "convergence");
     json_decref(rows);
@@ -580,21 +639,398 @@ static json_t *sec_machine(json_t *m)
     return t;
 }
 
-/* Every section that has data, in reading order. */
+/* Every section that has data, in reading order: the measurements, then
+ * the machine, then the suite's entries. */
 static json_t *sections(const char *run, json_t *meta)
 {
     json_t *all = json_array();
-    json_t *(*fn[])(const char *) = {sec_suite, sec_stream, sec_optim,
-                                     sec_compress, sec_coll, sec_train,
-                                     sec_sim};
-    json_t *m = sec_machine(meta);
-    if (m)
-        json_array_append_new(all, m);
+    json_t *(*fn[])(const char *) = {sec_stream, sec_optim, sec_compress,
+                                     sec_coll, sec_train, sec_sim};
     for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++) {
         json_t *t = fn[i](run);
         if (t)
             json_array_append_new(all, t);
     }
+    json_t *m = sec_machine(meta);
+    if (m)
+        json_array_append_new(all, m);
+    json_t *t = sec_suite(run);
+    if (t)
+        json_array_append_new(all, t);
+    return all;
+}
+
+/* ------------------------------------------------------------------ */
+/* findings: the numbers a reader came for, each linked to its table and
+ * figure                                                               */
+
+/* "#fig-NAME" of the first figure whose file name starts with prefix and
+ * then '.' or '_'; "" when there is none. */
+static void fig_href(char **pngs, const char *prefix, char *out, size_t len)
+{
+    size_t l = strlen(prefix);
+    out[0] = '\0';
+    for (size_t k = 0; pngs && pngs[k]; k++)
+        if (!strncmp(pngs[k], prefix, l) &&
+            (pngs[k][l] == '.' || pngs[k][l] == '_')) {
+            snprintf(out, len, "#fig-%.*s", (int)(strlen(pngs[k]) - 4),
+                     pngs[k]);
+            return;
+        }
+}
+
+/* One finding: {"id", "label", "text", "value" (the headline number or
+ * null), "links": [{"href", "text"}]}: the table #id and, when drawn, the
+ * first figure of kind fig. */
+static void finding(json_t *all, char **pngs, const char *id,
+                    const char *fig, const char *label, double value,
+                    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+static void finding(json_t *all, char **pngs, const char *id,
+                    const char *fig, const char *label, double value,
+                    const char *fmt, ...)
+{
+    char text[1024], href[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    json_t *links = json_array();
+    snprintf(href, sizeof href, "#%s", id);
+    json_array_append_new(links, json_pack("{s:s,s:s}", "href", href, "text",
+                                           "table"));
+    if (fig) {
+        fig_href(pngs, fig, href, sizeof href);
+        if (*href)
+            json_array_append_new(links, json_pack("{s:s,s:s}", "href", href,
+                                                   "text", "figure"));
+    }
+    json_array_append_new(all, json_pack("{s:s,s:s,s:s,s:o,s:o}", "id", id,
+        "label", label, "text", text, "value",
+        isnan(value) ? json_null() : json_real(value), "links", links));
+}
+
+/* Rows of RUN/name.jsonl without a message (the section says it). */
+static json_t *rows_quiet(const char *run, const char *name)
+{
+    struct lbs_err e;
+    json_t *r = lbs_run_rows(run, name, &e);
+    return r ? r : json_array();
+}
+
+/* Append to a text buffer. */
+static void cat(char *out, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cat(char *out, size_t len, const char *fmt, ...)
+{
+    size_t l = strlen(out);
+    if (l + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out + l, len - l, fmt, ap);
+    va_end(ap);
+}
+
+static int cmp_eff_desc(const void *a, const void *b)
+{
+    double x = num(*(json_t *const *)a, "scaling_efficiency");
+    double y = num(*(json_t *const *)b, "scaling_efficiency");
+    return (x < y) - (x > y);
+}
+
+/* Scaling efficiencies are fractions (1.0); show them as percent. */
+static double pct(double e) { return e <= 1.5 ? 100 * e : e; }
+
+static void find_stream_optim(json_t *all, const char *run, char **pngs)
+{
+    json_t *rows = rows_quiet(run, "stream"), *r, *best = NULL;
+    size_t i;
+    json_array_foreach(rows, i, r)
+        if (!best || num(r, "triad_gbps") > num(best, "triad_gbps"))
+            best = r;
+    if (best && !isnan(num(best, "triad_gbps")))
+        finding(all, pngs, "stream", NULL, "Memory bandwidth",
+                num(best, "triad_gbps"),
+                "STREAM triad %.1f GB/s with %.0f threads (best of the timed "
+                "iterations); the bandwidths below are fractions of it.",
+                num(best, "triad_gbps"), num(best, "threads"));
+    json_decref(rows);
+
+    /* optimizer steps: the best fraction of STREAM per optimizer */
+    rows = rows_quiet(run, "optim");
+    json_t *per = json_object();
+    json_array_foreach(rows, i, r) {
+        double f = num(r, "roofline_frac");
+        json_t *o = json_object_get(per, str(r, "optim"));
+        if (!isnan(f) && (!o || f > num(o, "roofline_frac")))
+            json_object_set(per, str(r, "optim"), r);
+    }
+    json_t *hi = NULL, *lo = NULL;
+    const char *k;
+    json_object_foreach(per, k, r) {
+        if (!hi || num(r, "roofline_frac") > num(hi, "roofline_frac"))
+            hi = r;
+        if (!lo || num(r, "roofline_frac") < num(lo, "roofline_frac"))
+            lo = r;
+    }
+    if (hi) {
+        char more[256] = "", el[64];
+        count_text(num(hi, "elements"), el, sizeof el);
+        if (lo != hi)
+            snprintf(more, sizeof more, "; slowest: %s at %.2f, of %zu "
+                     "optimizers", str(lo, "optim"), num(lo, "roofline_frac"),
+                     json_object_size(per));
+        finding(all, pngs, "optim", "roofline", "Optimizer step",
+                num(hi, "roofline_frac"),
+                "fastest kernel %s at %.2f of STREAM (%.1f GB/s, %s "
+                "parameters)%s.  The step is memory-bound: 1.00 is the "
+                "roofline.", str(hi, "optim"), num(hi, "roofline_frac"),
+                num(hi, "gbps"), el, more);
+    }
+    json_decref(per);
+    json_decref(rows);
+}
+
+static double comp_frac(json_t *r)
+{
+    double f = num(r, "stream_frac");
+    if (isnan(f) && num(r, "stream_gbps") > 0)
+        f = num(r, "gbps") / num(r, "stream_gbps");
+    return f;
+}
+
+static void find_compress(json_t *all, const char *run, char **pngs)
+{
+    json_t *rows = rows_quiet(run, "compress"), *r, *fast = NULL,
+           *small = NULL;
+    size_t i, n = 0;
+    json_array_foreach(rows, i, r) {
+        n++;
+        if (!strcmp(str(r, "compressor"), "none"))
+            continue;   /* the dense copy, the others' reference */
+        double f = comp_frac(r);
+        if (!isnan(f) && (!fast || f > comp_frac(fast)))
+            fast = r;
+        double c = num2(r, "compression_ratio", "ratio");
+        if (!isnan(c) && (!small || c > num2(small, "compression_ratio",
+                                              "ratio")))
+            small = r;
+    }
+    if (fast && small)
+        finding(all, pngs, "compress", "compress", "Gradient compressors",
+                num2(small, "compression_ratio", "ratio"),
+                "%zu measured; the smallest wire format is %s's, %.0fx "
+                "smaller than fp32 at a one-step relative error of %.3g; the "
+                "fastest is %s at %.2f of STREAM.", n,
+                str(small, "compressor"),
+                num2(small, "compression_ratio", "ratio"),
+                num2(small, "rel_err", "rel_error"), str(fast, "compressor"),
+                comp_frac(fast));
+    json_decref(rows);
+}
+
+static void find_coll(json_t *all, const char *run, char **pngs)
+{
+    json_t *rows = rows_quiet(run, "coll"), *r, *peak = NULL, *lat = NULL;
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        /* 1 rank: a copy; a density: a compressed pattern's busbw is the
+         * dense fp32 equivalent, not bytes that crossed the bus */
+        if (num(r, "ranks") <= 1 || json_object_get(r, "density"))
+            continue;
+        double b = num2(r, "busbw_gbps", "busbw");
+        if (!isnan(b) && (!peak || b > num2(peak, "busbw_gbps", "busbw")))
+            peak = r;
+    }
+    /* latency: the smallest message of the peak's collective at its ranks */
+    json_array_foreach(rows, i, r)
+        if (peak && num(r, "ranks") == num(peak, "ranks") &&
+            !strcmp(str(r, "coll"), str(peak, "coll")) &&
+            !strcmp(str(r, "backend"), str(peak, "backend")) &&
+            (!lat || num2(r, "size", "bytes") < num2(lat, "size", "bytes")))
+            lat = r;
+    if (peak) {
+        char ps[64], ls[64];
+        msg_text(num2(peak, "size", "bytes"), ps, sizeof ps);
+        msg_text(num2(lat, "size", "bytes"), ls, sizeof ls);
+        finding(all, pngs, "coll", "busbw", "Collectives",
+                num2(peak, "busbw_gbps", "busbw"),
+                "peak bus bandwidth %.2f GB/s (%s%s%s, %.0f ranks, %s); "
+                "%.1f us per call at %s.", num2(peak, "busbw_gbps", "busbw"),
+                str(peak, "coll"), *str(peak, "backend") ? " / " : "",
+                str(peak, "backend"), num(peak, "ranks"), ps,
+                num(lat, "time_us"), ls);
+    }
+    json_decref(rows);
+}
+
+static void find_sim(json_t *all, const char *run, char **pngs)
+{
+    json_t *rows = rows_quiet(run, "sim"), *r;
+    json_t *top = json_object(), *order = json_array();
+    size_t i;
+    /* the largest GPU count of each (model, platform) */
+    json_array_foreach(rows, i, r) {
+        if (isnan(num(r, "gpus")) || isnan(num(r, "scaling_efficiency")))
+            continue;
+        char key[256];
+        snprintf(key, sizeof key, "%s|%s", str(r, "model"),
+                 str(r, "platform"));
+        json_t *g = json_object_get(top, key);
+        if (!g) {
+            json_array_append_new(order, json_string(key));
+            json_object_set_new(top, key, json_real(num(r, "gpus")));
+        } else if (num(r, "gpus") > json_real_value(g)) {
+            json_real_set(g, num(r, "gpus"));
+        }
+    }
+    json_array_foreach(order, i, r) {
+        const char *key = json_string_value(r);
+        double gpus = json_real_value(json_object_get(top, key));
+        json_t *at = json_array(), *x, *seen = json_object();
+        size_t j;
+        json_array_foreach(rows, j, x) {
+            char kx[256];
+            snprintf(kx, sizeof kx, "%s|%s", str(x, "model"),
+                     str(x, "platform"));
+            if (!strcmp(kx, key) && num(x, "gpus") == gpus &&
+                !isnan(num(x, "scaling_efficiency")) &&
+                !json_object_get(seen, str(x, "optim"))) {
+                json_object_set_new(seen, str(x, "optim"), json_true());
+                json_array_append(at, x);
+            }
+        }
+        size_t n = json_array_size(at);
+        json_t **v = calloc(n ? n : 1, sizeof *v);
+        for (j = 0; v && j < n; j++)
+            v[j] = json_array_get(at, j);
+        if (v)
+            qsort(v, n, sizeof *v, cmp_eff_desc);
+        char text[900] = "", label[160];
+        cat(text, sizeof text, "simulated weak-scaling efficiency at "
+            "%.0f GPUs: ", gpus);
+        for (j = 0; v && j < n; j++)
+            cat(text, sizeof text, "%s%s %.1f%%", j ? ", " : "",
+                str(v[j], "optim"), pct(num(v[j], "scaling_efficiency")));
+        cat(text, sizeof text, ".");
+        if (v && n) {
+            snprintf(label, sizeof label, "Scaling: %s on %s",
+                     str(v[0], "model"), str(v[0], "platform"));
+            finding(all, pngs, "sim", "scaling", label,
+                    pct(num(v[0], "scaling_efficiency")), "%s", text);
+        }
+        free(v);
+        json_decref(at);
+        json_decref(seen);
+    }
+    json_decref(top);
+    json_decref(order);
+    json_decref(rows);
+}
+
+static void find_train(json_t *all, const char *run, char **pngs)
+{
+    json_t *rows = rows_quiet(run, "train"), *r;
+    json_t *acc = json_object(), *order = json_array();
+    size_t i;
+    const char *dataset = "";
+    double ranks = NAN;
+    json_array_foreach(rows, i, r) {
+        const char *ev = str(r, "event");
+        double a = num(r, "test_accuracy");
+        if ((*ev && strcmp(ev, "final")) || isnan(a))
+            continue;
+        char name[256];
+        train_name(r, name, sizeof name);
+        json_t *l = json_object_get(acc, name);
+        if (!l) {
+            l = json_array();
+            json_object_set_new(acc, name, l);
+            json_array_append_new(order, json_string(name));
+        }
+        json_array_append_new(l, json_real(a <= 1 ? 100 * a : a));
+        dataset = str(r, "dataset");
+        ranks = num(r, "ranks");
+    }
+    if (json_array_size(order)) {
+        char text[900] = "";
+        double first = NAN;
+        cat(text, sizeof text, "final test accuracy on %s with %.0f ranks: ",
+            *dataset ? dataset : "the data set", ranks);
+        json_array_foreach(order, i, r) {
+            json_t *l = json_object_get(acc, json_string_value(r)), *x;
+            size_t j, n = json_array_size(l);
+            double s = 0, s2 = 0;
+            json_array_foreach(l, j, x) {
+                s += json_real_value(x);
+                s2 += json_real_value(x) * json_real_value(x);
+            }
+            double m = s / (double)n;
+            if (isnan(first))
+                first = m;
+            cat(text, sizeof text, "%s%s %.2f%%", i ? ", " : "",
+                json_string_value(r), m);
+            if (n > 1)
+                cat(text, sizeof text, " +- %.2f (%zu runs)",
+                    sqrt(fmax(0, (s2 - s * m) / (double)(n - 1))), n);
+        }
+        cat(text, sizeof text, ".");
+        finding(all, pngs, "train", "convergence", "Convergence", first, "%s",
+                text);
+    }
+    json_decref(acc);
+    json_decref(order);
+    json_decref(rows);
+}
+
+/* The verdicts given to the report (NULL: none): {"check": {...},
+ * "compare": {...}} as check_verdicts and compare_verdicts return them. */
+static void find_verdicts(json_t *all, json_t *verdicts)
+{
+    json_t *c = json_object_get(verdicts, "check");
+    if (c) {
+        json_t *s = json_object_get(c, "summary");
+        long long f = json_integer_value(json_object_get(s, "failed"));
+        char text[512];
+        long long m = json_integer_value(json_object_get(s, "metrics"));
+        long long sk = json_integer_value(json_object_get(s, "skipped"));
+        snprintf(text, sizeof text, "%lld metrics against the baselines: "
+                 "%lld passed, %lld failed, %lld skipped (not in this run)%s.",
+                 m, json_integer_value(json_object_get(s, "passed")), f, sk,
+                 f ? ": a regression"
+                 : m && sk == m ? ": the run has none of the baselines' "
+                                  "configurations (sizes, threads), nothing "
+                                  "was checked" : "");
+        json_array_append_new(all, json_pack("{s:s,s:s,s:s,s:f,s:[{s:s,s:s}]}",
+            "id", "check", "label", "Check against baselines", "text", text,
+            "value", (double)f, "links", "href", "#check", "text", "table"));
+    }
+    c = json_object_get(verdicts, "compare");
+    if (c) {
+        json_t *s = json_object_get(c, "summary");
+        long long r = json_integer_value(json_object_get(s, "regressed"));
+        char text[PATH_MAX + 256];
+        snprintf(text, sizeof text, "against %s: %lld shared metrics, %lld "
+                 "regressed (%lld changed), %lld better.", str(c, "b"),
+                 json_integer_value(json_object_get(s, "compared")), r,
+                 json_integer_value(json_object_get(s, "changed")),
+                 json_integer_value(json_object_get(s, "improved")));
+        json_array_append_new(all, json_pack("{s:s,s:s,s:s,s:f,s:[{s:s,s:s}]}",
+            "id", "compare", "label", "Compared with another run", "text",
+            text, "value", (double)r, "links", "href", "#compare", "text",
+            "table"));
+    }
+}
+
+static json_t *findings(const char *run, char **pngs, json_t *verdicts)
+{
+    json_t *all = json_array();
+    find_verdicts(all, verdicts);
+    find_stream_optim(all, run, pngs);
+    find_compress(all, run, pngs);
+    find_coll(all, run, pngs);
+    find_sim(all, run, pngs);
+    find_train(all, run, pngs);
     return all;
 }
 
@@ -613,7 +1049,7 @@ static void text_table(json_t *t, FILE *f)
         w[j] = strlen(json_string_value(json_array_get(cols, j)));
     json_array_foreach(rows, i, r)
         for (j = 0; j < nc; j++) {
-            size_t l = strlen(nz(json_string_value(json_array_get(r, j))));
+            size_t l = strlen(ctext(json_array_get(r, j)));
             if (l > w[j])
                 w[j] = l > 60 ? 60 : l;
         }
@@ -626,7 +1062,7 @@ static void text_table(json_t *t, FILE *f)
     json_array_foreach(rows, i, r) {
         fprintf(f, " ");
         for (j = 0; j < nc; j++) {
-            const char *s = nz(json_string_value(json_array_get(r, j)));
+            const char *s = ctext(json_array_get(r, j));
             if (j == 0)
                 fprintf(f, " %-*.*s", (int)w[j], 60, s);
             else
@@ -650,6 +1086,14 @@ void report_summary_text(const char *run, FILE *f)
                                                              : "");
     size_t i;
     json_t *t;
+    json_t *fnd = findings(run, NULL, NULL);
+    if (json_array_size(fnd))
+        fprintf(f, "Findings\n");
+    json_array_foreach(fnd, i, t)
+        fprintf(f, "  %s: %s\n", str(t, "label"), str(t, "text"));
+    if (json_array_size(fnd))
+        fputc('\n', f);
+    json_decref(fnd);
     json_array_foreach(all, i, t) {
         const char *id = str(t, "id");
         if (!strcmp(id, "suite") || !strcmp(id, "machine"))
@@ -697,58 +1141,125 @@ static char **list_pngs(const char *run)
     return v;
 }
 
-static void html_figure(struct sb *b, const char *run, const char *png)
+/* Figure file name without ".png", for ids and captions. */
+static void png_base(const char *png, char *out, size_t len)
 {
-    char path[PATH_MAX + 300];
-    snprintf(path, sizeof path, "%s/plots/%s", run, png);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return;
-    struct sb img = {0};
-    unsigned char chunk[65536];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_add(&img, (const char *)chunk, r);
-    fclose(f);
-    sb_puts(b, "<figure><img alt=\"");
-    sb_html(b, png);
-    sb_puts(b, "\" src=\"data:image/png;base64,");
-    sb_base64(b, (const unsigned char *)img.p, img.len);
-    sb_puts(b, "\"><figcaption>plots/");
-    sb_html(b, png);
-    sb_puts(b, " (SVG next to it)</figcaption></figure>\n");
-    free(img.p);
+    size_t l = strlen(png);
+    snprintf(out, len, "%.*s", (int)(l > 4 ? l - 4 : l), png);
 }
 
+/* The caption plot wrote next to a figure (plots/<base>.caption), else
+ * the kind's sentence; malloc'ed. */
+static char *fig_caption(const char *run, const char *png)
+{
+    char base[PATH_MAX], path[PATH_MAX * 2];
+    png_base(png, base, sizeof base);
+    snprintf(path, sizeof path, "%s/plots/%s.caption", run, base);
+    struct lbs_err e;
+    char *text = NULL;
+    size_t len;
+    if (lbs_read_file(path, 64 << 10, &text, &len, &e) == 0) {
+        while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+            text[--len] = '\0';
+        return text;
+    }
+    return strdup(plot_caption(png));
+}
+
+/* One figure: the PNG embedded, its caption, its file and a link to the
+ * table of the numbers it draws (table_id, or NULL). */
+static void html_figure(struct sb *b, const char *run, const char *png,
+                        const char *table_id, const char *table_title)
+{
+    char path[PATH_MAX + 300], base[PATH_MAX];
+    snprintf(path, sizeof path, "%s/plots/%s", run, png);
+    struct lbs_err e;
+    char *img = NULL;
+    size_t len;
+    if (lbs_read_file(path, (size_t)64 << 20, &img, &len, &e))
+        return;
+    png_base(png, base, sizeof base);
+    sb_puts(b, "<figure id=\"fig-");
+    sb_html(b, base);
+    sb_puts(b, "\"><img alt=\"");
+    sb_html(b, png);
+    sb_puts(b, "\" src=\"data:image/png;base64,");
+    sb_base64(b, (const unsigned char *)img, len);
+    sb_puts(b, "\"><figcaption>");
+    char *cap = fig_caption(run, png);
+    if (cap && *cap) {
+        sb_html(b, cap);
+        sb_puts(b, " ");
+    }
+    free(cap);
+    sb_puts(b, "<span class=\"file\">plots/");
+    sb_html(b, png);
+    sb_puts(b, " (SVG next to it)");
+    if (table_id) {
+        sb_printf(b, "; numbers: <a href=\"#%s\">", table_id);
+        sb_html(b, table_title);
+        sb_puts(b, "</a>");
+    }
+    sb_puts(b, "</span></figcaption></figure>\n");
+    free(img);
+}
+
+static int bad_word(const char *s)
+{
+    static const char *const w[] = {"failed", "interrupted", "FAIL",
+                                    "FAIL (missing)", "SLOWER", "WORSE",
+                                    "CHANGED"};
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++)
+        if (!strcmp(s, w[i]))
+            return 1;
+    return 0;
+}
+
+/* A table: sortable by a click on a column header (header set), numeric
+ * columns (any cell with a value) right-aligned and sorted on the value,
+ * text left-aligned.  Without header (the machine): key/value rows. */
 static void html_table(struct sb *b, json_t *t, int header)
 {
     size_t i, j;
-    json_t *r, *c;
-    sb_puts(b, "<table>\n");
+    json_t *r, *c, *rows = json_object_get(t, "rows");
+    char isnum[64] = {0};
+    json_array_foreach(rows, i, r)
+        json_array_foreach(r, j, c)
+            if (j < sizeof isnum && json_is_object(c))
+                isnum[j] = 1;
     if (header) {
-        sb_puts(b, "<tr>");
+        sb_puts(b, "<table class=\"sort\">\n<thead><tr>");
         json_array_foreach(json_object_get(t, "cols"), j, c) {
-            sb_puts(b, "<th>");
+            sb_puts(b, j < sizeof isnum && isnum[j] ? "<th class=\"n\">"
+                                                    : "<th>");
             sb_html(b, json_string_value(c));
             sb_puts(b, "</th>");
         }
-        sb_puts(b, "</tr>\n");
+        sb_puts(b, "</tr></thead>\n");
+    } else {
+        sb_puts(b, "<table>\n");
     }
-    json_array_foreach(json_object_get(t, "rows"), i, r) {
-        const char *st = header ? NULL : "";
-        (void)st;
+    sb_puts(b, "<tbody>\n");
+    json_array_foreach(rows, i, r) {
         sb_puts(b, "<tr>");
         json_array_foreach(r, j, c) {
-            const char *s = json_string_value(c);
-            int fail = !strcmp(s, "failed") || !strcmp(s, "interrupted");
-            sb_puts(b, j == 0 && !header ? "<th>" : fail ? "<td class=\"bad\">"
-                                                      : "<td>");
+            const char *s = ctext(c), *tag = j == 0 && !header ? "th" : "td";
+            int n = j < sizeof isnum && isnum[j];
+            sb_printf(b, "<%s", tag);
+            if (n || bad_word(s))
+                sb_printf(b, " class=\"%s%s%s\"", n ? "n" : "",
+                          n && bad_word(s) ? " " : "", bad_word(s) ? "bad"
+                                                                   : "");
+            if (json_is_object(c))
+                sb_printf(b, " data-v=\"%.17g\"",
+                          json_number_value(json_object_get(c, "v")));
+            sb_puts(b, ">");
             sb_html(b, s);
-            sb_puts(b, j == 0 && !header ? "</th>" : "</td>");
+            sb_printf(b, "</%s>", tag);
         }
         sb_puts(b, "</tr>\n");
     }
-    sb_puts(b, "</table>\n");
+    sb_puts(b, "</tbody></table>\n");
 }
 
 static void sh_quote(struct sb *b, const char *s)
@@ -822,17 +1333,150 @@ static const char css[] =
 "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:1100px;"
 "margin:2em auto;padding:0 1em;color:#222;line-height:1.4}"
 "h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px "
-"solid #ccc;padding-bottom:.2em}"
+"solid #ccc;padding-bottom:.2em}h3{margin-top:1.5em}"
 "table{border-collapse:collapse;margin:.8em 0;font-size:.9em}"
-"th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}"
-"th{background:#f3f5f7;text-align:left}tr:nth-child(even) td{background:#fafafa}"
+"th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;"
+"vertical-align:top}.n{text-align:right;font-variant-numeric:tabular-nums}"
+"thead th{background:#f3f5f7}tbody th{background:#f8f9fa;font-weight:normal}"
+"tr:nth-child(even) td{background:#fafafa}"
+"table.sort thead th{cursor:pointer;user-select:none}"
+"table.sort thead th:hover{background:#e6eaee}"
+"th[aria-sort=ascending]::after{content:' \\25B2';font-size:.7em}"
+"th[aria-sort=descending]::after{content:' \\25BC';font-size:.7em}"
 "td.bad{color:#b03030;font-weight:bold}"
 "pre{background:#f6f8fa;padding:.8em;overflow-x:auto;font-size:.85em}"
-"figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}"
-"figcaption{font-size:.8em;color:#666}.note{color:#555;font-size:.9em}"
+"figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}"
+"figcaption{font-size:.9em;color:#333;max-width:60em}"
+"figcaption .file{color:#777;font-size:.9em}.note{color:#555;font-size:.9em}"
+"ul.findings{padding-left:1.2em}ul.findings li{margin:.35em 0}"
+"ul.findings a{font-size:.85em;margin-left:.4em}"
 "nav a{margin-right:1em}";
 
-int report_write(const char *run, struct lbs_err *err)
+/* Click a column header to sort by it (again: the other way); numbers on
+ * their data-v, text in natural order, "-" last; stable. */
+static const char sort_js[] =
+"document.querySelectorAll('table.sort thead th').forEach(function(h){"
+"h.title='sort by this column';"
+"h.addEventListener('click',function(){"
+"var t=h.closest('table'),b=t.tBodies[0],i=h.cellIndex,"
+"up=h.getAttribute('aria-sort')!=='ascending';"
+"t.querySelectorAll('thead th').forEach(function(x){"
+"x.removeAttribute('aria-sort')});"
+"h.setAttribute('aria-sort',up?'ascending':'descending');"
+"function key(r){var c=r.cells[i];if(!c)return null;"
+"var v=c.getAttribute('data-v');if(v!==null)return parseFloat(v);"
+"var s=c.textContent.trim();return s==='-'||s===''?null:s}"
+"Array.from(b.rows).map(function(r,n){return[key(r),n,r]})"
+".sort(function(x,y){var p=x[0],q=y[0],d;"
+"if(p===null||q===null)d=p===q?0:p===null?1:-1;"
+"else{d=typeof p==='number'&&typeof q==='number'?p-q:"
+"String(p).localeCompare(String(q),undefined,{numeric:true});"
+"if(!up)d=-d}return d||x[1]-y[1]})"
+".forEach(function(e){b.appendChild(e[2])})})});";
+
+static void html_findings(struct sb *b, json_t *f)
+{
+    size_t i, j;
+    json_t *x, *l;
+    sb_puts(b, "<h2 id=\"findings\">Findings</h2>\n<ul class=\"findings\">\n");
+    json_array_foreach(f, i, x) {
+        sb_puts(b, "<li><b>");
+        sb_html(b, str(x, "label"));
+        sb_puts(b, "</b>: ");
+        sb_html(b, str(x, "text"));
+        json_array_foreach(json_object_get(x, "links"), j, l) {
+            sb_puts(b, " <a href=\"");
+            sb_html(b, str(l, "href"));
+            sb_puts(b, "\">[");
+            sb_html(b, str(l, "text"));
+            sb_puts(b, "]</a>");
+        }
+        sb_puts(b, "</li>\n");
+    }
+    if (!json_array_size(f))
+        sb_puts(b, "<li>This run has no measurements yet.</li>\n");
+    sb_puts(b, "</ul>\n");
+}
+
+/* The check and compare verdicts as tables (ids check, compare). */
+static void html_verdicts(struct sb *b, json_t *v)
+{
+    json_t *c = json_object_get(v, "check"), *m;
+    size_t i;
+    if (!c && !json_object_get(v, "compare"))
+        return;
+    sb_puts(b, "<h2 id=\"verdicts\">Regression checks</h2>\n");
+    if (c) {
+        json_t *t = table("check", "", json_pack("[s,s,s,s,s,s]", "metric",
+                          "baseline", "value", "delta", "rule", "result"));
+        json_array_foreach(json_object_get(c, "metrics"), i, m) {
+            char bs[32], vs[32];
+            double bv = num(m, "baseline"), vv = num(m, "value");
+            snprintf(bs, sizeof bs, bv == floor(bv) ? "%.0f" : "%.6g", bv);
+            snprintf(vs, sizeof vs, vv == floor(vv) ? "%.0f" : "%.6g", vv);
+            add_row(t, json_pack("[s,o,o,s,s,s]", str(m, "metric"),
+                                 numcell(bs, bv), numcell(vs, vv),
+                                 *str(m, "delta") ? str(m, "delta") : "-",
+                                 str(m, "rule_text"), str(m, "result")));
+        }
+        json_t *s = json_object_get(c, "summary");
+        sb_printf(b, "<h3 id=\"check\">Check against baselines</h3>\n"
+                  "<p class=\"note\">%lld metrics: %lld passed, %lld failed, "
+                  "%lld skipped (their configuration is not in this run); "
+                  "<code>lbscale check</code> gives the same verdicts and "
+                  "exits 1 on a regression.</p>\n",
+                  json_integer_value(json_object_get(s, "metrics")),
+                  json_integer_value(json_object_get(s, "passed")),
+                  json_integer_value(json_object_get(s, "failed")),
+                  json_integer_value(json_object_get(s, "skipped")));
+        html_table(b, t, 1);
+        json_decref(t);
+    }
+    c = json_object_get(v, "compare");
+    if (c) {
+        json_t *t = table("compare", "", json_pack("[s,s,s,s,s,s,s,s,s]",
+                          "verb", "configuration", "metric", "A (median)",
+                          "B (median)", "change", "n A/B", "p (MWU)",
+                          "verdict"));
+        json_array_foreach(json_object_get(c, "metrics"), i, m) {
+            char a[32], bb[32], ch[32], n[32];
+            snprintf(a, sizeof a, "%.6g", num(m, "a"));
+            snprintf(bb, sizeof bb, "%.6g", num(m, "b"));
+            snprintf(ch, sizeof ch, "%+.2f%%", 100 * num(m, "change"));
+            snprintf(n, sizeof n, "%.0f/%.0f", num(m, "n_a"), num(m, "n_b"));
+            add_row(t, json_pack("[s,s,s,o,o,o,s,o,s]", str(m, "verb"),
+                                 str(m, "config"), str(m, "metric"),
+                                 numcell(a, num(m, "a")),
+                                 numcell(bb, num(m, "b")),
+                                 numcell(ch, 100 * num(m, "change")), n,
+                                 cell("%.3g", num(m, "p")),
+                                 str(m, "verdict")));
+        }
+        json_t *s = json_object_get(c, "summary");
+        sb_puts(b, "<h3 id=\"compare\">Compared with another run</h3>\n"
+                   "<p class=\"note\">A = this run, B = ");
+        sb_html(b, str(c, "b"));
+        sb_printf(b, ": %lld shared metrics, %lld regressed (%lld changed), "
+                  "%lld better.  Timings: Mann-Whitney U over the "
+                  "repetitions, alpha %.2g, margin %.0f%% (%.0f%% without a "
+                  "test); exact metrics must be equal.  "
+                  "<code>lbscale compare</code> gives the same verdicts and "
+                  "exits 1 on a regression.</p>\n",
+                  json_integer_value(json_object_get(s, "compared")),
+                  json_integer_value(json_object_get(s, "regressed")),
+                  json_integer_value(json_object_get(s, "changed")),
+                  json_integer_value(json_object_get(s, "improved")),
+                  num(s, "alpha"), 100 * num(s, "margin"),
+                  100 * num(s, "margin_single"));
+        html_table(b, t, 1);
+        json_decref(t);
+    }
+}
+
+/* Write RUN/report.html; verdicts: NULL or {"check": ..., "compare": ...};
+ * *found (when not NULL): the findings, a new reference. */
+int report_write_ex(const char *run, json_t *verdicts, json_t **found,
+                    struct lbs_err *err)
 {
     int vrc = lbs_run_valid(run, err);
     if (vrc)
@@ -843,7 +1487,11 @@ int report_write(const char *run, struct lbs_err *err)
                            "JSON: not a results run", run);
     json_t *all = sections(run, meta);
     char **pngs = list_pngs(run);
-    char *used = calloc(1024, 1);
+    json_t *fnd = findings(run, pngs, verdicts);
+    size_t npng = 0;
+    while (pngs && pngs[npng])
+        npng++;
+    char *used = calloc(npng + 1, 1);
     const char *id = strrchr(run, '/');
     id = id && id[1] ? id + 1 : run;
 
@@ -867,113 +1515,216 @@ int report_write(const char *run, struct lbs_err *err)
     sb_html(&b, str(meta, "git_rev"));
     sb_puts(&b, ".  Every number below comes from this run's files; "
                 "bandwidths are compared with the STREAM measured in the "
-                "same run, never with numbers from another machine.</p>\n"
-                "<nav>");
+                "same run, never with numbers from another machine.  Click "
+                "a table's column header to sort by it.</p>\n"
+                "<nav><a href=\"#findings\">Findings</a>");
+    if (json_object_size(verdicts))
+        sb_puts(&b, "<a href=\"#verdicts\">Regression checks</a>");
+    if (npng)
+        sb_puts(&b, "<a href=\"#figures\">Figures</a>");
     size_t i;
-    json_t *t;
+    json_t *t, *x;
     json_array_foreach(all, i, t) {
         sb_printf(&b, "<a href=\"#%s\">", str(t, "id"));
         sb_html(&b, str(t, "title"));
         sb_puts(&b, "</a>");
     }
     sb_puts(&b, "<a href=\"#commands\">Command lines</a></nav>\n");
+
+    html_findings(&b, fnd);
+    html_verdicts(&b, verdicts);
+
+    /* figures, in the order of the sections whose numbers they draw */
+    if (npng)
+        sb_puts(&b, "<h2 id=\"figures\">Figures</h2>\n");
+    json_array_foreach(all, i, t) {
+        size_t j;
+        json_array_foreach(json_object_get(t, "figs"), j, x) {
+            const char *pre = json_string_value(x);
+            size_t l = strlen(pre);
+            for (size_t k = 0; k < npng; k++)
+                if (!used[k] && !strncmp(pngs[k], pre, l) &&
+                    (pngs[k][l] == '.' || pngs[k][l] == '_')) {
+                    html_figure(&b, run, pngs[k], str(t, "id"),
+                                str(t, "title"));
+                    used[k] = 1;
+                }
+        }
+    }
+    for (size_t k = 0; k < npng; k++)
+        if (!used[k])
+            html_figure(&b, run, pngs[k], NULL, NULL);
+
+    /* tables, then the machine and the suite's entries */
     json_array_foreach(all, i, t) {
         sb_printf(&b, "<h2 id=\"%s\">", str(t, "id"));
         sb_html(&b, str(t, "title"));
         sb_puts(&b, "</h2>\n");
         html_table(&b, t, strcmp(str(t, "id"), "machine") != 0);
         size_t j;
-        json_t *x;
         json_array_foreach(json_object_get(t, "notes"), j, x) {
             sb_puts(&b, "<p class=\"note\">");
             sb_html(&b, json_string_value(x));
             sb_puts(&b, "</p>\n");
         }
-        json_array_foreach(json_object_get(t, "figs"), j, x) {
-            const char *pre = json_string_value(x);
-            for (size_t k = 0; pngs && pngs[k] && k < 1024; k++)
-                if (!used[k] && !strncmp(pngs[k], pre, strlen(pre))) {
-                    html_figure(&b, run, pngs[k]);
-                    used[k] = 1;
-                }
-        }
     }
-    int other = 0;
-    for (size_t k = 0; pngs && pngs[k] && k < 1024; k++)
-        if (!used[k]) {
-            if (!other++)
-                sb_puts(&b, "<h2 id=\"other\">Other figures</h2>\n");
-            html_figure(&b, run, pngs[k]);
-        }
     html_commands(&b, run, meta);
     sb_printf(&b, "<p class=\"note\">Written by lbscale %s (git %s) "
                   "<code>report</code>; redraw the figures with "
                   "<code>lbscale plot RUN</code>, regenerate this page with "
-                  "<code>lbscale report RUN</code>.</p>\n</body></html>\n",
-              LBS_VERSION, LBS_GIT_REV);
+                  "<code>lbscale report RUN</code>.</p>\n<script>%s</script>"
+                  "\n</body></html>\n", LBS_VERSION, LBS_GIT_REV, sort_js);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/report.html", run);
     int rc = b.p ? lbs_write_atomic(path, b.p, b.len, err)
                  : lbs_err_set(err, -ENOMEM, "out of memory");
     free(b.p);
-    for (size_t k = 0; pngs && pngs[k]; k++)
+    for (size_t k = 0; k < npng; k++)
         free(pngs[k]);
     free(pngs);
     free(used);
     json_decref(all);
     json_decref(meta);
+    if (found && !rc)
+        *found = fnd;
+    else
+        json_decref(fnd);
     return rc;
+}
+
+int report_write(const char *run, struct lbs_err *err)
+{
+    return report_write_ex(run, NULL, NULL, err);
 }
 
 static void usage(FILE *f)
 {
     fprintf(f,
-"usage: lbscale report RUN_DIR [--text]\n"
+"usage: lbscale report RUN_DIR [--baseline NAME...] [--compare RUN_B]\n"
+"                      [--text | --json]\n"
 "\n"
 "Writes RUN_DIR/report.html: one self-contained page (figures embedded,\n"
-"no external files) with the machine description from meta.json, a\n"
-"summary table per section (suite entries, STREAM, optimizer steps,\n"
-"compressors, collectives, training, simulator), the figures that\n"
-"`lbscale plot` drew under RUN_DIR/plots/, and the exact command lines.\n"
+"no external files, a few lines of inline script to sort tables) that\n"
+"opens with the findings (the headline numbers, each linked to its table\n"
+"and figure), then the regression verdicts when asked for, the figures\n"
+"with their captions, a table per section (STREAM, optimizer steps,\n"
+"compressors, collectives, training, simulator; click a header to sort),\n"
+"the machine, the suite's entries and the exact command lines.\n"
 "Run `lbscale plot RUN_DIR` first to (re)draw the figures.  The run's\n"
 "*.jsonl files must be regular files of at most 256 MiB each.\n"
 "\n"
-"  --text      also print the summary tables on stdout\n"
-"  -h, --help  this help\n");
+"  --baseline NAME  add `lbscale check RUN_DIR --baseline NAME`'s verdicts\n"
+"                   (repeatable; a metric the run lacks is skipped)\n"
+"  --compare RUN_B  add `lbscale compare RUN_DIR RUN_B`'s verdicts (A =\n"
+"                   this run)\n"
+"  --text           also print the findings and summary tables on stdout\n"
+"  --json           print one JSON object on stdout: the report's path,\n"
+"                   the findings and the verdicts' summaries\n"
+"  -h, --help       this help\n"
+"\n"
+"The page shows the verdicts; it does not gate on them: exit 0 when the\n"
+"page was written (use check or compare for a CI gate), 2 on bad input.\n");
 }
 
 int verb_report(int argc, char **argv)
 {
-    const char *run = NULL;
-    int text = 0;
+    const char *run = NULL, *names[16], *cmp = NULL;
+    int text = 0, json = 0, nb = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
-        } else if (!strcmp(argv[i], "--text")) {
+        } else if (!strcmp(a, "--text")) {
             text = 1;
-        } else if (argv[i][0] == '-') {
-            cli_error("report", "unknown option '%s' (see --help)", argv[i]);
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--baseline")) {
+            if (i + 1 >= argc) {
+                cli_error("--baseline", "missing name");
+                return EXIT_BAD_INPUT;
+            }
+            if (nb == 16) {
+                cli_error("--baseline", "at most 16 baselines");
+                return EXIT_BAD_INPUT;
+            }
+            names[nb++] = argv[++i];
+        } else if (!strcmp(a, "--compare")) {
+            if (i + 1 >= argc) {
+                cli_error("--compare", "missing results directory");
+                return EXIT_BAD_INPUT;
+            }
+            if (cmp) {
+                cli_error("--compare", "one run to compare with only");
+                return EXIT_BAD_INPUT;
+            }
+            cmp = argv[++i];
+        } else if (a[0] == '-') {
+            cli_error("report", "unknown option '%s' (see --help)", a);
             return EXIT_BAD_INPUT;
         } else if (run) {
             cli_error("report", "one results directory only (see --help)");
             return EXIT_BAD_INPUT;
         } else {
-            run = argv[i];
+            run = a;
         }
     }
     if (!run) {
         cli_error("report", "expected a results directory (see --help)");
         return EXIT_BAD_INPUT;
     }
+    if (text && json) {
+        cli_error("report", "--text and --json exclude each other");
+        return EXIT_BAD_INPUT;
+    }
     struct lbs_err e;
-    int rc = report_write(run, &e);
-    if (rc) {
+    if (lbs_run_valid(run, &e)) {
         cli_error("report", "%s", e.msg);
         return EXIT_BAD_INPUT;
     }
-    if (text)
+    json_t *verdicts = json_object();
+    if (nb) {
+        json_t *c = check_verdicts(run, names, nb, 0);
+        if (!c) {
+            json_decref(verdicts);
+            return EXIT_BAD_INPUT;
+        }
+        json_object_set_new(verdicts, "check", c);
+    }
+    if (cmp) {
+        json_t *c = compare_verdicts(run, cmp);
+        if (!c) {
+            json_decref(verdicts);
+            return EXIT_BAD_INPUT;
+        }
+        json_object_set_new(verdicts, "compare", c);
+    }
+    json_t *fnd = NULL;
+    int rc = report_write_ex(run, verdicts, &fnd, &e);
+    if (rc) {
+        cli_error("report", "%s", e.msg);
+        json_decref(verdicts);
+        return EXIT_BAD_INPUT;
+    }
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/report.html", run);
+    if (json) {
+        json_t *o = json_pack("{s:s,s:O}", "report", path, "findings", fnd);
+        const char *k[] = {"check", "compare"};
+        for (int j = 0; j < 2; j++) {
+            json_t *v = json_object_get(verdicts, k[j]);
+            if (v)
+                json_object_set(o, k[j], json_object_get(v, "summary"));
+        }
+        char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(s ? s : "{}");
+        free(s);
+        json_decref(o);
+    } else if (text) {
         report_summary_text(run, stdout);
-    fprintf(stderr, "report: %s/report.html\n", run);
+    }
+    json_decref(fnd);
+    json_decref(verdicts);
+    fprintf(stderr, "report: %s\n", path);
     return 0;
 }

@@ -2048,20 +2048,83 @@ static int sim_calibrate(int argc, char **argv)
 
 /* ---- list -------------------------------------------------------------- */
 
-static void list_dir(const char *kind, const char *ext)
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(json_string_value(*(json_t *const *)a),
+                  json_string_value(*(json_t *const *)b));
+}
+
+/* The preset names of one kind (file names less ext), sorted. */
+static json_t *list_dir(const char *kind, const char *ext)
 {
     char dir[512];
     snprintf(dir, sizeof dir, "%s/%s", data_dir(), kind);
     DIR *d = opendir(dir);
     struct dirent *de;
-    printf("%s (%s):\n", kind, dir);
+    json_t *names = json_array();
     while (d && (de = readdir(d))) {
         size_t n = strlen(de->d_name), e = strlen(ext);
         if (n > e && !strcmp(de->d_name + n - e, ext))
-            printf("  %.*s\n", (int)(n - e), de->d_name);
+            json_array_append_new(names, json_stringn(de->d_name, n - e));
     }
     if (d)
         closedir(d);
+    size_t n = json_array_size(names);
+    json_t **v = malloc((n ? n : 1) * sizeof *v), *sorted = json_array();
+    for (size_t i = 0; v && i < n; i++)
+        v[i] = json_array_get(names, i);
+    if (v)
+        qsort(v, n, sizeof *v, cmp_name);
+    for (size_t i = 0; v && i < n; i++)
+        json_array_append(sorted, v[i]);
+    free(v);
+    json_decref(names);
+    return sorted;
+}
+
+static int sim_list(int argc, char **argv)
+{
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: lbscale sim list [--json]\n\n"
+                   "The platform, model and trace presets the simulator "
+                   "reads (from\n$LBSCALE_SIM_DATA, else %s), sorted by "
+                   "name.\n\n"
+                   "  --json      one JSON object: {\"data\", "
+                   "\"platforms\", \"models\", \"traces\"}\n"
+                   "  -h, --help  this help\n", LBS_SIM_DATA_SRC);
+            return 0;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else {
+            cli_error("sim list", "unknown argument '%s' (see lbscale sim "
+                      "list --help)", argv[i]);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    static const char *const kinds[][2] = {{"platforms", ".json"},
+                                           {"models", ".json"},
+                                           {"traces", ".jsonl"}};
+    json_t *o = json_pack("{s:s}", "data", data_dir());
+    for (int k = 0; k < 3; k++)
+        json_object_set_new(o, kinds[k][0], list_dir(kinds[k][0],
+                                                     kinds[k][1]));
+    if (json) {
+        char *t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(t ? t : "{}");
+        free(t);
+    } else {
+        for (int k = 0; k < 3; k++) {
+            size_t i;
+            json_t *x;
+            printf("%s (%s/%s):\n", kinds[k][0], data_dir(), kinds[k][0]);
+            json_array_foreach(json_object_get(o, kinds[k][0]), i, x)
+                printf("  %s\n", json_string_value(x));
+        }
+    }
+    json_decref(o);
+    return 0;
 }
 
 /* ---- dispatch ---------------------------------------------------------- */
@@ -2098,12 +2161,8 @@ int verb_sim(int argc, char **argv)
     }
     if (!strcmp(cmd, "calibrate"))
         return sim_calibrate(argc - 1, argv + 1);
-    if (!strcmp(cmd, "list")) {
-        list_dir("platforms", ".json");
-        list_dir("models", ".json");
-        list_dir("traces", ".jsonl");
-        return 0;
-    }
+    if (!strcmp(cmd, "list"))
+        return sim_list(argc - 1, argv + 1);
     static const char *const cmds[] = {"sweep", "step", "coll", "anchors",
                                        "speed", "netsweep", NULL};
     int which = -1;
@@ -2128,11 +2187,19 @@ int verb_sim(int argc, char **argv)
         if (c)
             continue;
         if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            if (which <= 1)
-                fputs(which == 0 ? SWEEP_HELP : SWEEP_HELP
-                      "\nsim step takes one --optim and one --gpus (default "
-                      "1024);\n  --timeline  print every collective of the "
-                      "first distinct step\n", stdout);
+            if (which == 0)
+                fputs(SWEEP_HELP, stdout);
+            else if (which == 1)
+                printf("usage: lbscale sim step --model M --platform P "
+                       "--optim NAME [--gpus 1024]\n"
+                       "                        [--timeline] [--json]\n\n"
+                       "One simulated training step of one optimizer at one "
+                       "GPU count (default\n1024): one row of `lbscale sim "
+                       "sweep`, with the same options.\n\n"
+                       "  --timeline      print every collective of the first "
+                       "distinct step with\n"
+                       "                  its algorithm, start and end\n%s",
+                       strstr(SWEEP_HELP, "  --model M"));
             else if (which == 2)
                 fputs("usage: lbscale sim coll --platform P [--coll "
                       "allreduce] [--gpus 8] [--bytes 1K..1G]\n\nCost of one "

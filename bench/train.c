@@ -167,11 +167,12 @@ static void usage(FILE *f)
 "                    sgemm results depend on it, so it is part of the\n"
 "                    reproducibility key)\n"
 "  --comm B          self or mpi (default: mpi under mpirun, else self)\n"
-"  --no-trace        do not write train-trace.jsonl\n"
-"  --trace-all-ranks every rank writes train-trace.rankR.jsonl (default:\n"
-"                    rank 0 writes train-trace.jsonl).  A later run into\n"
-"                    the same --out directory writes train-trace-2..., named\n"
-"                    in its train.jsonl row (\"trace\")\n"
+"  --no-trace        do not write the trace\n"
+"  --trace-all-ranks every rank writes train-trace-OPTIM.rankR.jsonl\n"
+"                    (default: rank 0 writes train-trace-OPTIM.jsonl; with\n"
+"                    --compress train-trace-OPTIM-COMPRESSOR.jsonl).  A later\n"
+"                    run of the same into the same --out directory adds -2,\n"
+"                    -3, ...; the train.jsonl row names its file (\"trace\")\n"
 "  --stall-timeout S exit 1 when a rank makes no progress for S seconds, e.g.\n"
 "                    because a peer died or hangs; 0 = never.  Default auto:\n"
 "                    60 s until the first step (and evaluation) is timed,\n"
@@ -195,9 +196,9 @@ CLI_COMMON_HELP
 "with a seed key get --seed.\n"
 "\n"
 "Results: train.jsonl (one row per run: final test_accuracy, steps, wall\n"
-"time, bytes per rank, the per-epoch curve) and train-trace.jsonl (per step:\n"
-"forward/backward time per layer, optimizer time, every communication call;\n"
-"results/schema/train-trace-v1.md).\n");
+"time, bytes per rank, the per-epoch curve) and train-trace-OPTIM.jsonl (per\n"
+"step: forward/backward time per layer, optimizer time, every communication\n"
+"call; results/schema/train-trace-v1.md).\n");
 }
 
 /* MPI rank from the launcher's environment, before MPI is initialised:
@@ -1009,16 +1010,34 @@ static int load_data(const struct train_opts *t, const size_t *dims,
     return rc;
 }
 
-/* The trace file name for this run: train-trace, or train-trace-N when an
- * earlier run in the same directory (a suite) has taken that name. */
-static void pick_trace_base(const char *dir, char *base, size_t len)
+/* The trace file name for this run, by what it holds:
+ * train-trace-OPTIM[-COMPRESSOR] (the optimizer's and the compressor's
+ * names, without parameters), then -2, -3, ... when an earlier run in the
+ * same directory (a suite) has taken that name. */
+static void pick_trace_base(const char *dir, const char *spec,
+                            const char *compress, char *base, size_t len)
 {
+    char tag[40];
+    size_t o = 0;
+    for (int part = 0; part < 2; part++) {
+        const char *p = part ? compress : spec;
+        if (!p || !*p)
+            continue;
+        if (o && o + 1 < sizeof tag)
+            tag[o++] = '-';
+        for (; *p && *p != ':' && o + 1 < sizeof tag; p++)
+            tag[o++] = (char)((*p >= 'a' && *p <= 'z') ||
+                              (*p >= '0' && *p <= '9') || *p == '_'
+                                  ? *p : *p >= 'A' && *p <= 'Z' ? *p + 32
+                                                                : '_');
+    }
+    tag[o] = '\0';
     for (int i = 1; i < 100000; i++) {
         char a[4200], b[4200];
         if (i == 1)
-            snprintf(base, len, "train-trace");
+            snprintf(base, len, "train-trace-%s", tag);
         else
-            snprintf(base, len, "train-trace-%d", i);
+            snprintf(base, len, "train-trace-%s-%d", tag, i);
         snprintf(a, sizeof a, "%s/%s.jsonl", dir, base);
         snprintf(b, sizeof b, "%s/%s.rank0.jsonl", dir, base);
         if (access(a, F_OK) && access(b, F_OK))
@@ -1237,7 +1256,8 @@ int verb_train(int argc, char **argv)
     char rundir[4096] = "", trbase[64] = "train-trace";
     if (run) {
         snprintf(rundir, sizeof rundir, "%s", lbs_run_dir(run));
-        pick_trace_base(rundir, trbase, sizeof trbase);
+        pick_trace_base(rundir, spec_eff, t.compress, trbase,
+                        sizeof trbase);
     }
     if (P > 1 && t.trace_all && com.save &&
         ((rc = lbs_bcast(comm, rundir, sizeof rundir, LBS_UINT8, 0, -1)) ||

@@ -169,7 +169,7 @@ good "sweep on the calibrated platform" sim sweep --model resnet-50 --platform "
     --test-subset 128 --global-batch 64 --epochs 2 --out "$TOP/tr" \
     >/dev/null 2>&1) || not_ok "tiny train run for --compute"
 good "sweep --compute RUN" sim sweep --compute "$TOP/tr" --platform dgx-a100 --optim lamb --gpus 8,64 --json --no-save
-"$PY" - "$TOP/tr/train-trace.jsonl" "$OUT" <<'PY' && ok "compute time = sum of the measured medians" || not_ok "compute time = sum of the measured medians"
+"$PY" - "$TOP/tr/train-trace-sgd.jsonl" "$OUT" <<'PY' && ok "compute time = sum of the measured medians" || not_ok "compute time = sum of the measured medians"
 import json, statistics, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 steps = [l for l in lines[1:] if l.get("type") == "step"][1:]

@@ -308,9 +308,11 @@ if command -v gnuplot >/dev/null 2>&1; then
     mkdir -p "$TOP/bare"
     cp "$P/meta.json" "$TOP/bare/"
     run plot "$TOP/bare"
-    check "plot on a run without results draws nothing, quietly" \
-        $([ "$RC" -eq 0 ] || echo "exit-$RC") $([ -s "$ERR" ] && echo "stderr") \
-        $([ -z "$(ls "$TOP/bare/plots")" ] || echo "files") ""
+    # issue 18: nothing to draw is said, in one line, with exit 2
+    check "plot on a run without results says so (one line, exit 2), draws nothing" \
+        $([ "$RC" -eq 2 ] || echo "exit-$RC") \
+        $([ "$(wc -l <"$ERR")" -eq 1 ] && grep -q "no results to draw" "$ERR" || echo "stderr") \
+        $([ ! -e "$TOP/bare/plots" ] || echo "files") ""
 else
     skip "plot draws every figure kind" "gnuplot not installed"
 fi

@@ -143,7 +143,11 @@ res = [json.loads(l) for l in open(sys.argv[2] + "/train.jsonl")]
 if len(res) != 1 or res[0]["test_accuracy"] != fin["test_accuracy"]:
     sys.exit("train.jsonl row does not match")
 if len(res[0]["curve"]) != 2: sys.exit("curve has %d epochs" % len(res[0]["curve"]))
-tr = [json.loads(l) for l in open(sys.argv[2] + "/train-trace.jsonl")]
+import glob
+names = [p.rsplit("/", 1)[1] for p in glob.glob(sys.argv[2] + "/train-trace*.jsonl")]
+if names != ["train-trace-%s.jsonl" % res[0]["optim"]] or res[0]["trace"] != names[0]:
+    sys.exit("trace file %r, row names %r: want train-trace-OPTIM.jsonl" % (names, res[0].get("trace")))
+tr = [json.loads(l) for l in open(sys.argv[2] + "/" + names[0])]
 h = tr[0]
 if h["format"] != "lbscale-train-trace" or h["version"] != 1:
     sys.exit("trace header %r" % h)
@@ -235,7 +239,7 @@ def key(d):
     r = json.loads(open(d + "/train.jsonl").readline())
     c = [(e["step"], e["train_loss"], e["test_loss"], e["test_accuracy"])
          for e in r["curve"]]
-    tr = [json.loads(l) for l in open(d + "/train-trace.jsonl")][1:]
+    tr = [json.loads(l) for l in open(d + "/" + r["trace"])][1:]
     losses = [l["loss"] for l in tr if l.get("type") == "step"]
     calls = [(l["step"], l["layer"], l["coll"], l["bytes"]) for l in tr
              if "coll" in l]
@@ -259,7 +263,7 @@ import json, sys
 d = sys.argv[1]
 keeps = []
 for r in (0, 1):
-    tr = [json.loads(l) for l in open("%s/train-trace.rank%d.jsonl" % (d, r))]
+    tr = [json.loads(l) for l in open("%s/train-trace-jointspar.rank%d.jsonl" % (d, r))]
     if tr[0]["rank"] != r: sys.exit("rank %d file says rank %r" % (r, tr[0]["rank"]))
     st = [l for l in tr[1:] if l.get("type") == "step"]
     keeps.append([s["keep"] for s in st])

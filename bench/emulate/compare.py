@@ -13,7 +13,7 @@ RUN_DIR is what bench/emulate/validate.sh wrote:
                            compared with the simulator's cost of those
                            algorithms
   train-OPTIM-pP/          `lbscale train` runs (train.jsonl,
-                           train-trace.jsonl)
+                           train-trace-OPTIM.jsonl)
   env.json                 settings, load averages
 
 For every coll row it asks `lbscale sim coll --platform platform.json
@@ -138,13 +138,18 @@ def train_tables(run, binp, platform, md, summary):
               "---:|---:|")
     pairs_step, pairs_comm = [], []
     for d in runs:
-        tr = os.path.join(d, "train-trace.rank0.jsonl")
-        if os.path.exists(tr):
-            rest = sorted(glob.glob(os.path.join(d, "train-trace.rank*.jsonl")))
+        # train-trace-OPTIM[.rankR].jsonl (before: train-trace[.rankR].jsonl)
+        r0 = sorted(glob.glob(os.path.join(d, "train-trace*.rank0.jsonl")))
+        one = sorted(p for p in glob.glob(os.path.join(d, "train-trace*.jsonl"))
+                     if ".rank" not in p)
+        if r0:
+            tr = r0[0]
+            stem = tr[:-len(".rank0.jsonl")]
+            rest = sorted(glob.glob(glob.escape(stem) + ".rank*.jsonl"))
             rest.remove(tr)
             traces = [tr] + rest
-        elif os.path.exists(os.path.join(d, "train-trace.jsonl")):
-            traces = [os.path.join(d, "train-trace.jsonl")]
+        elif one:
+            traces = [one[0]]
         else:
             continue
         sd = os.path.join(d, "sim")

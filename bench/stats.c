@@ -1,0 +1,41 @@
+/* stats.c - statistics of timed repetitions (cli_stats, stats.h): pure C,
+ * no lbscale dependencies, so the unit tests compile it alone. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "stats.h"
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+struct cli_stats cli_stats(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, cmp_d);
+    struct cli_stats s = {.median = x[n / 2], .min = x[0], .max = x[n - 1],
+                          .n = n};
+    if (n % 2 == 0)
+        s.median = 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    double sum = 0, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    s.mean = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - s.mean) * (x[i] - s.mean);
+    s.sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
+    /* median absolute deviation; the modified Z-score of each sample */
+    double *d = n > 2 ? malloc(n * sizeof *d) : NULL;
+    if (d) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = fabs(x[i] - s.median);
+        qsort(d, n, sizeof *d, cmp_d);
+        double mad = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+        for (size_t i = 0; i < n && mad > 0; i++)
+            s.outliers += 0.6745 * fabs(x[i] - s.median) / mad > 3.5;
+        free(d);
+    }
+    return s;
+}
+

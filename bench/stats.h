@@ -1,0 +1,17 @@
+/* stats.h - statistics of timed repetitions (bench/stats.c). */
+#ifndef LBS_STATS_H
+#define LBS_STATS_H
+
+#include <stddef.h>
+
+/* Statistics of n >= 1 timed repetitions (sorts x): median, min, max,
+ * mean, sample standard deviation (0 for n = 1), and outliers: samples
+ * whose modified Z-score 0.6745 |x - median| / MAD exceeds 3.5 (Iglewicz
+ * and Hoaglin; what hyperfine warns about; none when MAD is 0 or n < 3). */
+struct cli_stats {
+    double median, min, max, mean, sd;
+    size_t n, outliers;
+};
+struct cli_stats cli_stats(double *x, size_t n);
+
+#endif
