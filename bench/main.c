@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "blas.h"
 #include "cli.h"
 #include "git_rev.h"
 #include "lbs_config.h"
@@ -40,6 +41,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* OpenBLAS's kernel family is fixed when it initialises: pick the
+     * machine's (blas.h) before anything else, re-executing if needed */
+    blas_autoselect(argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_BAD_INPUT;
