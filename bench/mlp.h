@@ -38,6 +38,8 @@
 
 #define MLP_MAX_DENSE 16
 #define MLP_DEFAULT "mlp:784-512-256-10"
+/* `--model mlp8`: 8 weight layers (16 tensors) for JointSpar. */
+#define MLP8_SPEC "mlp:784-256-256-256-256-256-256-256-10"
 
 struct mlp {
     int nd;                             /* dense layers */
