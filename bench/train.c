@@ -39,6 +39,7 @@
 #include "lbs_config.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
+#include "cnn.h"
 #include "mlp.h"
 
 /* ---- per-optimizer defaults -------------------------------------------
@@ -118,6 +119,7 @@ struct train_opts {
     long lr_ref_batch;      /* --lr-ref-batch */
     const char *lr_scaling; /* --lr-scaling auto|linear|sqrt|none */
     const char *export_layers;
+    int no_augment;         /* --no-augment (CNN) */
     double epochs, warmup;
     int trace, trace_all;
     enum fault_kind fault;
@@ -146,7 +148,11 @@ static void usage(FILE *f)
 "                    data-parallel optimizers; applies on one rank too\n"
 "  --model M         mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT "), or\n"
 "                    mlp8 = " MLP8_SPEC "\n"
-"                    (8 weight layers, for JointSpar's layer sampling)\n"
+"                    (8 weight layers, for JointSpar's layer sampling), or\n"
+"                    cnn = conv3x3(16)-ReLU-maxpool-conv3x3(32)-ReLU-maxpool-\n"
+"                    FC(128)-FC(10) (im2col + sgemm; Fashion-MNIST 28x28),\n"
+"                    trained with random crops (pad 2) and horizontal flips\n"
+"  --no-augment      the CNN without crops and flips\n"
 "  --export-layers F write the model's layer list (name, shape) as JSON to F\n"
 "                    (the format of optim --layers and sim --layers) and\n"
 "                    exit without training\n"
@@ -385,6 +391,8 @@ static int parse_args(int argc, char **argv, struct train_opts *t,
                 strcmp(v, "sqrt") && strcmp(v, "none"))
                 FAIL(o, "'%s' is not one of auto, linear, sqrt, none", v);
             t->lr_scaling = v, i++;
+        } else if (!strcmp(o, "--no-augment")) {
+            t->no_augment = 1;
         } else if (!strcmp(o, "--export-layers")) {
             if (need(o, v)) return EXIT_BAD_INPUT;
             t->export_layers = v, i++;
@@ -941,6 +949,9 @@ static int train_step(struct run_state *s, long it, double *loss_out,
         size_t b = s->local - a < s->micro ? s->local - a : s->micro;
         double d0 = cli_now();
         data_gather(&s->data, s->bidx + a, b, s->xb, s->yb);
+        if (m->cnn && !t->no_augment)
+            cnn_augment(s->xb, b, 2, s->data.lut[0], (uint64_t)t->seed,
+                        (uint64_t)it, (uint64_t)s->comm->rank * s->local + a);
         t_data += cli_now() - d0;
         mlp_forward(m, m->w, s->xb, b);
         loss += mlp_loss(m, s->yb, b, 1, scale, &correct);
@@ -1198,7 +1209,8 @@ static int export_layers(const struct train_opts *t, const size_t *dims,
 {
     struct mlp *m;
     struct lbs_err e;
-    if (mlp_new(dims, nd, 1, &m, &e)) {
+    if (!strcmp(t->model, CNN_SPEC) ? cnn_new(1, &m, &e)
+                                    : mlp_new(dims, nd, 1, &m, &e)) {
         cli_error("train", "%s", e.msg);
         return EXIT_RUNTIME;
     }
@@ -1236,7 +1248,12 @@ int verb_train(int argc, char **argv)
     int nd;
     if (!strcmp(t.model, "mlp8"))
         t.model = MLP8_SPEC;
-    if (mlp_parse(t.model, dims, &nd, &e))
+    int is_cnn = !strcmp(t.model, CNN_SPEC);
+    if (is_cnn) {
+        dims[0] = 784;
+        dims[1] = 10;
+        nd = 1;
+    } else if (mlp_parse(t.model, dims, &nd, &e))
         FAIL("--model", "%s", e.msg);
     if (t.export_layers)
         return export_layers(&t, dims, nd);
@@ -1348,7 +1365,8 @@ int verb_train(int argc, char **argv)
                          "run's last step (%ld)", t.fault_str, t.fault_step,
                          total);
     if (!rc)
-        rc = mlp_new(dims, nd, s.micro, &s.m, &e);
+        rc = is_cnn ? cnn_new(s.micro, &s.m, &e)
+                    : mlp_new(dims, nd, s.micro, &s.m, &e);
     if (!rc) {
         mlp_init(s.m, (uint64_t)t.seed);
         rc = effective_spec(&t, total, spec_eff, sizeof spec_eff, rule,
