@@ -287,10 +287,10 @@ def cmd_seeds(args):
     if run is None or not opts["--out"]:
         die("seeds: usage: study.py seeds GRID_RUN --out SUITE.json [...]")
     seeds = parse_seeds(opts["--seeds"])
-    dbatches = parse_list("--decentral-batches", opts["--decentral-batches"],
-                          int, 1, 2 ** 24)
-    obatches = parse_list("--onebit-batches", opts["--onebit-batches"], int,
-                          1, 2 ** 24)
+    dbatches = [] if opts["--decentral-batches"] == "none" else parse_list(
+        "--decentral-batches", opts["--decentral-batches"], int, 1, 2 ** 24)
+    obatches = [] if opts["--onebit-batches"] == "none" else parse_list(
+        "--onebit-batches", opts["--onebit-batches"], int, 1, 2 ** 24)
     dranks = parse_list("--decentral-ranks", opts["--decentral-ranks"], int,
                         1, 4096)
     oranks = parse_list("--onebit-ranks", opts["--onebit-ranks"], int, 1, 4096)
@@ -425,10 +425,16 @@ def fmt_ci(d, unit="pt"):
 
 def cmd_report(args):
     out, runs, require = None, [], False
+    lbmodel = "mlp:784-512-256-10"
     i = 0
     while i < len(args):
         a = args[i]
-        if a == "--out":
+        if a == "--model":
+            if i + 1 >= len(args):
+                die("--model: missing value")
+            lbmodel = args[i + 1]
+            i += 2
+        elif a == "--out":
             if i + 1 >= len(args):
                 die("--out: missing value")
             out = args[i + 1]
@@ -459,7 +465,7 @@ def cmd_report(args):
         cfg[k] = st
     os.makedirs(out, exist_ok=True)
 
-    def get(name, batch, model="mlp:784-512-256-10", ranks=None, topo=None,
+    def get(name, batch, model=lbmodel, ranks=None, topo=None,
             spec_prefix=None):
         best = None
         for k, st in cfg.items():
@@ -474,7 +480,7 @@ def cmd_report(args):
         return best
 
     verdicts = {}
-    default = "mlp:784-512-256-10"
+    default = lbmodel
     # 1. large batch: drops from the smallest to the largest batch
     lbb = sorted({k[2] for k in cfg if optim_name(k[0]) in
                   ("sgd", "lars", "lamb", "adamw") and k[1] == default
@@ -488,13 +494,19 @@ def cmd_report(args):
                 g = get(o, b, ranks=1)
                 cells[(o, b)] = g[1]["test_acc"] if g else []
         drops = {}
-        for o in ("sgd", "adamw", "lars", "lamb"):
+        have = [o for o in ("sgd", "adamw", "lars", "lamb")
+                if cells[(o, lo)] and cells[(o, hi)]]
+        for o in have:
             drops[o] = lin_comb([(1, cells[(o, lo)]), (-1, cells[(o, hi)])])
-        d = lin_comb([(0.5, cells[("sgd", lo)]), (-0.5, cells[("sgd", hi)]),
-                      (0.5, cells[("adamw", lo)]),
-                      (-0.5, cells[("adamw", hi)]),
-                      (-0.5, cells[("lars", lo)]), (0.5, cells[("lars", hi)]),
-                      (-0.5, cells[("lamb", lo)]), (0.5, cells[("lamb", hi)])])
+        ga = [o for o in ("sgd", "adamw") if o in have]
+        gb = [o for o in ("lars", "lamb") if o in have]
+        terms = []
+        for grp, sign in ((ga, 1.0), (gb, -1.0)):
+            for o in grp:
+                terms += [(sign / len(grp), cells[(o, lo)]),
+                          (-sign / len(grp), cells[(o, hi)])]
+        d = lin_comb(terms) if ga and gb else None
+        v["groups"] = [ga, gb]
         v.update({"batches": [lo, hi], "drops": drops, "statistic": d,
                   "diverged": {"%s@%d" % (o, b): (get(o, b, ranks=1) or
                                                   (None, {"diverged": None}))[1]
@@ -651,8 +663,10 @@ def cmd_report(args):
         vm.append("- **%s**: %s" % (v["name"], v.get("verdict",
                                                     "NOT COMPUTED")))
         if key == "large_batch" and "statistic" in v:
-            vm.append("  - statistic: mean drop (SGD-M, AdamW) minus mean "
-                      "drop (LARS, LAMB), batch %d -> %d: %s" % (
+            vm.append("  - statistic: mean drop (%s) minus mean "
+                      "drop (%s), batch %d -> %d: %s" % (
+                          ", ".join(v["groups"][0]),
+                          ", ".join(v["groups"][1]),
                           v["batches"][0], v["batches"][1],
                           fmt_ci(v["statistic"])))
             for o, d in v["drops"].items():
