@@ -17,6 +17,9 @@ numpy only.
       1-bit LAMB (LAMB's rate; dense warm-up 20% of the steps).  The grid
       seed's run is reused as one of the seeds.  Writes chosen.json next to
       the suite.
+  study.py extend GRID_RUN --out SUITE.json
+      phase 1b: where the lowest grid rate won (or nothing reached 50%
+      validation accuracy), a suite with lowest/4 and lowest/16
   study.py report RUN [RUN...] --out DIR [--require-verdicts] [--dirichlet]
       statistics per configuration at its chosen rate (test accuracy mean
       +- sd, 95% CI from Student's t, final training loss, validation
@@ -268,7 +271,7 @@ def cmd_seeds(args):
             "--decentral-batches": "2048,8192", "--topology": "ring",
             "--onebit-ranks": "4", "--onebit-batches": "2048,8192",
             "--out": None}
-    run = None
+    runs = []
     i = 0
     while i < len(args):
         a = args[i]
@@ -279,11 +282,10 @@ def cmd_seeds(args):
             i += 2
         elif a.startswith("-"):
             die("seeds: unknown option '%s'" % a)
-        elif run is None:
-            run = a
-            i += 1
         else:
-            die("seeds: more than one grid run given")
+            runs.append(a)
+            i += 1
+    run = runs[0] if runs else None
     if run is None or not opts["--out"]:
         die("seeds: usage: study.py seeds GRID_RUN --out SUITE.json [...]")
     seeds = parse_seeds(opts["--seeds"])
@@ -300,7 +302,10 @@ def cmd_seeds(args):
                                   "onepeer"):
         die("--topology: '%s' is not one of ring, symexp, full, exponential, "
             "onepeer" % opts["--topology"])
-    rows = dedupe(load_rows(run))
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows = dedupe(rows)
     if not rows:
         die("%s: no finished training rows" % run, 1)
     chosen = choose(rows)
@@ -365,7 +370,7 @@ def cmd_seeds(args):
              "description": "Issue 17, phase 2 (written by bench/study.py "
              "seeds from %s): every configuration at the rate chosen on the "
              "validation split, seeds %s (seed %d's run is the grid's)."
-             % (run, ",".join(map(str, seeds)), grid_seed),
+             % (" ".join(runs), ",".join(map(str, seeds)), grid_seed),
              "timeout_s": 1800, "entries": entries}
     with open(opts["--out"], "w") as f:
         json.dump(suite, f, indent=1)
@@ -380,6 +385,72 @@ def cmd_seeds(args):
     print("%s: %d configurations, %d entries -> %s" % (PROG, len(chosen),
                                                        len(entries),
                                                        opts["--out"]))
+
+
+# ---- extend -----------------------------------------------------------------
+
+def cmd_extend(args):
+    """Where the best grid rate is the grid's lowest, or nothing trained
+    (best validation accuracy under 50%), add lowest/4 and lowest/16 (the
+    scaling rules over-predict at large batch in short runs)."""
+    out, runs = None, []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--out":
+            if i + 1 >= len(args):
+                die("--out: missing value")
+            out = args[i + 1]
+            i += 2
+        elif a.startswith("-"):
+            die("extend: unknown option '%s'" % a)
+        else:
+            runs.append(a)
+            i += 1
+    if not runs or not out:
+        die("extend: usage: study.py extend GRID_RUN --out SUITE.json")
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows = dedupe(rows)
+    chosen = choose(rows)
+    entries = []
+    for k, c in sorted(chosen.items(), key=lambda t: key_str(t[0])):
+        grid = [g["lr_base"] for g in c["grid"]]
+        best = max(c["grid"], key=lambda g: max(
+            [v if v is not None else -1 for v in g["val_accuracy"]]))
+        bv = max([v if v is not None else -1 for v in best["val_accuracy"]])
+        lo = min(grid)
+        if best["lr_base"] != lo and bv >= 0.5:
+            continue
+        new = [x for x in (lo / 4, lo / 16) if x not in grid]
+        r0 = next(r for r in rows if key_of(r) == k)
+        argv = r0.get("argv", [])
+        a = list(argv[argv.index("train") + 1:]) if "train" in argv else []
+        if "--lr-base" not in a:
+            continue
+        j = a.index("--lr-base")
+        a[j + 1] = "{lr}"
+        if "--out" in a:
+            q = a.index("--out")
+            del a[q:q + 2]
+        e = {"name": "ext-%s-%s-b%d-p%d-lr{lr}" % (
+                optim_name(k[0]), "mlp8" if (k[1] or "").count("-") > 4
+                else (k[1] or "mlp").split(":")[0], k[2], k[3]),
+             "verb": "train", "foreach": {"lr": ["%.6g" % x for x in new]},
+             "args": a, "est_s": 10}
+        if k[3] != 1:
+            e["ranks"] = k[3]
+        entries.append(e)
+    suite = {"suite": "convergence-grid-extension",
+             "description": "Issue 17, phase 1b (bench/study.py extend %s): "
+             "the grid extended downwards (lowest/4, lowest/16) where its "
+             "lowest rate won or nothing trained." % " ".join(runs),
+             "timeout_s": 1800, "entries": entries}
+    with open(out, "w") as f:
+        json.dump(suite, f, indent=1)
+        f.write("\n")
+    print("%s: %d configurations extended -> %s" % (PROG, len(entries), out))
 
 
 # ---- report -----------------------------------------------------------------
@@ -788,6 +859,9 @@ def main(argv):
         return 0
     if cmd == "seeds":
         cmd_seeds(args)
+        return 0
+    if cmd == "extend":
+        cmd_extend(args)
         return 0
     if cmd == "report":
         cmd_report(args)
