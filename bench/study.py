@@ -211,9 +211,12 @@ def key_str(k):
 
 
 def diverged(r):
+    """NaN/Inf loss (null in the row) or a final training loss above ten
+    times chance's (10 ln 10 for 10 classes)."""
     acc = r.get("test_accuracy")
-    return bool(r.get("diverged")) or acc is None or not math.isfinite(
-        r.get("train_loss") if r.get("train_loss") is not None else float("nan"))
+    tl = r.get("train_loss")
+    return (bool(r.get("diverged")) or acc is None or tl is None or
+            not math.isfinite(tl) or tl > 10 * math.log(10))
 
 
 def dedupe(rows):
@@ -533,6 +536,10 @@ def cmd_report(args):
               r.get("lr_base", r.get("lr")) == c["lr_base"]]
         st = stats_for(rs)
         st["grid"] = c["grid"]
+        lrs = [g["lr_base"] for g in c["grid"] if g["lr_base"] is not None]
+        st["grid_edge"] = (None if len(lrs) < 2 else
+                           "lowest" if c["lr_base"] == min(lrs) else
+                           "highest" if c["lr_base"] == max(lrs) else None)
         cfg[k] = st
     os.makedirs(out, exist_ok=True)
 
@@ -713,7 +720,9 @@ def cmd_report(args):
         table.append("| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | "
                      "%.2f | %.1f |" % (
                          key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
-                         st["lr_base"], st["lr_scaling"],
+                         st["lr_base"], st["lr_scaling"] + (
+                             ", %s of grid" % st["grid_edge"]
+                             if st["grid_edge"] else ""),
                          len(st["seeds"]), st["diverged"],
                          "%.2f +- %.2f" % (st["test_acc_mean"],
                                            st["test_acc_sd"])

@@ -1560,8 +1560,12 @@ int verb_train(int argc, char **argv)
     jset(row, "val_loss", ev.val_loss);
     json_object_set_new(row, "n_val",
                         json_integer((json_int_t)s.data.n_val));
-    json_object_set_new(row, "diverged", json_boolean(!isfinite(last_loss) ||
-                                                      !isfinite(ev.test_loss)));
+    /* diverged: a NaN/Inf loss, or a final training loss above ten times
+     * chance's (10 ln classes) */
+    double chance = log((double)dims[nd]);
+    json_object_set_new(row, "diverged", json_boolean(
+        !isfinite(last_loss) || !isfinite(ev.test_loss) ||
+        !(ev.train_loss <= 10 * chance)));
     {
         char nm[64];
         const char *args;

@@ -50,6 +50,12 @@ if "$BIN" suite "$ROOT/bench/suites/convergence-ci.json" --out "$G" \
 else
     not_ok "convergence-ci grid suite runs" "$(tail -c 600 "$TOP/g.err")"
 fi
+if "$PY" "$STUDY" extend "$G" --out "$TOP/ext.json" >"$TOP/x.out" 2>"$TOP/x.err" &&
+    "$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert isinstance(s["entries"], list)' "$TOP/ext.json"; then
+    ok "extend writes the grid extension suite"
+else
+    not_ok "extend writes the grid extension suite" "$(cat "$TOP/x.err")"
+fi
 if "$PY" "$STUDY" seeds "$G" --out "$TOP/seeds.json" --seeds 1,2 \
         --decentral-ranks 1 --decentral-batches 64,512 --onebit-ranks 1 \
         --onebit-batches 64,512 >"$TOP/s.out" 2>"$TOP/s.err" &&
