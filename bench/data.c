@@ -400,6 +400,27 @@ void data_truncate(struct dataset *d, size_t n_train, size_t n_test)
         d->n_test = n_test;
 }
 
+int data_hold_out(struct dataset *d, size_t n, struct lbs_err *err)
+{
+    if (n >= d->n_train)
+        return lbs_err_set(err, -EINVAL, "--val %zu: the training set has "
+                           "only %zu samples", n, d->n_train);
+    d->n_train -= n;
+    d->n_val = n;
+    d->x_val = d->x_train + d->n_train * d->dim;
+    d->y_val = d->y_train + d->n_train;
+    return 0;
+}
+
+void data_gather_val(const struct dataset *d, size_t first, size_t n,
+                     float *x, uint8_t *y)
+{
+    const uint8_t *p = d->x_val + first * d->dim;
+    for (size_t i = 0; i < n * d->dim; i++)
+        x[i] = d->lut[p[i]];
+    memcpy(y, d->y_val + first, n);
+}
+
 void data_free(struct dataset *d)
 {
     free(d->x_train);

@@ -45,6 +45,8 @@ struct dataset {
     size_t n_train, n_test;
     uint8_t *x_train, *x_test;  /* n x dim, row-major, raw 8-bit values */
     uint8_t *y_train, *y_test;  /* labels in 0..classes-1 */
+    size_t n_val;               /* held-out validation samples (data_hold_out) */
+    const uint8_t *x_val, *y_val;   /* views into the training arrays */
     float lut[256];             /* p -> (p/255 - mean)/std */
 };
 
@@ -70,6 +72,15 @@ int data_make_teacher(uint64_t seed, size_t n_train, size_t n_test,
 void data_truncate(struct dataset *d, size_t n_train, size_t n_test);
 
 void data_free(struct dataset *d);
+
+/* Hold out the last n training samples (of the file's order, so the same
+ * split for every seed and rank count) as a validation set: x_val/y_val
+ * point into the training arrays, n_train shrinks by n.  -EINVAL when n
+ * leaves fewer than 1 training sample. */
+int data_hold_out(struct dataset *d, size_t n, struct lbs_err *err);
+/* Validation samples [first, first + n) into x and y. */
+void data_gather_val(const struct dataset *d, size_t first, size_t n,
+                     float *x, uint8_t *y);
 
 /* Rank `rank`'s shard of the training set: *n = n_train / size indices,
  * allocated into *idx.  -ENOMEM, or -EINVAL when the shard is empty. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "cli.h"
 #include "git_rev.h"
 #include "lbs_config.h"
@@ -67,6 +68,9 @@ static int split_eq(int argc, char **argv, char **v)
 
 int main(int argc, char **argv)
 {
+    /* OpenBLAS's kernel family is fixed when it initialises: pick the
+     * machine's (blas.h) before anything else, re-executing if needed */
+    blas_autoselect(argv);   /* argv as given: before any splitting */
     char *split[2 * argc + 1];
     argc = split_eq(argc, argv, split);
     argv = split;

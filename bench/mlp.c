@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include "lbscale/rng.h"
+#include "cnn.h"
 #include "mlp.h"
 
 static double now(void)
@@ -110,6 +111,7 @@ void mlp_free(struct mlp *m)
 {
     if (!m)
         return;
+    cnn_free_state(m);
     free(m->w);
     free(m->g);
     free(m->d0);
@@ -121,6 +123,10 @@ void mlp_free(struct mlp *m)
 
 void mlp_init(struct mlp *m, uint64_t seed)
 {
+    if (m->cnn) {
+        cnn_init(m, seed);
+        return;
+    }
     for (int i = 0; i < m->nd; i++) {
         struct lbs_layer *W = &m->layers[2 * i], *B = &m->layers[2 * i + 1];
         uint64_t key = lbs_rng_key(seed, 0x1417, (uint64_t)i);
@@ -153,6 +159,10 @@ static size_t w_off(const struct mlp *m, int i)
 
 void mlp_forward(struct mlp *m, const float *w, const float *x, size_t b)
 {
+    if (m->cnn) {
+        cnn_forward(m, w, x, b);
+        return;
+    }
     const float *in = x;
     for (int i = 0; i < m->nd; i++) {
         size_t ni = m->dims[i], no = m->dims[i + 1];
@@ -218,6 +228,10 @@ double mlp_loss(struct mlp *m, const uint8_t *y, size_t b, int grad,
 void mlp_backward(struct mlp *m, const float *x, size_t b,
                   const uint8_t *keep, int accumulate)
 {
+    if (m->cnn) {
+        cnn_backward(m, x, b, keep, accumulate);
+        return;
+    }
     float *dz = m->d0, *dx = m->d1;
     const float beta = accumulate ? 1.0f : 0.0f;
     for (int i = m->nd - 1; i >= 0; i--) {

@@ -38,15 +38,18 @@
 
 #define MLP_MAX_DENSE 16
 #define MLP_DEFAULT "mlp:784-512-256-10"
+/* `--model mlp8`: 8 weight layers (16 tensors) for JointSpar. */
+#define MLP8_SPEC "mlp:784-256-256-256-256-256-256-256-10"
 
 struct mlp {
-    int nd;                             /* dense layers */
+    void *cnn;                          /* non-NULL: the CNN (cnn.h) */
+    int nd;                             /* dense layers (CNN: 1, logits) */
     size_t dims[MLP_MAX_DENSE + 1];
     size_t nparams;
     float *w, *g;                       /* all parameters / gradients */
     size_t nlayers;                     /* 2 * nd */
     struct lbs_layer layers[2 * MLP_MAX_DENSE];
-    char names[2 * MLP_MAX_DENSE][24];
+    char names[2 * MLP_MAX_DENSE][24];   /* CNN: 8 tensors */
     size_t max_batch;
     float *act[MLP_MAX_DENSE + 1];      /* act[i+1]: output of layer i */
     float *d0, *d1;                     /* activation-gradient ping-pong */

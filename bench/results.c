@@ -16,6 +16,7 @@
 
 #include <cblas.h>
 
+#include "blas.h"
 #include "git_rev.h"
 #include "lbs_config.h"
 #include "lbs_cuda.h"
@@ -233,6 +234,7 @@ static json_t *versions(void)
     snprintf(buf, sizeof buf, "%u.%u.%u", h >> 16, (h >> 8) & 0xff, h & 0xff);
     json_object_set_new(o, "hwloc", json_string(buf));
     json_object_set_new(o, "openblas", json_string(openblas_get_config()));
+    json_object_set_new(o, "blas", blas_info_json());
 #if LBS_HAVE_MPI
     char mv[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;

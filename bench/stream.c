@@ -6,7 +6,9 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <cblas.h>
 
+#include "blas.h"
 #include "cli.h"
 #include "lbs_cuda.h"
 #include "memsize.h"
@@ -88,7 +90,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
 "usage: lbscale stream [--elements N] [--iters K] [--threads T]\n"
-"                      [--device cpu|cuda] [--json]\n"
+"                      [--sgemm N] [--device cpu|cuda] [--json]\n"
 "\n"
 "Measures memory bandwidth like STREAM: copy (c=a) and triad (a=b+s*c)\n"
 "over three arrays of N doubles, best of K timed iterations after one\n"
@@ -101,6 +103,14 @@ static void usage(FILE *f)
 "                  available (else exit 2)\n"
 "  --iters K       timed iterations (default 10)\n"
 "  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
+"  --sgemm N       also time OpenBLAS sgemm N x N x N on the same threads\n"
+"                  (default 1024; 0 = skip): sgemm_gflops, the nominal\n"
+"                  peak (clock x 64/32/8 FLOP/cycle for AVX-512/AVX2/SSE)\n"
+"                  and the fraction of it, with OpenBLAS's kernel family\n"
+"                  (blas_core; lbscale selects the machine's family at\n"
+"                  start-up when OpenBLAS falls back, see meta.json\n"
+"                  versions.blas; LBSCALE_BLAS_AUTO=0 disables that,\n"
+"                  =force overrides a weaker OPENBLAS_CORETYPE too)\n"
 "  --device D      cpu (default) or cuda: device-to-device copy on GPU 0\n"
 "                  between two buffers of N floats (default 256M = 1 GiB\n"
 "                  each), by cudaMemcpy and by a copy kernel, best of K;\n"
@@ -191,7 +201,7 @@ int verb_stream(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
     size_t n = 32000000;
-    long iters = 10, threads = 0;
+    long iters = 10, threads = 0, sgemm_n = 1024;
     int cuda = 0, n_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -216,6 +226,9 @@ int verb_stream(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--iters")) {
             if (cli_int(a, v, 1, 100000, &iters)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(a, "--sgemm")) {
+            if (cli_int(a, v, 0, 16384, &sgemm_n)) return EXIT_BAD_INPUT;
             i++;
         } else if (!strcmp(a, "--threads")) {
             if (cli_int(a, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;
@@ -249,6 +262,21 @@ int verb_stream(int argc, char **argv)
                             "elements", (json_int_t)n, "threads", nt, "iters", (int)iters,
                             "copy_gbps", r.copy_gbps, "triad_gbps",
                             r.triad_gbps, "wrong", (json_int_t)r.wrong);
+    double sg = 0, peak = 0, mhz = 0;
+    if (sgemm_n > 0) {
+        openblas_set_num_threads(nt);
+        sg = blas_sgemm_gflops((int)sgemm_n, 1.0);
+        peak = blas_peak_gflops(nt, &mhz);
+        json_object_set_new(row, "sgemm_n", json_integer(sgemm_n));
+        json_object_set_new(row, "sgemm_gflops", json_real(sg));
+        json_object_set_new(row, "peak_gflops", peak > 0 ? json_real(peak)
+                                                         : json_null());
+        json_object_set_new(row, "sgemm_peak_frac",
+                            peak > 0 ? json_real(sg / peak) : json_null());
+        json_object_set_new(row, "cpu_mhz", json_real(mhz));
+        json_object_set_new(row, "blas_core",
+                            json_string(openblas_get_corename()));
+    }
     if (com.json) {
         char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
         puts(s);
@@ -258,6 +286,12 @@ int verb_stream(int argc, char **argv)
                "copy(GB/s)", "triad(GB/s)", "#wrong");
         printf("  %12zu %8d %14.2f %15.2f %7ld\n", n, nt, r.copy_gbps,
                r.triad_gbps, r.wrong);
+        if (sgemm_n > 0)
+            printf("# sgemm %ld^3 on %d thread%s: %.1f GFLOP/s (OpenBLAS %s "
+                   "kernels), %.0f%% of a nominal %.0f GFLOP/s peak\n",
+                   sgemm_n, nt, nt > 1 ? "s" : "", sg,
+                   openblas_get_corename(), peak > 0 ? 100 * sg / peak : 0,
+                   peak);
     }
     int rc = 0;
     if (run) {

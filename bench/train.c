@@ -39,6 +39,7 @@
 #include "lbs_config.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
+#include "cnn.h"
 #include "mlp.h"
 
 /* ---- per-optimizer defaults -------------------------------------------
@@ -113,6 +114,12 @@ struct train_opts {
     const char *compress;   /* --compress SPEC or NULL */
     long global_batch, micro_batch, max_steps, subset, test_subset, seed;
     long threads, stall;
+    long val;               /* --val: held-out training samples */
+    double lr_base;         /* --lr-base (0: the tuned table) */
+    long lr_ref_batch;      /* --lr-ref-batch */
+    const char *lr_scaling; /* --lr-scaling auto|linear|sqrt|none */
+    const char *export_layers;
+    int no_augment;         /* --no-augment (CNN) */
     double epochs, warmup;
     int trace, trace_all;
     enum fault_kind fault;
@@ -139,13 +146,27 @@ static void usage(FILE *f)
 "  --compress SPEC   compress the gradients before the optimizer (e.g.\n"
 "                    topk:k=0.01,ef=1; lbscale compress --list); only for\n"
 "                    data-parallel optimizers; applies on one rank too\n"
-"  --model M         mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT ")\n"
+"  --model M         mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT "), or\n"
+"                    mlp8 = " MLP8_SPEC "\n"
+"                    (8 weight layers, for JointSpar's layer sampling), or\n"
+"                    cnn = conv3x3(16)-ReLU-maxpool-conv3x3(32)-ReLU-maxpool-\n"
+"                    FC(128)-FC(10) (im2col + sgemm; Fashion-MNIST 28x28),\n"
+"                    trained with random crops (pad 2) and horizontal flips\n"
+"  --no-augment      the CNN without crops and flips\n"
+"  --export-layers F write the model's layer list (name, shape) as JSON to F\n"
+"                    (the format of optim --layers and sim --layers) and\n"
+"                    exit without training\n"
 "  --topology T      gossip graph for decentralized optimizers (ring,\n"
-"                    exponential, onepeer, full); passed as topology=T.\n"
-"                    Default ring (symmetric mixing matrix): on the\n"
-"                    directed exponential graph DecentLaM's momentum\n"
-"                    recursion has complex eigenvalues and diverged in\n"
-"                    our 4-rank runs\n"
+"                    symexp, exponential, onepeer, full); passed as\n"
+"                    topology=T.  Default ring.  ring, symexp (offsets\n"
+"                    +-2^k, the symmetric exponential graph) and full have\n"
+"                    symmetric doubly stochastic mixing matrices, which\n"
+"                    DecentLaM's analysis assumes; exponential and onepeer\n"
+"                    are directed (W not symmetric): DecentLaM's momentum\n"
+"                    recursion then has complex eigenvalues and reached\n"
+"                    10%% test accuracy (4 ranks, batch 1024, 2 epochs).\n"
+"                    WARNING printed (and recorded in the result row as\n"
+"                    \"warning\") for decentlam on a directed graph\n"
 "  --global-batch B  samples per step over all ranks (default 1024); must\n"
 "                    be a multiple of the rank count\n"
 "  --micro-batch M   rows per forward/backward pass; local batches above it\n"
@@ -154,6 +175,22 @@ static void usage(FILE *f)
 "  --max-steps N     stop after N steps (tests)\n"
 "  --warmup F        linear lr warm-up over fraction F of the steps\n"
 "                    (default 0.1)\n"
+"  --lr-base LR      the learning rate at the reference batch\n"
+"                    (--lr-ref-batch, default 128), scaled to the global\n"
+"                    batch B by --lr-scaling; replaces the tuned table\n"
+"                    below (an lr= in the spec still wins)\n"
+"  --lr-scaling S    auto (default), linear (lr = base x B/ref), sqrt\n"
+"                    (base x sqrt(B/ref)), none.  auto: linear for sgd,\n"
+"                    lars, dmsgd, decentlam, jointspar, jointspar_lars\n"
+"                    (Goyal et al. 2017; You et al. 2017); sqrt for lamb,\n"
+"                    adamw, slamb, onebit_lamb (Krizhevsky 2014; the LAMB\n"
+"                    paper).  The result row states lr, lr_base,\n"
+"                    lr_scaling and lr_rule\n"
+"  --lr-ref-batch B  the batch --lr-base refers to (default 128)\n"
+"  --val N           hold out the last N training samples (same split for\n"
+"                    every seed) as a validation set, for choosing learning\n"
+"                    rates; val_accuracy/val_loss are reported next to the\n"
+"                    test set's (default 0: none)\n"
 "  --decay D         cosine (default), linear, step (x0.1 at 50%% and 75%%),\n"
 "                    none\n"
 "  --seed S          initialisation, shards, batches (default 1)\n"
@@ -192,8 +229,8 @@ CLI_COMMON_HELP
                 d->lr_max);
     fprintf(f,
 "Others: the optimizer's own lr, unscaled.  onebit_lamb: freeze_step =\n"
-"max(20%%, min(50%%, 100 steps)) of the steps unless given.  Optimizers\n"
-"with a seed key get --seed.\n"
+"20%% of the steps unless given (DeepSpeed's 15-25%% of training).\n"
+"Optimizers with a seed key get --seed.\n"
 "\n"
 "Results: train.jsonl (one row per run: final test_accuracy, steps, wall\n"
 "time, bytes per rank, the per-epoch curve) and train-trace-OPTIM.jsonl (per\n"
@@ -309,9 +346,10 @@ static int parse_args(int argc, char **argv, struct train_opts *t,
         } else if (!strcmp(o, "--topology")) {
             if (need(o, v)) return EXIT_BAD_INPUT;
             if (strcmp(v, "ring") && strcmp(v, "exponential") &&
+                strcmp(v, "symexp") &&
                 strcmp(v, "onepeer") && strcmp(v, "full"))
-                FAIL(o, "'%s' is not one of ring, exponential, onepeer, "
-                     "full", v);
+                FAIL(o, "'%s' is not one of ring, symexp, exponential, "
+                     "onepeer, full", v);
             t->topology = v, i++;
         } else if (!strcmp(o, "--global-batch")) {
             if (q_int(o, v, 1, 1L << 24, &t->global_batch))
@@ -337,6 +375,28 @@ static int parse_args(int argc, char **argv, struct train_opts *t,
                 strcmp(v, "step") && strcmp(v, "none"))
                 FAIL(o, "'%s' is not one of cosine, linear, step, none", v);
             t->decay = v, i++;
+        } else if (!strcmp(o, "--val")) {
+            if (q_int(o, v, 0, 1L << 40, &t->val)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--lr-base")) {
+            if (q_double(o, v, 1e-9, 1e4, &t->lr_base))
+                return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--lr-ref-batch")) {
+            if (q_int(o, v, 1, 1L << 24, &t->lr_ref_batch))
+                return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--lr-scaling")) {
+            if (need(o, v)) return EXIT_BAD_INPUT;
+            if (strcmp(v, "auto") && strcmp(v, "linear") &&
+                strcmp(v, "sqrt") && strcmp(v, "none"))
+                FAIL(o, "'%s' is not one of auto, linear, sqrt, none", v);
+            t->lr_scaling = v, i++;
+        } else if (!strcmp(o, "--no-augment")) {
+            t->no_augment = 1;
+        } else if (!strcmp(o, "--export-layers")) {
+            if (need(o, v)) return EXIT_BAD_INPUT;
+            t->export_layers = v, i++;
         } else if (!strcmp(o, "--seed")) {
             if (q_int(o, v, 0, 1L << 52, &t->seed)) return EXIT_BAD_INPUT;
             i++;
@@ -430,7 +490,8 @@ static int options_differ(struct lbs_comm *c, const struct train_opts *t,
         "--optim", "--model", "--topology", "--dataset", "--data",
         "--global-batch", "--micro-batch", "--epochs", "--max-steps",
         "--warmup", "--decay", "--seed", "--subset", "--test-subset",
-        "--threads", "--fault", "--compress",
+        "--threads", "--fault", "--compress", "--val", "--lr-base",
+        "--lr-ref-batch", "--lr-scaling",
     };
     enum { K = sizeof names / sizeof names[0] };
     char buf[K][64];
@@ -443,10 +504,14 @@ static int options_differ(struct lbs_comm *c, const struct train_opts *t,
     snprintf(buf[6], 64, "%ld", t->subset);
     snprintf(buf[7], 64, "%ld", t->test_subset);
     snprintf(buf[8], 64, "%ld", t->threads);
+    snprintf(buf[9], 64, "%ld", t->val);
+    snprintf(buf[10], 64, "%.17g", t->lr_base);
+    snprintf(buf[11], 64, "%ld", t->lr_ref_batch);
     const char *val[K] = {
         t->spec, t->model, t->topology, t->dataset, t->data_dir, buf[0],
         buf[1], buf[2], buf[3], buf[4], t->decay, buf[5], buf[6], buf[7],
-        buf[8], t->fault_str, t->compress,
+        buf[8], t->fault_str, t->compress, buf[9], buf[10], buf[11],
+        t->lr_scaling,
     };
     int64_t mn[K], mx[K];
     for (int k = 0; k < K; k++)
@@ -521,6 +586,29 @@ static void append_kv(char *spec, size_t len, const char *kv)
     snprintf(spec + l, len - l, "%s%s", strchr(spec, ':') ? "," : ":", kv);
 }
 
+/* --lr-scaling auto: linear for momentum-SGD-like methods (Goyal et al.;
+ * LARS), square root for the Adam family (Krizhevsky; the LAMB paper). */
+static const char *auto_scaling(const char *name)
+{
+    static const char *const sq[] = {"lamb", "adamw", "slamb",
+                                     "onebit_lamb", NULL};
+    for (const char *const *p = sq; *p; p++)
+        if (!strcmp(*p, name))
+            return "sqrt";
+    return "linear";
+}
+
+/* The scaling actually applied under --lr-base ("linear", "sqrt",
+ * "none"); NULL without --lr-base. */
+static const char *scaling_used(const struct train_opts *t, const char *name)
+{
+    if (!(t->lr_base > 0))
+        return NULL;
+    if (!t->lr_scaling || !strcmp(t->lr_scaling, "auto"))
+        return auto_scaling(name);
+    return t->lr_scaling;
+}
+
 /* Build the spec actually used: the user's keys win; lr from the default
  * table, topology from --topology, freeze_step and seed as documented. */
 static int effective_spec(const struct train_opts *t, long total_steps,
@@ -538,8 +626,22 @@ static int effective_spec(const struct train_opts *t, long total_steps,
     *lr_used = NAN;
     const struct optim_default *d = find_default(name);
     char kv[96];
+    const char *sc = scaling_used(t, name);
     if (spec_has_key(spec, "lr")) {
         snprintf(rule, rlen, "given in the spec");
+    } else if (sc) {
+        double r = (double)t->global_batch / (double)t->lr_ref_batch;
+        double lr = t->lr_base * (!strcmp(sc, "linear") ? r
+                                  : !strcmp(sc, "sqrt") ? sqrt(r) : 1.0);
+        *lr_used = lr;
+        snprintf(kv, sizeof kv, "lr=%.6g", lr);
+        append_kv(spec, len, kv);
+        if (!strcmp(sc, "none"))
+            snprintf(rule, rlen, "none: %g at every batch", t->lr_base);
+        else
+            snprintf(rule, rlen, "%s: %g x %s(%ld/%ld)", sc, t->lr_base,
+                     !strcmp(sc, "sqrt") ? "sqrt" : "", t->global_batch,
+                     t->lr_ref_batch);
     } else if (d) {
         double lr = d->lr_ref * pow((double)t->global_batch / REF_BATCH,
                                     d->alpha);
@@ -566,12 +668,11 @@ static int effective_spec(const struct train_opts *t, long total_steps,
         append_kv(spec, len, kv);
     }
     if (!strcmp(name, "onebit_lamb") && !spec_has_key(spec, "freeze_step")) {
-        /* DeepSpeed: 15-25% of training.  Short runs need a longer dense
-         * warm-up (v is not bias-corrected): at B=8192 (73 steps) 20%
-         * diverged, 50% gave 84.7% (4 ranks). */
-        double T = (double)total_steps;
-        double fr = fmax(0.2 * T, fmin(0.5 * T, 100.0));
-        long f = lround(fr);
+        /* DeepSpeed: 15-25% of training (issue 17: not a fixed step
+         * count that a short run never leaves).  Earlier short runs at
+         * B=8192 (73 steps) diverged at 20% and needed 50%: the study
+         * reports such runs as diverged rather than hiding them. */
+        long f = lround(0.2 * (double)total_steps);
         snprintf(kv, sizeof kv, "freeze_step=%ld", f < 1 ? 1 : f);
         append_kv(spec, len, kv);
     }
@@ -762,6 +863,7 @@ static void next_batch(struct run_state *s)
  * ranks' models from it.  Collectives on the real comm (not traced). */
 struct eval_result {
     double test_loss, test_acc, consensus, train_loss, train_acc;
+    double val_loss, val_acc;   /* NaN without --val */
 };
 
 static int evaluate(struct run_state *s, struct eval_result *r,
@@ -796,13 +898,27 @@ static int evaluate(struct run_state *s, struct eval_result *r,
         mlp_forward(m, s->wavg, s->xb, b);
         loss += mlp_loss(m, s->yb, b, 0, 0, &correct);
     }
-    double v[6] = {loss, (double)correct, dist, s->ep_loss,
-                   (double)s->ep_correct, (double)s->ep_samples};
+    double vloss = 0;
+    long vcorrect = 0;
+    size_t nv = s->data.n_val;
+    size_t vlo = nv * (size_t)s->comm->rank / (size_t)P,
+           vhi = nv * (size_t)(s->comm->rank + 1) / (size_t)P;
+    for (size_t a = vlo; a < vhi; a += s->micro) {
+        size_t b = vhi - a < s->micro ? vhi - a : s->micro;
+        data_gather_val(&s->data, a, b, s->xb, s->yb);
+        mlp_forward(m, s->wavg, s->xb, b);
+        vloss += mlp_loss(m, s->yb, b, 0, 0, &vcorrect);
+    }
+    double v[8] = {loss, (double)correct, dist, s->ep_loss,
+                   (double)s->ep_correct, (double)s->ep_samples, vloss,
+                   (double)vcorrect};
     if (P > 1) {
-        int rc = lbs_allreduce(s->comm, v, 6, LBS_FLOAT64, LBS_SUM, -1);
+        int rc = lbs_allreduce(s->comm, v, 8, LBS_FLOAT64, LBS_SUM, -1);
         if (rc)
             return rc;
     }
+    r->val_loss = nv ? v[6] / (double)nv : NAN;
+    r->val_acc = nv ? v[7] / (double)nv : NAN;
     r->test_loss = v[0] / (double)nt;
     r->test_acc = v[1] / (double)nt;
     r->consensus = sqrt(v[2] / P);
@@ -834,6 +950,9 @@ static int train_step(struct run_state *s, long it, double *loss_out,
         size_t b = s->local - a < s->micro ? s->local - a : s->micro;
         double d0 = cli_now();
         data_gather(&s->data, s->bidx + a, b, s->xb, s->yb);
+        if (m->cnn && !t->no_augment)
+            cnn_augment(s->xb, b, 2, s->data.lut[0], (uint64_t)t->seed,
+                        (uint64_t)it, (uint64_t)s->comm->rank * s->local + a);
         t_data += cli_now() - d0;
         mlp_forward(m, m->w, s->xb, b);
         loss += mlp_loss(m, s->yb, b, 1, scale, &correct);
@@ -990,11 +1109,17 @@ static int load_data(const struct train_opts *t, const size_t *dims,
     int rc;
     if (want_teacher) {
         /* the task is fixed (data seed 1); --seed varies init and order */
-        rc = data_make_teacher(1, t->subset ? (size_t)t->subset
-                               : 60000, t->test_subset ? (size_t)t->test_subset
-                               : 10000, dims[0], dims[nd], d, err);
+        rc = data_make_teacher(1, (t->subset ? (size_t)t->subset : 60000) +
+                               (size_t)t->val, t->test_subset
+                               ? (size_t)t->test_subset : 10000, dims[0],
+                               dims[nd], d, err);
+        if (!rc && t->val && (rc = data_hold_out(d, (size_t)t->val, err)))
+            data_free(d);
     } else {
         rc = data_load_idx_dir(dir, d, err);
+        /* the validation samples come off the end before --subset */
+        if (!rc && t->val && (rc = data_hold_out(d, (size_t)t->val, err)))
+            data_free(d);
         if (!rc)
             data_truncate(d, (size_t)t->subset, (size_t)t->test_subset);
     }
@@ -1096,13 +1221,42 @@ static int write_trace(struct run_state *s, const char *dir,
     return rc;
 }
 
+/* --export-layers FILE: the model's tensors as {"model":..., "layers":
+ * [{"name":..., "shape":[...]}]}, the format optim/sim --layers read. */
+static int export_layers(const struct train_opts *t, const size_t *dims,
+                         int nd)
+{
+    struct mlp *m;
+    struct lbs_err e;
+    if (!strcmp(t->model, CNN_SPEC) ? cnn_new(1, &m, &e)
+                                    : mlp_new(dims, nd, 1, &m, &e)) {
+        cli_error("train", "%s", e.msg);
+        return EXIT_RUNTIME;
+    }
+    json_t *root = json_pack("{s:s,s:o,s:I}", "model", t->model, "layers",
+                             layers_json(m), "parameters",
+                             (json_int_t)m->nparams);
+    mlp_free(m);
+    char *txt = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    int rc = txt ? lbs_write_atomic(t->export_layers, txt, strlen(txt), &e)
+                 : lbs_err_set(&e, -ENOMEM, "out of memory");
+    free(txt);
+    if (rc) {
+        cli_error("--export-layers", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    return 0;
+}
+
 int verb_train(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
     struct train_opts t = {
         .model = MLP_DEFAULT, .dataset = "auto", .decay = "cosine",
         .global_batch = 1024, .epochs = 10, .warmup = 0.1, .seed = 1,
-        .threads = 1, .stall = STALL_AUTO, .trace = 1,
+        .threads = 1, .stall = STALL_AUTO, .trace = 1, .lr_ref_batch = 128,
+        .lr_scaling = "auto",
     };
     quiet_rank = env_rank() != 0;
     int prc = parse_args(argc, argv, &t, &com);
@@ -1111,8 +1265,17 @@ int verb_train(int argc, char **argv)
     struct lbs_err e;
     size_t dims[MLP_MAX_DENSE + 1];
     int nd;
-    if (mlp_parse(t.model, dims, &nd, &e))
+    if (!strcmp(t.model, "mlp8"))
+        t.model = MLP8_SPEC;
+    int is_cnn = !strcmp(t.model, CNN_SPEC);
+    if (is_cnn) {
+        dims[0] = 784;
+        dims[1] = 10;
+        nd = 1;
+    } else if (mlp_parse(t.model, dims, &nd, &e))
         FAIL("--model", "%s", e.msg);
+    if (t.export_layers)
+        return export_layers(&t, dims, nd);
     /* Reject a bad spec before MPI starts or anything is written. */
     {
         char name[64];
@@ -1156,7 +1319,8 @@ int verb_train(int argc, char **argv)
     struct run_state s = {.t = &t, .comm = comm};
     struct lbs_run *run = NULL;
     json_t *curve = json_array();
-    char spec_eff[512] = "", rule[128] = "", note[300] = "";
+    char spec_eff[512] = "", rule[128] = "", note[300] = "",
+         warning[300] = "";
     double lr_used = NAN;
 
     /* 1. options agree across ranks */
@@ -1220,11 +1384,26 @@ int verb_train(int argc, char **argv)
                          "run's last step (%ld)", t.fault_str, t.fault_step,
                          total);
     if (!rc)
-        rc = mlp_new(dims, nd, s.micro, &s.m, &e);
+        rc = is_cnn ? cnn_new(s.micro, &s.m, &e)
+                    : mlp_new(dims, nd, s.micro, &s.m, &e);
     if (!rc) {
         mlp_init(s.m, (uint64_t)t.seed);
         rc = effective_spec(&t, total, spec_eff, sizeof spec_eff, rule,
                             sizeof rule, &lr_used, &e);
+    }
+    if (!rc) {
+        /* DecentLaM's analysis assumes a symmetric doubly stochastic W */
+        char topo_w[32];
+        spec_value(spec_eff, "topology", topo_w, sizeof topo_w);
+        if (!strncmp(spec_eff, "decentlam", 9) &&
+            (!strcmp(topo_w, "exponential") || !strcmp(topo_w, "onepeer")))
+            snprintf(warning, sizeof warning, "decentlam on the directed "
+                     "'%s' graph: its mixing matrix is not symmetric, which "
+                     "DecentLaM's analysis assumes (use ring, symexp or "
+                     "full); such runs have diverged (10%% accuracy)",
+                     topo_w);
+        if (warning[0] && rank == 0)
+            fprintf(stderr, "lbscale: train: WARNING: %s\n", warning);
     }
     if (!rc)
         rc = comm_trace_new(comm, &s.tcomm, &e);
@@ -1325,6 +1504,8 @@ int verb_train(int argc, char **argv)
             jset(row, "train_accuracy", ev.train_acc);
             jset(row, "test_loss", ev.test_loss);
             jset(row, "test_accuracy", ev.test_acc);
+            jset(row, "val_loss", ev.val_loss);
+            jset(row, "val_accuracy", ev.val_acc);
             jset(row, "consensus_rms", ev.consensus);
             json_object_set_new(row, "skipped_steps",
                                 json_integer(lbs_optim_skipped(s.o)));
@@ -1395,6 +1576,33 @@ int verb_train(int argc, char **argv)
     jset(row, "test_accuracy", ev.test_acc);
     jset(row, "test_loss", ev.test_loss);
     jset(row, "best_test_accuracy", best);
+    jset(row, "val_accuracy", ev.val_acc);
+    jset(row, "val_loss", ev.val_loss);
+    json_object_set_new(row, "n_val",
+                        json_integer((json_int_t)s.data.n_val));
+    /* diverged: a NaN/Inf loss, or a final training loss above ten times
+     * chance's (10 ln classes) */
+    double chance = log((double)dims[nd]);
+    json_object_set_new(row, "diverged", json_boolean(
+        !isfinite(last_loss) || !isfinite(ev.test_loss) ||
+        !(ev.train_loss <= 10 * chance)));
+    {
+        char nm[64];
+        const char *args;
+        struct lbs_err e2;
+        const char *sc = NULL;
+        if (!lbs_spec_split(t.spec, nm, sizeof nm, &args, &e2))
+            sc = scaling_used(&t, nm);
+        json_object_set_new(row, "lr_scaling", sc ? json_string(sc)
+                                                  : json_null());
+        json_object_set_new(row, "lr_base", sc ? json_real(t.lr_base)
+                                               : json_null());
+        json_object_set_new(row, "lr_ref_batch", sc
+                            ? json_integer(t.lr_ref_batch) : json_null());
+        json_object_set_new(row, "warmup", json_real(t.warmup));
+        json_object_set_new(row, "warning", warning[0] ? json_string(warning)
+                                                       : json_null());
+    }
     jset(row, "train_loss", ev.train_loss);
     jset(row, "train_accuracy", ev.train_acc);
     jset(row, "consensus_rms", ev.consensus);

@@ -16,7 +16,7 @@
 #include "lbscale/topology.h"
 
 const char *const lbs_topo_names[] = {"ring", "exponential", "onepeer",
-                                      "full", NULL};
+                                      "full", "symexp", NULL};
 
 struct lbs_topology {
     enum lbs_topo kind;
@@ -85,6 +85,28 @@ static void build(struct lbs_topology *t)
             for (int k = 0; k < tau; k++)
                 add_offset(t, ph, s, &end, 1L << k, 1.0 / (tau + 1));
             break;
+        case LBS_TOPO_SYMEXP: {
+            /* the undirected exponential graph: neighbours i +- 2^k, each
+             * distinct one (and self) weighted 1/(degree + 1): symmetric
+             * and doubly stochastic, as DecentLaM's analysis assumes */
+            long offs[64];
+            int deg = 0;
+            for (int k = 0; k < tau; k++) {
+                long c[2] = {1L << k, (long)n - (1L << k)};
+                for (int q = 0; q < 2; q++) {
+                    int dup = 0;
+                    for (int j = 0; j < deg && !dup; j++)
+                        dup = offs[j] == c[q];
+                    if (!dup)
+                        offs[deg++] = c[q];
+                }
+            }
+            double w = 1.0 / (deg + 1);
+            t->wself[ph] = w;
+            for (int j = 0; j < deg; j++)
+                add_offset(t, ph, s, &end, offs[j], w);
+            break;
+        }
         case LBS_TOPO_ONEPEER:
             t->wself[ph] = 0.5;
             add_offset(t, ph, s, &end, 1L << ph, 0.5);
@@ -293,7 +315,7 @@ int lbs_topology_new(enum lbs_topo kind, int n, struct lbs_topology **out,
     t->n = n;
     t->period = (kind == LBS_TOPO_ONEPEER && n > 1) ? ceil_log2(n) : 1;
     size_t cap = (size_t)t->period * (kind == LBS_TOPO_FULL ? (size_t)n
-                                      : (size_t)ceil_log2(n) + 2);
+                                      : 2 * (size_t)ceil_log2(n) + 2);
     t->start = calloc((size_t)t->period + 1, sizeof *t->start);
     t->off = calloc(cap, sizeof *t->off);
     t->w = calloc(cap, sizeof *t->w);
@@ -328,7 +350,7 @@ int lbs_topology_new_name(const char *name, int n, struct lbs_topology **out,
             return lbs_topology_new((enum lbs_topo)k, n, out, err);
     *out = NULL;
     return lbs_err_set(err, -ENOENT, "unknown topology '%s' (ring, "
-                       "exponential, onepeer, full)", name ? name : "");
+                       "exponential, onepeer, full, symexp)", name ? name : "");
 }
 
 void lbs_topology_free(struct lbs_topology *t)

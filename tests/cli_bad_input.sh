@@ -167,6 +167,25 @@ good "optim --list lists sgd lars lamb adamw" \
     'for o in sgd lars lamb adamw; do grep -qw "$o" "$OUT" || exit 1; done' \
     optim --list
 
+# issue 17: OpenBLAS's kernel family.  A forced fallback (Prescott) is
+# replaced at start-up on an AVX2/AVX-512 machine (re-exec with
+# OPENBLAS_CORETYPE); LBSCALE_BLAS_AUTO=0 keeps it; stream reports sgemm.
+if grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo; then
+    export OPENBLAS_CORETYPE=Prescott LBSCALE_BLAS_AUTO=force
+    good "blas: Prescott fallback replaced (LBSCALE_BLAS_AUTO=force)" \
+        'grep -q "\"blas_core\"" "$OUT" && ! grep -q "\"blas_core\":\"Prescott\"" "$OUT" &&
+         grep -q "\"sgemm_gflops\"" "$OUT"' \
+        stream --elements 1M --iters 1 --sgemm 256 --no-save --json
+    export OPENBLAS_CORETYPE=Prescott LBSCALE_BLAS_AUTO=0
+    good "blas: LBSCALE_BLAS_AUTO=0 keeps OpenBLAS's choice" \
+        'grep -q "\"blas_core\":\"Prescott\"" "$OUT"' \
+        stream --elements 1M --iters 1 --sgemm 256 --no-save --json
+    unset OPENBLAS_CORETYPE LBSCALE_BLAS_AUTO
+else
+    ok "blas: # SKIP no AVX2 on this machine"
+    ok "blas: # SKIP no AVX2 on this machine"
+fi
+
 # issue 19: the half-precision compressors travel as one allreduce of 2
 # bytes per element, summed in their own format (was an allgather)
 for c in fp16 bf16; do

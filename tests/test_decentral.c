@@ -62,6 +62,17 @@ static double expected_w(enum lbs_topo k, int n, int ph, int i, int j)
         return 0;
     case LBS_TOPO_ONEPEER:
         return d == 0 ? 0.5 : d == (1 << ph) ? 0.5 : 0;
+    case LBS_TOPO_SYMEXP: {
+        int deg = 0, isnb = 0;
+        for (int o = 1; o < n; o++) {
+            int hit = 0;
+            for (int t = 0; t < tau; t++)
+                hit |= o == (1 << t) || o == n - (1 << t);
+            deg += hit;
+            isnb |= hit && o == d;
+        }
+        return d == 0 || isnb ? 1.0 / (deg + 1) : 0;
+    }
     default:
         return 1.0 / n;
     }
@@ -146,7 +157,7 @@ Test(topology, every_kind_and_size)
 
 Test(topology, degrees_and_large_sizes)
 {
-    static const int want[LBS_TOPO_COUNT] = {2, 10, 1, 1023};
+    static const int want[LBS_TOPO_COUNT] = {2, 10, 1, 1023, 19};
     for (int k = 0; k < LBS_TOPO_COUNT; k++) {
         struct lbs_topology *t = topo((enum lbs_topo)k, 1024);
         cr_expect_eq(lbs_topology_degree(t), want[k], "%s",

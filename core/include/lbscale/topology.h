@@ -62,10 +62,11 @@ enum lbs_topo {
     LBS_TOPO_EXPONENTIAL,
     LBS_TOPO_ONEPEER,
     LBS_TOPO_FULL,
+    LBS_TOPO_SYMEXP,    /* symmetric exponential: offsets +-2^k, k < ceil(log2 n) */
     LBS_TOPO_COUNT
 };
 
-/* "ring", "exponential", "onepeer", "full", NULL - in enum order, usable
+/* "ring", "exponential", "onepeer", "full", "symexp", NULL - in enum order, usable
  * as the choices of an LBS_P_ENUM spec key. */
 extern const char *const lbs_topo_names[];
 

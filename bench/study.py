@@ -1,0 +1,882 @@
+#!/usr/bin/python3
+"""study.py - issue 17's convergence study: choose learning rates, write the
+seed phase, compute statistics and verdicts.  Python 3 standard library and
+numpy only.
+
+  study.py check [--seeds LIST] [--batches LIST] [--lr-grid LIST]
+      validate lists (one line on stderr and exit 2 when a list is empty,
+      malformed or out of range)
+  study.py seeds GRID_RUN --out SUITE.json [--seeds 1,2,3,4,5]
+        [--decentral-ranks 8] [--decentral-batches 2048,8192]
+        [--topology ring] [--onebit-ranks 4] [--onebit-batches 2048,8192]
+      phase 2: from the grid run (bench/suites/convergence-grid.json) pick,
+      per (optimizer spec, model, batch, ranks, topology), the base rate
+      with the best validation accuracy (diverged runs never win), and write
+      a suite that runs the other seeds at that rate, plus DmSGD, DecentLaM
+      and parallel momentum SGD on the decentral ranks (SGD's rate) and
+      1-bit LAMB (LAMB's rate; dense warm-up 20% of the steps).  The grid
+      seed's run is reused as one of the seeds.  Writes chosen.json next to
+      the suite.
+  study.py extend GRID_RUN --out SUITE.json
+      phase 1b: where the lowest grid rate won (or nothing reached 50%
+      validation accuracy), a suite with lowest/4 and lowest/16
+  study.py report RUN [RUN...] --out DIR [--require-verdicts] [--dirichlet]
+      statistics per configuration at its chosen rate (test accuracy mean
+      +- sd, 95% CI from Student's t, final training loss, validation
+      accuracy, bytes sent per rank, wall time; diverged runs counted and
+      never averaged) and the verdicts with their statistics; DIR gets
+      study.json, table.md, verdicts.md and gnuplot data files.
+      --require-verdicts: exit 1 when any verdict cannot be computed.
+
+Exit status: 0 ok, 1 runtime failure (or a missing verdict with
+--require-verdicts), 2 bad input.
+"""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+
+PROG = "study.py"
+
+
+def die(msg, code=2):
+    sys.stderr.write("%s: %s\n" % (PROG, msg))
+    sys.exit(code)
+
+
+# ---- list parsing -----------------------------------------------------------
+
+def parse_list(opt, text, kind, lo, hi):
+    """'1,2,3' -> [1, 2, 3]; one line and exit 2 on any problem."""
+    if text is None or not text.strip():
+        die("%s: empty list" % opt)
+    out = []
+    for tok in text.split(","):
+        tok = tok.strip()
+        try:
+            v = int(tok) if kind is int else float(tok)
+        except ValueError:
+            die("%s: '%s' is not %s" % (opt, tok, "an integer" if kind is int
+                                         else "a number"))
+        if kind is float and not math.isfinite(v):
+            die("%s: '%s' is not finite" % (opt, tok))
+        if not lo <= v <= hi:
+            die("%s: %s out of range [%g, %g]" % (opt, tok, lo, hi))
+        if v in out:
+            die("%s: %s appears twice" % (opt, tok))
+        out.append(v)
+    return out
+
+
+def parse_seeds(t):
+    return parse_list("--seeds", t, int, 0, 2 ** 52)
+
+
+def parse_batches(t):
+    return parse_list("--batches", t, int, 1, 2 ** 24)
+
+
+def parse_grid(t):
+    v = parse_list("--lr-grid", t, float, 1e-9, 1e4)
+    return v
+
+
+# ---- Student t ----------------------------------------------------------------
+
+def _betacf(a, b, x):
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        de = d * c
+        h *= de
+        if abs(de - 1.0) < 1e-14:
+            break
+    return h
+
+
+def betainc(a, b, x):
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    lbt = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) +
+           a * math.log(x) + b * math.log(1 - x))
+    if x < (a + 1) / (a + b + 2):
+        return math.exp(lbt) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(lbt) * _betacf(b, a, 1 - x) / b
+
+
+def t_cdf(t, df):
+    x = df / (df + t * t)
+    p = 0.5 * betainc(df / 2.0, 0.5, x)
+    return 1 - p if t > 0 else p
+
+
+def t_ppf(q, df):
+    """Quantile of Student's t (df > 0, real) by bisection."""
+    lo, hi = -1e3, 1e3
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if t_cdf(mid, df) < q:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def mean_ci(x, level=0.95):
+    x = np.asarray(x, float)
+    n = len(x)
+    m = float(x.mean()) if n else float("nan")
+    if n < 2:
+        return m, float("nan"), (float("nan"), float("nan"))
+    sd = float(x.std(ddof=1))
+    h = t_ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n)
+    return m, sd, (m - h, m + h)
+
+
+def lin_comb(terms, level=0.95):
+    """sum c_i * mean(x_i) over independent samples, with a Welch-
+    Satterthwaite CI.  terms: [(c, samples)].  None when a sample has < 2
+    values."""
+    est, var, dfden = 0.0, 0.0, 0.0
+    for c, x in terms:
+        x = np.asarray(x, float)
+        if len(x) < 2:
+            return None
+        v = c * c * float(x.var(ddof=1)) / len(x)
+        est += c * float(x.mean())
+        var += v
+        dfden += v * v / (len(x) - 1)
+    se = math.sqrt(var)
+    df = var * var / dfden if dfden > 0 else 1e9
+    df = max(df, 1.0)
+    h = t_ppf(0.5 + level / 2, df) * se if se > 0 else 0.0
+    return {"estimate": est, "se": se, "df": df, "level": level,
+            "ci": [est - h, est + h]}
+
+
+# ---- rows -------------------------------------------------------------------
+
+def load_rows(run):
+    path = os.path.join(run, "train.jsonl")
+    if not os.path.isfile(path):
+        die("%s: no train.jsonl (not a study run directory)" % run)
+    rows = []
+    with open(path) as f:
+        for ln, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError as e:
+                die("%s line %d: %s" % (path, ln, e), 1)
+            if r.get("event") == "final":
+                r["_run"] = run
+                rows.append(r)
+    return rows
+
+
+def optim_name(spec):
+    return spec.split(":", 1)[0]
+
+
+def key_of(r):
+    return (r["spec"], r.get("model"), int(r["global_batch"]),
+            int(r.get("ranks", 1)), r.get("topology"))
+
+
+def key_str(k):
+    spec, model, b, p, topo = k
+    s = "%s %s b=%d P=%d" % (spec, model, b, p)
+    return s + (" topo=%s" % topo if topo else "")
+
+
+def diverged(r):
+    """NaN/Inf loss (null in the row) or a final training loss above ten
+    times chance's (10 ln 10 for 10 classes)."""
+    acc = r.get("test_accuracy")
+    tl = r.get("train_loss")
+    return (bool(r.get("diverged")) or acc is None or tl is None or
+            not math.isfinite(tl) or tl > 10 * math.log(10))
+
+
+def dedupe(rows):
+    seen, out = set(), []
+    for r in rows:
+        k = key_of(r) + (r.get("lr_base"), r.get("lr"), r.get("seed"))
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append(r)
+    return out
+
+
+def choose(rows):
+    """config key -> chosen lr_base (or lr) and the grid scores."""
+    by = {}
+    for r in rows:
+        by.setdefault(key_of(r), []).append(r)
+    out = {}
+    for k, rs in by.items():
+        lrs = {}
+        for r in rs:
+            lrs.setdefault(r.get("lr_base", r.get("lr")), []).append(r)
+        # the rate that has the most seeds (phase 2); among equals the best
+        # mean validation accuracy (diverged = -1)
+        def score(item):
+            lr, g = item
+            vals = [(-1.0 if diverged(r) else
+                     (r.get("val_accuracy") if r.get("val_accuracy") is not None
+                      else r.get("test_accuracy") or -1.0)) for r in g]
+            return (len(g), float(np.mean(vals)), -(lr or 0))
+        best = max(lrs.items(), key=score)
+        grid = []
+        for lr, g in sorted(lrs.items(), key=lambda t: t[0] or 0):
+            grid.append({"lr_base": lr, "runs": len(g),
+                         "val_accuracy": [None if diverged(r) else
+                                          r.get("val_accuracy") for r in g],
+                         "diverged": sum(diverged(r) for r in g)})
+        out[k] = {"lr_base": best[0], "lr": best[1][0].get("lr"), "grid": grid}
+    return out
+
+
+# ---- seeds ------------------------------------------------------------------
+
+def argval(argv, opt, default=None):
+    if opt in argv:
+        i = argv.index(opt)
+        if i + 1 < len(argv):
+            return argv[i + 1]
+    return default
+
+
+def cmd_seeds(args):
+    opts = {"--seeds": "1,2,3,4,5", "--decentral-ranks": "8",
+            "--decentral-batches": "2048,8192", "--topology": "ring",
+            "--onebit-ranks": "4", "--onebit-batches": "2048,8192",
+            "--out": None}
+    runs = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in opts:
+            if i + 1 >= len(args):
+                die("%s: missing value" % a)
+            opts[a] = args[i + 1]
+            i += 2
+        elif a.startswith("-"):
+            die("seeds: unknown option '%s'" % a)
+        else:
+            runs.append(a)
+            i += 1
+    run = runs[0] if runs else None
+    if run is None or not opts["--out"]:
+        die("seeds: usage: study.py seeds GRID_RUN --out SUITE.json [...]")
+    seeds = parse_seeds(opts["--seeds"])
+    dbatches = [] if opts["--decentral-batches"] == "none" else parse_list(
+        "--decentral-batches", opts["--decentral-batches"], int, 1, 2 ** 24)
+    obatches = [] if opts["--onebit-batches"] == "none" else parse_list(
+        "--onebit-batches", opts["--onebit-batches"], int, 1, 2 ** 24)
+    dranks = parse_list("--decentral-ranks", opts["--decentral-ranks"], int,
+                        1, 4096)
+    oranks = parse_list("--onebit-ranks", opts["--onebit-ranks"], int, 1, 4096)
+    if len(dranks) != 1 or len(oranks) != 1:
+        die("--decentral-ranks/--onebit-ranks: one rank count each")
+    if opts["--topology"] not in ("ring", "symexp", "full", "exponential",
+                                  "onepeer"):
+        die("--topology: '%s' is not one of ring, symexp, full, exponential, "
+            "onepeer" % opts["--topology"])
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows = dedupe(rows)
+    if not rows:
+        die("%s: no finished training rows" % run, 1)
+    chosen = choose(rows)
+    argv0 = rows[0].get("argv", [])
+    common = {}
+    for o in ("--epochs", "--subset", "--val", "--test-subset", "--warmup",
+              "--threads"):
+        v = argval(argv0, o)
+        if v is not None:
+            common[o] = v
+    grid_seed = int(rows[0].get("seed", 1))
+    entries = []
+
+    def add(name, spec, model, batch, ranks, lr, extra=(), seeds_=None):
+        a = ["--optim", spec, "--global-batch", str(batch), "--lr-base",
+             repr(lr), "--seed", "{seed}", "--no-trace"]
+        for o, v in common.items():
+            a += [o, v]
+        if model and model != "mlp:784-512-256-10":
+            a += ["--model", model]
+        a += list(extra)
+        e = {"name": name + "-s{seed}", "verb": "train",
+             "foreach": {"seed": [str(s) for s in (seeds_ or seeds)]},
+             "args": a, "est_s": 10}
+        if ranks != 1:
+            e["ranks"] = ranks
+        entries.append(e)
+
+    others = [s for s in seeds if s != grid_seed]
+    for k, c in sorted(chosen.items(), key=lambda t: key_str(t[0])):
+        spec, model, b, p, topo = k
+        if others:
+            nm = "%s-%s-b%d-p%d" % (optim_name(spec), "mlp8" if model and
+                                     model.endswith("256-10") and
+                                     model.count("-") > 4 else "mlp", b, p)
+            add(nm, spec, model, b, p, c["lr_base"], seeds_=others)
+
+    def find(name, batch, model="mlp:784-512-256-10"):
+        for k, c in chosen.items():
+            if optim_name(k[0]) == name and k[1] == model and k[2] == batch:
+                return c["lr_base"]
+        return None
+
+    P = dranks[0]
+    for b in dbatches:
+        lr = find("sgd", b)
+        if lr is None:
+            die("seeds: the grid has no sgd run at batch %d (needed for the "
+                "decentralized runs)" % b, 1)
+        add("dec-parallel-sgd-b%d-p%d" % (b, P), "sgd", None, b, P, lr)
+        for o in ("dmsgd", "decentlam"):
+            add("dec-%s-%s-b%d-p%d" % (o, opts["--topology"], b, P), o, None,
+                b, P, lr, extra=["--topology", opts["--topology"]])
+    for b in obatches:
+        lr = find("lamb", b)
+        if lr is None:
+            die("seeds: the grid has no lamb run at batch %d (needed for "
+                "1-bit LAMB)" % b, 1)
+        add("onebit-b%d-p%d" % (b, oranks[0]), "onebit_lamb", None, b,
+            oranks[0], lr)
+    suite = {"suite": "convergence-seeds",
+             "description": "Issue 17, phase 2 (written by bench/study.py "
+             "seeds from %s): every configuration at the rate chosen on the "
+             "validation split, seeds %s (seed %d's run is the grid's)."
+             % (" ".join(runs), ",".join(map(str, seeds)), grid_seed),
+             "timeout_s": 1800, "entries": entries}
+    with open(opts["--out"], "w") as f:
+        json.dump(suite, f, indent=1)
+        f.write("\n")
+    ch = [{"config": key_str(k), "spec": k[0], "model": k[1], "batch": k[2],
+           "ranks": k[3], "topology": k[4], "lr_base": c["lr_base"],
+           "lr": c["lr"], "grid": c["grid"]} for k, c in chosen.items()]
+    with open(os.path.join(os.path.dirname(os.path.abspath(opts["--out"])),
+                           "chosen.json"), "w") as f:
+        json.dump(ch, f, indent=1)
+        f.write("\n")
+    print("%s: %d configurations, %d entries -> %s" % (PROG, len(chosen),
+                                                       len(entries),
+                                                       opts["--out"]))
+
+
+# ---- extend -----------------------------------------------------------------
+
+def cmd_extend(args):
+    """Where the best grid rate is the grid's lowest, or nothing trained
+    (best validation accuracy under 50%), add lowest/4 and lowest/16 (the
+    scaling rules over-predict at large batch in short runs)."""
+    out, runs = None, []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--out":
+            if i + 1 >= len(args):
+                die("--out: missing value")
+            out = args[i + 1]
+            i += 2
+        elif a.startswith("-"):
+            die("extend: unknown option '%s'" % a)
+        else:
+            runs.append(a)
+            i += 1
+    if not runs or not out:
+        die("extend: usage: study.py extend GRID_RUN --out SUITE.json")
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows = dedupe(rows)
+    chosen = choose(rows)
+    entries = []
+    for k, c in sorted(chosen.items(), key=lambda t: key_str(t[0])):
+        grid = [g["lr_base"] for g in c["grid"]]
+        best = max(c["grid"], key=lambda g: max(
+            [v if v is not None else -1 for v in g["val_accuracy"]]))
+        bv = max([v if v is not None else -1 for v in best["val_accuracy"]])
+        lo = min(grid)
+        if best["lr_base"] != lo and bv >= 0.5:
+            continue
+        new = [x for x in (lo / 4, lo / 16) if x not in grid]
+        r0 = next(r for r in rows if key_of(r) == k)
+        argv = r0.get("argv", [])
+        a = list(argv[argv.index("train") + 1:]) if "train" in argv else []
+        if "--lr-base" not in a:
+            continue
+        j = a.index("--lr-base")
+        a[j + 1] = "{lr}"
+        if "--out" in a:
+            q = a.index("--out")
+            del a[q:q + 2]
+        e = {"name": "ext-%s-%s-b%d-p%d-lr{lr}" % (
+                optim_name(k[0]), "mlp8" if (k[1] or "").count("-") > 4
+                else (k[1] or "mlp").split(":")[0], k[2], k[3]),
+             "verb": "train", "foreach": {"lr": ["%.6g" % x for x in new]},
+             "args": a, "est_s": 10}
+        if k[3] != 1:
+            e["ranks"] = k[3]
+        entries.append(e)
+    suite = {"suite": "convergence-grid-extension",
+             "description": "Issue 17, phase 1b (bench/study.py extend %s): "
+             "the grid extended downwards (lowest/4, lowest/16) where its "
+             "lowest rate won or nothing trained." % " ".join(runs),
+             "timeout_s": 1800, "entries": entries}
+    with open(out, "w") as f:
+        json.dump(suite, f, indent=1)
+        f.write("\n")
+    print("%s: %d configurations extended -> %s" % (PROG, len(entries), out))
+
+
+# ---- report -----------------------------------------------------------------
+
+def stats_for(rs):
+    ok = [r for r in rs if not diverged(r)]
+    acc = [100 * r["test_accuracy"] for r in ok]
+    m, sd, ci = mean_ci(acc)
+    tl = [r["train_loss"] for r in ok]
+    va = [100 * r["val_accuracy"] for r in ok if r.get("val_accuracy")
+          is not None]
+    by = [r.get("sent_bytes_per_rank", 0) for r in rs]
+    dense = [r.get("dense_bytes_per_step", 0) * r.get("steps", 0) for r in rs]
+    return {"seeds": sorted(int(r["seed"]) for r in rs), "n": len(ok),
+            "diverged": len(rs) - len(ok),
+            "test_acc_mean": m, "test_acc_sd": sd, "test_acc_ci95": list(ci),
+            "test_acc": acc,
+            "train_loss_mean": float(np.mean(tl)) if tl else None,
+            "val_acc_mean": float(np.mean(va)) if va else None,
+            "sent_bytes_per_rank": float(np.mean(by)) if by else None,
+            "dense_bytes_per_run": float(np.mean(dense)) if dense else None,
+            "steps": rs[0].get("steps"),
+            "wall_s": float(np.mean([r.get("wall_s", 0) for r in rs])),
+            "bwd_s": float(np.mean([r.get("bwd_s", 0) for r in rs])),
+            "wgrad_s": float(np.mean([r.get("wgrad_s", 0) for r in rs])),
+            "wgrad_kept_frac": float(np.mean([r.get("wgrad_kept_frac", 1)
+                                               for r in rs])),
+            "consensus_rms": float(np.mean([r.get("consensus_rms") or 0
+                                             for r in rs])),
+            "warning": next((r.get("warning") for r in rs
+                             if r.get("warning")), None),
+            "spec_eff": rs[0].get("lr_rule"), "lr": rs[0].get("lr"),
+            "lr_base": rs[0].get("lr_base"),
+            "lr_scaling": rs[0].get("lr_scaling")}
+
+
+def fmt_ci(d, unit="pt"):
+    if d is None:
+        return "n/a"
+    return "%+.2f %s (95%% CI %+.2f .. %+.2f, df %.1f)" % (
+        d["estimate"], unit, d["ci"][0], d["ci"][1], d["df"])
+
+
+def cmd_report(args):
+    out, runs, require = None, [], False
+    lbmodel = "mlp:784-512-256-10"
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--model":
+            if i + 1 >= len(args):
+                die("--model: missing value")
+            lbmodel = args[i + 1]
+            i += 2
+        elif a == "--out":
+            if i + 1 >= len(args):
+                die("--out: missing value")
+            out = args[i + 1]
+            i += 2
+        elif a == "--require-verdicts":
+            require = True
+            i += 1
+        elif a.startswith("-"):
+            die("report: unknown option '%s'" % a)
+        else:
+            runs.append(a)
+            i += 1
+    if not runs or not out:
+        die("report: usage: study.py report RUN [RUN...] --out DIR")
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows = dedupe(rows)
+    if not rows:
+        die("no finished training rows in %s" % " ".join(runs), 1)
+    chosen = choose(rows)
+    cfg = {}
+    for k, c in chosen.items():
+        rs = [r for r in rows if key_of(r) == k and
+              r.get("lr_base", r.get("lr")) == c["lr_base"]]
+        st = stats_for(rs)
+        st["grid"] = c["grid"]
+        lrs = [g["lr_base"] for g in c["grid"] if g["lr_base"] is not None]
+        st["grid_edge"] = (None if len(lrs) < 2 else
+                           "lowest" if c["lr_base"] == min(lrs) else
+                           "highest" if c["lr_base"] == max(lrs) else None)
+        cfg[k] = st
+    os.makedirs(out, exist_ok=True)
+
+    def get(name, batch, model=lbmodel, ranks=None, topo=None,
+            spec_prefix=None):
+        best = None
+        for k, st in cfg.items():
+            if optim_name(k[0]) != name or k[1] != model or k[2] != batch:
+                continue
+            if ranks is not None and k[3] != ranks:
+                continue
+            if topo is not None and k[4] != topo:
+                continue
+            if best is None or st["n"] > best[1]["n"]:
+                best = (k, st)
+        return best
+
+    verdicts = {}
+    default = lbmodel
+    # 1. large batch: drops from the smallest to the largest batch
+    lbb = sorted({k[2] for k in cfg if optim_name(k[0]) in
+                  ("sgd", "lars", "lamb", "adamw") and k[1] == default
+                  and k[3] == 1})
+    v = {"name": "large-batch accuracy drop: (SGD-M, AdamW) vs (LARS, LAMB)"}
+    if len(lbb) >= 2:
+        lo, hi = lbb[0], lbb[-1]
+        cells = {}
+        for o in ("sgd", "adamw", "lars", "lamb"):
+            for b in (lo, hi):
+                g = get(o, b, ranks=1)
+                cells[(o, b)] = g[1]["test_acc"] if g else []
+        drops = {}
+        have = [o for o in ("sgd", "adamw", "lars", "lamb")
+                if cells[(o, lo)] and cells[(o, hi)]]
+        for o in have:
+            drops[o] = lin_comb([(1, cells[(o, lo)]), (-1, cells[(o, hi)])])
+        ga = [o for o in ("sgd", "adamw") if o in have]
+        gb = [o for o in ("lars", "lamb") if o in have]
+        terms = []
+        for grp, sign in ((ga, 1.0), (gb, -1.0)):
+            for o in grp:
+                terms += [(sign / len(grp), cells[(o, lo)]),
+                          (-sign / len(grp), cells[(o, hi)])]
+        d = lin_comb(terms) if ga and gb else None
+        v["groups"] = [ga, gb]
+        v.update({"batches": [lo, hi], "drops": drops, "statistic": d,
+                  "diverged": {"%s@%d" % (o, b): (get(o, b, ranks=1) or
+                                                  (None, {"diverged": None}))[1]
+                               ["diverged"] for o in ("sgd", "adamw", "lars",
+                                                      "lamb") for b in (lo, hi)}})
+        if d is not None:
+            v["verdict"] = ("confirmed" if d["ci"][0] > 0 else "refuted"
+                            if d["ci"][1] < 0 else "inconclusive")
+    verdicts["large_batch"] = v
+    # 2. SLAMB vs LAMB: TOST +-0.5 points (90% CI inside the margin)
+    v = {"name": "SLAMB within +-0.5 points of LAMB (TOST, alpha 0.05)",
+         "margin": 0.5, "batches": {}}
+    for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
+        if optim_name(k[0]) != "slamb":
+            continue
+        lamb = get("lamb", k[2], model=k[1])
+        if not lamb:
+            continue
+        d = lin_comb([(1, st["test_acc"]), (-1, lamb[1]["test_acc"])],
+                     level=0.90)
+        kk = 0.1
+        hh = 100
+        for kv in k[0].split(":", 1)[-1].split(","):
+            if kv.startswith("k="):
+                kk = float(kv[2:])
+            if kv.startswith("H="):
+                hh = float(kv[2:])
+        dense = lamb[1]["dense_bytes_per_run"] or 0
+        ratio = st["sent_bytes_per_rank"] / dense if dense else None
+        bv = {"slamb": key_str(k), "lamb": key_str(lamb[0]),
+              "difference_90ci": d, "bytes_ratio_vs_dense_gradient": ratio,
+              "k_plus_1_over_H": kk + 1 / hh}
+        if d is not None:
+            bv["verdict"] = ("equivalent" if -0.5 < d["ci"][0] and
+                             d["ci"][1] < 0.5 else "not shown equivalent")
+        v["batches"][str(k[2])] = bv
+    if v["batches"] and all("verdict" in b for b in v["batches"].values()):
+        v["verdict"] = "; ".join("%s: %s" % (b, x["verdict"])
+                                 for b, x in v["batches"].items())
+    verdicts["slamb"] = v
+    # 3. decentralized: DmSGD / DecentLaM minus parallel SGD, same ranks
+    v = {"name": "DmSGD and DecentLaM vs parallel momentum SGD", "batches": {}}
+    for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
+        if optim_name(k[0]) != "dmsgd":
+            continue
+        par = get("sgd", k[2], model=k[1], ranks=k[3])
+        dl = get("decentlam", k[2], model=k[1], ranks=k[3], topo=k[4])
+        if not par or not dl:
+            continue
+        v["batches"][str(k[2])] = {
+            "ranks": k[3], "topology": k[4],
+            "dmsgd_minus_parallel": lin_comb([(1, st["test_acc"]),
+                                              (-1, par[1]["test_acc"])]),
+            "decentlam_minus_parallel": lin_comb([(1, dl[1]["test_acc"]),
+                                                  (-1, par[1]["test_acc"])]),
+            "consensus_rms": {"dmsgd": st["consensus_rms"],
+                              "decentlam": dl[1]["consensus_rms"]},
+            "_cells": (st["test_acc"], dl[1]["test_acc"], par[1]["test_acc"])}
+    bs = sorted(v["batches"], key=int)
+    if len(bs) >= 2:
+        a, b = v["batches"][bs[0]]["_cells"], v["batches"][bs[-1]]["_cells"]
+        v["gap_growth"] = lin_comb([(1, b[0]), (-1, b[2]), (-1, a[0]),
+                                    (1, a[2])])
+        g = v["gap_growth"]
+        dl = v["batches"][bs[-1]]["decentlam_minus_parallel"]
+        if g is not None and dl is not None:
+            v["verdict"] = (
+                "DmSGD-minus-parallel gap at %s vs %s: %s; DecentLaM at %s %s"
+                % (bs[-1], bs[0], "grows" if g["ci"][1] < 0 else "shrinks"
+                   if g["ci"][0] > 0 else "no significant change", bs[-1],
+                   "within noise of parallel (CI contains 0)"
+                   if dl["ci"][0] <= 0 <= dl["ci"][1] else
+                   "differs from parallel"))
+    for b in v["batches"].values():
+        b.pop("_cells", None)
+    verdicts["decentral"] = v
+    # 4. JointSpar on the deeper model
+    v = {"name": "JointSpar / JointSpar-LARS vs SGD / LARS (deeper model)",
+         "batches": {}}
+    for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
+        base = {"jointspar": "sgd", "jointspar_lars": "lars"}.get(
+            optim_name(k[0]))
+        if not base:
+            continue
+        ref = get(base, k[2], model=k[1], ranks=k[3])
+        if not ref:
+            continue
+        v["batches"]["%s@%d" % (optim_name(k[0]), k[2])] = {
+            "vs": base, "model": k[1],
+            "accuracy_difference": lin_comb([(1, st["test_acc"]),
+                                             (-1, ref[1]["test_acc"])]),
+            "wgrad_kept_frac": st["wgrad_kept_frac"],
+            "backward_time_saved_frac": (1 - st["bwd_s"] / ref[1]["bwd_s"]
+                                         if ref[1]["bwd_s"] else None),
+            "wall_s": [st["wall_s"], ref[1]["wall_s"]]}
+    if v["batches"] and all(b["accuracy_difference"] is not None
+                            for b in v["batches"].values()):
+        v["verdict"] = "; ".join(
+            "%s: %s, backward time saved %.0f%%" % (
+                n, fmt_ci(b["accuracy_difference"]),
+                100 * (b["backward_time_saved_frac"] or 0))
+            for n, b in v["batches"].items())
+    verdicts["jointspar"] = v
+    # 5. 1-bit LAMB with its dense warm-up at 20% of the steps
+    v = {"name": "1-bit LAMB (warm-up 20% of steps) vs LAMB", "batches": {}}
+    for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
+        if optim_name(k[0]) != "onebit_lamb":
+            continue
+        ref = get("lamb", k[2], model=k[1])
+        if not ref:
+            continue
+        v["batches"][str(k[2])] = {
+            "ranks": k[3], "accuracy_difference": lin_comb(
+                [(1, st["test_acc"]), (-1, ref[1]["test_acc"])]),
+            "diverged": st["diverged"],
+            "bytes_ratio_vs_dense": (st["sent_bytes_per_rank"] /
+                                     ref[1]["dense_bytes_per_run"]
+                                     if ref[1]["dense_bytes_per_run"]
+                                     else None)}
+    if v["batches"] and all(b["accuracy_difference"] is not None
+                            for b in v["batches"].values()):
+        v["verdict"] = "; ".join("b=%s: %s" % (b, fmt_ci(x[
+            "accuracy_difference"])) for b, x in v["batches"].items())
+    verdicts["onebit"] = v
+
+    # ---- outputs ----
+    table = ["| configuration | lr (base, rule) | seeds | diverged | test acc "
+             "% mean +- sd | 95% CI | val acc % | final train loss | steps "
+             "| MB sent/rank | wall s |", "|" + "---|" * 11]
+    for k, st in sorted(cfg.items(), key=lambda t: (optim_name(t[0][0]),
+                                                    t[0][1] or "", t[0][2],
+                                                    t[0][3])):
+        table.append("| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | "
+                     "%.2f | %.1f |" % (
+                         key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
+                         st["lr_base"], st["lr_scaling"] + (
+                             ", %s of grid" % st["grid_edge"]
+                             if st["grid_edge"] else ""),
+                         len(st["seeds"]), st["diverged"],
+                         "%.2f +- %.2f" % (st["test_acc_mean"],
+                                           st["test_acc_sd"])
+                         if st["n"] else "all diverged",
+                         "%.2f .. %.2f" % tuple(st["test_acc_ci95"])
+                         if st["n"] >= 2 else "n/a",
+                         "%.2f" % st["val_acc_mean"] if st["val_acc_mean"]
+                         else "-",
+                         "%.4f" % st["train_loss_mean"]
+                         if st["train_loss_mean"] is not None else "-",
+                         st["steps"], (st["sent_bytes_per_rank"] or 0) / 1e6,
+                         st["wall_s"]))
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write("\n".join(table) + "\n")
+    vm = []
+    missing = []
+    for key, v in verdicts.items():
+        vm.append("- **%s**: %s" % (v["name"], v.get("verdict",
+                                                    "NOT COMPUTED")))
+        if key == "large_batch" and "statistic" in v:
+            vm.append("  - statistic: mean drop (%s) minus mean "
+                      "drop (%s), batch %d -> %d: %s" % (
+                          ", ".join(v["groups"][0]),
+                          ", ".join(v["groups"][1]),
+                          v["batches"][0], v["batches"][1],
+                          fmt_ci(v["statistic"])))
+            for o, d in v["drops"].items():
+                vm.append("  - drop %s: %s" % (o, fmt_ci(d)))
+        if key == "slamb":
+            for b, x in v["batches"].items():
+                vm.append("  - b=%s: SLAMB - LAMB %s (90%% CI for TOST); "
+                          "bytes/dense %s vs k+1/H = %.3f" % (
+                              b, fmt_ci(x["difference_90ci"]).replace(
+                                  "95%", "90%"),
+                              "%.3f" % x["bytes_ratio_vs_dense_gradient"]
+                              if x["bytes_ratio_vs_dense_gradient"] else
+                              "n/a", x["k_plus_1_over_H"]))
+        if key == "decentral":
+            for b, x in v["batches"].items():
+                vm.append("  - b=%s (%d ranks, %s): DmSGD - parallel %s; "
+                          "DecentLaM - parallel %s; consensus rms DmSGD "
+                          "%.3g, DecentLaM %.3g" % (
+                              b, x["ranks"], x["topology"],
+                              fmt_ci(x["dmsgd_minus_parallel"]),
+                              fmt_ci(x["decentlam_minus_parallel"]),
+                              x["consensus_rms"]["dmsgd"],
+                              x["consensus_rms"]["decentlam"]))
+            if v.get("gap_growth"):
+                vm.append("  - change of the DmSGD - parallel gap from the "
+                          "smallest to the largest batch: %s" %
+                          fmt_ci(v["gap_growth"]))
+        if "verdict" not in v:
+            missing.append(key)
+    with open(os.path.join(out, "verdicts.md"), "w") as f:
+        f.write("\n".join(vm) + "\n")
+    # gnuplot data: accuracy vs batch per optimizer (large-batch set)
+    with open(os.path.join(out, "acc_vs_batch.dat"), "w") as f:
+        for o in ("sgd", "adamw", "lars", "lamb"):
+            f.write("# %s\n" % o)
+            for b in lbb:
+                g = get(o, b, ranks=1)
+                if g and g[1]["n"]:
+                    st = g[1]
+                    lo, hi = st["test_acc_ci95"]
+                    f.write("%d %.4f %.4f %.4f %d\n" % (
+                        b, st["test_acc_mean"],
+                        lo if math.isfinite(lo) else st["test_acc_mean"],
+                        hi if math.isfinite(hi) else st["test_acc_mean"],
+                        st["n"]))
+            f.write("\n\n")
+    # accuracy vs epoch at the largest batch: mean and band over seeds
+    with open(os.path.join(out, "acc_vs_epoch.dat"), "w") as f:
+        big = lbb[-1] if lbb else None
+        for o in ("sgd", "adamw", "lars", "lamb"):
+            f.write("# %s b=%s\n" % (o, big))
+            g = get(o, big, ranks=1) if big else None
+            if g:
+                k = g[0]
+                rs = [r for r in rows if key_of(r) == k and
+                      r.get("lr_base") == g[1]["lr_base"] and not diverged(r)]
+                curves = []
+                for r in rs:
+                    rr = load_curve(r)
+                    if rr:
+                        curves.append(rr)
+                if curves:
+                    n = min(len(c) for c in curves)
+                    for j in range(n):
+                        ep = curves[0][j][0]
+                        a = np.array([c[j][1] for c in curves]) * 100
+                        sd = a.std(ddof=1) if len(a) > 1 else 0.0
+                        f.write("%.3f %.4f %.4f %.4f\n" % (ep, a.mean(),
+                                                           a.mean() - sd,
+                                                           a.mean() + sd))
+            f.write("\n\n")
+    res = {"runs": runs, "configurations": [
+        dict(config=key_str(k), spec=k[0], model=k[1], batch=k[2], ranks=k[3],
+             topology=k[4], **st) for k, st in cfg.items()],
+        "verdicts": verdicts, "missing_verdicts": missing}
+    with open(os.path.join(out, "study.json"), "w") as f:
+        json.dump(res, f, indent=1, default=lambda x: None)
+        f.write("\n")
+    sys.stdout.write("\n".join(table) + "\n\n" + "\n".join(vm) + "\n")
+    if missing:
+        sys.stderr.write("%s: verdicts not computed: %s\n" % (
+            PROG, ", ".join(missing)))
+        if require:
+            sys.exit(1)
+
+
+_curves = {}
+
+
+def load_curve(r):
+    """The per-epoch (epoch, test_accuracy) curve of a final row: the
+    train.jsonl rows of the same run carry it in "curve" only when written
+    by the run directory (train.jsonl keeps it)."""
+    c = r.get("curve")
+    if not c:
+        return None
+    return [(e.get("epoch"), e.get("test_accuracy") or 0.0) for e in c]
+
+
+def main(argv):
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
+        sys.stdout.write(__doc__)
+        return 0 if len(argv) >= 2 else 2
+    cmd, args = argv[1], argv[2:]
+    if cmd == "check":
+        i = 0
+        while i < len(args):
+            a = args[i]
+            v = args[i + 1] if i + 1 < len(args) else None
+            if a == "--seeds":
+                parse_seeds(v)
+            elif a == "--batches":
+                parse_batches(v)
+            elif a == "--lr-grid":
+                parse_grid(v)
+            else:
+                die("check: unknown option '%s'" % a)
+            i += 2
+        return 0
+    if cmd == "seeds":
+        cmd_seeds(args)
+        return 0
+    if cmd == "extend":
+        cmd_extend(args)
+        return 0
+    if cmd == "report":
+        cmd_report(args)
+        return 0
+    die("unknown command '%s' (check, seeds, report)" % cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# convergence-study.sh OUT [--set k=v ...] - issue 17's convergence study,
+# every phase in order, each suite under flock /tmp/lbscale-heavy.lock
+# (the machine is shared) and resumable (a finished phase is skipped; an
+# interrupted suite is resumed with `lbscale suite --resume`):
+#   1  grid: bench/suites/convergence-grid.json (3 base rates per
+#      optimizer and batch, seed 1, scored on the validation split)
+#   1b extension: bench/study.py extend (lowest/4, lowest/16 where the
+#      lowest rate won or nothing trained)
+#   2  seeds: bench/study.py seeds (the chosen rate, seeds $SEEDS; DmSGD,
+#      DecentLaM and parallel momentum SGD on $DRANKS ranks, ring; 1-bit
+#      LAMB on 4 ranks)
+#   3  report: bench/study.py report (statistics, verdicts) + plots/study.gp
+# Environment: SEEDS (default 1,2,3,4,5), DRANKS (8), LBSCALE (build/lbscale).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${1:?usage: convergence-study.sh OUT [--set k=v ...]}
+shift
+BIN=${LBSCALE:-$ROOT/build/lbscale}
+PY=/usr/bin/python3
+ST="$ROOT/bench/study.py"
+SEEDS=${SEEDS:-1,2,3,4,5}
+DRANKS=${DRANKS:-8}
+LOCK="flock /tmp/lbscale-heavy.lock"
+"$PY" "$ST" check --seeds "$SEEDS"
+mkdir -p "$OUT"
+phase() {   # phase NAME SUITE [args]: run or resume a suite into OUT/NAME
+    local name=$1 suite=$2
+    shift 2
+    if [ -f "$OUT/$name.done" ]; then return 0; fi
+    if [ -f "$OUT/$name/suite.jsonl" ]; then
+        $LOCK "$BIN" suite "$suite" --resume "$OUT/$name" "$@" >"$OUT/$name.log" 2>&1
+    else
+        $LOCK "$BIN" suite "$suite" --out "$OUT/$name" "$@" >"$OUT/$name.log" 2>&1
+    fi
+    touch "$OUT/$name.done"
+}
+phase grid "$ROOT/bench/suites/convergence-grid.json" "$@"
+[ -f "$OUT/extend-suite.json" ] ||
+    "$PY" "$ST" extend "$OUT/grid" --out "$OUT/extend-suite.json"
+if grep -q '"name"' "$OUT/extend-suite.json"; then
+    phase extend "$OUT/extend-suite.json"
+fi
+EXT=()
+[ -d "$OUT/extend" ] && EXT=("$OUT/extend")
+[ -f "$OUT/seeds-suite.json" ] ||
+    "$PY" "$ST" seeds "$OUT/grid" "${EXT[@]}" --out "$OUT/seeds-suite.json" \
+        --seeds "$SEEDS" --decentral-ranks "$DRANKS" \
+        --decentral-batches 2048,8192 --topology ring --onebit-ranks 4 \
+        --onebit-batches 2048,8192
+phase seeds "$OUT/seeds-suite.json"
+"$PY" "$ST" report "$OUT/grid" "${EXT[@]}" "$OUT/seeds" --out "$OUT/report" \
+    >"$OUT/report.txt"
+gnuplot -e "dir='$OUT/report'; outbase='$OUT/report/study'; big='8192'; note='$(cat "$OUT/note" 2>/dev/null || true)'" \
+    "$ROOT/plots/study.gp"
+echo "report: $OUT/report (table.md, verdicts.md, study.json, study.png)"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# study_cli.sh - issue 17's convergence study end to end at toy size (TAP):
+# bench/suites/convergence-ci.json (real training, 1 rank, 1 epoch of 2,048
+# samples, a 3-value grid per optimizer and batch), bench/study.py seeds
+# (two seeds at the chosen rates, plus DmSGD/DecentLaM/parallel and 1-bit
+# LAMB), bench/study.py report --require-verdicts: fails when any verdict
+# cannot be computed.  Also: bad seed/batch/lr lists (one line, exit 2) and
+# a diverged run reported as diverged, never averaged.
+BIN=${1:?usage: study_cli.sh LBSCALE_BINARY}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/tap.sh"
+PY=/usr/bin/python3
+STUDY="$ROOT/bench/study.py"
+
+if ! "$PY" -c 'import numpy' 2>/dev/null; then
+    skip "study" "no numpy for /usr/bin/python3"
+    tap_end
+    exit $?
+fi
+
+# ---- bad lists: one line on stderr, exit 2 -------------------------------
+badlist() {
+    local desc=$1 pat=$2
+    shift 2
+    "$PY" "$STUDY" "$@" >"$TOP/o" 2>"$TOP/e"
+    local rc=$?
+    if [ $rc -eq 2 ] && [ "$(wc -l <"$TOP/e")" -eq 1 ] && grep -Eq -- "$pat" "$TOP/e" &&
+        [ ! -s "$TOP/o" ]; then
+        ok "$desc"
+    else
+        not_ok "$desc" "exit $rc" "stderr: $(head -c 300 "$TOP/e")"
+    fi
+}
+badlist "empty seed list" "--seeds: empty" check --seeds ""
+badlist "malformed seed list" "--seeds: 'x'" check --seeds 1,x
+badlist "negative seed" "--seeds: -1 out of range" check --seeds -1
+badlist "duplicate seed" "--seeds: 2 appears twice" check --seeds 1,2,2
+badlist "batch 0" "--batches: 0 out of range" check --batches 128,0
+badlist "batch 2.5" "--batches: '2.5'" check --batches 2.5
+badlist "empty lr grid" "--lr-grid: empty" check --lr-grid " "
+badlist "lr nan" "--lr-grid: 'nan'" check --lr-grid 0.1,nan
+badlist "lr negative" "--lr-grid: -0.1 out of range" check --lr-grid -0.1
+badlist "seeds phase: bad --seeds" "--seeds" seeds "$TOP" --out "$TOP/x.json" --seeds 1,,2
+
+# ---- the toy study -------------------------------------------------------
+G=$TOP/grid S=$TOP/seeds R=$TOP/report
+if "$BIN" suite "$ROOT/bench/suites/convergence-ci.json" --out "$G" \
+        >"$TOP/g.out" 2>"$TOP/g.err"; then
+    ok "convergence-ci grid suite runs"
+else
+    not_ok "convergence-ci grid suite runs" "$(tail -c 600 "$TOP/g.err")"
+fi
+if "$PY" "$STUDY" extend "$G" --out "$TOP/ext.json" >"$TOP/x.out" 2>"$TOP/x.err" &&
+    "$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert isinstance(s["entries"], list)' "$TOP/ext.json"; then
+    ok "extend writes the grid extension suite"
+else
+    not_ok "extend writes the grid extension suite" "$(cat "$TOP/x.err")"
+fi
+if "$PY" "$STUDY" seeds "$G" --out "$TOP/seeds.json" --seeds 1,2 \
+        --decentral-ranks 1 --decentral-batches 64,512 --onebit-ranks 1 \
+        --onebit-batches 64,512 >"$TOP/s.out" 2>"$TOP/s.err" &&
+    "$BIN" suite "$TOP/seeds.json" --out "$S" >"$TOP/s2.out" 2>"$TOP/s2.err"; then
+    ok "seed phase written and run"
+else
+    not_ok "seed phase written and run" "$(tail -c 600 "$TOP/s.err" "$TOP/s2.err")"
+fi
+"$PY" "$STUDY" report "$G" "$S" --out "$R" --require-verdicts \
+    >"$TOP/r.out" 2>"$TOP/r.err"
+rc=$?
+if [ $rc -eq 0 ] && [ -s "$R/study.json" ] && ! grep -q "NOT COMPUTED" "$R/verdicts.md" &&
+    "$PY" - "$R/study.json" <<'PYEOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+v = d["verdicts"]
+assert not d["missing_verdicts"], d["missing_verdicts"]
+lb = v["large_batch"]["statistic"]
+assert lb["ci"][0] <= lb["estimate"] <= lb["ci"][1]
+for c in d["configurations"]:
+    if c["n"] >= 2:
+        lo, hi = c["test_acc_ci95"]
+        assert lo <= c["test_acc_mean"] <= hi, c["config"]
+        assert len(c["seeds"]) == 2, c["config"]
+PYEOF
+then
+    ok "report computes every verdict (--require-verdicts)"
+else
+    not_ok "report computes every verdict (--require-verdicts)" "exit $rc" \
+        "$(tail -c 600 "$TOP/r.err")"
+fi
+
+# ---- a diverged run is reported as diverged, not averaged ----------------
+D=$TOP/div
+for s in 1 2; do
+    "$BIN" train --optim sgd --lr-base 1e4 --global-batch 64 --epochs 1 \
+        --subset 512 --val 128 --test-subset 200 --no-trace --seed $s \
+        --out "$D" >/dev/null 2>&1
+done
+"$PY" "$STUDY" report "$D" --out "$TOP/drep" >"$TOP/d.out" 2>"$TOP/d.err"
+if grep -q "all diverged" "$TOP/drep/table.md" &&
+    grep -q '| 2 | 2 |' "$TOP/drep/table.md"; then
+    ok "diverged runs: counted and marked, never averaged"
+else
+    not_ok "diverged runs: counted and marked, never averaged" \
+        "$(cat "$TOP/drep/table.md" 2>/dev/null | head -c 600)"
+fi
+tap_end
