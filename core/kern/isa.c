@@ -13,7 +13,7 @@ static const char *const names[LBS_ISA_COUNT] = {"c", "avx2", "avx512"};
 static const struct lbs_kern *const tabs[LBS_ISA_COUNT] = {
     &lbs_kern_c, &lbs_kern_avx2, &lbs_kern_avx512};
 
-static enum lbs_isa best(void)
+static enum lbs_isa cpu_best(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
@@ -29,6 +29,20 @@ static enum lbs_isa best(void)
         return LBS_ISA_AVX2;
 #endif
     return LBS_ISA_C;
+}
+
+/* LBSCALE_CPU_MAX=c|avx2 makes the CPU look as if it had no more than
+ * that (a test hook: the refusal of a level the CPU lacks can be tested
+ * on any machine). */
+static enum lbs_isa best(void)
+{
+    enum lbs_isa b = cpu_best();
+    const char *e = getenv("LBSCALE_CPU_MAX");
+    if (e)
+        for (int i = 0; i < (int)b; i++)
+            if (!strcmp(e, names[i]))
+                return (enum lbs_isa)i;
+    return b;
 }
 
 const struct lbs_kern *lbs_kern_of(enum lbs_isa isa)
