@@ -17,22 +17,31 @@
  *     lr_e  = s lr + (1-s) lr/sqrt(N)
  *     phi_e = clamp(s phi_max + (1-s) phi_min, cmin, cmax)
  *     w -= lr_e phi_e u
- *   with exclude_1d (default) a 1-D layer uses phi_e = 1 and wd = 0.
+ *   a 1-D layer (always synced, s = 1) uses the plain LAMB ratio
+ *   phi = ||w||/||u||, unclamped, with step size lr and wd as given - the
+ *   authors' Slamb class.
  *
- * and after the layer loop, when (t-1) mod H == 0, w = allreduce_sum(w)/N
- * (dense parameter averaging, one allreduce per layer).
+ * and after the layer loop, when t mod H == 1 (the authors' global_step %
+ * local_steps == 1: after steps 1, H+1, 2H+1, ...; never for H = 1),
+ * w = allreduce_sum(w)/N (dense parameter averaging, one allreduce per
+ * layer).
+ *
+ * lbscale's earlier variants stay available by name (optim --help slamb):
+ *   exclude_1d=1   1-D layers get phi = 1 and no weight decay (as lamb's
+ *                  key of that name);
+ *   clamp_1d=1     the 1-D ratio clamped to [cmin, cmax];
+ *   avg=lbscale    average when (t-1) mod H == 0 (every step for H = 1).
  *
  * Equivalence: with k=1 on one rank every coordinate is synced every step,
- * so c = 0, s = 1, lr_e = lr and phi_e = clamp(phi_max) - the spec
- *   slamb:k=1,lr=L,b1=B1,b2=B2,eps=E,wd=W,cmin=A,cmax=B,exclude_1d=X
- * equals, step for step,
- *   lamb:lr=L,b1=B1,b2=B2,eps=E,wd=W,cmin=A,cmax=B,exclude_1d=X,
- *        bias_correction=1,clip=0
- * i.e. with the defaults of both: "slamb:k=1" == "lamb:cmin=0.01,cmax=1000"
- * (H, beta3, small, mask, seed do not matter there).  A layer whose whole
- * mask is synced computes u, the norms (same chunks and blocks) and the
- * update with lamb.c's arithmetic, so the result is bit-identical to
- * lamb's, not merely close (tests/test_slamb.c checks it).
+ * so c = 0, s = 1, lr_e = lr and phi_e = clamp(phi_max), so
+ *   slamb:k=1,exclude_1d=1          == lamb:cmin=0.01,cmax=1000
+ *   slamb:k=1,clamp_1d=1            == lamb:cmin=0.01,cmax=1000,exclude_1d=0
+ *   slamb:k=1,cmin=0,cmax=1e9       == lamb:exclude_1d=0
+ * step for step (same lr, b1, b2, eps, wd; lamb with bias_correction=1,
+ * clip=0; H, beta3, small, mask, seed do not matter on one rank).  A layer
+ * whose whole mask is synced computes u, the norms (same chunks, blocks
+ * and kernel arithmetic) and the update as lamb.c does, so the result is
+ * bit-identical to lamb's, not merely close (tests/test_slamb.c).
  *
  * Where this follows the authors' public code (hangxu0304/SLAMB, class
  * Slamb, the cyclic "randomk" variant; their fused Slamb_V2 draws a
@@ -46,10 +55,10 @@
  *     phi blends above, clamp of the blended phi to [c_min, c_max] =
  *     [0.01, 1000]; phi_max/phi_min are 1 when a norm is 0; wd*w is part
  *     of u both for the norms and for the update; bias correction on;
- *   - parameter averaging when global_step % local_steps == 1, i.e. after
- *     steps 1, H+1, 2H+1, ...  We write (t-1) mod H == 0, which is the same
- *     for H > 1 and also averages every step for H = 1 (the authors' test
- *     never fires there).
+ *   - 1-D tensors: the plain trust ratio, unclamped, lr; wd is left to the
+ *     parameter groups there (0 for biases/LayerNorm in their recipes),
+ *     here it is the wd key (give wd per run, or exclude_1d=1);
+ *   - parameter averaging when global_step % local_steps == 1.
  * Where it follows DESIGN.md / the rest of lbscale instead:
  *   - masks per layer from lbscale/mask.h keyed by (seed, layer) rather
  *     than one torch.randperm over the flattened model; the cyclic mask
@@ -58,22 +67,29 @@
  *   - one allreduce per layer (layer index in the trace) instead of one
  *     over the flattened model, so the record backend attributes bytes to
  *     layers and the simulator can bucket them as it likes;
- *   - 1-D layers: the authors' code gives them a trust ratio (unclamped)
- *     and leaves wd to the parameter groups (0 for biases/LayerNorm in
- *     their recipes); here exclude_1d=1 (default, as lamb) means phi = 1,
- *     wd = 0, and exclude_1d=0 means the full trust ratio clamped to
- *     [cmin, cmax] with wd - both choices match lamb's key of that name;
  *   - no gradient pre-normalisation (the authors' default is off too).
  *
- * Memory traffic per element: a layer with a partial mask takes 3 passes
- * (moments + counters: read g,m,v,c, write m,v,c = 28; norms: read
- * m,v,w,c, write u = 20; update: read u,c,w, write w = 16) plus the
- * gather/scatter of the k n synced values (idx, m, vals, c: ~24 per synced
- * element) = 64 + 24k; an always-synced layer moves 20 + 16 + 12 = 48.
+ * Staleness without counters: with the cyclic schedule of C <= 255 chunks
+ * every element of chunk j was last synced at the last t' <= t with
+ * t' mod C == j, so its staleness is a function of (j, t); the layer
+ * keeps one byte per element (its chunk) instead of a uint32 counter read
+ * and written every step, and the update takes one step size per chunk
+ * from a table of C entries.  Bernoulli masks (and C > 255) keep the
+ * counters.  lbs_slamb_staleness() materialises the counters on request.
+ *
+ * Memory traffic per element (the bytes model, slamb_bytes below): a
+ * cyclic layer with chunk ids takes 3 passes (moments: read g,m,v, write
+ * m,v = 20; norms: read m,v,w,q, write u = 17; update: read u,q,w, write
+ * w = 13) plus the gather/scatter of the k n synced values (idx, m read,
+ * vals written and read, m written: ~20 per synced element) = 50 + 20k.
+ * With counters (Bernoulli, or over 255 chunks): moments + counters read
+ * g,m,v,c, write m,v,c = 28; norms read m,v,w,c, write u = 20; update
+ * read u,c,w, write w = 16; sync ~24 per synced element (c written too)
+ * = 64 + 24k.  An always-synced layer moves 20 + 16 + 12 = 48.
  * Norms are summed in fixed chunks (optim_impl.h), so they do not depend
- * on the thread count.  State: m, v (8 bytes per element) + c (4) for
- * partial-mask layers, the cyclic permutations (4), and scratch u (and
- * vals, idx) of the largest layer.
+ * on the thread count.  State: m, v (8 bytes per element) + q (1) or c
+ * (4) for partial-mask layers, the cyclic permutations (4), and scratch u
+ * (and vals, idx) of the largest layer.
  */
 #include <math.h>
 #include <stddef.h>
