@@ -138,6 +138,72 @@ Test(isa, lamb_pass)
     free(g); free(m0); free(v0); free(w); free(u0); free(m1); free(v1);
 }
 
+/* The chunked forms (one call per thread): the same chunk partials as a
+ * call per chunk at the c level, within the bound at the others. */
+Test(isa, chunked_reductions)
+{
+    const struct lbs_lamb_coef k = {
+        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
+        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f, .gscale = 1};
+    const struct lbs_slamb_coef ks = {
+        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
+        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
+    float *g = arr(N, 2, 0), *m = arr(N, 0.1f, 0), *v = arr(N, 0.01f, 1),
+          *w = arr(N, 1, 0);
+    uint8_t *q = malloc(N);
+    for (size_t i = 0; i < N; i++)
+        q[i] = (uint8_t)(i % 10);
+    double ref[LBS_CHUNKS], refu[LBS_CHUNKS], refs[LBS_CHUNKS][4];
+    float *u0 = arr(N, 1, 0), *us0 = arr(N, 1, 0);
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(N, c), hi = lbs_chunk_lo(N, c + 1);
+        ref[c] = refu[c] = 0;
+        float *mm = dup(m, N), *vv = dup(v, N);
+        lbs_kern_c.lamb(&k, g + lo, mm + lo, vv + lo, w + lo, u0 + lo,
+                        hi - lo, &ref[c], &refu[c]);
+        free(mm); free(vv);
+        memset(refs[c], 0, sizeof refs[c]);
+        lbs_kern_c.slamb_split(&ks, m + lo, v + lo, w + lo, NULL, q + lo, 4,
+                               us0 + lo, hi - lo, refs[c]);
+    }
+    for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
+        const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
+        if (!K)
+            continue;
+        double pw[LBS_CHUNKS], pu[LBS_CHUNKS], ps[LBS_CHUNKS][4],
+            sq[LBS_CHUNKS];
+        float *u = arr(N, 1, 0), *us = arr(N, 1, 0);
+        /* two calls, as two threads would make them */
+        for (int half = 0; half < 2; half++) {
+            size_t c0 = half ? LBS_CHUNKS / 2 : 0,
+                   c1 = half ? LBS_CHUNKS : LBS_CHUNKS / 2;
+            float *mm = dup(m, N), *vv = dup(v, N);
+            K->lamb_chunks(&k, g, mm, vv, w, u, N, c0, c1, pw, pu);
+            free(mm); free(vv);
+            K->slamb_split_chunks(&ks, m, v, w, NULL, q, 4, us, N, c0, c1,
+                                  ps);
+            K->sumsq_chunks(w, N, c0, c1, sq);
+        }
+        same_f(u, u0, N, "lamb_chunks u", K->name);
+        same_f(us, us0, N, "slamb_split_chunks u", K->name);
+        double bound = lv ? BOUND_NORM : 0;
+        for (size_t c = 0; c < LBS_CHUNKS; c++) {
+            close_d(pw[c], ref[c], bound + 1e-300, "lamb_chunks ||w||^2",
+                    K->name);
+            close_d(pu[c], refu[c], bound + 1e-300, "lamb_chunks ||u||^2",
+                    K->name);
+            close_d(sq[c], ref[c], bound + 1e-300, "sumsq_chunks", K->name);
+            for (int j = 0; j < 4; j++)
+                cr_assert(fabs(ps[c][j] - refs[c][j]) <=
+                              (bound + 1e-15) * fabs(refs[c][j]),
+                          "%s slamb_split_chunks chunk %zu part %d",
+                          K->name, c, j);
+        }
+        free(u); free(us);
+    }
+    free(g); free(m); free(v); free(w); free(q); free(u0); free(us0);
+}
+
 Test(isa, adamw_and_momentum)
 {
     const struct lbs_kern *L[LBS_ISA_COUNT];

@@ -28,6 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <omp.h>
+
 #include "lamb_kernel.h"
 
 enum lbs_isa { LBS_ISA_C = 0, LBS_ISA_AVX2 = 1, LBS_ISA_AVX512 = 2,
@@ -94,12 +96,47 @@ struct lbs_kern {
     void (*gather)(float *p, const float *x, const uint32_t *idx, size_t m);
     void (*scatter_add)(float *out, const uint32_t *idx, const float *p,
                         float a, size_t m);
+    /* The chunked forms of sumsq, lamb and slamb_split: chunks [c0, c1)
+     * of LBS_CHUNKS over a layer of n elements (optim_impl.h), one
+     * partial per chunk - a call per thread per layer, not per chunk */
+    void (*sumsq_chunks)(const float *x, size_t n, size_t c0, size_t c1,
+                         double *part);
+    void (*lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        size_t n, size_t c0, size_t c1, double *pw,
+                        double *pu);
+    void (*slamb_split_chunks)(const struct lbs_slamb_coef *k,
+                               const float *m, const float *v,
+                               const float *w, const uint32_t *c,
+                               const uint8_t *q, unsigned cur, float *u,
+                               size_t n, size_t c0, size_t c1,
+                               double (*part)[4]);
     /* lbs_scan_ge (compress_impl.h) */
     size_t (*scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
                       uint32_t *gi, float *gv, size_t room);
 };
 
 extern const struct lbs_kern lbs_kern_c, lbs_kern_avx2, lbs_kern_avx512;
+
+/* Run body(c0, c1) over the chunks [0, LBS_CHUNKS): on the calling thread
+ * below LBS_PAR_MIN elements, else one contiguous share per OpenMP thread
+ * (as schedule(static) would cut them). */
+#define LBS_KERN_CHUNKED(n, body)                                           \
+    do {                                                                    \
+        if ((n) < LBS_PAR_MIN) {                                            \
+            size_t c0 = 0, c1 = LBS_CHUNKS;                                 \
+            body;                                                           \
+        } else {                                                            \
+            _Pragma("omp parallel")                                         \
+            {                                                               \
+                size_t T_ = (size_t)omp_get_num_threads(),                  \
+                       t_ = (size_t)omp_get_thread_num();                   \
+                size_t c0 = LBS_CHUNKS * t_ / T_,                           \
+                       c1 = LBS_CHUNKS * (t_ + 1) / T_;                     \
+                body;                                                       \
+            }                                                               \
+        }                                                                   \
+    } while (0)
 
 /* The table in use (selected on first use, see isa.c). */
 extern const struct lbs_kern *lbs_kern_cur;

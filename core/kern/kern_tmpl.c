@@ -494,7 +494,50 @@ static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
     return o;
 }
 
+/* The chunked reductions (optim_impl.h): chunks [c0, c1) of a layer of
+ * n elements, one partial sum per chunk, so one call per thread per layer
+ * and the same sums for any thread count. */
+static void F(sumsq_chunks)(const float *x, size_t n, size_t c0, size_t c1,
+                            double *part)
+{
+    for (size_t c = c0; c < c1; c++) {
+        size_t lo = lbs_chunk_lo(n, c);
+        part[c] = F(sumsq)(x + lo, lbs_chunk_lo(n, c + 1) - lo);
+    }
+}
+
+static void F(lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
+                           float *m, float *v, const float *w, float *u,
+                           size_t n, size_t c0, size_t c1, double *pw,
+                           double *pu)
+{
+    for (size_t c = c0; c < c1; c++) {
+        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+        pw[c] = pu[c] = 0;
+        F(lamb)(k, g + lo, m + lo, v + lo, w + lo, u + lo, hi - lo, &pw[c],
+                &pu[c]);
+    }
+}
+
+static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
+                                  const float *m, const float *v,
+                                  const float *w, const uint32_t *c,
+                                  const uint8_t *q, unsigned cur, float *u,
+                                  size_t n, size_t c0, size_t c1,
+                                  double (*part)[4])
+{
+    for (size_t j = c0; j < c1; j++) {
+        size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
+        part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
+        F(slamb_split)(k, m + lo, v + lo, w + lo, c ? c + lo : NULL,
+                       q ? q + lo : NULL, cur, u + lo, hi - lo, part[j]);
+    }
+}
+
 const struct lbs_kern F(lbs_kern) = {
+    .sumsq_chunks = F(sumsq_chunks),
+    .lamb_chunks = F(lamb_chunks),
+    .slamb_split_chunks = F(slamb_split_chunks),
     .name = STR(KERN_SFX),
     .sumsq = F(sumsq),
     .lamb = F(lamb),

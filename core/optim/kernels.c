@@ -38,11 +38,7 @@ double lbs_sumsq(const float *x, size_t n)
 {
     double part[LBS_CHUNKS];
     const struct lbs_kern *K = lbs_kern();
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t lo = lbs_chunk_lo(n, c);
-        part[c] = K->sumsq(x + lo, lbs_chunk_lo(n, c + 1) - lo);
-    }
+    LBS_KERN_CHUNKED(n, K->sumsq_chunks(x, n, c0, c1, part));
     return lbs_sum_chunks(part);
 }
 

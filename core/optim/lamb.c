@@ -62,12 +62,7 @@ void lbs_lamb_pass1(const struct lbs_lamb_coef *k, const float *g, float *m,
 {
     double pw[LBS_CHUNKS] = {0}, pu[LBS_CHUNKS] = {0};
     const struct lbs_kern *K = lbs_kern();
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
-        K->lamb(k, g + lo, m + lo, v + lo, w + lo, u + lo, hi - lo, &pw[c],
-                &pu[c]);
-    }
+    LBS_KERN_CHUNKED(n, K->lamb_chunks(k, g, m, v, w, u, n, c0, c1, pw, pu));
     *wn = sqrt(lbs_sum_chunks(pw));
     *un = sqrt(lbs_sum_chunks(pu));
 }

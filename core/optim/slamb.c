@@ -188,12 +188,8 @@ static void slamb_norms_full(const struct lbs_slamb_coef *k, const float *m,
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
     const struct lbs_kern *K = lbs_kern();
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t j = 0; j < LBS_CHUNKS; j++) {
-        size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
-        K->slamb_split(k, m + lo, v + lo, w + lo, NULL, NULL, 0, u + lo,
-                       hi - lo, part[j]);
-    }
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, NULL, NULL, 0, u,
+                                              n, c0, c1, part));
     double sw = 0, su = 0;
     for (size_t j = 0; j < LBS_CHUNKS; j++) {
         sw += part[j][0];
@@ -214,12 +210,8 @@ static void slamb_norms_split(const struct lbs_slamb_coef *k, const float *m,
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
     const struct lbs_kern *K = lbs_kern();
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t j = 0; j < LBS_CHUNKS; j++) {
-        size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
-        K->slamb_split(k, m + lo, v + lo, w + lo, c ? c + lo : NULL,
-                       q ? q + lo : NULL, cur, u + lo, hi - lo, part[j]);
-    }
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, q, cur, u, n,
+                                              c0, c1, part));
     for (int i = 0; i < 4; i++) {
         double s = 0;
         for (size_t j = 0; j < LBS_CHUNKS; j++)
