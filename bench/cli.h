@@ -108,4 +108,25 @@ struct stream_result {
 };
 int stream_measure(size_t n, int iters, struct stream_result *r);
 
+/* STREAM triad interleaved with a kernel (A B A B ...): the arrays stay
+ * allocated, and each stream_pair_triad() times one triad a = b + 3 c
+ * over them (24 bytes per element) and returns its GB/s.  Close checks
+ * every element (a = 5) and returns how many are wrong, or -1. */
+struct stream_pair {
+    double *a, *b, *c;
+    size_t n;
+};
+int stream_pair_open(struct stream_pair *s, size_t n);
+double stream_pair_triad(struct stream_pair *s);
+long stream_pair_close(struct stream_pair *s);
+/* The paired ratios r[i] = kernel GB/s / triad GB/s of one run: median,
+ * min, max, and a warning line on stderr (naming `what`) when any is
+ * above 1.05 - the bytes model or the measurement is wrong then. */
+struct cli_stats roofline_pairs(const char *what, double *r, size_t n);
+#define ROOFLINE_WARN 1.05
+/* Peak resident memory of the process (getrusage), MiB, and the current
+ * resident set (/proc/self/statm), MiB (0 when unreadable). */
+double cli_peak_rss_mib(void);
+double cli_rss_mib(void);
+
 #endif

@@ -35,6 +35,7 @@
 #include "lbs_cuda.h"
 #include "lbs_cuda_compress.h"
 #include "lbscale/compress.h"
+#include "lbscale/isa.h"
 #include "lbscale/rng.h"
 #include "memsize.h"
 
@@ -275,8 +276,15 @@ static int bench_run(const struct cbench_args *a, json_t **row,
     float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out);
     void *p = malloc(lbs_compress_max_bytes(c, n) + 64);
     double *tc = calloc((size_t)a->iters, sizeof *tc),
-           *td = calloc((size_t)a->iters, sizeof *td);
-    if (!x || !out || !p || !tc || !td) {
+           *td = calloc((size_t)a->iters, sizeof *td),
+           *tri = calloc((size_t)a->iters, sizeof *tri),
+           *ratio = calloc((size_t)a->iters, sizeof *ratio);
+    /* the roofline reference: a STREAM triad before every compress,
+     * warm-up included (A B A B ...), as `lbscale optim` */
+    struct stream_pair sp = {0};
+    const int pair = a->stream_gbps <= 0;
+    if (!x || !out || !p || !tc || !td || !tri || !ratio ||
+        (pair && stream_pair_open(&sp, 32000000))) {
         rc = lbs_err_set(err, -ENOMEM, "out of memory for %zu elements", n);
         goto out;
     }
@@ -292,6 +300,7 @@ static int bench_run(const struct cbench_args *a, json_t **row,
     double wire_sum = 0;
     for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
         size_t bytes;
+        double tg = pair ? stream_pair_triad(&sp) : a->stream_gbps;
         double t0 = cli_now();
         rc = lbs_compress(c, x, n, 0, 1 + i, p, &bytes, err);
         double t1 = cli_now();
@@ -301,14 +310,29 @@ static int bench_run(const struct cbench_args *a, json_t **row,
         if (i >= a->warmup) {
             tc[i - a->warmup] = t1 - t0;
             td[i - a->warmup] = t2 - t1;
+            tri[i - a->warmup] = tg;
+            ratio[i - a->warmup] = 4.0 * (double)n / (t1 - t0) / 1e9 / tg;
             wire_sum += (double)bytes;
         }
     }
     if (rc)
         goto out;
+    if (pair && stream_pair_close(&sp) != 0) {
+        rc = lbs_err_set(err, -EIO, "STREAM triad reference computed wrong "
+                         "values");
+        goto out;
+    }
     struct cli_stats sc = cli_stats(tc, (size_t)a->iters),
-                     sd = cli_stats(td, (size_t)a->iters);
+                     sd = cli_stats(td, (size_t)a->iters),
+                     ts = cli_stats(tri, (size_t)a->iters);
+    char what[160];
+    snprintf(what, sizeof what, "compress %s", lbs_compressor_name(c));
     double in = 4.0 * (double)n, gbps = in / sc.median / 1e9;
+    struct cli_stats rs = pair ? roofline_pairs(what, ratio,
+                                                (size_t)a->iters)
+        : (struct cli_stats){.median = gbps / a->stream_gbps,
+                             .min = in / sc.max / 1e9 / a->stream_gbps,
+                             .max = in / sc.min / 1e9 / a->stream_gbps};
     *row = json_pack(
         "{s:s,s:s,s:s,s:s,s:I,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
         "s:I,s:f,s:f,s:f,s:I}",
@@ -320,7 +344,7 @@ static int bench_run(const struct cbench_args *a, json_t **row,
         "compress_ms_min", sc.min * 1e3, "compress_ms_max", sc.max * 1e3,
         "decompress_ms_median", sd.median * 1e3, "gbps", gbps,
         "decompress_gbps", in / sd.median / 1e9, "stream_gbps",
-        a->stream_gbps, "stream_frac", gbps / a->stream_gbps, "wire_bytes",
+        ts.median, "stream_frac", rs.median, "wire_bytes",
         (json_int_t)ck.bytes, "wire_bytes_mean", wire_sum / (double)a->iters,
         "compression_ratio", in / (double)ck.bytes, "rel_err", ck.rel_err,
         "wrong", (json_int_t)ck.wrong);
@@ -331,7 +355,17 @@ static int bench_run(const struct cbench_args *a, json_t **row,
     json_object_set_new(*row, "compress_ms_sd", json_real(sc.sd * 1e3));
     json_object_set_new(*row, "outliers",
                         json_integer((json_int_t)sc.outliers));
+    json_object_set_new(*row, "stream_frac_min", json_real(rs.min));
+    json_object_set_new(*row, "stream_frac_max", json_real(rs.max));
+    json_object_set_new(*row, "stream_ref", json_string(
+        pair ? "triad interleaved with the compress calls (median of the "
+               "pairs)" : "given (--stream-gbps)"));
+    json_object_set_new(*row, "isa", json_string(lbs_isa_name()));
 out:
+    if (pair)
+        stream_pair_close(&sp);
+    free(tri);
+    free(ratio);
     free(x);
     free(out);
     free(p);
@@ -586,10 +620,11 @@ static void print_cuda_row(const json_t *r)
 
 static void print_header(void)
 {
-    printf("# %-9s %10s %3s %-10s %9s %8s %8s %9s %7s %7s %6s %12s %8s "
-           "%9s %6s\n", "compress", "elements", "thr", "collective",
-           "comp(ms)", "min(ms)", "max(ms)", "dec(ms)", "GB/s", "STREAM",
-           "ratio", "wire(B)", "x_smaller", "rel_err", "#wrong");
+    printf("# %-9s %10s %3s %-10s %9s %8s %8s %9s %7s %7s %6s %15s %-6s "
+           "%12s %8s %9s %6s\n", "compress", "elements", "thr",
+           "collective", "comp(ms)", "min(ms)", "max(ms)", "dec(ms)", "GB/s",
+           "STREAM", "ratio", "[min, max]", "isa", "wire(B)", "x_smaller",
+           "rel_err", "#wrong");
 }
 
 static void print_row(const json_t *r)
@@ -598,11 +633,13 @@ static void print_row(const json_t *r)
 #define I(k) (long long)json_integer_value(json_object_get(r, k))
 #define S(k) json_string_value(json_object_get(r, k))
     printf("  %-9s %10lld %3lld %-10s %9.2f %8.2f %8.2f %9.2f %7.2f %7.2f "
-           "%6.3f %12lld %8.1f %9.3e %6lld\n", S("compressor"), I("elements"),
+           "%6.3f  [%5.3f, %5.3f] %-6s %12lld %8.1f %9.3e %6lld\n",
+           S("compressor"), I("elements"),
            I("threads"), S("collective"), D("compress_ms_median"),
            D("compress_ms_min"), D("compress_ms_max"),
            D("decompress_ms_median"), D("gbps"), D("stream_gbps"),
-           D("stream_frac"), I("wire_bytes"), D("compression_ratio"),
+           D("stream_frac"), D("stream_frac_min"), D("stream_frac_max"),
+           S("isa") ? S("isa") : "-", I("wire_bytes"), D("compression_ratio"),
            D("rel_err"), I("wrong"));
 #undef D
 #undef I
@@ -615,6 +652,7 @@ static void usage(FILE *f)
 "usage: lbscale compress --compressor SPEC [--elements N] [--threads T]\n"
 "                        [--iters K] [--warmup W] [--seed S]\n"
 "                        [--stream-gbps X] [--save-input FILE] [--json]\n"
+"                        [--isa c|avx2|avx512]\n"
 "       lbscale compress --device cuda --compressor SPEC [--elements N]\n"
 "                        [--iters K] [--warmup W] [--seed S] [--json] ...\n"
 "       lbscale compress --list            compressors and their keys\n"
@@ -623,8 +661,12 @@ static void usage(FILE *f)
 "Compresses N gradient-like fp32 values (a Gaussian scale mixture) as one\n"
 "layer: warm-up W steps, then K timed steps (median, min, max), compress\n"
 "and decompress timed separately, each step a new step number (new masks).\n"
-"GB/s = 4N input bytes / median compress time; ratio = GB/s / STREAM triad\n"
-"GB/s measured in the same run with the same threads (or --stream-gbps).\n"
+"GB/s = 4N input bytes / median compress time.  ratio: a STREAM triad\n"
+"(3 x 32M doubles, same threads) runs before every compress, warm-up\n"
+"included (A B A B ...); each pair gives compress GB/s / triad GB/s and\n"
+"the row shows their median [min, max] (STREAM = median triad GB/s); a\n"
+"ratio above 1.05 prints a warning (bytes model or measurement wrong).\n"
+"--stream-gbps X divides by X instead (no pairs, no warning).\n"
 "wire(B) = payload bytes of the check step, x_smaller = 4N / wire,\n"
 "rel_err = ||x - D(C(x))|| / ||x||, #wrong = violated invariants (payload\n"
 "size, record-backend bytes, exchange result, error feedback, and the\n"
@@ -649,6 +691,9 @@ static void usage(FILE *f)
 "  --seed S        input data seed (default 1)\n"
 "  --device D      cpu (default) or cuda\n"
 "  --stream-gbps X skip the STREAM measurement and use X GB/s (cpu)\n"
+"  --isa L         kernel level: c (portable), avx2 or avx512; at most what\n"
+"                  the CPU has (else one line, exit 2); default the best,\n"
+"                  or LBSCALE_ISA.  Shown in the isa column and meta.json\n"
 "  --save-input F  write the input as raw little-endian float32 to F (for\n"
 "                  bench/peers/torch_topk.py)\n"
 CLI_EXPORT_HELP CLI_COMMON_HELP);
@@ -754,15 +799,6 @@ static int compress_main(struct cbench_args *a, const struct cli_common *com,
         lbs_cuda_compressor_free(gc);
         goto done;
     }
-    if (a->stream_gbps <= 0) {
-        struct stream_result s;
-        if (stream_measure(32000000, 5, &s) || s.wrong) {
-            cli_error("compress", "STREAM reference measurement failed");
-            lbs_run_close(run);
-            return EXIT_RUNTIME;
-        }
-        a->stream_gbps = s.triad_gbps;
-    }
     rc = bench_run(a, &row, &e);
 done:
     if (rc)
@@ -818,6 +854,14 @@ int verb_compress(int argc, char **argv)
             if (cli_size(o, v, &a.n)) return EXIT_BAD_INPUT;
             if (a.n >= UINT32_MAX) {
                 cli_error(o, "at most 4294967294 elements (32-bit indices)");
+                return EXIT_BAD_INPUT;
+            }
+            i++;
+        } else if (!strcmp(o, "--isa")) {
+            struct lbs_err ie;
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            if (lbs_isa_select(v, &ie)) {
+                cli_error(o, "%s", ie.msg);
                 return EXIT_BAD_INPUT;
             }
             i++;

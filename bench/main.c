@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "git_rev.h"
 #include "lbs_config.h"
+#include "lbscale/isa.h"
 
 struct verb {
     const char *name;
@@ -79,6 +80,13 @@ int main(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     const char *v = argv[1];
+    /* LBSCALE_ISA: a level the CPU lacks (or no level at all) is refused
+     * here, before any kernel could run */
+    struct lbs_err e;
+    if (lbs_isa_from_env(&e)) {
+        cli_error("LBSCALE_ISA", "%s", e.msg);
+        return EXIT_BAD_INPUT;
+    }
     if (!strcmp(v, "-h") || !strcmp(v, "--help") || !strcmp(v, "help")) {
         usage(stdout);
         return 0;

@@ -16,6 +16,7 @@
 #include "lbs_cuda_optim.h"
 #include "lbscale/optim.h"
 #include "optim_bench.h"
+#include "lbscale/isa.h"
 
 static long count_nonfinite(const struct layer_set *s)
 {
@@ -30,6 +31,10 @@ static long count_nonfinite(const struct layer_set *s)
     return bad;
 }
 
+/* STREAM triad arrays for the interleaved reference: 32M doubles each
+ * (768 MiB in all), far beyond any cache, as `lbscale stream`. */
+#define PAIR_N 32000000
+
 int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
                     json_t **row, struct lbs_err *err)
 {
@@ -37,6 +42,7 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
     int rc = layers_make(a->layers, a->elements, 1, &set, err);
     if (rc)
         return rc;
+    double rss0 = cli_rss_mib();
     struct lbs_optim *o;
     rc = lbs_optim_new(a->spec, set.l, set.n, comm, &o, err);
     if (rc) {
@@ -48,24 +54,57 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
         layers_free(&set);
         return rc;
     }
-    double *t = calloc((size_t)a->iters, sizeof *t);
-    if (!t) {
+    double rss_optim = cli_rss_mib() - rss0;   /* state + scratch (zeroed
+                                                  at init, so resident) */
+    /* The roofline reference: a STREAM triad before every step, warm-up
+     * included (A B A B ...), so each step has a triad measured next to
+     * it under the same conditions; the ratio of each pair is the
+     * roofline sample.  --stream-gbps X gives a fixed reference instead. */
+    struct stream_pair sp = {0};
+    const int pair = a->stream_gbps <= 0;
+    double *t = calloc((size_t)a->iters, sizeof *t),
+           *tri = calloc((size_t)a->iters, sizeof *tri),
+           *ratio = calloc((size_t)a->iters, sizeof *ratio);
+    if (!t || !tri || !ratio ||
+        (pair && stream_pair_open(&sp, PAIR_N))) {
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
+    double bpe = lbs_optim_bytes_per_elem(o);
     for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
+        double tg = pair ? stream_pair_triad(&sp) : a->stream_gbps;
         if (comm)
             lbs_barrier(comm);
         double t0 = cli_now();
         rc = lbs_optim_step(o, err);
-        if (i >= a->warmup)
-            t[i - a->warmup] = cli_now() - t0;
+        if (i >= a->warmup) {
+            long j = i - a->warmup;
+            t[j] = cli_now() - t0;
+            tri[j] = tg;
+            ratio[j] = (double)set.elements * bpe / t[j] / 1e9 / tg;
+        }
     }
     if (rc)
         goto out;
+    if (pair && stream_pair_close(&sp) != 0) {
+        rc = lbs_err_set(err, -EIO, "STREAM triad reference computed wrong "
+                         "values");
+        goto out;
+    }
     struct cli_stats st = cli_stats(t, (size_t)a->iters);
-    double bpe = lbs_optim_bytes_per_elem(o);
+    struct cli_stats ts = cli_stats(tri, (size_t)a->iters);
+    char what[160];
+    snprintf(what, sizeof what, "optim %s", lbs_optim_name(o));
     double gbps = (double)set.elements * bpe / st.median / 1e9;
+    /* measured pairs: their median [min, max], warned above 1.05; a given
+     * reference (--stream-gbps): GB/s over it, as before, no warning */
+    struct cli_stats rs = pair ? roofline_pairs(what, ratio,
+                                                (size_t)a->iters)
+        : (struct cli_stats){.median = gbps / a->stream_gbps,
+                             .min = (double)set.elements * bpe / st.max /
+                                    1e9 / a->stream_gbps,
+                             .max = (double)set.elements * bpe / st.min /
+                                    1e9 / a->stream_gbps};
     long wrong = count_nonfinite(&set);
     *row = json_pack(
         "{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
@@ -77,8 +116,16 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
         (int)a->iters, "step_ms_median", st.median * 1e3, "step_ms_min",
         st.min * 1e3, "step_ms_max", st.max * 1e3, "melem_per_s",
         (double)set.elements / st.median / 1e6, "bytes_per_elem", bpe,
-        "gbps", gbps, "stream_gbps", a->stream_gbps, "roofline_frac",
-        gbps / a->stream_gbps, "wrong", (json_int_t)wrong);
+        "gbps", gbps, "stream_gbps", ts.median, "roofline_frac", rs.median,
+        "wrong", (json_int_t)wrong);
+    json_object_set_new(*row, "roofline_min", json_real(rs.min));
+    json_object_set_new(*row, "roofline_max", json_real(rs.max));
+    json_object_set_new(*row, "stream_ref", json_string(
+        pair ? "triad interleaved with the steps (median of the pairs)"
+             : "given (--stream-gbps)"));
+    json_object_set_new(*row, "isa", json_string(lbs_isa_name()));
+    json_object_set_new(*row, "peak_rss_mib", json_real(cli_peak_rss_mib()));
+    json_object_set_new(*row, "optim_rss_mib", json_real(rss_optim));
     json_object_set_new(*row, "step_ms_mean", json_real(st.mean * 1e3));
     json_object_set_new(*row, "step_ms_sd", json_real(st.sd * 1e3));
     json_object_set_new(*row, "outliers", json_integer((json_int_t)st.outliers));
@@ -86,7 +133,11 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
     json_object_set_new(*row, "compress", a->compress
                         ? json_string(a->compress) : json_null());
 out:
+    if (pair)
+        stream_pair_close(&sp);
     free(t);
+    free(tri);
+    free(ratio);
     lbs_optim_free(o);
     layers_free(&set);
     return rc;
@@ -94,16 +145,17 @@ out:
 
 void optim_bench_header(void)
 {
-    printf("# %-11s %11s %6s %7s %10s %9s %9s %9s %6s %8s %8s %8s %6s\n",
+    printf("# %-11s %11s %6s %7s %10s %9s %9s %9s %6s %8s %8s %8s %15s "
+           "%-6s %8s %8s %6s\n",
            "optim", "elements", "layers", "threads", "step(ms)", "min(ms)",
            "max(ms)", "Melem/s", "B/elem", "GB/s", "STREAM", "roofline",
-           "#wrong");
+           "[min, max]", "isa", "rss(MiB)", "peak", "#wrong");
 }
 
 void optim_bench_print(const json_t *r)
 {
     printf("  %-11s %11lld %6lld %7lld %10.2f %9.2f %9.2f %9.1f %6.0f %8.2f "
-           "%8.2f %8.3f %6lld\n",
+           "%8.2f %8.3f  [%5.3f, %5.3f] %-6s %8.0f %8.0f %6lld\n",
            json_string_value(json_object_get(r, "optim")),
            (long long)json_integer_value(json_object_get(r, "elements")),
            (long long)json_integer_value(json_object_get(r, "layers")),
@@ -116,6 +168,12 @@ void optim_bench_print(const json_t *r)
            json_real_value(json_object_get(r, "gbps")),
            json_real_value(json_object_get(r, "stream_gbps")),
            json_real_value(json_object_get(r, "roofline_frac")),
+           json_real_value(json_object_get(r, "roofline_min")),
+           json_real_value(json_object_get(r, "roofline_max")),
+           json_string_value(json_object_get(r, "isa")) ?
+               json_string_value(json_object_get(r, "isa")) : "-",
+           json_real_value(json_object_get(r, "optim_rss_mib")),
+           json_real_value(json_object_get(r, "peak_rss_mib")),
            (long long)json_integer_value(json_object_get(r, "wrong")));
 }
 
@@ -125,6 +183,7 @@ static void usage(FILE *f)
 "usage: lbscale optim --optim SPEC [--elements N] [--layers PRESET]\n"
 "                     [--threads T] [--iters K] [--warmup W]\n"
 "                     [--stream-gbps X] [--comm self|mpi]\n"
+"                     [--isa c|avx2|avx512]\n"
 "                     [--compress SPEC] [--device cpu|cuda] [--json]\n"
 "       lbscale optim --optim SPEC [--compress SPEC] --comm record[:P]\n"
 "                     [--steps N]\n"
@@ -136,9 +195,15 @@ static void usage(FILE *f)
 "Times one optimizer step over N fp32 parameters (warm-up W steps, then K\n"
 "timed steps; median, min, max).  GB/s = N x bytes/elem / median time,\n"
 "where bytes/elem is the optimizer's documented traffic model plus 4 for\n"
-"the gradient check pass (lamb 44, adamw 32, lars 28, sgd 24).  roofline = GB/s / STREAM triad GB/s\n"
-"measured in the same run with the same threads (or given by\n"
-"--stream-gbps).  #wrong counts non-finite parameters after the run.\n"
+"the gradient check pass (lamb 44, adamw 32, lars 28, sgd 24).\n"
+"roofline: a STREAM triad (3 x 32M doubles, same threads) runs right\n"
+"before every step, warm-up included (A B A B ...); each pair gives\n"
+"ratio = step GB/s / triad GB/s, and the row shows their median [min,\n"
+"max] (STREAM = median triad GB/s).  A ratio above 1.05 prints a warning:\n"
+"the bytes model or the measurement is wrong.  --stream-gbps X divides by\n"
+"X instead (no pairs, no warning).  rss = resident memory the optimizer added (state, scratch;\n"
+"/proc/self/statm), peak = the process's getrusage peak (layers and the\n"
+"STREAM arrays included), MiB.  #wrong counts non-finite parameters.\n"
 "\n"
 "  --optim SPEC    e.g. lamb or lamb:lr=0.01,wd=0.01 (see --list)\n"
 "  --compress SPEC compress the gradients before the optimizer sees them,\n"
@@ -152,6 +217,9 @@ LAYERS_PRESETS_HELP
 "  --iters K       timed steps (default 10)\n"
 "  --warmup W      untimed steps first (default 2)\n"
 "  --stream-gbps X skip the STREAM measurement and use X GB/s\n"
+"  --isa L         kernel level: c (portable), avx2 or avx512; at most what\n"
+"                  the CPU has (else one line, exit 2); default the best,\n"
+"                  or LBSCALE_ISA.  Shown in the isa column and meta.json\n"
 "  --device D      cpu (default) or cuda: time the step on GPU 0 with the\n"
 "                  fused kernels of core/cuda/optim.cu (lamb, slamb, adamw,\n"
 "                  sgd; the same spec and bytes/elem model), against the\n"
@@ -242,6 +310,14 @@ int verb_optim(int argc, char **argv)
             i++;
         } else if (!strcmp(o, "--warmup")) {
             if (cli_int(o, v, 0, 1000000, &a.warmup)) return EXIT_BAD_INPUT;
+            i++;
+        } else if (!strcmp(o, "--isa")) {
+            struct lbs_err ie;
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            if (lbs_isa_select(v, &ie)) {
+                cli_error(o, "%s", ie.msg);
+                return EXIT_BAD_INPUT;
+            }
             i++;
         } else if (!strcmp(o, "--stream-gbps")) {
             if (cli_double(o, v, 1e-3, 1e6, &a.stream_gbps))
@@ -378,15 +454,6 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
     if (orc) {
         lbs_comm_free(comm);
         return cli_exit_code(orc);
-    }
-    if (a->stream_gbps <= 0) {
-        struct stream_result s;
-        if (stream_measure(32000000, 5, &s) || s.wrong) {
-            cli_error("optim", "STREAM reference measurement failed");
-            rc = -EIO;
-            goto out;
-        }
-        a->stream_gbps = s.triad_gbps;
     }
     json_t *row = NULL;
     rc = optim_bench_run(a, comm, &row, &e);

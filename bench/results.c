@@ -17,6 +17,7 @@
 #include <cblas.h>
 
 #include "blas.h"
+#include "lbscale/isa.h"
 #include "git_rev.h"
 #include "lbs_config.h"
 #include "lbs_cuda.h"
@@ -275,6 +276,13 @@ json_t *lbs_meta_collect(int argc, char **argv)
     json_object_set_new(m, "online_cpus",
                         json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
     json_object_set_new(m, "topology", topology());
+    /* the kernels' vector level (core/kern): in use, best, and forced */
+    json_t *isa = json_object();
+    json_object_set_new(isa, "level", json_string(lbs_isa_name()));
+    json_object_set_new(isa, "best", json_string(lbs_isa_best()));
+    const char *fz = getenv("LBSCALE_ISA");
+    json_object_set_new(isa, "env", fz ? json_string(fz) : json_null());
+    json_object_set_new(m, "isa", isa);
     json_object_set_new(m, "versions", versions());
     char gpu[256];
     struct lbs_err e;

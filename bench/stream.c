@@ -3,7 +3,11 @@
  * best of N iterations, bytes = 16 per element for copy, 24 for triad,
  * write-allocate traffic not counted) with OpenMP threads.  Every other
  * bandwidth lbscale reports is compared against this number. */
+#include <errno.h>
 #include <omp.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cblas.h>
@@ -84,6 +88,84 @@ int stream_measure(size_t n, int iters, struct stream_result *r)
     r->wrong = stream_check(a, c, n, a_exp, c_exp);
     free(a); free(b); free(c);
     return 0;
+}
+
+int stream_pair_open(struct stream_pair *s, size_t n)
+{
+    size_t bytes;
+    *s = (struct stream_pair){0};
+    if (lbs_array_bytes(n, sizeof(double), 64, &bytes))
+        return -ENOMEM;
+    s->a = aligned_alloc(64, bytes);
+    s->b = aligned_alloc(64, bytes);
+    s->c = aligned_alloc(64, bytes);
+    if (!s->a || !s->b || !s->c) {
+        stream_pair_close(s);
+        return -ENOMEM;
+    }
+    s->n = n;
+    stream_init(s->a, s->b, s->c, n);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        s->c[i] = 1.0;
+    stream_triad(s->a, s->b, s->c, 3.0, n);   /* warm-up */
+    return 0;
+}
+
+double stream_pair_triad(struct stream_pair *s)
+{
+    double t0 = cli_now();
+    stream_triad(s->a, s->b, s->c, 3.0, s->n);
+    return 24.0 * (double)s->n / (cli_now() - t0) / 1e9;
+}
+
+long stream_pair_close(struct stream_pair *s)
+{
+    long wrong = -1;
+    if (s->a && s->b && s->c) {
+        wrong = 0;
+#pragma omp parallel for reduction(+ : wrong) schedule(static)
+        for (size_t i = 0; i < s->n; i++)
+            wrong += s->a[i] != 5.0;
+    }
+    free(s->a);
+    free(s->b);
+    free(s->c);
+    *s = (struct stream_pair){0};
+    return wrong;
+}
+
+struct cli_stats roofline_pairs(const char *what, double *r, size_t n)
+{
+    size_t over = 0;
+    for (size_t i = 0; i < n; i++)
+        over += r[i] > ROOFLINE_WARN;
+    struct cli_stats st = cli_stats(r, n);
+    if (over)
+        fprintf(stderr, "lbscale: warning: %s: %zu of %zu roofline ratios "
+                "above %.2f (max %.3f): the bytes model or the measurement "
+                "is wrong\n", what, over, n, ROOFLINE_WARN, st.max);
+    return st;
+}
+
+double cli_peak_rss_mib(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru))
+        return 0;
+    return (double)ru.ru_maxrss / 1024.0;   /* Linux: KiB */
+}
+
+double cli_rss_mib(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, res = 0;
+    if (!f)
+        return 0;
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+        res = 0;
+    fclose(f);
+    return (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
 }
 
 static void usage(FILE *f)

@@ -275,4 +275,32 @@ good "default run directory under \$LBSCALE_RESULTS" \
      [ -z "$(find "$CWD" -mindepth 1)" ]' \
     optim --optim lamb --elements 1M --iters 1 --warmup 0 --stream-gbps 10 --json
 
+# Kernel levels (core/kern): a level that is not one, or one the CPU lacks
+# (LBSCALE_CPU_MAX=c makes any CPU look like baseline x86-64), by the
+# environment or by --isa: one line, exit 2, nothing run or written.
+LBSCALE_ISA=avx9 bad "LBSCALE_ISA not a level" "LBSCALE_ISA|avx9" \
+    optim --optim sgd "${S[@]}"
+LBSCALE_CPU_MAX=c LBSCALE_ISA=avx512 bad "LBSCALE_ISA level the CPU lacks" \
+    "LBSCALE_ISA|avx512|not supported" optim --optim sgd "${S[@]}"
+LBSCALE_CPU_MAX=c LBSCALE_ISA=avx2 bad "LBSCALE_ISA lacking (compress)" \
+    "LBSCALE_ISA|avx2" compress --compressor sign --elements 1M --stream-gbps 10
+bad "--isa not a level"                "--isa|sse9"        optim --optim sgd "${S[@]}" --isa sse9
+bad "--isa missing value"              "--isa"             optim --optim sgd "${S[@]}" --isa
+LBSCALE_CPU_MAX=c bad "--isa level the CPU lacks" "--isa|avx2|not supported" \
+    optim --optim sgd "${S[@]}" --isa avx2
+LBSCALE_CPU_MAX=c bad "--isa lacking (compress)" "--isa|avx512" \
+    compress --compressor topk --elements 1M --stream-gbps 10 --isa avx512
+good "--isa c: the row and meta.json name the level" \
+    'd=$(find "$RES" -mindepth 1 -maxdepth 1); "$PY" -c "
+import json, sys
+r = json.loads(open(sys.argv[1] + \"/optim.jsonl\").readline())
+m = json.load(open(sys.argv[1] + \"/meta.json\"))
+sys.exit(0 if r[\"isa\"] == \"c\" and m[\"isa\"][\"level\"] == \"c\" and
+         m[\"isa\"][\"best\"] in (\"c\", \"avx2\", \"avx512\") else 1)
+" "$d"' \
+    optim --optim lamb --elements 1M --iters 1 --warmup 0 --stream-gbps 10 --isa c
+good "compress row names the level (LBSCALE_ISA)" \
+    'grep -q "\"isa\": *\"c\"" "$OUT"' \
+    compress --compressor sign --elements 1M --iters 1 --warmup 0 --stream-gbps 10 --json --no-save --isa c
+
 tap_end

@@ -233,7 +233,7 @@ static void test_slamb(const char *spec, int H, int steps)
 {
     char desc[160];
     snprintf(desc, sizeof desc, "%s: synced m equal on all ranks, w equal "
-             "after averaging, bytes = 4 + 4|S| (+ 4n every H)", spec);
+             "after averaging, bytes = 4 + 4|S| (+ 4n when averaging)", spec);
     begin();
     struct net a;
     net_make(&a);
@@ -256,7 +256,9 @@ static void test_slamb(const char *spec, int H, int steps)
         size_t expect = 4;
         for (int i = 0; i < NL; i++)
             expect += 4 * lbs_slamb_synced(o, (size_t)i);
-        int averaged = (t - 1) % H == 0;
+        /* the authors' rule (t % H == 1) unless avg=lbscale */
+        int averaged = strstr(spec, "avg=lbscale") ? (t - 1) % H == 0
+                                                   : t % H == 1;
         if (averaged)
             expect += 4 * a.n;
         if (counted - before != expect)
@@ -493,7 +495,10 @@ int main(int argc, char **argv)
 
     test_slamb("slamb:k=0.25,H=3,beta3=0.9", 3, 8);
     test_slamb("slamb:k=0.3,H=4,mask=bernoulli,seed=11", 4, 9);
-    test_slamb("slamb:k=0.1,H=1", 1, 3);   /* averaging every step */
+    /* lbscale's averaging rule by name: every step for H = 1 (the
+     * authors' t % H == 1 never averages there) */
+    test_slamb("slamb:k=0.1,H=1,avg=lbscale", 1, 3);
+    test_slamb("slamb:k=0.1,H=1", 1, 3);   /* authors: never averages */
     test_onebit("onebit_lamb:freeze_step=3", 3, 8);
     test_onebit("onebit_lamb:freeze_step=2,bias_correction=1,exclude_1d=0",
                 2, 6);

@@ -212,12 +212,24 @@ static void k1_vs_lamb(const char *slamb, const char *lamb, int steps)
 
 Test(slamb, k1_equals_lamb_defaults)
 {
-    k1_vs_lamb("slamb:k=1", "lamb:cmin=0.01,cmax=1000", 8);
+    /* the authors' default: 1-D tensors get the plain, unclamped LAMB
+     * ratio with wd; other tensors the clamped one - with the clamp out of
+     * reach that is lamb with exclude_1d=0 and its (open) default clamp */
+    k1_vs_lamb("slamb:k=1,cmin=0,cmax=1e9", "lamb:exclude_1d=0", 8);
+}
+
+Test(slamb, k1_equals_lamb_lbscale_variants)
+{
+    /* lbscale's variants by name: exclude_1d = lamb's default treatment
+     * of 1-D tensors; clamp_1d = lamb with exclude_1d=0 and the clamp */
+    k1_vs_lamb("slamb:k=1,exclude_1d=1", "lamb:cmin=0.01,cmax=1000", 8);
+    k1_vs_lamb("slamb:k=1,clamp_1d=1",
+               "lamb:cmin=0.01,cmax=1000,exclude_1d=0", 8);
 }
 
 Test(slamb, k1_equals_lamb_bernoulli_exclude1d_off)
 {
-    k1_vs_lamb("slamb:k=1,mask=bernoulli,exclude_1d=0,beta3=0.9,H=2",
+    k1_vs_lamb("slamb:k=1,mask=bernoulli,clamp_1d=1,beta3=0.9,H=2",
                "lamb:cmin=0.01,cmax=1000,exclude_1d=0", 8);
 }
 
@@ -225,7 +237,7 @@ Test(slamb, k1_equals_lamb_tight_clamp_other_hyper)
 {
     /* cmax = 2 clamps the trust ratio: the clamp bounds must match too */
     k1_vs_lamb("slamb:k=1,lr=0.05,b1=0.8,b2=0.99,eps=1e-8,wd=0.1,cmin=0.5,"
-               "cmax=2,small=0",
+               "cmax=2,small=0,exclude_1d=1",
                "lamb:lr=0.05,b1=0.8,b2=0.99,eps=1e-8,wd=0.1,cmin=0.5,cmax=2",
                6);
 }
@@ -241,10 +253,14 @@ struct model {
 static double rat(double a, double b) { return a > 0 && b > 0 ? a / b : 1; }
 
 /* One step of layer L of the model (one process, or P identical ranks). */
+/* is1d: a 1-D layer; excl: exclude_1d=1 (phi = 1, no wd for 1-D);
+ * clamp1d: clamp_1d=1 (else the authors' unclamped 1-D ratio). */
 static void model_step(struct model *M, const struct lbs_layer *L, long t,
-                       const uint8_t *in_s, int always, int plain, int P)
+                       const uint8_t *in_s, int always, int is1d, int excl,
+                       int clamp1d, int P)
 {
     const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-6;
+    const int plain = is1d && excl;
     const double wd = plain ? 0 : 0.01, beta3 = 0.9, cmin = 0.01,
                  cmax = 1000;
     double bc1 = 1 - pow(b1, (double)t), bc2 = 1 - pow(b2, (double)t);
@@ -266,7 +282,8 @@ static void model_step(struct model *M, const struct lbs_layer *L, long t,
         double s = pow(beta3, (double)M->c[j]);
         double lre = s * lr + (1 - s) * lr / sqrt((double)P);
         double phi = s * pmax + (1 - s) * pmin;
-        phi = phi < cmin ? cmin : phi > cmax ? cmax : phi;
+        if (!is1d || clamp1d)
+            phi = phi < cmin ? cmin : phi > cmax ? cmax : phi;
         if (plain)
             phi = 1;
         M->w[j] -= lre * phi * u[j];
@@ -299,7 +316,8 @@ static void model_vs_slamb(const char *spec, int P)
             for (size_t j = 0; j < a.L[i].n; j++)
                 in_s[j] = c ? c[j] == 0 : 1;
             model_step(&M[i], &a.L[i], t, in_s, c == NULL,
-                       a.L[i].ndim == 1, P);
+                       a.L[i].ndim == 1, strstr(spec, "exclude_1d=1") != 0,
+                       strstr(spec, "clamp_1d=1") != 0, P);
             for (size_t j = 0; j < a.L[i].n; j++) {
                 if (c)
                     cr_assert_eq((long)c[j], M[i].c[j]);
@@ -326,6 +344,10 @@ Test(slamb, blend_matches_model_one_rank)
 {
     model_vs_slamb("slamb:k=0.25,beta3=0.9", 1);
     model_vs_slamb("slamb:k=0.3,beta3=0.9,mask=bernoulli,seed=9", 1);
+    model_vs_slamb("slamb:k=0.25,beta3=0.9,exclude_1d=1", 1);
+    model_vs_slamb("slamb:k=0.25,beta3=0.9,clamp_1d=1", 1);
+    /* 300 chunks: too many for chunk ids, the counters path */
+    model_vs_slamb("slamb:k=0.0033,beta3=0.9,small=0", 1);
 }
 
 Test(slamb, blend_matches_model_fake_4_ranks)

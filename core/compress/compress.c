@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compress_impl.h"
+#include "kern.h"
 #include "lbscale/half.h"
 
 extern const struct lbs_compress_ops *const lbs_compress_registry[];
@@ -565,4 +566,33 @@ int lbs_compressor_help(const char *name, FILE *f)
     for (size_t i = 0; lbs_compress_registry[i]; i++)
         help_one(lbs_compress_registry[i], f);
     return 0;
+}
+
+void lbs_cmp_gather(float *p, const float *x, const uint32_t *idx, size_t m)
+{
+    const struct lbs_kern *K = lbs_kern();
+    if (m <= LBS_PAR_MIN) {
+        K->gather(p, x, idx, m);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t c = 0; c < 256; c++) {
+        size_t lo = m * c / 256, hi = m * (c + 1) / 256;
+        K->gather(p + lo, x, idx + lo, hi - lo);
+    }
+}
+
+void lbs_cmp_scatter_add(float *out, const uint32_t *idx, const float *p,
+                         float a, size_t m)
+{
+    const struct lbs_kern *K = lbs_kern();
+    if (m <= LBS_PAR_MIN) {
+        K->scatter_add(out, idx, p, a, m);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t c = 0; c < 256; c++) {
+        size_t lo = m * c / 256, hi = m * (c + 1) / 256;
+        K->scatter_add(out, idx + lo, p + lo, a, hi - lo);
+    }
 }

@@ -117,6 +117,11 @@ size_t lbs_topk_count(double k, size_t n);
  * with pivots from the counter generator (topk.c; thresh.c uses it on its
  * sample). */
 uint32_t lbs_kth_largest_u32(uint32_t *a, size_t n, size_t k);
+/* p[j] = x[idx[j]] and out[idx[j]] += a p[j] for j < m, over OpenMP
+ * threads above LBS_PAR_MIN, with the dispatched kernels (core/kern). */
+void lbs_cmp_gather(float *p, const float *x, const uint32_t *idx, size_t m);
+void lbs_cmp_scatter_add(float *out, const uint32_t *idx, const float *p,
+                         float a, size_t m);
 /* Parallel zero fill and out[i] += alpha * x[i]. */
 void lbs_cmp_zero(float *out, size_t n);
 /* The casts to a 2-byte float (t: LBS_FLOAT16 or LBS_BFLOAT16) that

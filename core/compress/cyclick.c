@@ -90,10 +90,7 @@ static int cyclick_compress(struct lbs_compressor *c, const float *x,
     int rc = chunk(c, n, ctx, &idx, &m, &C, err);
     if (rc)
         return rc;
-    float *p = payload;
-#pragma omp parallel for simd schedule(static) if (m > LBS_PAR_MIN)
-    for (size_t j = 0; j < m; j++)
-        p[j] = x[idx[j]];
+    lbs_cmp_gather(payload, x, idx, m);
     *bytes = 4 * m;
     return 0;
 }
@@ -113,9 +110,7 @@ static int cyclick_decompress_add(struct lbs_compressor *c,
         return rc;
     const float *p = payload;
     float a = k->scale ? alpha * (float)C : alpha;
-#pragma omp parallel for simd schedule(static) if (m > LBS_PAR_MIN)
-    for (size_t j = 0; j < m; j++)
-        out[idx[j]] += a * p[j];
+    lbs_cmp_scatter_add(out, idx, p, a, m);
     return 0;
 }
 

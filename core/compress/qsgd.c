@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "compress_impl.h"
+#include "kern.h"
 #include "lbscale/rng.h"
 
 struct qsgd_cfg {
@@ -66,20 +67,8 @@ static size_t qsgd_bytes(struct lbs_compressor *c, size_t n,
 
 /* The uniform draws: element i uses 32 bits of lbs_rng_u64(key, i / 2),
  * the low half for even i, the high half for odd i, so one 64-bit draw
- * serves two elements.  The rounding is done in double so u keeps all 32
- * bits. */
-static inline double half_u(uint64_t r, size_t i)
-{
-    uint32_t h = (i & 1) ? (uint32_t)(r >> 32) : (uint32_t)r;
-    return (double)h * 0x1.0p-32;
-}
-
-static inline int level_of(float x, double sc, double s, double u)
-{
-    double l = floor(fabs((double)x) * sc + u);
-    l = l > s ? s : l;   /* |x| s / norm may round just above s */
-    return (int)(x < 0 ? -l : l);
-}
+ * serves two elements; the rounding is done in double so u keeps all 32
+ * bits.  The loop is the dispatched kernel (core/kern, qsgd_levels). */
 
 static int qsgd_compress(struct lbs_compressor *c, const float *x, size_t n,
                          const struct lbs_cctx *ctx, void *payload,
@@ -112,19 +101,17 @@ static int qsgd_compress(struct lbs_compressor *c, const float *x, size_t n,
                                (uint64_t)ctx->step, (uint64_t)ctx->layer);
     uint8_t *lv = (uint8_t *)payload + 4 * nb;
     int wide = level_size(c) == 2;
+    const struct lbs_kern *K = lbs_kern();
+    /* fixed pieces of [0, n), each cut at bucket bounds: the levels do not
+     * depend on the cut (element i's draw is a function of i) */
 #pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
-    for (size_t b = 0; b < nb; b++) {
-        double sc = norms[b] > 0 ? s / (double)norms[b] : 0.0;
-        size_t lo = b * bl, end = (b + 1) * bl < n ? (b + 1) * bl : n;
-        uint64_t r = lbs_rng_u64(key, lo >> 1);
-        for (size_t i = lo; i < end; i++) {
-            if (i != lo && !(i & 1))
-                r = lbs_rng_u64(key, i >> 1);
-            int l = level_of(x[i], sc, s, half_u(r, i));
-            if (wide)
-                ((int16_t *)lv)[i] = (int16_t)l;
-            else
-                ((int8_t *)lv)[i] = (int8_t)l;
+    for (size_t j = 0; j < 256; j++) {
+        size_t lo = n * j / 256, hi = n * (j + 1) / 256;
+        while (lo < hi) {
+            size_t b = lo / bl, e = (b + 1) * bl < hi ? (b + 1) * bl : hi;
+            double sc = norms[b] > 0 ? s / (double)norms[b] : 0.0;
+            K->qsgd_levels(x, lo, e, sc, s, key, lv, wide);
+            lo = e;
         }
     }
     *bytes = qsgd_max(c, n);

@@ -81,10 +81,7 @@ static int randk_compress(struct lbs_compressor *c, const float *x, size_t n,
     const uint32_t *idx = mask(c, n, ctx, &m);
     if (!idx)
         return lbs_err_set(err, -ENOMEM, "randk: out of memory for the mask");
-    float *p = payload;
-#pragma omp parallel for simd schedule(static) if (m > LBS_PAR_MIN)
-    for (size_t j = 0; j < m; j++)
-        p[j] = x[idx[j]];
+    lbs_cmp_gather(payload, x, idx, m);
     *bytes = 4 * m;
     return 0;
 }
@@ -104,9 +101,7 @@ static int randk_decompress_add(struct lbs_compressor *c, const void *payload,
         return rc;
     const float *p = payload;
     float a = k->scale ? alpha / (float)k->k : alpha;
-#pragma omp parallel for simd schedule(static) if (m > LBS_PAR_MIN)
-    for (size_t j = 0; j < m; j++)
-        out[idx[j]] += a * p[j];
+    lbs_cmp_scatter_add(out, idx, p, a, m);
     return 0;
 }
 

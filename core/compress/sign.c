@@ -18,6 +18,7 @@
 #endif
 
 #include "compress_impl.h"
+#include "kern.h"
 
 struct sign_cfg {
     double scale;
@@ -43,47 +44,7 @@ static size_t sign_bytes(struct lbs_compressor *c, size_t n,
     return sign_max(c, n);
 }
 
-/* Pack bytes [b0, b1): 8 elements each (the last byte may be short).
- * Returns sum |x| (l1) or sum x^2 (l2) over them. */
-static double pack_range(const float *x, size_t n, uint8_t *bits, size_t b0,
-                         size_t b1, int l2)
-{
-    double acc = 0;
-    size_t b = b0;
-#if defined(__SSE2__)
-    const __m128 zero = _mm_setzero_ps();
-    const __m128 absm = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-    size_t full = n / 8 < b1 ? n / 8 : b1;
-    while (b < full) {   /* float partial sums over at most 512 bytes */
-        size_t stop = b + 512 < full ? b + 512 : full;
-        __m128 s = _mm_setzero_ps();
-        for (; b < stop; b++) {
-            __m128 v0 = _mm_loadu_ps(x + 8 * b), v1 = _mm_loadu_ps(x + 8 * b + 4);
-            bits[b] = (uint8_t)(_mm_movemask_ps(_mm_cmplt_ps(v0, zero)) |
-                                _mm_movemask_ps(_mm_cmplt_ps(v1, zero)) << 4);
-            if (l2)
-                s = _mm_add_ps(s, _mm_add_ps(_mm_mul_ps(v0, v0),
-                                             _mm_mul_ps(v1, v1)));
-            else
-                s = _mm_add_ps(s, _mm_add_ps(_mm_and_ps(v0, absm),
-                                             _mm_and_ps(v1, absm)));
-        }
-        float t[4];
-        _mm_storeu_ps(t, s);
-        acc += (double)t[0] + t[1] + t[2] + t[3];
-    }
-#endif
-    for (; b < b1; b++) {
-        uint8_t v = 0;
-        for (size_t j = 0; j < 8 && 8 * b + j < n; j++) {
-            float f = x[8 * b + j];
-            v |= (uint8_t)((f < 0) << j);
-            acc += l2 ? (double)f * f : fabs((double)f);
-        }
-        bits[b] = v;
-    }
-    return acc;
-}
+/* Packing bytes: the dispatched kernel (core/kern, lbs_kern()->sign_pack). */
 
 static int sign_compress(struct lbs_compressor *c, const float *x, size_t n,
                          const struct lbs_cctx *ctx, void *payload,
@@ -95,12 +56,13 @@ static int sign_compress(struct lbs_compressor *c, const float *x, size_t n,
     size_t nbytes = (n + 7) / 8;
     int l2 = k->scale == 1;
     double acc = 0;
+    const struct lbs_kern *K = lbs_kern();
 #pragma omp parallel reduction(+ : acc) if (n > LBS_PAR_MIN)
     {
         size_t t = (size_t)omp_get_thread_num(),
                nt = (size_t)omp_get_num_threads();
-        acc += pack_range(x, n, bits, nbytes * t / nt, nbytes * (t + 1) / nt,
-                          l2);
+        acc += K->sign_pack(x, n, bits, nbytes * t / nt,
+                            nbytes * (t + 1) / nt, l2);
     }
     float s = (float)(l2 ? sqrt(acc / (double)n) : acc / (double)n);
     memcpy(payload, &s, 4);

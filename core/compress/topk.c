@@ -36,6 +36,7 @@
 #endif
 
 #include "compress_impl.h"
+#include "kern.h"
 #include "lbscale/rng.h"
 
 #define NBIN 2048
@@ -305,41 +306,8 @@ static int radix_select(const float *x, size_t n, size_t K, uint32_t *idx,
 size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
                    uint32_t *gi, float *gv, size_t room)
 {
-    size_t o = 0, i = lo;
-#if defined(__SSE2__)
-    /* 16 magnitudes per test; hits are rare (about k), so most blocks
-     * cost four loads, four ands, four compares and one movemask.
-     * Magnitude bits are < 2^31: a signed compare orders them, and
-     * a >= t  <=>  a > t - 1 (t = 0 gives -1: everything passes). */
-    const __m128i am = _mm_set1_epi32(0x7fffffff),
-                  tv = _mm_set1_epi32((int32_t)t - 1);
-#define HIT(k) _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + (k)), am), tv)
-    for (; i + 16 <= hi; i += 16) {
-        const __m128i *v = (const __m128i *)(x + i);
-        __m128i h = _mm_or_si128(_mm_or_si128(HIT(0), HIT(1)),
-                                 _mm_or_si128(HIT(2), HIT(3)));
-        if (!_mm_movemask_epi8(h))
-            continue;
-        for (size_t j = i; j < i + 16; j++)
-            if (mag(x[j]) >= t) {
-                if (o < room) {
-                    gi[o] = (uint32_t)j;
-                    gv[o] = x[j];
-                }
-                o++;
-            }
-    }
-#undef HIT
-#endif
-    for (; i < hi; i++)
-        if (mag(x[i]) >= t) {
-            if (o < room) {
-                gi[o] = (uint32_t)i;
-                gv[o] = x[i];
-            }
-            o++;
-        }
-    return o;
+    /* the dispatched kernel (core/kern/kern_tmpl.c) */
+    return lbs_kern()->scan_ge(x, lo, hi, t, gi, gv, room);
 }
 
 static int gather_ge(const float *x, size_t n, int nb, uint32_t t,

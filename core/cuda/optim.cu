@@ -65,6 +65,8 @@ struct dlayer {
     unsigned first_tile, ntiles;  /* its tiles in the tile table */
     float wd;                     /* weight decay of this layer */
     int plain;                    /* exclude_1d and 1-D: trust ratio 1 */
+    int noclamp;                  /* slamb, 1-D, clamp_1d=0: the authors'
+                                     unclamped ratio */
     int partial;                  /* slamb: random-k layer, else always synced */
     unsigned long long poff;      /* slamb: offset in perm / idx / vals */
     unsigned long long chunks;    /* slamb cyclic: chunks of the permutation */
@@ -614,7 +616,9 @@ k_slamb_norms(const struct tile *tiles, const struct dlayer *L, struct args a,
     if (!D.partial) {             /* slamb.c's cnt == n branch */
         if (!isfinite(nrm[1]))
             flag_bad(st, T.layer, a.t);
-        double phi = D.plain ? 1.0 : trust(nrm[0], nrm[1], a.cmin, a.cmax);
+        double phi = D.plain ? 1.0
+                     : D.noclamp ? trust(nrm[0], nrm[1], 0.0, INFINITY)
+                     : trust(nrm[0], nrm[1], a.cmin, a.cmax);
         b.step_synced = (float)(a.lr * phi);
         b.lr = b.lr_min = b.phi_max = b.phi_min = 0;
     } else {                      /* the split branch; with every
@@ -683,7 +687,8 @@ struct lbs_cuda_optim {
     enum kind kind;
     /* hyperparameters, from the CPU parser (lbs_optim_get) */
     double lr, b1, b2, eps, wd, bias_correction, cmin, cmax, clip,
-        exclude_1d, momentum, nesterov, k, beta3, H, small, bernoulli, seed;
+        exclude_1d, momentum, nesterov, k, beta3, H, small, bernoulli, seed,
+        clamp_1d;
     size_t nlayers, total, ntiles, nstiles, partial_total;
     size_t *off, *n;                  /* host copy of the layout */
     int has_v, has_c;
@@ -746,12 +751,13 @@ static int parse(const char *spec, struct lbs_cuda_optim *h,
             {"exclude_1d", &h->exclude_1d}, {"momentum", &h->momentum},
             {"nesterov", &h->nesterov}, {"k", &h->k}, {"beta3", &h->beta3},
             {"H", &h->H}, {"small", &h->small}, {"mask", &h->bernoulli},
-            {"seed", &h->seed},
+            {"seed", &h->seed}, {"clamp_1d", &h->clamp_1d},
         };
         h->kind = (enum kind)k;
         /* keys the optimizer lacks keep these neutral values */
         h->bias_correction = 1;
         h->cmax = 1e300;
+        h->clamp_1d = 1;
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
             lbs_optim_get(o, keys[i].key, keys[i].val, NULL);
     }
@@ -889,6 +895,8 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
         D->off = h->total;
         D->n = Ly->n;
         D->plain = h->exclude_1d != 0 && is1d;
+        D->noclamp = h->kind == SLAMB && is1d && !D->plain &&
+                     h->clamp_1d == 0;
         /* lamb/slamb exclude 1-D layers from wd; adamw and sgd never do */
         D->wd = (float)((h->kind == LAMB || h->kind == SLAMB) && D->plain
                             ? 0.0 : h->wd);

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "kern.h"
 #include "optim_impl.h"
 
 struct adamw_cfg {
@@ -48,23 +49,17 @@ static int adamw_init(struct lbs_optim *o, struct lbs_err *err)
     return 0;
 }
 
-static double adamw_layer(const struct adamw_cfg *c, float lr, float ibc1,
-                          float ibc2, const float *g, float *m, float *v,
-                          float *w, size_t n)
+static double adamw_layer(const struct lbs_adamw_coef *k, const float *g,
+                          float *m, float *v, float *w, size_t n)
 {
-    const float b1 = (float)c->b1, b2 = (float)c->b2;
-    const float c1 = (float)(1 - c->b1), c2 = (float)(1 - c->b2);
-    const float eps = (float)c->eps, wd = (float)c->wd;
+    const struct lbs_kern *K = lbs_kern();
+    if (n < LBS_PAR_MIN)
+        return K->adamw(k, g, m, v, w, n);
     double su = 0; /* only to detect NaN/Inf; costs no memory traffic */
-#pragma omp parallel for simd reduction(+ : su) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float mi = b1 * m[i] + c1 * g[i];
-        float vi = b2 * v[i] + c2 * g[i] * g[i];
-        m[i] = mi;
-        v[i] = vi;
-        float u = (mi * ibc1) / (sqrtf(vi * ibc2) + eps) + wd * w[i];
-        su += u;
-        w[i] -= lr * u;
+#pragma omp parallel for schedule(static) reduction(+ : su)
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+        su += K->adamw(k, g + lo, m + lo, v + lo, w + lo, hi - lo);
     }
     return su;
 }
@@ -79,11 +74,15 @@ static int adamw_step(struct lbs_optim *o, struct lbs_err *err)
         ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
         ibc2 = (float)(1.0 / (1.0 - pow(c->b2, (double)o->t)));
     }
-    float lr = (float)(c->lr * o->lr_scale);
+    const struct lbs_adamw_coef k = {
+        .b1 = (float)c->b1, .b2 = (float)c->b2,
+        .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
+        .ibc1 = ibc1, .ibc2 = ibc2, .eps = (float)c->eps, .wd = (float)c->wd,
+        .lr = (float)(c->lr * o->lr_scale),
+    };
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
-        double su = adamw_layer(c, lr, ibc1, ibc2, L->g, s->m[i], s->v[i],
-                                L->w, L->n);
+        double su = adamw_layer(&k, L->g, s->m[i], s->v[i], L->w, L->n);
         if ((rc = lbs_check_finite(o, i, su, err)))
             return rc;
     }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kern.h"
 #include "optim_impl.h"
 
 int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
@@ -36,48 +37,22 @@ int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
 double lbs_sumsq(const float *x, size_t n)
 {
     double part[LBS_CHUNKS];
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t hi = lbs_chunk_lo(n, c + 1);
-        double s = 0;
-        for (size_t b = lbs_chunk_lo(n, c); b < hi; b += LBS_NORM_BLOCK) {
-            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-            float f = 0;
-#pragma omp simd reduction(+ : f)
-            for (size_t i = b; i < e; i++)
-                f += x[i] * x[i];
-            s += f;
-        }
-        part[c] = s;
-    }
+    const struct lbs_kern *K = lbs_kern();
+    LBS_KERN_CHUNKED(n, K->sumsq_chunks(x, n, c0, c1, part));
     return lbs_sum_chunks(part);
 }
 
 double lbs_momentum_pass(const struct lbs_momentum *p, const float *g,
                          float *v, float *w, size_t n)
 {
-    const float gs = p->gs, wd = p->wd, mu = p->mu, a = p->a, k = p->k;
-    const int nesterov = p->nesterov != 0;
+    const struct lbs_kern *K = lbs_kern();
+    if (n < LBS_PAR_MIN)
+        return K->momentum(p, g, v, w, n);
     double sum = 0;
-    if (!g) {
-#pragma omp parallel for simd reduction(+ : sum) schedule(static) if (n >= LBS_PAR_MIN)
-        for (size_t i = 0; i < n; i++) {
-            float vi = mu * v[i];
-            v[i] = vi;
-            float s = nesterov ? mu * vi : vi;
-            sum += s;
-            w[i] -= k * s;
-        }
-        return sum;
-    }
-#pragma omp parallel for simd reduction(+ : sum) schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t i = 0; i < n; i++) {
-        float d = gs * g[i] + wd * w[i];
-        float vi = mu * v[i] + a * d;
-        v[i] = vi;
-        float s = nesterov ? a * d + mu * vi : vi;
-        sum += s;
-        w[i] -= k * s;
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+        sum += K->momentum(p, g ? g + lo : NULL, v + lo, w + lo, hi - lo);
     }
     return sum;
 }

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "kern.h"
 #include "lamb_kernel.h"
 #include "optim_impl.h"
 
@@ -53,52 +54,31 @@ struct lamb_state {
     float *u;          /* scratch, largest layer */
 };
 
-/* Update m, v and u over [lo, hi) and add ||w||^2, ||u||^2 of the range
- * (float partials over short blocks, double across them: exact enough for
- * a norm and twice the SIMD width of double accumulators). */
-static void lamb_range(const struct lbs_lamb_coef *k, const float *g, float *m,
-                       float *v, const float *w, float *u, size_t lo,
-                       size_t hi, double *sw, double *su)
-{
-    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
-        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-        float fw = 0, fu = 0;
-#pragma omp simd reduction(+ : fw, fu)
-        for (size_t i = b; i < e; i++) {
-            float gi = g[i] * k->gscale;
-            float mi = k->b1 * m[i] + k->c1 * gi;
-            float vi = k->b2 * v[i] + k->c2 * gi * gi;
-            m[i] = mi;
-            v[i] = vi;
-            float ui = lbs_lamb_u(k, mi, vi, w[i]);
-            u[i] = ui;
-            fw += w[i] * w[i];
-            fu += ui * ui;
-        }
-        *sw += fw;
-        *su += fu;
-    }
-}
-
-/* Chunked so the norms are deterministic (see optim_impl.h). */
+/* Chunked so the norms are deterministic (see optim_impl.h); the loop
+ * itself is the dispatched kernel (core/kern/kern_tmpl.c, lbs_kern). */
 void lbs_lamb_pass1(const struct lbs_lamb_coef *k, const float *g, float *m,
                        float *v, const float *w, float *u, size_t n,
                        double *wn, double *un)
 {
     double pw[LBS_CHUNKS] = {0}, pu[LBS_CHUNKS] = {0};
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++)
-        lamb_range(k, g, m, v, w, u, lbs_chunk_lo(n, c),
-                   lbs_chunk_lo(n, c + 1), &pw[c], &pu[c]);
+    const struct lbs_kern *K = lbs_kern();
+    LBS_KERN_CHUNKED(n, K->lamb_chunks(k, g, m, v, w, u, n, c0, c1, pw, pu));
     *wn = sqrt(lbs_sum_chunks(pw));
     *un = sqrt(lbs_sum_chunks(pu));
 }
 
 void lbs_lamb_apply(const float *u, float *w, size_t n, float step)
 {
-#pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++)
-        w[i] -= step * u[i];
+    const struct lbs_kern *K = lbs_kern();
+    if (n < LBS_PAR_MIN) {
+        K->axpy(w, u, step, n);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+        K->axpy(w + lo, u + lo, step, hi - lo);
+    }
 }
 
 static int lamb_init(struct lbs_optim *o, struct lbs_err *err)

@@ -179,7 +179,7 @@ static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
 
 static void pack_signs(const float *x, size_t nbytes, uint8_t *bits)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (nbytes >= LBS_PAR_MIN / 8)
     for (size_t b = 0; b < nbytes; b++) {
         unsigned v = 0;
         for (unsigned j = 0; j < 8; j++)
@@ -220,7 +220,7 @@ static double feed_error(float *x, float *e, size_t n)
 /* e = x - scale sign(x): what the 1-bit code leaves out. */
 static void keep_error(const float *x, float *e, size_t n, float scale)
 {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n >= LBS_PAR_MIN)
     for (size_t j = 0; j < n; j++)
         e[j] = x[j] - (x[j] >= 0.0f ? scale : -scale);
 }
@@ -248,7 +248,7 @@ static int compressed_allreduce(struct lbs_optim *o)
     const float *wsc = s->wsc;
     const uint8_t *rbits = s->rbits;
     float *srv = s->srv;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (chunk >= LBS_PAR_MIN)
     for (size_t j = 0; j < chunk; j++) {
         float acc = 0;
         for (size_t q = 0; q < P; q++)
@@ -268,7 +268,7 @@ static int compressed_allreduce(struct lbs_optim *o)
     const uint8_t *sbits = s->sbits;
     const float *ssc = s->ssc;
     float *buf = s->buf;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (s->npad >= LBS_PAR_MIN)
     for (size_t j = 0; j < s->npad; j++)
         buf[j] = unsign(sbits, j, ssc[j / chunk]);
     return 0;
@@ -386,7 +386,7 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
         float *x = s->buf + s->off[i];
         const float sc = (float)s->sc[i];
         const size_t n = o->layers[i].n;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if (n >= LBS_PAR_MIN)
         for (size_t j = 0; j < n; j++)
             x[j] = (b1 * m[j] + c1 * g[j]) * sc;
     }

@@ -17,22 +17,31 @@
  *     lr_e  = s lr + (1-s) lr/sqrt(N)
  *     phi_e = clamp(s phi_max + (1-s) phi_min, cmin, cmax)
  *     w -= lr_e phi_e u
- *   with exclude_1d (default) a 1-D layer uses phi_e = 1 and wd = 0.
+ *   a 1-D layer (always synced, s = 1) uses the plain LAMB ratio
+ *   phi = ||w||/||u||, unclamped, with step size lr and wd as given - the
+ *   authors' Slamb class.
  *
- * and after the layer loop, when (t-1) mod H == 0, w = allreduce_sum(w)/N
- * (dense parameter averaging, one allreduce per layer).
+ * and after the layer loop, when t mod H == 1 (the authors' global_step %
+ * local_steps == 1: after steps 1, H+1, 2H+1, ...; never for H = 1),
+ * w = allreduce_sum(w)/N (dense parameter averaging, one allreduce per
+ * layer).
+ *
+ * lbscale's earlier variants stay available by name (optim --help slamb):
+ *   exclude_1d=1   1-D layers get phi = 1 and no weight decay (as lamb's
+ *                  key of that name);
+ *   clamp_1d=1     the 1-D ratio clamped to [cmin, cmax];
+ *   avg=lbscale    average when (t-1) mod H == 0 (every step for H = 1).
  *
  * Equivalence: with k=1 on one rank every coordinate is synced every step,
- * so c = 0, s = 1, lr_e = lr and phi_e = clamp(phi_max) - the spec
- *   slamb:k=1,lr=L,b1=B1,b2=B2,eps=E,wd=W,cmin=A,cmax=B,exclude_1d=X
- * equals, step for step,
- *   lamb:lr=L,b1=B1,b2=B2,eps=E,wd=W,cmin=A,cmax=B,exclude_1d=X,
- *        bias_correction=1,clip=0
- * i.e. with the defaults of both: "slamb:k=1" == "lamb:cmin=0.01,cmax=1000"
- * (H, beta3, small, mask, seed do not matter there).  A layer whose whole
- * mask is synced computes u, the norms (same chunks and blocks) and the
- * update with lamb.c's arithmetic, so the result is bit-identical to
- * lamb's, not merely close (tests/test_slamb.c checks it).
+ * so c = 0, s = 1, lr_e = lr and phi_e = clamp(phi_max), so
+ *   slamb:k=1,exclude_1d=1          == lamb:cmin=0.01,cmax=1000
+ *   slamb:k=1,clamp_1d=1            == lamb:cmin=0.01,cmax=1000,exclude_1d=0
+ *   slamb:k=1,cmin=0,cmax=1e9       == lamb:exclude_1d=0
+ * step for step (same lr, b1, b2, eps, wd; lamb with bias_correction=1,
+ * clip=0; H, beta3, small, mask, seed do not matter on one rank).  A layer
+ * whose whole mask is synced computes u, the norms (same chunks, blocks
+ * and kernel arithmetic) and the update as lamb.c does, so the result is
+ * bit-identical to lamb's, not merely close (tests/test_slamb.c).
  *
  * Where this follows the authors' public code (hangxu0304/SLAMB, class
  * Slamb, the cyclic "randomk" variant; their fused Slamb_V2 draws a
@@ -46,10 +55,10 @@
  *     phi blends above, clamp of the blended phi to [c_min, c_max] =
  *     [0.01, 1000]; phi_max/phi_min are 1 when a norm is 0; wd*w is part
  *     of u both for the norms and for the update; bias correction on;
- *   - parameter averaging when global_step % local_steps == 1, i.e. after
- *     steps 1, H+1, 2H+1, ...  We write (t-1) mod H == 0, which is the same
- *     for H > 1 and also averages every step for H = 1 (the authors' test
- *     never fires there).
+ *   - 1-D tensors: the plain trust ratio, unclamped, lr; wd is left to the
+ *     parameter groups there (0 for biases/LayerNorm in their recipes),
+ *     here it is the wd key (give wd per run, or exclude_1d=1);
+ *   - parameter averaging when global_step % local_steps == 1.
  * Where it follows DESIGN.md / the rest of lbscale instead:
  *   - masks per layer from lbscale/mask.h keyed by (seed, layer) rather
  *     than one torch.randperm over the flattened model; the cyclic mask
@@ -58,22 +67,29 @@
  *   - one allreduce per layer (layer index in the trace) instead of one
  *     over the flattened model, so the record backend attributes bytes to
  *     layers and the simulator can bucket them as it likes;
- *   - 1-D layers: the authors' code gives them a trust ratio (unclamped)
- *     and leaves wd to the parameter groups (0 for biases/LayerNorm in
- *     their recipes); here exclude_1d=1 (default, as lamb) means phi = 1,
- *     wd = 0, and exclude_1d=0 means the full trust ratio clamped to
- *     [cmin, cmax] with wd - both choices match lamb's key of that name;
  *   - no gradient pre-normalisation (the authors' default is off too).
  *
- * Memory traffic per element: a layer with a partial mask takes 3 passes
- * (moments + counters: read g,m,v,c, write m,v,c = 28; norms: read
- * m,v,w,c, write u = 20; update: read u,c,w, write w = 16) plus the
- * gather/scatter of the k n synced values (idx, m, vals, c: ~24 per synced
- * element) = 64 + 24k; an always-synced layer moves 20 + 16 + 12 = 48.
+ * Staleness without counters: with the cyclic schedule of C <= 255 chunks
+ * every element of chunk j was last synced at the last t' <= t with
+ * t' mod C == j, so its staleness is a function of (j, t); the layer
+ * keeps one byte per element (its chunk) instead of a uint32 counter read
+ * and written every step, and the update takes one step size per chunk
+ * from a table of C entries.  Bernoulli masks (and C > 255) keep the
+ * counters.  lbs_slamb_staleness() materialises the counters on request.
+ *
+ * Memory traffic per element (the bytes model, slamb_bytes below): a
+ * cyclic layer with chunk ids takes 3 passes (moments: read g,m,v, write
+ * m,v = 20; norms: read m,v,w,q, write u = 17; update: read u,q,w, write
+ * w = 13) plus the gather/scatter of the k n synced values (idx, m read,
+ * vals written and read, m written: ~20 per synced element) = 50 + 20k.
+ * With counters (Bernoulli, or over 255 chunks): moments + counters read
+ * g,m,v,c, write m,v,c = 28; norms read m,v,w,c, write u = 20; update
+ * read u,c,w, write w = 16; sync ~24 per synced element (c written too)
+ * = 64 + 24k.  An always-synced layer moves 20 + 16 + 12 = 48.
  * Norms are summed in fixed chunks (optim_impl.h), so they do not depend
- * on the thread count.  State: m, v (8 bytes per element) + c (4) for
- * partial-mask layers, the cyclic permutations (4), and scratch u (and
- * vals, idx) of the largest layer.
+ * on the thread count.  State: m, v (8 bytes per element) + q (1) or c
+ * (4) for partial-mask layers, the cyclic permutations (4), and scratch u
+ * (and vals, idx) of the largest layer.
  */
 #include <math.h>
 #include <stddef.h>
@@ -82,15 +98,19 @@
 #include <string.h>
 
 #include "lbscale/mask.h"
+#include "kern.h"
 #include "optim_impl.h"
+#include "lamb_kernel.h"
 #include "slamb.h"
 
 enum { MASK_CYCLIC, MASK_BERNOULLI };
 static const char *const mask_names[] = {"cyclic", "bernoulli", NULL};
+enum { AVG_AUTHORS, AVG_LBSCALE };
+static const char *const avg_names[] = {"authors", "lbscale", NULL};
 
 struct slamb_cfg {
     double lr, b1, b2, eps, wd, k, beta3, H, cmin, cmax, small, mask, seed,
-        exclude_1d;
+        exclude_1d, clamp_1d, avg;
 };
 
 #define K(f) offsetof(struct slamb_cfg, f)
@@ -108,7 +128,9 @@ static const struct lbs_param_spec slamb_params[] = {
     {"small", LBS_P_INT, 9000, 0, 4294967295.0, 0, K(small), "layers with fewer elements are always synced", NULL},
     {"mask", LBS_P_ENUM, MASK_CYCLIC, 0, 0, 0, K(mask), "mask schedule", mask_names},
     {"seed", LBS_P_INT, 1, 0, 9007199254740992.0, 0, K(seed), "mask seed (shared by all ranks)", NULL},
-    {"exclude_1d", LBS_P_BOOL, 1, 0, 1, 0, K(exclude_1d), "no trust ratio/wd for 1-D tensors", NULL},
+    {"exclude_1d", LBS_P_BOOL, 0, 0, 1, 0, K(exclude_1d), "lbscale variant: 1-D tensors get phi = 1 and no wd (authors: plain trust ratio, wd as given)", NULL},
+    {"clamp_1d", LBS_P_BOOL, 0, 0, 1, 0, K(clamp_1d), "lbscale variant: clamp the 1-D trust ratio to [cmin, cmax] (authors: unclamped)", NULL},
+    {"avg", LBS_P_ENUM, AVG_AUTHORS, 0, 0, 0, K(avg), "when to average parameters: authors = t % H == 1 (never for H = 1), lbscale = (t-1) % H == 0", avg_names},
     {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
 };
 #undef K
@@ -119,7 +141,13 @@ static const struct lbs_param_spec slamb_params[] = {
 struct slamb_layer {
     int always;                   /* 1-D or small: synced every step */
     struct lbs_mask_cyclic *cyc;  /* cyclic schedule, partial layers */
-    uint32_t *c;                  /* staleness counters, partial layers */
+    uint32_t *c;                  /* staleness counters (Bernoulli, or
+                                     cyclic with over 255 chunks) */
+    uint8_t *q;                   /* chunk of each element (cyclic with at
+                                     most 255 chunks: staleness follows
+                                     from the chunk and the step) */
+    size_t chunks;                /* of the cyclic schedule */
+    uint32_t *view;               /* counters made from q on request */
     size_t synced;                /* |S| at the last step */
 };
 
@@ -132,156 +160,117 @@ struct slamb_state {
     float spow[SPOW_TABLE];       /* beta3^c */
 };
 
-struct slamb_coef {
-    float b1, b2, c1, c2, ibc1, ibc2, eps, wd;
-};
-
-static inline float slamb_u(const struct slamb_coef *k, float m, float v,
-                            float w)
-{
-    return (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
-}
-
 /* Local moments; counters (when present) age by one step, saturating. */
-static void slamb_moments(const struct slamb_coef *k, const float *g,
+static void slamb_moments(const struct lbs_slamb_coef *k, const float *g,
                           float *m, float *v, uint32_t *c, size_t n)
 {
-    if (c) {
-#pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            float gi = g[i];
-            m[i] = k->b1 * m[i] + k->c1 * gi;
-            v[i] = k->b2 * v[i] + k->c2 * gi * gi;
-            c[i] += c[i] != UINT32_MAX;
-        }
-    } else {
-#pragma omp parallel for simd schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            float gi = g[i];
-            m[i] = k->b1 * m[i] + k->c1 * gi;
-            v[i] = k->b2 * v[i] + k->c2 * gi * gi;
-        }
+    const struct lbs_kern *K = lbs_kern();
+    if (n < LBS_PAR_MIN) {
+        K->slamb_moments(k, g, m, v, c, n);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t j = 0; j < LBS_CHUNKS; j++) {
+        size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
+        K->slamb_moments(k, g + lo, m + lo, v + lo, c ? c + lo : NULL,
+                         hi - lo);
     }
 }
 
 /* Norms: chunked like lamb.c (see optim_impl.h) so they are the same for
- * any thread count - and, for a fully synced layer, bit-identical to
- * lamb's.  u is stored in a scratch of the largest layer for the update. */
-static void full_range(const struct slamb_coef *k, const float *m,
-                       const float *v, const float *w, float *u, size_t lo,
-                       size_t hi, double *sw, double *su)
-{
-    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
-        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-        float fw = 0, fu = 0;
-#pragma omp simd reduction(+ : fw, fu)
-        for (size_t i = b; i < e; i++) {
-            float ui = slamb_u(k, m[i], v[i], w[i]);
-            u[i] = ui;
-            fw += w[i] * w[i];
-            fu += ui * ui;
-        }
-        *sw += fw;
-        *su += fu;
-    }
-}
-
-/* ||w||, ||u|| over the whole layer (every coordinate synced). */
-static void slamb_norms_full(const struct slamb_coef *k, const float *m,
+ * any thread count - and, for a fully synced layer (c = q = NULL), with
+ * lamb's arithmetic, so bit-identical to lamb's.  u is stored in a
+ * scratch of the largest layer for the update. */
+static void slamb_norms_full(const struct lbs_slamb_coef *k, const float *m,
                              const float *v, const float *w, float *u,
                              size_t n, double *wn, double *un)
 {
-    double pw[LBS_CHUNKS] = {0}, pu[LBS_CHUNKS] = {0};
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++)
-        full_range(k, m, v, w, u, lbs_chunk_lo(n, c), lbs_chunk_lo(n, c + 1),
-                   &pw[c], &pu[c]);
-    *wn = sqrt(lbs_sum_chunks(pw));
-    *un = sqrt(lbs_sum_chunks(pu));
-}
-
-static void split_range(const struct slamb_coef *k, const float *m,
-                        const float *v, const float *w, const uint32_t *c,
-                        float *u, size_t lo, size_t hi, double p[4])
-{
-    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
-        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-        float ws = 0, us = 0, wr = 0, ur = 0;
-#pragma omp simd reduction(+ : ws, us, wr, ur)
-        for (size_t i = b; i < e; i++) {
-            float ui = slamb_u(k, m[i], v[i], w[i]);
-            u[i] = ui;
-            float w2 = w[i] * w[i], u2 = ui * ui;
-            int synced = c[i] == 0;
-            ws += synced ? w2 : 0.0f;
-            us += synced ? u2 : 0.0f;
-            wr += synced ? 0.0f : w2;
-            ur += synced ? 0.0f : u2;
-        }
-        p[0] += ws;
-        p[1] += us;
-        p[2] += wr;
-        p[3] += ur;
+    double part[LBS_CHUNKS][4];
+    memset(part, 0, sizeof part);
+    const struct lbs_kern *K = lbs_kern();
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, NULL, NULL, 0, u,
+                                              n, c0, c1, part));
+    double sw = 0, su = 0;
+    for (size_t j = 0; j < LBS_CHUNKS; j++) {
+        sw += part[j][0];
+        su += part[j][1];
     }
+    *wn = sqrt(sw);
+    *un = sqrt(su);
 }
 
-/* The same split by synced (c == 0) and stale coordinates:
- * nrm = {||w_S||, ||u_S||, ||w_~S||, ||u_~S||}. */
-static void slamb_norms_split(const struct slamb_coef *k, const float *m,
+/* The same split by synced and stale coordinates: synced where c == 0
+ * (counters) or q == cur (chunk ids); nrm = {||w_S||, ||u_S||, ||w_~S||,
+ * ||u_~S||}. */
+static void slamb_norms_split(const struct lbs_slamb_coef *k, const float *m,
                               const float *v, const float *w,
-                              const uint32_t *c, float *u, size_t n,
-                              double nrm[4])
+                              const uint32_t *c, const uint8_t *q,
+                              unsigned cur, float *u, size_t n, double nrm[4])
 {
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t j = 0; j < LBS_CHUNKS; j++)
-        split_range(k, m, v, w, c, u, lbs_chunk_lo(n, j),
-                    lbs_chunk_lo(n, j + 1), part[j]);
-    for (int q = 0; q < 4; q++) {
+    const struct lbs_kern *K = lbs_kern();
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, q, cur, u, n,
+                                              c0, c1, part));
+    for (int i = 0; i < 4; i++) {
         double s = 0;
         for (size_t j = 0; j < LBS_CHUNKS; j++)
-            s += part[j][q];
-        nrm[q] = sqrt(s);
+            s += part[j][i];
+        nrm[i] = sqrt(s);
     }
 }
-
-static void slamb_update_full(const float *u, float *w, size_t n, float step)
-{
-#pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++)
-        w[i] -= step * u[i];
-}
-
-struct slamb_blend {
-    float step_synced;            /* lr * clamp(phi_max): s = 1 */
-    float lr, lr_min, phi_max, phi_min, cmin, cmax, beta3;
-};
 
 static inline float clampf(float x, float lo, float hi)
 {
     return x < lo ? lo : x > hi ? hi : x;
 }
 
-static void slamb_update_split(const struct slamb_blend *b,
+/* The step lr_e phi_e of an element of staleness ci (ci > 0). */
+static float stale_step(const struct lbs_slamb_blend *b, const float *spow,
+                        uint64_t ci)
+{
+    float s = ci < SPOW_TABLE ? spow[ci] : powf(b->beta3, (float)ci);
+    float lr_e = s * b->lr + (1 - s) * b->lr_min;
+    float phi_e = s * b->phi_max + (1 - s) * b->phi_min;
+    if (b->clamp)
+        phi_e = clampf(phi_e, b->cmin, b->cmax);
+    return lr_e * phi_e;
+}
+
+static void slamb_update_split(const struct lbs_slamb_blend *b,
                                const float *spow, const float *u,
                                const uint32_t *c, float *w, size_t n)
 {
-#pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float step;
-        uint32_t ci = c[i];
-        if (ci == 0) {
-            step = b->step_synced;
-        } else {
-            float s = ci < SPOW_TABLE ? spow[ci] : powf(b->beta3, (float)ci);
-            float lr_e = s * b->lr + (1 - s) * b->lr_min;
-            float phi_e = clampf(s * b->phi_max + (1 - s) * b->phi_min,
-                                 b->cmin, b->cmax);
-            step = lr_e * phi_e;
-        }
-        w[i] -= step * u[i];
+    const struct lbs_kern *K = lbs_kern();
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t j = 0; j < LBS_CHUNKS; j++) {
+        size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
+        K->slamb_update(b, spow, SPOW_TABLE, u + lo, c + lo, w + lo,
+                        hi - lo);
     }
+}
+
+static void slamb_update_q(const float *tab, const uint8_t *q, const float *u,
+                           float *w, size_t n)
+{
+    const struct lbs_kern *K = lbs_kern();
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t j = 0; j < LBS_CHUNKS; j++) {
+        size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
+        K->slamb_update_q(tab, q + lo, u + lo, w + lo, hi - lo);
+    }
+}
+
+/* Staleness after step t of an element in chunk j of a cyclic schedule
+ * of C chunks (chunk t mod C synced at step t, counters from 0, +1 per
+ * step, 0 when synced): steps since the last t' <= t with t' mod C = j,
+ * or t when there was none. */
+static uint64_t chunk_staleness(long t, size_t C, size_t j)
+{
+    if (t <= 0)
+        return 0;
+    size_t d = ((size_t)t % C + C - j) % C;
+    return (long)d <= t - 1 ? d : (uint64_t)t;
 }
 
 static void slamb_fini(struct lbs_optim *o)
@@ -295,6 +284,8 @@ static void slamb_fini(struct lbs_optim *o)
         for (size_t i = 0; i < o->nlayers; i++) {
             lbs_mask_cyclic_free(s->L[i].cyc);
             free(s->L[i].c);
+            free(s->L[i].q);
+            free(s->L[i].view);
         }
     free(s->L);
     free(s->u);
@@ -334,12 +325,24 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
                              L->name ? L->name : "?", L->n);
             goto fail;
         }
-        if (!(sl->c = calloc(L->n, sizeof *sl->c)))
-            goto nomem;
         if ((int)c->mask == MASK_CYCLIC &&
             (rc = lbs_mask_cyclic_new((uint64_t)c->seed, (int)i, L->n, c->k,
                                       &sl->cyc, err)))
             goto fail;
+        sl->chunks = sl->cyc ? lbs_mask_cyclic_chunks(sl->cyc) : 0;
+        if (sl->cyc && sl->chunks <= 255) {
+            if (!(sl->q = malloc(L->n)))
+                goto nomem;
+            for (size_t j = 0; j < sl->chunks; j++) {
+                const uint32_t *idx;
+                size_t cnt;
+                lbs_mask_cyclic_get(sl->cyc, (long)j, &idx, &cnt);
+                for (size_t e = 0; e < cnt; e++)
+                    sl->q[idx[e]] = (uint8_t)j;
+            }
+        } else if (!(sl->c = calloc(L->n, sizeof *sl->c))) {
+            goto nomem;
+        }
         if (L->n > maxn)
             maxn = L->n;
     }
@@ -369,25 +372,30 @@ static double ratio(double wn, double un)
     return (wn > 0 && un > 0) ? wn / un : 1.0;
 }
 
-/* Average m over the mask S of layer i and reset the counters there. */
+/* Average m over the mask S of layer i and reset the counters there
+ * (layers with chunk ids have none: their staleness is the step's). */
 static int slamb_sync(struct lbs_optim *o, size_t i, const uint32_t *idx,
                       size_t cnt)
 {
     struct slamb_state *s = o->state;
     float *m = s->m[i], *vals = s->vals;
     uint32_t *c = s->L[i].c;
-#pragma omp parallel for schedule(static)
-    for (size_t j = 0; j < cnt; j++)
-        vals[j] = m[idx[j]];
+    const struct lbs_kern *K = lbs_kern();
+#pragma omp parallel for schedule(static) if (cnt >= LBS_PAR_MIN)
+    for (size_t j = 0; j < LBS_CHUNKS; j++) {
+        size_t lo = lbs_chunk_lo(cnt, j), hi = lbs_chunk_lo(cnt, j + 1);
+        K->gather(vals + lo, m, idx + lo, hi - lo);
+    }
     int rc = lbs_allreduce(o->comm, vals, cnt, LBS_FLOAT32, LBS_SUM, (int)i);
     if (rc)
         return rc;
     const float inv = 1.0f / (float)o->comm->size;
     const int scale = o->comm->size > 1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (cnt >= LBS_PAR_MIN)
     for (size_t j = 0; j < cnt; j++) {
         m[idx[j]] = scale ? vals[j] * inv : vals[j];
-        c[idx[j]] = 0;
+        if (c)
+            c[idx[j]] = 0;
     }
     return 0;
 }
@@ -398,7 +406,7 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
     struct slamb_state *s = o->state;
     const int N = o->comm->size;
     int rc;
-    struct slamb_coef k = {
+    struct lbs_slamb_coef k = {
         .b1 = (float)c->b1, .b2 = (float)c->b2,
         .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
         .ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t))),
@@ -410,7 +418,8 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         struct slamb_layer *sl = &s->L[i];
-        const int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
+        const int is1d = lbs_layer_is_1d(o, i);
+        const int plain = c->exclude_1d && is1d;
         k.wd = plain ? 0.0f : (float)c->wd;
         slamb_moments(&k, L->g, s->m[i], s->v[i], sl->c, L->n);
 
@@ -439,29 +448,46 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
                              &un);
             if ((rc = lbs_check_finite(o, i, un, err)))
                 return rc;
+            /* 1-D: the authors' plain LAMB ratio, unclamped (clamp_1d:
+             * lbscale's clamp; exclude_1d: phi = 1) */
             double phi = plain ? 1.0
-                               : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
-            slamb_update_full(s->u, L->w, L->n, (float)(lr * phi));
+                         : is1d && !c->clamp_1d ? ratio(wn, un)
+                         : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
+            lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * phi));
             continue;
         }
         double nrm[4];
-        slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, s->u, L->n,
-                          nrm);
+        const unsigned cur = sl->q ? (unsigned)((size_t)o->t % sl->chunks)
+                                   : 0;
+        slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, sl->q, cur,
+                          s->u, L->n, nrm);
         if ((rc = lbs_check_finite(o, i, nrm[1] + nrm[3], err)))
             return rc;
         double pmax = ratio(nrm[0], nrm[1]), pmin = ratio(nrm[2], nrm[3]);
         double smax = pmax < c->cmin ? c->cmin : pmax > c->cmax ? c->cmax
                                                                  : pmax;
-        struct slamb_blend b = {
+        struct lbs_slamb_blend b = {
             .step_synced = (float)(lr * smax),
             .lr = (float)lr, .lr_min = (float)(lr / sqrt((double)N)),
             .phi_max = (float)pmax, .phi_min = (float)pmin,
             .cmin = (float)c->cmin, .cmax = (float)c->cmax,
-            .beta3 = (float)c->beta3,
+            .beta3 = (float)c->beta3, .clamp = 1,
         };
-        slamb_update_split(&b, s->spow, s->u, sl->c, L->w, L->n);
+        if (sl->q) {
+            /* every element of a chunk has the same staleness, so the
+             * same step: one table entry per chunk */
+            float tab[256] = {0};
+            for (size_t j = 0; j < sl->chunks; j++)
+                tab[j] = j == cur ? b.step_synced
+                                  : stale_step(&b, s->spow, chunk_staleness(
+                                                   o->t, sl->chunks, j));
+            slamb_update_q(tab, sl->q, s->u, L->w, L->n);
+        } else {
+            slamb_update_split(&b, s->spow, s->u, sl->c, L->w, L->n);
+        }
     }
-    if ((o->t - 1) % (long)c->H == 0)
+    const long H = (long)c->H;
+    if ((int)c->avg == AVG_AUTHORS ? o->t % H == 1 : (o->t - 1) % H == 0)
         for (size_t i = 0; i < o->nlayers; i++)
             if ((rc = lbs_allreduce_mean_f32(o->comm, o->layers[i].w,
                                              o->layers[i].n, (int)i)))
@@ -476,7 +502,9 @@ static double slamb_bytes(const struct lbs_optim *o)
     double bytes = 0, n = 0;
     for (size_t i = 0; i < o->nlayers; i++) {
         double ni = (double)o->layers[i].n;
-        bytes += ni * (s->L[i].always ? 48.0 : 64.0 + 24.0 * c->k);
+        bytes += ni * (s->L[i].always ? 48.0
+                       : s->L[i].q ? 50.0 + 20.0 * c->k
+                                   : 64.0 + 24.0 * c->k);
         n += ni;
     }
     return n > 0 ? bytes / n : 0;
@@ -512,7 +540,23 @@ const float *lbs_slamb_momentum(const struct lbs_optim *o, size_t layer)
 const uint32_t *lbs_slamb_staleness(const struct lbs_optim *o, size_t layer)
 {
     const struct slamb_state *s = state_of(o, layer);
-    return s ? s->L[layer].c : NULL;
+    if (!s)
+        return NULL;
+    struct slamb_layer *sl = &s->L[layer];
+    if (!sl->q)
+        return sl->c;
+    /* cyclic with chunk ids: the counters follow from chunk and step */
+    size_t n = o->layers[layer].n;
+    if (!sl->view && !(sl->view = malloc(n * sizeof *sl->view)))
+        return NULL;
+    uint32_t tab[256];
+    for (size_t j = 0; j < sl->chunks; j++) {
+        uint64_t c = chunk_staleness(o->t, sl->chunks, j);
+        tab[j] = c < UINT32_MAX ? (uint32_t)c : UINT32_MAX;
+    }
+    for (size_t i = 0; i < n; i++)
+        sl->view[i] = tab[sl->q[i]];
+    return sl->view;
 }
 
 size_t lbs_slamb_synced(const struct lbs_optim *o, size_t layer)

@@ -8,6 +8,7 @@
 #include "lbscale/error.h"
 #include "lbscale/file.h"
 #include "lbscale/half.h"
+#include "lbscale/isa.h"
 #include "lbscale/layer.h"
 #include "lbscale/mask.h"
 #include "lbscale/optim.h"

@@ -1,0 +1,153 @@
+/* kern.h - the hot loops of the optimizers and compressors, one table per
+ * instruction-set level, chosen once at start-up (internal to core).
+ *
+ * dav1d-style runtime dispatch: kern_tmpl.c is compiled three times, each
+ * time into its own static library with its own flags (meson.build):
+ *
+ *   c       baseline x86-64 (SSE2): the portable reference
+ *   avx2    -mavx2 -mfma -mbmi2 (256-bit vectors)
+ *   avx512  -mavx512f -mavx512bw -mavx512vl -mavx512dq, 512-bit vectors
+ *
+ * and every compilation fills one struct lbs_kern.  isa.c picks the best
+ * level the CPU has (__builtin_cpu_supports, which checks the OS enables
+ * the vector state too) unless LBSCALE_ISA=c|avx2|avx512 asks for a lower
+ * one; asking for a level the CPU lacks is refused (-ENOTSUP), never run.
+ *
+ * Every level is compiled with -ffp-contract=off -fno-math-errno, so an
+ * elementwise result (m, v, u, w, payload values) is bit for bit the same
+ * at every level: IEEE add, mul, div and sqrt are correctly rounded at any
+ * vector width and no multiply-add is fused.  Sums (norms, NaN detectors)
+ * are summed in another order at another vector width: tests/test_isa.c
+ * states the bound.  The kernels are serial over the range they are given;
+ * the callers cut layers into chunks and own the OpenMP parallelism.
+ * The bytes model of each optimizer and compressor stays in its own file.
+ */
+#ifndef LBS_KERN_H
+#define LBS_KERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <omp.h>
+
+#include "lamb_kernel.h"
+
+enum lbs_isa { LBS_ISA_C = 0, LBS_ISA_AVX2 = 1, LBS_ISA_AVX512 = 2,
+               LBS_ISA_COUNT };
+
+struct lbs_adamw_coef {
+    float b1, b2, c1, c2, ibc1, ibc2, eps, wd, lr;
+};
+
+/* SLAMB's per-step coefficients (slamb.c). */
+struct lbs_slamb_coef {
+    float b1, b2, c1, c2, ibc1, ibc2, eps, wd;
+};
+struct lbs_slamb_blend {
+    float step_synced;            /* lr * clamp(phi_max): s = 1 */
+    float lr, lr_min, phi_max, phi_min, cmin, cmax, beta3;
+    int clamp;                    /* clamp the blended phi to [cmin, cmax] */
+};
+
+struct lbs_momentum;
+
+struct lbs_kern {
+    const char *name;
+    /* sum x^2 over [0, n): float partials over LBS_NORM_BLOCK blocks from
+     * x (block boundaries relative to x), double across blocks */
+    double (*sumsq)(const float *x, size_t n);
+    /* LAMB pass 1 over n elements, adding ||w||^2, ||u||^2 to *sw, *su */
+    void (*lamb)(const struct lbs_lamb_coef *k, const float *g, float *m,
+                 float *v, const float *w, float *u, size_t n, double *sw,
+                 double *su);
+    /* w -= a u */
+    void (*axpy)(float *w, const float *u, float a, size_t n);
+    /* AdamW's fused step; returns the sum of u (a NaN detector) */
+    double (*adamw)(const struct lbs_adamw_coef *k, const float *g, float *m,
+                    float *v, float *w, size_t n);
+    /* lbs_momentum_pass over a range (g may be NULL) */
+    double (*momentum)(const struct lbs_momentum *p, const float *g,
+                       float *v, float *w, size_t n);
+    /* SLAMB: local moments (and c += 1, saturating, when c != NULL) */
+    void (*slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
+                          float *m, float *v, uint32_t *c, size_t n);
+    /* SLAMB: u = direction; p += {||w_S||^2, ||u_S||^2, ||w_~S||^2,
+     * ||u_~S||^2} split by synced: c[i] == 0 (counters), or, when c is
+     * NULL, q[i] == cur (chunk ids of the cyclic schedule); both NULL:
+     * all synced (p[2], p[3] stay) */
+    void (*slamb_split)(const struct lbs_slamb_coef *k, const float *m,
+                        const float *v, const float *w, const uint32_t *c,
+                        const uint8_t *q, unsigned cur, float *u, size_t n,
+                        double p[4]);
+    /* SLAMB: w -= lr_e phi_e u, s = beta3^c from spow[c] below ntab */
+    void (*slamb_update)(const struct lbs_slamb_blend *b, const float *spow,
+                         size_t ntab, const float *u, const uint32_t *c,
+                         float *w, size_t n);
+    /* SLAMB, cyclic schedule: w -= tab[q[i]] u (one step per chunk) */
+    void (*slamb_update_q)(const float *tab, const uint8_t *q, const float *u,
+                           float *w, size_t n);
+    /* sign: pack bytes [b0, b1) of x[0, n) and return sum |x| or x^2 */
+    double (*sign_pack)(const float *x, size_t n, uint8_t *bits, size_t b0,
+                        size_t b1, int l2);
+    /* qsgd: levels of x[lo, hi) (see qsgd.c) */
+    void (*qsgd_levels)(const float *x, size_t lo, size_t hi, double sc,
+                        double s, uint64_t key, void *lv, int wide);
+    /* p[j] = x[idx[j]] and out[idx[j]] += a p[j] over j < m */
+    void (*gather)(float *p, const float *x, const uint32_t *idx, size_t m);
+    void (*scatter_add)(float *out, const uint32_t *idx, const float *p,
+                        float a, size_t m);
+    /* The chunked forms of sumsq, lamb and slamb_split: chunks [c0, c1)
+     * of LBS_CHUNKS over a layer of n elements (optim_impl.h), one
+     * partial per chunk - a call per thread per layer, not per chunk */
+    void (*sumsq_chunks)(const float *x, size_t n, size_t c0, size_t c1,
+                         double *part);
+    void (*lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        size_t n, size_t c0, size_t c1, double *pw,
+                        double *pu);
+    void (*slamb_split_chunks)(const struct lbs_slamb_coef *k,
+                               const float *m, const float *v,
+                               const float *w, const uint32_t *c,
+                               const uint8_t *q, unsigned cur, float *u,
+                               size_t n, size_t c0, size_t c1,
+                               double (*part)[4]);
+    /* lbs_scan_ge (compress_impl.h) */
+    size_t (*scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
+                      uint32_t *gi, float *gv, size_t room);
+};
+
+extern const struct lbs_kern lbs_kern_c, lbs_kern_avx2, lbs_kern_avx512;
+
+/* Run body(c0, c1) over the chunks [0, LBS_CHUNKS): on the calling thread
+ * below LBS_PAR_MIN elements, else one contiguous share per OpenMP thread
+ * (as schedule(static) would cut them). */
+#define LBS_KERN_CHUNKED(n, body)                                           \
+    do {                                                                    \
+        if ((n) < LBS_PAR_MIN) {                                            \
+            size_t c0 = 0, c1 = LBS_CHUNKS;                                 \
+            body;                                                           \
+        } else {                                                            \
+            _Pragma("omp parallel")                                         \
+            {                                                               \
+                size_t T_ = (size_t)omp_get_num_threads(),                  \
+                       t_ = (size_t)omp_get_thread_num();                   \
+                size_t c0 = LBS_CHUNKS * t_ / T_,                           \
+                       c1 = LBS_CHUNKS * (t_ + 1) / T_;                     \
+                body;                                                       \
+            }                                                               \
+        }                                                                   \
+    } while (0)
+
+/* The table in use (selected on first use, see isa.c). */
+extern const struct lbs_kern *lbs_kern_cur;
+const struct lbs_kern *lbs_kern_init(void);
+static inline const struct lbs_kern *lbs_kern(void)
+{
+    const struct lbs_kern *k = __atomic_load_n(&lbs_kern_cur,
+                                               __ATOMIC_ACQUIRE);
+    return k ? k : lbs_kern_init();
+}
+/* The table of one level, or NULL when the CPU lacks it. */
+const struct lbs_kern *lbs_kern_of(enum lbs_isa isa);
+
+#endif

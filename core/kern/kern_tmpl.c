@@ -1,0 +1,556 @@
+/* kern_tmpl.c - the hot loops, compiled once per instruction-set level
+ * (see kern.h; meson.build passes -DKERN_SFX=c|avx2|avx512 with that
+ * level's flags).  Plain C that the compiler vectorises at the width of
+ * its flags, and intrinsics under #ifdef __AVX512F__ / __AVX2__ / __SSE2__
+ * where the compiler cannot find the idiom (movemask packing, the
+ * rare-hit scan).  Serial over the range given: callers own the threads.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "kern.h"
+#include "lbscale/rng.h"
+#include "optim_impl.h"
+
+#define CAT2(a, b) a##_##b
+#define CAT(a, b) CAT2(a, b)
+#define F(name) CAT(name, KERN_SFX)
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+static double F(sumsq)(const float *x, size_t n)
+{
+    double s = 0;
+    for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
+        float f = 0;
+#pragma omp simd reduction(+ : f)
+        for (size_t i = b; i < e; i++)
+            f += x[i] * x[i];
+        s += f;
+    }
+    return s;
+}
+
+static void F(lamb)(const struct lbs_lamb_coef *k, const float *g, float *m,
+                    float *v, const float *w, float *u, size_t n, double *sw,
+                    double *su)
+{
+    const float b1 = k->b1, b2 = k->b2, c1 = k->c1, c2 = k->c2,
+                ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd,
+                gscale = k->gscale;
+    for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
+        float fw = 0, fu = 0;
+#pragma omp simd reduction(+ : fw, fu)
+        for (size_t i = b; i < e; i++) {
+            float gi = g[i] * gscale;
+            float mi = b1 * m[i] + c1 * gi;
+            float vi = b2 * v[i] + c2 * gi * gi;
+            m[i] = mi;
+            v[i] = vi;
+            float wi = w[i];
+            float ui = (mi * ibc1) / (sqrtf(vi * ibc2) + eps) + wd * wi;
+            u[i] = ui;
+            fw += wi * wi;
+            fu += ui * ui;
+        }
+        *sw += fw;
+        *su += fu;
+    }
+}
+
+static void F(axpy)(float *restrict w, const float *restrict u, float a,
+                    size_t n)
+{
+#pragma omp simd
+    for (size_t i = 0; i < n; i++)
+        w[i] -= a * u[i];
+}
+
+static double F(adamw)(const struct lbs_adamw_coef *k, const float *g,
+                       float *m, float *v, float *w, size_t n)
+{
+    const float b1 = k->b1, b2 = k->b2, c1 = k->c1, c2 = k->c2,
+                ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd,
+                lr = k->lr;
+    float su = 0;   /* only to detect NaN/Inf */
+#pragma omp simd reduction(+ : su)
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i];
+        float mi = b1 * m[i] + c1 * gi;
+        float vi = b2 * v[i] + c2 * gi * gi;
+        m[i] = mi;
+        v[i] = vi;
+        float u = (mi * ibc1) / (sqrtf(vi * ibc2) + eps) + wd * w[i];
+        su += u;
+        w[i] -= lr * u;
+    }
+    return su;
+}
+
+static double F(momentum)(const struct lbs_momentum *p, const float *g,
+                          float *v, float *w, size_t n)
+{
+    const float gs = p->gs, wd = p->wd, mu = p->mu, a = p->a, k = p->k;
+    float sum = 0;
+    if (!g) {
+        if (p->nesterov) {
+#pragma omp simd reduction(+ : sum)
+            for (size_t i = 0; i < n; i++) {
+                float vi = mu * v[i];
+                v[i] = vi;
+                float s = mu * vi;
+                sum += s;
+                w[i] -= k * s;
+            }
+        } else {
+#pragma omp simd reduction(+ : sum)
+            for (size_t i = 0; i < n; i++) {
+                float vi = mu * v[i];
+                v[i] = vi;
+                sum += vi;
+                w[i] -= k * vi;
+            }
+        }
+        return sum;
+    }
+    if (p->nesterov) {
+#pragma omp simd reduction(+ : sum)
+        for (size_t i = 0; i < n; i++) {
+            float d = gs * g[i] + wd * w[i];
+            float vi = mu * v[i] + a * d;
+            v[i] = vi;
+            float s = a * d + mu * vi;
+            sum += s;
+            w[i] -= k * s;
+        }
+    } else {
+#pragma omp simd reduction(+ : sum)
+        for (size_t i = 0; i < n; i++) {
+            float d = gs * g[i] + wd * w[i];
+            float vi = mu * v[i] + a * d;
+            v[i] = vi;
+            sum += vi;
+            w[i] -= k * vi;
+        }
+    }
+    return sum;
+}
+
+static void F(slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
+                             float *m, float *v, uint32_t *c, size_t n)
+{
+    const float b1 = k->b1, b2 = k->b2, c1 = k->c1, c2 = k->c2;
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i];
+        m[i] = b1 * m[i] + c1 * gi;
+        v[i] = b2 * v[i] + c2 * gi * gi;
+    }
+    if (c) {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++)
+            c[i] += c[i] != UINT32_MAX;
+    }
+}
+
+/* synced: c[i] == 0 (counters), or q[i] == cur (chunk ids) */
+static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
+                           const float *v, const float *w, const uint32_t *c,
+                           const uint8_t *q, unsigned cur, float *u,
+                           size_t n, double p[4])
+{
+    const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
+    const uint8_t qc = (uint8_t)cur;
+    for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
+        float ws = 0, us = 0, wr = 0, ur = 0;
+        if (!c && !q) {   /* all synced: lamb's loop and sums exactly */
+#pragma omp simd reduction(+ : ws, us)
+            for (size_t i = b; i < e; i++) {
+                float wi = w[i];
+                float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) +
+                           wd * wi;
+                u[i] = ui;
+                ws += wi * wi;
+                us += ui * ui;
+            }
+        } else if (c) {
+#pragma omp simd reduction(+ : ws, us, wr, ur)
+            for (size_t i = b; i < e; i++) {
+                float wi = w[i];
+                float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) +
+                           wd * wi;
+                u[i] = ui;
+                float w2 = wi * wi, u2 = ui * ui;
+                int synced = c[i] == 0;
+                ws += synced ? w2 : 0.0f;
+                us += synced ? u2 : 0.0f;
+                wr += synced ? 0.0f : w2;
+                ur += synced ? 0.0f : u2;
+            }
+        } else {
+#pragma omp simd reduction(+ : ws, us, wr, ur)
+            for (size_t i = b; i < e; i++) {
+                float wi = w[i];
+                float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) +
+                           wd * wi;
+                u[i] = ui;
+                float w2 = wi * wi, u2 = ui * ui;
+                int synced = q[i] == qc;
+                ws += synced ? w2 : 0.0f;
+                us += synced ? u2 : 0.0f;
+                wr += synced ? 0.0f : w2;
+                ur += synced ? 0.0f : u2;
+            }
+        }
+        p[0] += ws;
+        p[1] += us;
+        p[2] += wr;
+        p[3] += ur;
+    }
+}
+
+static inline float clampf(float x, float lo, float hi)
+{
+    return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* Counters: the step of each element from its staleness (table of
+ * beta3^c below ntab, powf above). */
+static void F(slamb_update)(const struct lbs_slamb_blend *b,
+                            const float *spow, size_t ntab, const float *u,
+                            const uint32_t *c, float *w, size_t n)
+{
+    const float lr = b->lr, lr_min = b->lr_min, pmax = b->phi_max,
+                pmin = b->phi_min, cmin = b->cmin, cmax = b->cmax,
+                ssync = b->step_synced;
+    const int clamp = b->clamp;
+    for (size_t i = 0; i < n; i++) {
+        float step;
+        uint32_t ci = c[i];
+        if (ci == 0) {
+            step = ssync;
+        } else {
+            float s = ci < ntab ? spow[ci] : powf(b->beta3, (float)ci);
+            float lr_e = s * lr + (1 - s) * lr_min;
+            float phi_e = s * pmax + (1 - s) * pmin;
+            if (clamp)
+                phi_e = clampf(phi_e, cmin, cmax);
+            step = lr_e * phi_e;
+        }
+        w[i] -= step * u[i];
+    }
+}
+
+/* Chunk ids: w -= tab[q] u (tab: one step per chunk of the schedule). */
+static void F(slamb_update_q)(const float *tab, const uint8_t *q,
+                              const float *restrict u, float *restrict w,
+                              size_t n)
+{
+#pragma omp simd
+    for (size_t i = 0; i < n; i++)
+        w[i] -= tab[q[i]] * u[i];
+}
+
+static double F(sign_pack)(const float *x, size_t n, uint8_t *bits,
+                           size_t b0, size_t b1, int l2)
+{
+    double acc = 0;
+    size_t b = b0;
+    size_t full = n / 8 < b1 ? n / 8 : b1;
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+    /* 16 signs per compare: two bytes */
+    while (b + 2 <= full) {
+        size_t stop = b + 512 < full ? b + 512 : full;
+        __m512 s = _mm512_setzero_ps();
+        const __m512i absm = _mm512_set1_epi32(0x7fffffff);
+        for (; b + 2 <= stop; b += 2) {
+            __m512 v0 = _mm512_loadu_ps(x + 8 * b);
+            __mmask16 k = _mm512_cmp_ps_mask(v0, _mm512_setzero_ps(),
+                                             _CMP_LT_OQ);
+            memcpy(bits + b, &k, 2);
+            if (l2)
+                s = _mm512_add_ps(s, _mm512_mul_ps(v0, v0));
+            else
+                s = _mm512_add_ps(s, _mm512_castsi512_ps(_mm512_and_si512(
+                                         _mm512_castps_si512(v0), absm)));
+        }
+        float t[16];
+        _mm512_storeu_ps(t, s);
+        double d = 0;
+        for (int j = 0; j < 16; j++)
+            d += t[j];
+        acc += d;
+    }
+#elif defined(__AVX2__)
+    /* 8 signs per compare: one byte */
+    while (b < full) {
+        size_t stop = b + 512 < full ? b + 512 : full;
+        __m256 s = _mm256_setzero_ps();
+        const __m256 absm = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+        for (; b < stop; b++) {
+            __m256 v0 = _mm256_loadu_ps(x + 8 * b);
+            bits[b] = (uint8_t)_mm256_movemask_ps(
+                _mm256_cmp_ps(v0, _mm256_setzero_ps(), _CMP_LT_OQ));
+            if (l2)
+                s = _mm256_add_ps(s, _mm256_mul_ps(v0, v0));
+            else
+                s = _mm256_add_ps(s, _mm256_and_ps(v0, absm));
+        }
+        float t[8];
+        _mm256_storeu_ps(t, s);
+        double d = 0;
+        for (int j = 0; j < 8; j++)
+            d += t[j];
+        acc += d;
+    }
+#elif defined(__SSE2__)
+    const __m128 zero = _mm_setzero_ps();
+    const __m128 absm = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    while (b < full) {   /* float partial sums over at most 512 bytes */
+        size_t stop = b + 512 < full ? b + 512 : full;
+        __m128 s = _mm_setzero_ps();
+        for (; b < stop; b++) {
+            __m128 v0 = _mm_loadu_ps(x + 8 * b), v1 = _mm_loadu_ps(x + 8 * b + 4);
+            bits[b] = (uint8_t)(_mm_movemask_ps(_mm_cmplt_ps(v0, zero)) |
+                                _mm_movemask_ps(_mm_cmplt_ps(v1, zero)) << 4);
+            if (l2)
+                s = _mm_add_ps(s, _mm_add_ps(_mm_mul_ps(v0, v0),
+                                             _mm_mul_ps(v1, v1)));
+            else
+                s = _mm_add_ps(s, _mm_add_ps(_mm_and_ps(v0, absm),
+                                             _mm_and_ps(v1, absm)));
+        }
+        float t[4];
+        _mm_storeu_ps(t, s);
+        acc += (double)t[0] + t[1] + t[2] + t[3];
+    }
+#endif
+    for (; b < b1; b++) {
+        uint8_t v = 0;
+        for (size_t j = 0; j < 8 && 8 * b + j < n; j++) {
+            float f = x[8 * b + j];
+            v |= (uint8_t)((f < 0) << j);
+            acc += l2 ? (double)f * f : fabs((double)f);
+        }
+        bits[b] = v;
+    }
+    return acc;
+}
+
+/* QSGD's levels (qsgd.c): element i uses 32 bits of lbs_rng_u64(key,
+ * i / 2), the low half for even i, the high half for odd i; rounding in
+ * double.  One draw per pair, no carried state, so the pair loop
+ * vectorises (AVX-512DQ has the 64-bit multiply the mixer needs). */
+static inline int F(level)(float x, double sc, double s, uint32_t h)
+{
+    double l = floor(fabs((double)x) * sc + (double)h * 0x1.0p-32);
+    l = l > s ? s : l;
+    return (int)(x < 0 ? -l : l);
+}
+
+static void F(qsgd_levels)(const float *x, size_t lo, size_t hi, double sc,
+                           double s, uint64_t key, void *lvp, int wide)
+{
+    int8_t *l8 = lvp;
+    int16_t *l16 = lvp;
+    size_t i = lo;
+    if (i < hi && (i & 1)) {   /* odd head: the high half of its pair */
+        int l = F(level)(x[i], sc, s,
+                         (uint32_t)(lbs_rng_u64(key, i >> 1) >> 32));
+        if (wide) l16[i] = (int16_t)l; else l8[i] = (int8_t)l;
+        i++;
+    }
+    size_t p0 = i >> 1, p1 = hi >> 1;   /* whole pairs [2 p0, 2 p1) */
+    if (wide) {
+#pragma omp simd
+        for (size_t p = p0; p < p1; p++) {
+            uint64_t r = lbs_rng_u64(key, p);
+            l16[2 * p] = (int16_t)F(level)(x[2 * p], sc, s, (uint32_t)r);
+            l16[2 * p + 1] = (int16_t)F(level)(x[2 * p + 1], sc, s,
+                                               (uint32_t)(r >> 32));
+        }
+    } else {
+#pragma omp simd
+        for (size_t p = p0; p < p1; p++) {
+            uint64_t r = lbs_rng_u64(key, p);
+            l8[2 * p] = (int8_t)F(level)(x[2 * p], sc, s, (uint32_t)r);
+            l8[2 * p + 1] = (int8_t)F(level)(x[2 * p + 1], sc, s,
+                                             (uint32_t)(r >> 32));
+        }
+    }
+    i = 2 * p1 > i ? 2 * p1 : i;
+    if (i < hi) {   /* even tail: the low half */
+        int l = F(level)(x[i], sc, s, (uint32_t)lbs_rng_u64(key, i >> 1));
+        if (wide) l16[i] = (int16_t)l; else l8[i] = (int8_t)l;
+    }
+}
+
+static void F(gather)(float *restrict p, const float *restrict x,
+                      const uint32_t *restrict idx, size_t m)
+{
+#pragma omp simd
+    for (size_t j = 0; j < m; j++)
+        p[j] = x[idx[j]];
+}
+
+static void F(scatter_add)(float *restrict out, const uint32_t *restrict idx,
+                           const float *restrict p, float a, size_t m)
+{
+    /* indices are distinct (a mask): no conflicts between lanes */
+#pragma omp simd
+    for (size_t j = 0; j < m; j++)
+        out[idx[j]] += a * p[j];
+}
+
+static inline uint32_t F(mag)(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u & 0x7fffffffu;
+}
+
+static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
+                         uint32_t *gi, float *gv, size_t room)
+{
+    size_t o = 0, i = lo;
+    /* Hits are rare (about k): most blocks cost loads, ands, compares and
+     * one mask test.  Magnitude bits are < 2^31: a signed compare orders
+     * them, and a >= t  <=>  a > t - 1 (t = 0 gives -1: all pass). */
+#if defined(__AVX512F__)
+    const __m512i am = _mm512_set1_epi32(0x7fffffff),
+                  tv = _mm512_set1_epi32((int32_t)t - 1);
+#define HIT(k) _mm512_cmpgt_epi32_mask(_mm512_and_si512( \
+        _mm512_loadu_si512((const void *)(x + i + 16 * (k))), am), tv)
+    for (; i + 64 <= hi; i += 64) {
+        if (!(HIT(0) | HIT(1) | HIT(2) | HIT(3)))
+            continue;
+        for (size_t j = i; j < i + 64; j++)
+            if (F(mag)(x[j]) >= t) {
+                if (o < room) {
+                    gi[o] = (uint32_t)j;
+                    gv[o] = x[j];
+                }
+                o++;
+            }
+    }
+#undef HIT
+#elif defined(__AVX2__)
+    const __m256i am = _mm256_set1_epi32(0x7fffffff),
+                  tv = _mm256_set1_epi32((int32_t)t - 1);
+#define HIT(k) _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_loadu_si256( \
+        (const __m256i *)(x + i + 8 * (k))), am), tv)
+    for (; i + 32 <= hi; i += 32) {
+        __m256i h = _mm256_or_si256(_mm256_or_si256(HIT(0), HIT(1)),
+                                    _mm256_or_si256(HIT(2), HIT(3)));
+        if (_mm256_testz_si256(h, h))
+            continue;
+        for (size_t j = i; j < i + 32; j++)
+            if (F(mag)(x[j]) >= t) {
+                if (o < room) {
+                    gi[o] = (uint32_t)j;
+                    gv[o] = x[j];
+                }
+                o++;
+            }
+    }
+#undef HIT
+#elif defined(__SSE2__)
+    const __m128i am = _mm_set1_epi32(0x7fffffff),
+                  tv = _mm_set1_epi32((int32_t)t - 1);
+#define HIT(k) _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + (k)), am), tv)
+    for (; i + 16 <= hi; i += 16) {
+        const __m128i *v = (const __m128i *)(x + i);
+        __m128i h = _mm_or_si128(_mm_or_si128(HIT(0), HIT(1)),
+                                 _mm_or_si128(HIT(2), HIT(3)));
+        if (!_mm_movemask_epi8(h))
+            continue;
+        for (size_t j = i; j < i + 16; j++)
+            if (F(mag)(x[j]) >= t) {
+                if (o < room) {
+                    gi[o] = (uint32_t)j;
+                    gv[o] = x[j];
+                }
+                o++;
+            }
+    }
+#undef HIT
+#endif
+    for (; i < hi; i++)
+        if (F(mag)(x[i]) >= t) {
+            if (o < room) {
+                gi[o] = (uint32_t)i;
+                gv[o] = x[i];
+            }
+            o++;
+        }
+    return o;
+}
+
+/* The chunked reductions (optim_impl.h): chunks [c0, c1) of a layer of
+ * n elements, one partial sum per chunk, so one call per thread per layer
+ * and the same sums for any thread count. */
+static void F(sumsq_chunks)(const float *x, size_t n, size_t c0, size_t c1,
+                            double *part)
+{
+    for (size_t c = c0; c < c1; c++) {
+        size_t lo = lbs_chunk_lo(n, c);
+        part[c] = F(sumsq)(x + lo, lbs_chunk_lo(n, c + 1) - lo);
+    }
+}
+
+static void F(lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
+                           float *m, float *v, const float *w, float *u,
+                           size_t n, size_t c0, size_t c1, double *pw,
+                           double *pu)
+{
+    for (size_t c = c0; c < c1; c++) {
+        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+        pw[c] = pu[c] = 0;
+        F(lamb)(k, g + lo, m + lo, v + lo, w + lo, u + lo, hi - lo, &pw[c],
+                &pu[c]);
+    }
+}
+
+static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
+                                  const float *m, const float *v,
+                                  const float *w, const uint32_t *c,
+                                  const uint8_t *q, unsigned cur, float *u,
+                                  size_t n, size_t c0, size_t c1,
+                                  double (*part)[4])
+{
+    for (size_t j = c0; j < c1; j++) {
+        size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
+        part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
+        F(slamb_split)(k, m + lo, v + lo, w + lo, c ? c + lo : NULL,
+                       q ? q + lo : NULL, cur, u + lo, hi - lo, part[j]);
+    }
+}
+
+const struct lbs_kern F(lbs_kern) = {
+    .sumsq_chunks = F(sumsq_chunks),
+    .lamb_chunks = F(lamb_chunks),
+    .slamb_split_chunks = F(slamb_split_chunks),
+    .name = STR(KERN_SFX),
+    .sumsq = F(sumsq),
+    .lamb = F(lamb),
+    .axpy = F(axpy),
+    .adamw = F(adamw),
+    .momentum = F(momentum),
+    .slamb_moments = F(slamb_moments),
+    .slamb_split = F(slamb_split),
+    .slamb_update = F(slamb_update),
+    .slamb_update_q = F(slamb_update_q),
+    .sign_pack = F(sign_pack),
+    .qsgd_levels = F(qsgd_levels),
+    .gather = F(gather),
+    .scatter_add = F(scatter_add),
+    .scan_ge = F(scan_ge),
+};

@@ -1,0 +1,441 @@
+/* test_isa.c - every kernel level the CPU has against the portable one,
+ * checkasm-style (core/kern/kern.h).
+ *
+ * Elementwise outputs (m, v, u, w, packed bits, levels, gathered values,
+ * scan hits) must be bit-identical: every level is compiled with
+ * -ffp-contract=off, and IEEE add/mul/div/sqrt are correctly rounded at any
+ * width.  Sums change order with the vector width: a float sum of at most
+ * B positive terms is within gamma_B = B u / (1 - B u) (u = 2^-24) of the
+ * exact one, so two orders differ by at most 2 gamma_B relative: 1.25e-4
+ * for the norms' blocks of B = 1024 (LBS_NORM_BLOCK) and 5e-4 for the sign
+ * compressor's partials of B = 4096.  Lengths are odd and the arrays start
+ * off any vector alignment, so heads and tails run too.  The ASan/UBSan CI
+ * build runs this file like the others.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+#include "lbscale/lbscale.h"
+#include "optim_impl.h"
+
+#define N 10007
+#define OFF 3
+
+static uint64_t rs = 88172645463325252ull;
+static float frand(void)
+{
+    rs ^= rs << 13;
+    rs ^= rs >> 7;
+    rs ^= rs << 17;
+    return (float)((double)(rs >> 11) * 0x1.0p-53 * 2 - 1);
+}
+
+static float *arr(size_t n, float scale, int positive)
+{
+    float *p = malloc((n + OFF) * sizeof *p);
+    for (size_t i = 0; i < n + OFF; i++) {
+        float f = frand() * scale;
+        p[i] = positive ? fabsf(f) : f;
+    }
+    return p;
+}
+static float *dup(const float *a, size_t n)
+{
+    float *p = malloc((n + OFF) * sizeof *p);
+    memcpy(p, a, (n + OFF) * sizeof *p);
+    return p;
+}
+
+static void same_f(const float *a, const float *b, size_t n, const char *what,
+                   const char *isa)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert(!memcmp(&a[i], &b[i], 4), "%s %s[%zu]: %.9g vs c %.9g",
+                  isa, what, i, a[i], b[i]);
+}
+static void close_d(double a, double b, double rel, const char *what,
+                    const char *isa)
+{
+    cr_assert(fabs(a - b) <= rel * fabs(b), "%s %s: %.17g vs c %.17g "
+              "(rel %.3g > %.3g)", isa, what, a, b, fabs(a - b) / fabs(b),
+              rel);
+}
+
+#define BOUND_NORM 1.25e-4
+#define BOUND_SIGN 5e-4
+
+/* every level other than c that the CPU has */
+static int levels(const struct lbs_kern *out[LBS_ISA_COUNT])
+{
+    int k = 0;
+    for (int i = 1; i < LBS_ISA_COUNT; i++)
+        if (lbs_kern_of((enum lbs_isa)i))
+            out[k++] = lbs_kern_of((enum lbs_isa)i);
+    return k;
+}
+
+Test(isa, portable_level_always_there)
+{
+    cr_assert(lbs_kern_of(LBS_ISA_C) == &lbs_kern_c);
+    cr_assert_str_eq(lbs_kern_c.name, "c");
+    struct lbs_err e = {{0}};
+    cr_assert_eq(lbs_isa_select("avx1024", &e), -EINVAL);
+    cr_assert(strstr(e.msg, "avx1024"), "%s", e.msg);
+    cr_assert_eq(lbs_isa_select("c", &e), 0);
+    cr_assert_str_eq(lbs_isa_name(), "c");
+    cr_assert_eq(lbs_isa_select(lbs_isa_best(), &e), 0);
+    cr_assert_str_eq(lbs_isa_name(), lbs_isa_best());
+}
+
+Test(isa, sumsq_and_axpy)
+{
+    const struct lbs_kern *L[LBS_ISA_COUNT];
+    int nl = levels(L);
+    float *x = arr(N, 3, 0), *u = arr(N, 1, 0);
+    double ref = lbs_kern_c.sumsq(x + OFF, N);
+    float *w0 = arr(N, 1, 0), *w1 = dup(w0, N);
+    lbs_kern_c.axpy(w0 + OFF, u + OFF, 0.37f, N);
+    for (int l = 0; l < nl; l++) {
+        close_d(L[l]->sumsq(x + OFF, N), ref, BOUND_NORM, "sumsq",
+                L[l]->name);
+        float *w = dup(w1, N);
+        L[l]->axpy(w + OFF, u + OFF, 0.37f, N);
+        same_f(w + OFF, w0 + OFF, N, "axpy w", L[l]->name);
+        free(w);
+    }
+    free(x); free(u); free(w0); free(w1);
+}
+
+Test(isa, lamb_pass)
+{
+    const struct lbs_kern *L[LBS_ISA_COUNT];
+    int nl = levels(L);
+    const struct lbs_lamb_coef k = {
+        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
+        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f, .gscale = 0.75f};
+    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
+          *w = arr(N, 1, 0), *u0 = arr(N, 1, 0);
+    float *m1 = dup(m0, N), *v1 = dup(v0, N);
+    double sw0 = 0, su0 = 0;
+    lbs_kern_c.lamb(&k, g + OFF, m0 + OFF, v0 + OFF, w + OFF, u0 + OFF, N,
+                    &sw0, &su0);
+    for (int l = 0; l < nl; l++) {
+        float *m = dup(m1, N), *v = dup(v1, N), *u = arr(N, 1, 0);
+        double sw = 0, su = 0;
+        L[l]->lamb(&k, g + OFF, m + OFF, v + OFF, w + OFF, u + OFF, N, &sw,
+                   &su);
+        same_f(m + OFF, m0 + OFF, N, "lamb m", L[l]->name);
+        same_f(v + OFF, v0 + OFF, N, "lamb v", L[l]->name);
+        same_f(u + OFF, u0 + OFF, N, "lamb u", L[l]->name);
+        close_d(sw, sw0, BOUND_NORM, "lamb ||w||^2", L[l]->name);
+        close_d(su, su0, BOUND_NORM, "lamb ||u||^2", L[l]->name);
+        free(m); free(v); free(u);
+    }
+    free(g); free(m0); free(v0); free(w); free(u0); free(m1); free(v1);
+}
+
+/* The chunked forms (one call per thread): the same chunk partials as a
+ * call per chunk at the c level, within the bound at the others. */
+Test(isa, chunked_reductions)
+{
+    const struct lbs_lamb_coef k = {
+        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
+        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f, .gscale = 1};
+    const struct lbs_slamb_coef ks = {
+        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
+        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
+    float *g = arr(N, 2, 0), *m = arr(N, 0.1f, 0), *v = arr(N, 0.01f, 1),
+          *w = arr(N, 1, 0);
+    uint8_t *q = malloc(N);
+    for (size_t i = 0; i < N; i++)
+        q[i] = (uint8_t)(i % 10);
+    double ref[LBS_CHUNKS], refu[LBS_CHUNKS], refs[LBS_CHUNKS][4];
+    float *u0 = arr(N, 1, 0), *us0 = arr(N, 1, 0);
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(N, c), hi = lbs_chunk_lo(N, c + 1);
+        ref[c] = refu[c] = 0;
+        float *mm = dup(m, N), *vv = dup(v, N);
+        lbs_kern_c.lamb(&k, g + lo, mm + lo, vv + lo, w + lo, u0 + lo,
+                        hi - lo, &ref[c], &refu[c]);
+        free(mm); free(vv);
+        memset(refs[c], 0, sizeof refs[c]);
+        lbs_kern_c.slamb_split(&ks, m + lo, v + lo, w + lo, NULL, q + lo, 4,
+                               us0 + lo, hi - lo, refs[c]);
+    }
+    for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
+        const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
+        if (!K)
+            continue;
+        double pw[LBS_CHUNKS], pu[LBS_CHUNKS], ps[LBS_CHUNKS][4],
+            sq[LBS_CHUNKS];
+        float *u = arr(N, 1, 0), *us = arr(N, 1, 0);
+        /* two calls, as two threads would make them */
+        for (int half = 0; half < 2; half++) {
+            size_t c0 = half ? LBS_CHUNKS / 2 : 0,
+                   c1 = half ? LBS_CHUNKS : LBS_CHUNKS / 2;
+            float *mm = dup(m, N), *vv = dup(v, N);
+            K->lamb_chunks(&k, g, mm, vv, w, u, N, c0, c1, pw, pu);
+            free(mm); free(vv);
+            K->slamb_split_chunks(&ks, m, v, w, NULL, q, 4, us, N, c0, c1,
+                                  ps);
+            K->sumsq_chunks(w, N, c0, c1, sq);
+        }
+        same_f(u, u0, N, "lamb_chunks u", K->name);
+        same_f(us, us0, N, "slamb_split_chunks u", K->name);
+        double bound = lv ? BOUND_NORM : 0;
+        for (size_t c = 0; c < LBS_CHUNKS; c++) {
+            close_d(pw[c], ref[c], bound + 1e-300, "lamb_chunks ||w||^2",
+                    K->name);
+            close_d(pu[c], refu[c], bound + 1e-300, "lamb_chunks ||u||^2",
+                    K->name);
+            close_d(sq[c], ref[c], bound + 1e-300, "sumsq_chunks", K->name);
+            for (int j = 0; j < 4; j++)
+                cr_assert(fabs(ps[c][j] - refs[c][j]) <=
+                              (bound + 1e-15) * fabs(refs[c][j]),
+                          "%s slamb_split_chunks chunk %zu part %d",
+                          K->name, c, j);
+        }
+        free(u); free(us);
+    }
+    free(g); free(m); free(v); free(w); free(q); free(u0); free(us0);
+}
+
+Test(isa, adamw_and_momentum)
+{
+    const struct lbs_kern *L[LBS_ISA_COUNT];
+    int nl = levels(L);
+    const struct lbs_adamw_coef ka = {
+        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 10.0f,
+        .ibc2 = 1000.0f, .eps = 1e-8f, .wd = 0.01f, .lr = 1e-3f};
+    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
+          *w0 = arr(N, 1, 0);
+    float *m1 = dup(m0, N), *v1 = dup(v0, N), *w1 = dup(w0, N);
+    lbs_kern_c.adamw(&ka, g + OFF, m0 + OFF, v0 + OFF, w0 + OFF, N);
+    for (int l = 0; l < nl; l++) {
+        float *m = dup(m1, N), *v = dup(v1, N), *w = dup(w1, N);
+        double su = L[l]->adamw(&ka, g + OFF, m + OFF, v + OFF, w + OFF, N);
+        cr_assert(isfinite(su));
+        same_f(m + OFF, m0 + OFF, N, "adamw m", L[l]->name);
+        same_f(v + OFF, v0 + OFF, N, "adamw v", L[l]->name);
+        same_f(w + OFF, w0 + OFF, N, "adamw w", L[l]->name);
+        free(m); free(v); free(w);
+    }
+    for (int nest = 0; nest < 2; nest++)
+        for (int hasg = 0; hasg < 2; hasg++) {
+            const struct lbs_momentum p = {.gs = 0.5f, .wd = 1e-4f,
+                                           .mu = 0.9f, .a = 0.1f, .k = 0.3f,
+                                           .nesterov = nest};
+            float *vc = dup(v1, N), *wc = dup(w1, N);
+            lbs_kern_c.momentum(&p, hasg ? g + OFF : NULL, vc + OFF,
+                                wc + OFF, N);
+            for (int l = 0; l < nl; l++) {
+                float *v = dup(v1, N), *w = dup(w1, N);
+                double s = L[l]->momentum(&p, hasg ? g + OFF : NULL,
+                                          v + OFF, w + OFF, N);
+                cr_assert(isfinite(s));
+                same_f(v + OFF, vc + OFF, N, "momentum v", L[l]->name);
+                same_f(w + OFF, wc + OFF, N, "momentum w", L[l]->name);
+                free(v); free(w);
+            }
+            free(vc); free(wc);
+        }
+    free(g); free(m0); free(v0); free(w0); free(m1); free(v1); free(w1);
+}
+
+Test(isa, slamb_passes)
+{
+    const struct lbs_kern *L[LBS_ISA_COUNT];
+    int nl = levels(L);
+    const struct lbs_slamb_coef k = {
+        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
+        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
+    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
+          *w0 = arr(N, 1, 0);
+    uint32_t *c0 = malloc((N + OFF) * 4), *c1 = malloc((N + OFF) * 4);
+    uint8_t *q = malloc(N + OFF);
+    for (size_t i = 0; i < N + OFF; i++) {
+        c0[i] = (uint32_t)(i % 7 == 0 ? 0 : i % 5000);
+        q[i] = (uint8_t)(i * 7 % 10);
+    }
+    c0[5] = UINT32_MAX;   /* saturates */
+    memcpy(c1, c0, (N + OFF) * 4);
+    float *m1 = dup(m0, N), *v1 = dup(v0, N);
+    lbs_kern_c.slamb_moments(&k, g + OFF, m0 + OFF, v0 + OFF, c0 + OFF, N);
+    float spow[4096];
+    for (int j = 0; j < 4096; j++)
+        spow[j] = (float)pow(0.99, j);
+    const struct lbs_slamb_blend b = {
+        .step_synced = 0.02f, .lr = 0.01f, .lr_min = 0.005f,
+        .phi_max = 1.3f, .phi_min = 0.7f, .cmin = 0.01f, .cmax = 1000,
+        .beta3 = 0.99f, .clamp = 1};
+    float tab[256];
+    for (int j = 0; j < 256; j++)
+        tab[j] = 0.001f * (float)(j + 1);
+    /* the three split modes and both updates at the c level */
+    float *uc[3], *wc[2];
+    double pc[3][4] = {{0}};
+    for (int mode = 0; mode < 3; mode++) {
+        uc[mode] = arr(N, 1, 0);
+        lbs_kern_c.slamb_split(&k, m0 + OFF, v0 + OFF, w0 + OFF,
+                               mode == 1 ? c0 + OFF : NULL,
+                               mode == 2 ? q + OFF : NULL, 3,
+                               uc[mode] + OFF, N, pc[mode]);
+    }
+    wc[0] = dup(w0, N);
+    wc[1] = dup(w0, N);
+    lbs_kern_c.slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF,
+                            wc[0] + OFF, N);
+    lbs_kern_c.slamb_update_q(tab, q + OFF, uc[2] + OFF, wc[1] + OFF, N);
+    for (int l = 0; l < nl; l++) {
+        const char *nm = L[l]->name;
+        float *m = dup(m1, N), *v = dup(v1, N);
+        uint32_t *c = malloc((N + OFF) * 4);
+        memcpy(c, c1, (N + OFF) * 4);
+        L[l]->slamb_moments(&k, g + OFF, m + OFF, v + OFF, c + OFF, N);
+        same_f(m + OFF, m0 + OFF, N, "slamb m", nm);
+        same_f(v + OFF, v0 + OFF, N, "slamb v", nm);
+        cr_assert(!memcmp(c, c0, (N + OFF) * 4), "%s slamb counters", nm);
+        for (int mode = 0; mode < 3; mode++) {
+            float *u = arr(N, 1, 0);
+            double p[4] = {0};
+            L[l]->slamb_split(&k, m0 + OFF, v0 + OFF, w0 + OFF,
+                              mode == 1 ? c0 + OFF : NULL,
+                              mode == 2 ? q + OFF : NULL, 3, u + OFF, N, p);
+            same_f(u + OFF, uc[mode] + OFF, N, "slamb u", nm);
+            for (int j = 0; j < (mode ? 4 : 2); j++)
+                close_d(p[j], pc[mode][j], BOUND_NORM, "slamb split norm",
+                        nm);
+            free(u);
+        }
+        float *w = dup(w0, N);
+        L[l]->slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF, w + OFF,
+                           N);
+        same_f(w + OFF, wc[0] + OFF, N, "slamb update (counters) w", nm);
+        memcpy(w, w0, (N + OFF) * 4);
+        L[l]->slamb_update_q(tab, q + OFF, uc[2] + OFF, w + OFF, N);
+        same_f(w + OFF, wc[1] + OFF, N, "slamb update (chunks) w", nm);
+        free(w); free(m); free(v); free(c);
+    }
+    for (int mode = 0; mode < 3; mode++)
+        free(uc[mode]);
+    free(wc[0]); free(wc[1]);
+    free(g); free(m0); free(v0); free(w0); free(m1); free(v1);
+    free(c0); free(c1); free(q);
+}
+
+Test(isa, compressor_kernels)
+{
+    const struct lbs_kern *L[LBS_ISA_COUNT];
+    int nl = levels(L);
+    float *x = arr(N, 1, 0);
+    x[OFF + 100] = -0.0f;
+    x[OFF + 101] = 0.0f;
+    const size_t nbytes = (N + 7) / 8;
+    uint8_t bc[2][(N + 7) / 8];
+    double ac[2];
+    for (int l2 = 0; l2 < 2; l2++)   /* two ranges: an odd split point */
+        ac[l2] = lbs_kern_c.sign_pack(x + OFF, N, bc[l2], 0, 601, l2) +
+                 lbs_kern_c.sign_pack(x + OFF, N, bc[l2], 601, nbytes, l2);
+    /* QSGD levels over a range with an odd head and an even tail */
+    int8_t lc8[N];
+    int16_t lc16[N];
+    memset(lc8, 0, sizeof lc8);
+    memset(lc16, 0, sizeof lc16);
+    lbs_kern_c.qsgd_levels(x + OFF, 3, N - 2, 127 / 2.0, 127, 12345, lc8, 0);
+    lbs_kern_c.qsgd_levels(x + OFF, 3, N - 2, 300 / 2.0, 300, 12345, lc16, 1);
+    /* gather / scatter over a sorted mask, scan over a threshold */
+    uint32_t idx[N / 3];
+    for (size_t j = 0; j < N / 3; j++)
+        idx[j] = (uint32_t)(3 * j + j % 3);
+    float gc[N / 3], *oc = arr(N, 1, 0), *o1 = dup(oc, N);
+    lbs_kern_c.gather(gc, x + OFF, idx, N / 3);
+    lbs_kern_c.scatter_add(oc + OFF, idx, gc, 0.25f, N / 3);
+    uint32_t t = 0x3f600000u;   /* |x| >= 0.875 */
+    uint32_t gic[N];
+    float gvc[N];
+    size_t hc = lbs_kern_c.scan_ge(x + OFF, 5, N, t, gic, gvc, N);
+    size_t hsmall = lbs_kern_c.scan_ge(x + OFF, 5, N, t, gic, gvc, 10);
+    cr_assert_eq(hc, hsmall);
+    cr_assert(hc > 100 && hc < N / 4, "%zu hits", hc);
+    for (int l = 0; l < nl; l++) {
+        const char *nm = L[l]->name;
+        for (int l2 = 0; l2 < 2; l2++) {
+            uint8_t bits[(N + 7) / 8];
+            double a = L[l]->sign_pack(x + OFF, N, bits, 0, 601, l2) +
+                       L[l]->sign_pack(x + OFF, N, bits, 601, nbytes, l2);
+            cr_assert(!memcmp(bits, bc[l2], nbytes), "%s sign bits", nm);
+            close_d(a, ac[l2], BOUND_SIGN, "sign scale sum", nm);
+        }
+        int8_t l8[N];
+        int16_t l16[N];
+        memset(l8, 0, sizeof l8);
+        memset(l16, 0, sizeof l16);
+        L[l]->qsgd_levels(x + OFF, 3, N - 2, 127 / 2.0, 127, 12345, l8, 0);
+        L[l]->qsgd_levels(x + OFF, 3, N - 2, 300 / 2.0, 300, 12345, l16, 1);
+        cr_assert(!memcmp(l8, lc8, sizeof l8), "%s qsgd int8 levels", nm);
+        cr_assert(!memcmp(l16, lc16, sizeof l16), "%s qsgd int16 levels", nm);
+        float gv[N / 3], *o = dup(o1, N);
+        L[l]->gather(gv, x + OFF, idx, N / 3);
+        same_f(gv, gc, N / 3, "gather", nm);
+        L[l]->scatter_add(o + OFF, idx, gv, 0.25f, N / 3);
+        same_f(o + OFF, oc + OFF, N, "scatter_add", nm);
+        uint32_t gi[N];
+        float gvv[N];
+        size_t h = L[l]->scan_ge(x + OFF, 5, N, t, gi, gvv, N);
+        cr_assert_eq(h, hc, "%s scan hits", nm);
+        cr_assert(!memcmp(gi, gic, h * 4), "%s scan indices", nm);
+        same_f(gvv, gvc, h, "scan values", nm);
+        cr_assert_eq(L[l]->scan_ge(x + OFF, 5, N, t, gi, gvv, 10), hc);
+        free(o);
+    }
+    free(x); free(oc); free(o1);
+}
+
+/* Whole optimizer steps at each level through the public API: the same
+ * trajectory up to the norms' rounding (the trust ratio carries it into w). */
+Test(isa, optimizer_steps_agree)
+{
+    const char *specs[] = {"lamb", "adamw", "sgd", "lars",
+                           "slamb:k=0.25,small=0", "slamb:k=0.25,mask=bernoulli"};
+    const size_t n = 70007;   /* above LBS_PAR_MIN: threads too */
+    struct lbs_err e = {{0}};
+    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
+        float *wr = NULL;
+        for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
+            if (!lbs_kern_of((enum lbs_isa)lv))
+                continue;
+            const char *names[] = {"c", "avx2", "avx512"};
+            cr_assert_eq(lbs_isa_select(names[lv], &e), 0, "%s", e.msg);
+            rs = 1234567;
+            float *w = arr(n, 1, 0), *g = malloc(n * 4);
+            struct lbs_layer lay = {.name = "w", .w = w + OFF, .g = g,
+                                    .n = n, .ndim = 2, .shape = {7, 10001}};
+            struct lbs_optim *o;
+            cr_assert_eq(lbs_optim_new(specs[s], &lay, 1, NULL, &o, &e), 0,
+                         "%s", e.msg);
+            for (int t = 0; t < 5; t++) {
+                for (size_t i = 0; i < n; i++)
+                    g[i] = frand();
+                cr_assert_eq(lbs_optim_step(o, &e), 0, "%s", e.msg);
+            }
+            lbs_optim_free(o);
+            if (!wr) {
+                wr = w;
+            } else {
+                for (size_t i = 0; i < n; i++)
+                    cr_assert(fabsf(w[OFF + i] - wr[OFF + i]) <=
+                                  1e-5f * fmaxf(1e-3f, fabsf(wr[OFF + i])),
+                              "%s at %s: w[%zu] %.9g vs c %.9g", specs[s],
+                              names[lv], i, w[OFF + i], wr[OFF + i]);
+                free(w);
+            }
+            free(g);
+        }
+        free(wr);
+    }
+    cr_assert_eq(lbs_isa_select(lbs_isa_best(), &e), 0);
+}
