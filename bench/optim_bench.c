@@ -61,6 +61,9 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
      * it under the same conditions; the ratio of each pair is the
      * roofline sample.  --stream-gbps X gives a fixed reference instead. */
     struct stream_pair sp = {0};
+    struct layer_set setb = {0};   /* --pair's layers and optimizer */
+    struct lbs_optim *ob = NULL;
+    double *pr = NULL;
     const int pair = a->stream_gbps <= 0;
     double *t = calloc((size_t)a->iters, sizeof *t),
            *tri = calloc((size_t)a->iters, sizeof *tri),
@@ -71,6 +74,17 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
         goto out;
     }
     double bpe = lbs_optim_bytes_per_elem(o);
+    /* --pair: optimizer B on its own copy of the same layers, one B step
+     * after every A step, so both see the same machine state */
+    if (a->pair) {
+        if (!(pr = calloc((size_t)a->iters, sizeof *pr)) ||
+            (rc = layers_make(a->layers, a->elements, 1, &setb, err)) ||
+            (rc = lbs_optim_new(a->pair, setb.l, setb.n, comm, &ob, err))) {
+            if (!rc)
+                rc = lbs_err_set(err, -ENOMEM, "out of memory");
+            goto out;
+        }
+    }
     for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
         double tg = pair ? stream_pair_triad(&sp) : a->stream_gbps;
         if (comm)
@@ -82,6 +96,14 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
             t[j] = cli_now() - t0;
             tri[j] = tg;
             ratio[j] = (double)set.elements * bpe / t[j] / 1e9 / tg;
+        }
+        if (ob && !rc) {
+            if (comm)
+                lbs_barrier(comm);
+            double t1 = cli_now();
+            rc = lbs_optim_step(ob, err);
+            if (i >= a->warmup)
+                pr[i - a->warmup] = (cli_now() - t1) / t[i - a->warmup];
         }
     }
     if (rc)
@@ -129,12 +151,27 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
     json_object_set_new(*row, "step_ms_mean", json_real(st.mean * 1e3));
     json_object_set_new(*row, "step_ms_sd", json_real(st.sd * 1e3));
     json_object_set_new(*row, "outliers", json_integer((json_int_t)st.outliers));
+    if (ob) {
+        struct cli_stats ps = cli_stats(pr, (size_t)a->iters);
+        json_object_set_new(*row, "pair_optim",
+                            json_string(lbs_optim_params(ob)));
+        json_object_set_new(*row, "pair_name",
+                            json_string(lbs_optim_name(ob)));
+        json_object_set_new(*row, "pair_ratio_median", json_real(ps.median));
+        json_object_set_new(*row, "pair_ratio_min", json_real(ps.min));
+        json_object_set_new(*row, "pair_ratio_max", json_real(ps.max));
+    }
     json_object_set_new(*row, "layer_preset", json_string(a->layers));
     json_object_set_new(*row, "compress", a->compress
                         ? json_string(a->compress) : json_null());
 out:
     if (pair)
         stream_pair_close(&sp);
+    if (ob)
+        lbs_optim_free(ob);
+    if (setb.l)
+        layers_free(&setb);
+    free(pr);
     free(t);
     free(tri);
     free(ratio);
@@ -183,7 +220,7 @@ static void usage(FILE *f)
 "usage: lbscale optim --optim SPEC [--elements N] [--layers PRESET]\n"
 "                     [--threads T] [--iters K] [--warmup W]\n"
 "                     [--stream-gbps X] [--comm self|mpi]\n"
-"                     [--isa c|avx2|avx512]\n"
+"                     [--isa c|avx2|avx512] [--pair SPEC]\n"
 "                     [--compress SPEC] [--device cpu|cuda] [--json]\n"
 "       lbscale optim --optim SPEC [--compress SPEC] --comm record[:P]\n"
 "                     [--steps N]\n"
@@ -217,6 +254,10 @@ LAYERS_PRESETS_HELP
 "  --iters K       timed steps (default 10)\n"
 "  --warmup W      untimed steps first (default 2)\n"
 "  --stream-gbps X skip the STREAM measurement and use X GB/s\n"
+"  --pair SPEC     also step optimizer SPEC on its own copy of the layers,\n"
+"                  one of its steps after every timed step (A B A B ...);\n"
+"                  the row adds pair_ratio_median/min/max = B's step time\n"
+"                  over A's, pair by pair (printed as a second line)\n"
 "  --isa L         kernel level: c (portable), avx2 or avx512; at most what\n"
 "                  the CPU has (else one line, exit 2); default the best,\n"
 "                  or LBSCALE_ISA.  Shown in the isa column and meta.json\n"
@@ -290,6 +331,10 @@ int verb_optim(int argc, char **argv)
         } else if (!strcmp(o, "--optim")) {
             if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
             a.spec = v;
+            i++;
+        } else if (!strcmp(o, "--pair")) {
+            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
+            a.pair = v;
             i++;
         } else if (!strcmp(o, "--compress")) {
             if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
@@ -402,6 +447,12 @@ static int optim_bench_check(const struct optim_bench_args *a,
     rc = lbs_optim_new(a->spec, &probe, 1, NULL, &o, err);
     if (!rc && a->compress)
         rc = lbs_optim_set_compressor(o, a->compress, err);
+    if (!rc && a->pair) {   /* the pair's spec too, before any run */
+        struct lbs_optim *p2 = NULL;
+        rc = lbs_optim_new(a->pair, &probe, 1, NULL, &p2, err);
+        if (p2)
+            lbs_optim_free(p2);
+    }
     if (o)
         lbs_optim_free(o);
     return rc;
@@ -480,6 +531,16 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
                 .outliers = (size_t)json_integer_value(
                     json_object_get(row, "outliers"))};
             cli_timing_print(stdout, "  ", "step", &st, 1, "ms");
+            if (json_object_get(row, "pair_name"))
+                printf("# pair: %s step time / %s step time = %.3f "
+                       "[%.3f, %.3f] (median [min, max] of %d A B pairs)\n",
+                       json_string_value(json_object_get(row, "pair_name")),
+                       json_string_value(json_object_get(row, "optim")),
+                       json_real_value(json_object_get(row,
+                                                       "pair_ratio_median")),
+                       json_real_value(json_object_get(row, "pair_ratio_min")),
+                       json_real_value(json_object_get(row, "pair_ratio_max")),
+                       (int)json_integer_value(json_object_get(row, "iters")));
         }
         static const char *const cols[] = {
             "optim", "elements", "threads", "iters", "step_ms_mean",

@@ -15,6 +15,9 @@ struct optim_bench_args {
     long iters, warmup;
     int threads;
     double stream_gbps;   /* <= 0: measure */
+    const char *pair;     /* --pair SPEC: a second optimizer on its own
+                             copy of the layers, stepped alternately
+                             (A B A B), step-time ratio B/A (or NULL) */
     const char *compress; /* compressor spec (lbs_optim_set_compressor),
                              or NULL */
     int rule_ranks;       /* record backend: also record on this many

@@ -303,4 +303,9 @@ good "compress row names the level (LBSCALE_ISA)" \
     'grep -q "\"isa\": *\"c\"" "$OUT"' \
     compress --compressor sign --elements 1M --iters 1 --warmup 0 --stream-gbps 10 --json --no-save --isa c
 
+bad "--pair unknown optimizer"         "bogus"             optim --optim lamb "${S[@]}" --pair bogus
+good "--pair: the row has the pair's step-time ratio" \
+    '"$PY" -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if r[\"pair_name\"] == \"slamb\" and r[\"pair_ratio_min\"] <= r[\"pair_ratio_median\"] <= r[\"pair_ratio_max\"] else 1)" "$OUT"' \
+    optim --optim lamb --pair slamb --elements 1M --iters 3 --warmup 0 --stream-gbps 10 --json --no-save
+
 tap_end
