@@ -20,13 +20,13 @@ case $part in
 optim)
     for o in lamb adamw lars sgd dmsgd decentlam slamb onebit_lamb; do
         "$BIN" optim --optim $o --elements $N --threads $T --iters 7 \
-            --warmup 2 --no-save 2>&1 | tail -n 2 | tee -a "$OUT/optim.txt"
+            --warmup 2 --no-save 2>&1 | grep -v "^#" | tee -a "$OUT/optim.txt"
     done ;;
 compress)
     for c in topk:k=0.01 thresh:k=0.01 randk:k=0.01 cyclick:k=0.01 sign \
              qsgd powersgd; do
         "$BIN" compress --compressor $c --elements $N --threads $T \
-            --iters 7 --warmup 2 --no-save 2>&1 | tail -n 2 |
+            --iters 7 --warmup 2 --no-save 2>&1 | grep -v "^#" |
             tee -a "$OUT/compress.txt"
     done ;;
 slamb)
