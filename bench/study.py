@@ -192,7 +192,55 @@ def load_rows(run):
             if r.get("event") == "final":
                 r["_run"] = run
                 rows.append(r)
+    rows += failed_rows(run)
     return rows
+
+
+MLP_DEFAULT = "mlp:784-512-256-10"
+MODEL_ALIAS = {"mlp8": "mlp:784-256-256-256-256-256-256-256-10"}
+
+
+def failed_rows(run):
+    """A training entry that the suite recorded as failed left no result
+    row: a non-finite update makes `lbscale train` stop (exit 2 on every
+    rank).  Such runs become rows marked diverged (when their stderr says
+    non-finite) or failed, so that they are counted, never dropped."""
+    path = os.path.join(run, "suite.jsonl")
+    out = []
+    if not os.path.isfile(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("event") != "entry" or e.get("verb") != "train" or \
+                    e.get("status") not in ("failed",):
+                continue
+            a = e.get("args") or e.get("argv") or []
+            if "train" in a:
+                a = a[a.index("train") + 1:]
+            spec = argval(a, "--optim")
+            if not spec or argval(a, "--global-batch") is None:
+                continue
+            model = argval(a, "--model", MLP_DEFAULT)
+            model = MODEL_ALIAS.get(model, model)
+            name = optim_name(spec)
+            topo = argval(a, "--topology")
+            if topo is None and name in ("dmsgd", "decentlam"):
+                topo = "ring"
+            lrb = argval(a, "--lr-base")
+            nonfinite = "non-finite" in (e.get("stderr_tail") or "")
+            out.append({"event": "final", "spec": spec, "model": model,
+                        "global_batch": int(argval(a, "--global-batch")),
+                        "ranks": int(e.get("ranks", 1)), "topology": topo,
+                        "lr_base": float(lrb) if lrb else None, "lr": None,
+                        "seed": int(argval(a, "--seed", "1")),
+                        "test_accuracy": None, "train_loss": None,
+                        "diverged": True, "failed": not nonfinite,
+                        "note": e.get("name"), "_run": run, "argv": a})
+    return out
 
 
 def optim_name(spec):
