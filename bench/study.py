@@ -513,8 +513,10 @@ def stats_for(rs):
     tl = [r["train_loss"] for r in ok]
     va = [100 * r["val_accuracy"] for r in ok if r.get("val_accuracy")
           is not None]
-    by = [r.get("sent_bytes_per_rank", 0) for r in rs]
-    dense = [r.get("dense_bytes_per_step", 0) * r.get("steps", 0) for r in rs]
+    real = [r for r in rs if not r.get("failed") and "steps" in r]
+    by = [r.get("sent_bytes_per_rank", 0) for r in real]
+    dense = [r.get("dense_bytes_per_step", 0) * r.get("steps", 0)
+             for r in real]
     return {"seeds": sorted(int(r["seed"]) for r in rs), "n": len(ok),
             "diverged": len(rs) - len(ok),
             "test_acc_mean": m, "test_acc_sd": sd, "test_acc_ci95": list(ci),
@@ -523,14 +525,19 @@ def stats_for(rs):
             "val_acc_mean": float(np.mean(va)) if va else None,
             "sent_bytes_per_rank": float(np.mean(by)) if by else None,
             "dense_bytes_per_run": float(np.mean(dense)) if dense else None,
-            "steps": rs[0].get("steps"),
-            "wall_s": float(np.mean([r.get("wall_s", 0) for r in rs])),
-            "bwd_s": float(np.mean([r.get("bwd_s", 0) for r in rs])),
-            "wgrad_s": float(np.mean([r.get("wgrad_s", 0) for r in rs])),
+            "steps": (real or rs)[0].get("steps"),
+            "wall_s": float(np.mean([r.get("wall_s", 0) for r in real]))
+            if real else None,
+            "bwd_s": float(np.mean([r.get("bwd_s", 0) for r in real]))
+            if real else None,
+            "wgrad_s": float(np.mean([r.get("wgrad_s", 0) for r in real]))
+            if real else None,
             "wgrad_kept_frac": float(np.mean([r.get("wgrad_kept_frac", 1)
-                                               for r in rs])),
+                                               for r in real]))
+            if real else None,
             "consensus_rms": float(np.mean([r.get("consensus_rms") or 0
-                                             for r in rs])),
+                                             for r in real]))
+            if real else None,
             "warning": next((r.get("warning") for r in rs
                              if r.get("warning")), None),
             "spec_eff": rs[0].get("lr_rule"), "lr": rs[0].get("lr"),
@@ -782,7 +789,7 @@ def cmd_report(args):
                          "%.4f" % st["train_loss_mean"]
                          if st["train_loss_mean"] is not None else "-",
                          st["steps"], (st["sent_bytes_per_rank"] or 0) / 1e6,
-                         st["wall_s"]))
+                         st["wall_s"] or 0))
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(table) + "\n")
     vm = []
