@@ -15,8 +15,8 @@ numpy only.
       a suite that runs the other seeds at that rate, plus DmSGD, DecentLaM
       and parallel momentum SGD on the decentral ranks (SGD's rate) and
       1-bit LAMB (LAMB's rate; dense warm-up 20% of the steps).  The grid
-      seed's run is reused as one of the seeds.  Writes chosen.json next to
-      the suite.
+      seed's run is reused as one of the seeds.  Writes SUITE.chosen.json
+      (the rates and their grids) next to the suite.
   study.py extend GRID_RUN --out SUITE.json
       phase 1b: where the lowest grid rate won (or nothing reached 50%
       validation accuracy), a suite with lowest/4 and lowest/16
@@ -429,8 +429,8 @@ def cmd_seeds(args):
     ch = [{"config": key_str(k), "spec": k[0], "model": k[1], "batch": k[2],
            "ranks": k[3], "topology": k[4], "lr_base": c["lr_base"],
            "lr": c["lr"], "grid": c["grid"]} for k, c in chosen.items()]
-    with open(os.path.join(os.path.dirname(os.path.abspath(opts["--out"])),
-                           "chosen.json"), "w") as f:
+    chosen_path = os.path.splitext(os.path.abspath(opts["--out"]))[0]
+    with open(chosen_path + ".chosen.json", "w") as f:
         json.dump(ch, f, indent=1)
         f.write("\n")
     print("%s: %d configurations, %d entries -> %s" % (PROG, len(chosen),
