@@ -52,6 +52,9 @@ double blas_sgemm_gflops(int n, double seconds);
 /* Nominal single-precision peak of `threads` cores in GFLOP/s: clock (MHz
  * from /proc/cpuinfo) x FLOP/cycle for the widest FMA (64 AVX-512, 32
  * AVX2+FMA, 8 SSE; two FMA pipes assumed).  0 when the clock is unknown.
+ * A VM's /proc/cpuinfo often shows the base clock: the fraction can then
+ * exceed 1 (the AMD EPYC VM: 2596 MHz listed, SkylakeX sgemm at 3.5 GHz
+ * x 64 FLOP/cycle).
  * *mhz gets the clock. */
 double blas_peak_gflops(int threads, double *mhz);
 

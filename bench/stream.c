@@ -374,6 +374,9 @@ int verb_stream(int argc, char **argv)
                    sgemm_n, nt, nt > 1 ? "s" : "", sg,
                    openblas_get_corename(), peak > 0 ? 100 * sg / peak : 0,
                    peak);
+        if (sgemm_n > 0 && peak > 0 && sg > peak)
+            printf("# (above 100%%: the %.0f MHz /proc/cpuinfo reports is "
+                   "below the running (turbo) clock)\n", mhz);
     }
     int rc = 0;
     if (run) {

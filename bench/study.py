@@ -15,8 +15,8 @@ numpy only.
       a suite that runs the other seeds at that rate, plus DmSGD, DecentLaM
       and parallel momentum SGD on the decentral ranks (SGD's rate) and
       1-bit LAMB (LAMB's rate; dense warm-up 20% of the steps).  The grid
-      seed's run is reused as one of the seeds.  Writes chosen.json next to
-      the suite.
+      seed's run is reused as one of the seeds.  Writes SUITE.chosen.json
+      (the rates and their grids) next to the suite.
   study.py extend GRID_RUN --out SUITE.json
       phase 1b: where the lowest grid rate won (or nothing reached 50%
       validation accuracy), a suite with lowest/4 and lowest/16
@@ -192,7 +192,55 @@ def load_rows(run):
             if r.get("event") == "final":
                 r["_run"] = run
                 rows.append(r)
+    rows += failed_rows(run)
     return rows
+
+
+MLP_DEFAULT = "mlp:784-512-256-10"
+MODEL_ALIAS = {"mlp8": "mlp:784-256-256-256-256-256-256-256-10"}
+
+
+def failed_rows(run):
+    """A training entry that the suite recorded as failed left no result
+    row: a non-finite update makes `lbscale train` stop (exit 2 on every
+    rank).  Such runs become rows marked diverged (when their stderr says
+    non-finite) or failed, so that they are counted, never dropped."""
+    path = os.path.join(run, "suite.jsonl")
+    out = []
+    if not os.path.isfile(path):
+        return out
+    with open(path) as f:
+        for line in f:
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if e.get("event") != "entry" or e.get("verb") != "train" or \
+                    e.get("status") not in ("failed",):
+                continue
+            a = e.get("args") or e.get("argv") or []
+            if "train" in a:
+                a = a[a.index("train") + 1:]
+            spec = argval(a, "--optim")
+            if not spec or argval(a, "--global-batch") is None:
+                continue
+            model = argval(a, "--model", MLP_DEFAULT)
+            model = MODEL_ALIAS.get(model, model)
+            name = optim_name(spec)
+            topo = argval(a, "--topology")
+            if topo is None and name in ("dmsgd", "decentlam"):
+                topo = "ring"
+            lrb = argval(a, "--lr-base")
+            nonfinite = "non-finite" in (e.get("stderr_tail") or "")
+            out.append({"event": "final", "spec": spec, "model": model,
+                        "global_batch": int(argval(a, "--global-batch")),
+                        "ranks": int(e.get("ranks", 1)), "topology": topo,
+                        "lr_base": float(lrb) if lrb else None, "lr": None,
+                        "seed": int(argval(a, "--seed", "1")),
+                        "test_accuracy": None, "train_loss": None,
+                        "diverged": True, "failed": not nonfinite,
+                        "note": e.get("name"), "_run": run, "argv": a})
+    return out
 
 
 def optim_name(spec):
@@ -381,8 +429,8 @@ def cmd_seeds(args):
     ch = [{"config": key_str(k), "spec": k[0], "model": k[1], "batch": k[2],
            "ranks": k[3], "topology": k[4], "lr_base": c["lr_base"],
            "lr": c["lr"], "grid": c["grid"]} for k, c in chosen.items()]
-    with open(os.path.join(os.path.dirname(os.path.abspath(opts["--out"])),
-                           "chosen.json"), "w") as f:
+    chosen_path = os.path.splitext(os.path.abspath(opts["--out"]))[0]
+    with open(chosen_path + ".chosen.json", "w") as f:
         json.dump(ch, f, indent=1)
         f.write("\n")
     print("%s: %d configurations, %d entries -> %s" % (PROG, len(chosen),
@@ -465,8 +513,10 @@ def stats_for(rs):
     tl = [r["train_loss"] for r in ok]
     va = [100 * r["val_accuracy"] for r in ok if r.get("val_accuracy")
           is not None]
-    by = [r.get("sent_bytes_per_rank", 0) for r in rs]
-    dense = [r.get("dense_bytes_per_step", 0) * r.get("steps", 0) for r in rs]
+    real = [r for r in rs if not r.get("failed") and "steps" in r]
+    by = [r.get("sent_bytes_per_rank", 0) for r in real]
+    dense = [r.get("dense_bytes_per_step", 0) * r.get("steps", 0)
+             for r in real]
     return {"seeds": sorted(int(r["seed"]) for r in rs), "n": len(ok),
             "diverged": len(rs) - len(ok),
             "test_acc_mean": m, "test_acc_sd": sd, "test_acc_ci95": list(ci),
@@ -475,14 +525,19 @@ def stats_for(rs):
             "val_acc_mean": float(np.mean(va)) if va else None,
             "sent_bytes_per_rank": float(np.mean(by)) if by else None,
             "dense_bytes_per_run": float(np.mean(dense)) if dense else None,
-            "steps": rs[0].get("steps"),
-            "wall_s": float(np.mean([r.get("wall_s", 0) for r in rs])),
-            "bwd_s": float(np.mean([r.get("bwd_s", 0) for r in rs])),
-            "wgrad_s": float(np.mean([r.get("wgrad_s", 0) for r in rs])),
+            "steps": (real or rs)[0].get("steps"),
+            "wall_s": float(np.mean([r.get("wall_s", 0) for r in real]))
+            if real else None,
+            "bwd_s": float(np.mean([r.get("bwd_s", 0) for r in real]))
+            if real else None,
+            "wgrad_s": float(np.mean([r.get("wgrad_s", 0) for r in real]))
+            if real else None,
             "wgrad_kept_frac": float(np.mean([r.get("wgrad_kept_frac", 1)
-                                               for r in rs])),
+                                               for r in real]))
+            if real else None,
             "consensus_rms": float(np.mean([r.get("consensus_rms") or 0
-                                             for r in rs])),
+                                             for r in real]))
+            if real else None,
             "warning": next((r.get("warning") for r in rs
                              if r.get("warning")), None),
             "spec_eff": rs[0].get("lr_rule"), "lr": rs[0].get("lr"),
@@ -734,7 +789,7 @@ def cmd_report(args):
                          "%.4f" % st["train_loss_mean"]
                          if st["train_loss_mean"] is not None else "-",
                          st["steps"], (st["sent_bytes_per_rank"] or 0) / 1e6,
-                         st["wall_s"]))
+                         st["wall_s"] or 0))
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(table) + "\n")
     vm = []
