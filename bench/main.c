@@ -20,7 +20,7 @@ static const struct verb verbs[] = {
     {"optim", verb_optim, "time one optimizer step vs the STREAM roofline (or GPU copy)"},
     {"compress", verb_compress, "time one gradient compressor vs STREAM, with invariants"},
     {"coll", verb_coll, "collective benchmark (nccl-tests style; mpirun for P > 1)"},
-    {"demo", verb_demo, "the default suite (about 10 min): every benchmark, figures, report"},
+    {"demo", verb_demo, "the default suite (about 2 min on 2 idle cores): every benchmark, figures, report"},
     {"suite", verb_suite, "run a JSON list of benchmark entries into one results run"},
     {"report", verb_report, "write a run's self-contained report.html"},
     {"check", verb_check, "compare a run with checked-in baselines (CI gates)"},

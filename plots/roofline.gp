@@ -1,10 +1,14 @@
 # roofline.gp - achieved memory bandwidth of each optimizer step against the
-# machine's STREAM triad measured in the same run.
+# machine's STREAM triad measured next to it in the same run (each row has
+# its own: the median of the triads interleaved with its steps), drawn as a
+# red tick on its bar; the label is the median of the paired ratios.
 # Inputs (gnuplot -e): datafile (columns: optim gbps stream_gbps frac
 # elements threads), outbase (path without extension), title_extra.
 if (!exists("title_extra")) title_extra = ""
 stats datafile using 3 nooutput
 stream = STATS_max
+stats datafile using 2 nooutput
+ymax = (STATS_max > stream ? STATS_max : stream) * 1.2
 stats datafile using 5 nooutput
 elems = STATS_max
 stats datafile using 6 nooutput
@@ -14,21 +18,20 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.8
-set yrange [0:stream * 1.25]
+set yrange [0:ymax]
 set ylabel "effective bandwidth (GB/s, 1e9 bytes/s)"
 set xlabel "optimizer step (bytes/element: lbscale optim --help; label: fraction of STREAM)"
 set title sprintf("Optimizer step vs STREAM triad, %.0fM fp32 parameters, %d threads%s", elems / 1e6, threads, title_extra)
 set grid ytics
-set key top right
+set key top left
 set xtics rotate by 30 right nomirror
 set bmargin 6
-set arrow 1 from graph 0, first stream to graph 1, first stream nohead lw 2 lc rgb "#c0392b" dt 2
-set label 1 sprintf("STREAM triad %.1f GB/s", stream) at graph 0.02, first stream * 1.04 tc rgb "#c0392b"
 
 do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 900,560 font "DejaVu Sans,11" noenhanced }
     if (fmt eq "svg") { set terminal svg size 900,560 font "DejaVu Sans,11" noenhanced }
     set output outbase . "." . fmt
     plot datafile using 2:xtic(1) title "achieved GB/s" lc rgb "#2e86c1", \
-         "" using 0:($2 + stream * 0.03):(sprintf("%.0f%%", $4 * 100)) with labels notitle
+         "" using 0:3:(0.45) with xerrorbars pt -1 lw 3 lc rgb "#c0392b" title "STREAM triad measured next to it (GB/s)", \
+         "" using 0:(($2 > $3 ? $2 : $3) + ymax * 0.02):(sprintf("%.0f%%", $4 * 100)) with labels notitle
 }
