@@ -15,48 +15,11 @@
  * formats with different error bounds, results tables name compressors,
  * and the payload is not binary16 at all.
  */
-#include <stdint.h>
-
 #include "compress_impl.h"
 
 static const struct lbs_param_spec bf16_params[] = {
     {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
 };
-
-static size_t bf16_bytes(struct lbs_compressor *c, size_t n,
-                         const struct lbs_cctx *ctx)
-{
-    (void)c; (void)ctx;
-    return 2 * n;
-}
-
-static size_t bf16_max(const struct lbs_compressor *c, size_t n)
-{
-    (void)c;
-    return 2 * n;
-}
-
-static int bf16_compress(struct lbs_compressor *c, const float *x, size_t n,
-                         const struct lbs_cctx *ctx, void *payload,
-                         size_t *bytes, struct lbs_err *err)
-{
-    (void)c; (void)ctx; (void)err;
-    lbs_cmp_half_encode(LBS_BFLOAT16, x, payload, n);
-    *bytes = 2 * n;
-    return 0;
-}
-
-static int bf16_decompress_add(struct lbs_compressor *c, const void *payload,
-                               size_t bytes, size_t n,
-                               const struct lbs_cctx *ctx, float alpha,
-                               float *out, struct lbs_err *err)
-{
-    (void)ctx;
-    int rc = lbs_cmp_expect_bytes(c, bytes, 2 * n, err);
-    if (!rc)
-        lbs_cmp_half_decode_add(LBS_BFLOAT16, payload, alpha, out, n);
-    return rc;
-}
 
 const struct lbs_compress_ops lbs_cmp_bf16 = {
     .name = "bf16",
@@ -73,8 +36,8 @@ const struct lbs_compress_ops lbs_cmp_bf16 = {
     .ef_ok = 0,
     .ef_why = "bf16's error is round-to-nearest (relative <= 2^-8, "
               "unbiased); a residual would double the state for nothing",
-    .wire_bytes = bf16_bytes,
-    .max_bytes = bf16_max,
-    .compress = bf16_compress,
-    .decompress_add = bf16_decompress_add,
+    .wire_bytes = lbs_cmp_half_bytes,
+    .max_bytes = lbs_cmp_half_max,
+    .compress = lbs_cmp_half_compress,
+    .decompress_add = lbs_cmp_half_decompress_add,
 };

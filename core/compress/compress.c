@@ -306,31 +306,58 @@ void lbs_cmp_zero(float *out, size_t n)
     size_t hi = (n) * (size_t)(omp_get_thread_num() + 1) /               \
                 (size_t)omp_get_num_threads()
 
-void lbs_cmp_half_encode(enum lbs_dtype t, const float *x, uint16_t *h,
-                         size_t n)
+size_t lbs_cmp_half_bytes(struct lbs_compressor *c, size_t n,
+                          const struct lbs_cctx *ctx)
 {
+    (void)c; (void)ctx;
+    return 2 * n;
+}
+
+size_t lbs_cmp_half_max(const struct lbs_compressor *c, size_t n)
+{
+    (void)c;
+    return 2 * n;
+}
+
+int lbs_cmp_half_compress(struct lbs_compressor *c, const float *x,
+                          size_t n, const struct lbs_cctx *ctx,
+                          void *payload, size_t *bytes, struct lbs_err *err)
+{
+    (void)ctx; (void)err;
+    const int bf = c->ops->dtype == LBS_BFLOAT16;
+    uint16_t *h = payload;
 #pragma omp parallel if (n > LBS_PAR_MIN)
     {
         BLOCK_RANGE(n, lo, hi);
-        if (t == LBS_BFLOAT16)
+        if (bf)
             lbs_f32_to_bf16_array(x + lo, h + lo, hi - lo);
         else
             lbs_f32_to_f16_array(x + lo, h + lo, hi - lo);
     }
+    *bytes = 2 * n;
+    return 0;
 }
 
 /* Decoded a stack block at a time (it stays in L1), then one multiply
  * and one add per element, unfused, as the CUDA decoders compute it. */
-void lbs_cmp_half_decode_add(enum lbs_dtype t, const uint16_t *h,
-                             float alpha, float *out, size_t n)
+int lbs_cmp_half_decompress_add(struct lbs_compressor *c,
+                                const void *payload, size_t bytes, size_t n,
+                                const struct lbs_cctx *ctx, float alpha,
+                                float *out, struct lbs_err *err)
 {
+    (void)ctx;
+    int rc = lbs_cmp_expect_bytes(c, bytes, 2 * n, err);
+    if (rc)
+        return rc;
+    const int bf = c->ops->dtype == LBS_BFLOAT16;
+    const uint16_t *h = payload;
 #pragma omp parallel if (n > LBS_PAR_MIN)
     {
         BLOCK_RANGE(n, lo, hi);
         float v[512];
         for (size_t i = lo; i < hi; i += 512) {
             size_t m = hi - i < 512 ? hi - i : 512;
-            if (t == LBS_BFLOAT16)
+            if (bf)
                 lbs_bf16_to_f32_array(h + i, v, m);
             else
                 lbs_f16_to_f32_array(h + i, v, m);
@@ -338,6 +365,7 @@ void lbs_cmp_half_decode_add(enum lbs_dtype t, const uint16_t *h,
                 out[i + j] += alpha * v[j];
         }
     }
+    return 0;
 }
 
 int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,

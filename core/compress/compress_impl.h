@@ -124,13 +124,20 @@ void lbs_cmp_scatter_add(float *out, const uint32_t *idx, const float *p,
                          float a, size_t m);
 /* Parallel zero fill and out[i] += alpha * x[i]. */
 void lbs_cmp_zero(float *out, size_t n);
-/* The casts to a 2-byte float (t: LBS_FLOAT16 or LBS_BFLOAT16) that
- * fp16.c and bf16.c are made of, over OpenMP threads: h = round(x) and
- * out += alpha * h (lbscale/half.h does the conversions). */
-void lbs_cmp_half_encode(enum lbs_dtype t, const float *x, uint16_t *h,
-                         size_t n);
-void lbs_cmp_half_decode_add(enum lbs_dtype t, const uint16_t *h,
-                             float alpha, float *out, size_t n);
+/* The ops of fp16.c and bf16.c, one implementation for both: a cast to
+ * the 2-byte float c->ops->dtype names (LBS_FLOAT16 or LBS_BFLOAT16), 2 n
+ * bytes, over OpenMP threads: payload = round(x), out += alpha * payload
+ * (lbscale/half.h does the conversions). */
+size_t lbs_cmp_half_bytes(struct lbs_compressor *c, size_t n,
+                          const struct lbs_cctx *ctx);
+size_t lbs_cmp_half_max(const struct lbs_compressor *c, size_t n);
+int lbs_cmp_half_compress(struct lbs_compressor *c, const float *x,
+                          size_t n, const struct lbs_cctx *ctx,
+                          void *payload, size_t *bytes, struct lbs_err *err);
+int lbs_cmp_half_decompress_add(struct lbs_compressor *c,
+                                const void *payload, size_t bytes, size_t n,
+                                const struct lbs_cctx *ctx, float alpha,
+                                float *out, struct lbs_err *err);
 /* Check a payload size, -EINVAL naming the compressor otherwise. */
 int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,
                          size_t want, struct lbs_err *err);

@@ -13,48 +13,11 @@
  * 65504; the driver divides by P in float while decoding (compress.c
  * says why after and not before).
  */
-#include <stdint.h>
-
 #include "compress_impl.h"
 
 static const struct lbs_param_spec fp16_params[] = {
     {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
 };
-
-static size_t fp16_bytes(struct lbs_compressor *c, size_t n,
-                         const struct lbs_cctx *ctx)
-{
-    (void)c; (void)ctx;
-    return 2 * n;
-}
-
-static size_t fp16_max(const struct lbs_compressor *c, size_t n)
-{
-    (void)c;
-    return 2 * n;
-}
-
-static int fp16_compress(struct lbs_compressor *c, const float *x, size_t n,
-                         const struct lbs_cctx *ctx, void *payload,
-                         size_t *bytes, struct lbs_err *err)
-{
-    (void)c; (void)ctx; (void)err;
-    lbs_cmp_half_encode(LBS_FLOAT16, x, payload, n);
-    *bytes = 2 * n;
-    return 0;
-}
-
-static int fp16_decompress_add(struct lbs_compressor *c, const void *payload,
-                               size_t bytes, size_t n,
-                               const struct lbs_cctx *ctx, float alpha,
-                               float *out, struct lbs_err *err)
-{
-    (void)ctx;
-    int rc = lbs_cmp_expect_bytes(c, bytes, 2 * n, err);
-    if (!rc)
-        lbs_cmp_half_decode_add(LBS_FLOAT16, payload, alpha, out, n);
-    return rc;
-}
 
 const struct lbs_compress_ops lbs_cmp_fp16 = {
     .name = "fp16",
@@ -71,8 +34,8 @@ const struct lbs_compress_ops lbs_cmp_fp16 = {
     .ef_ok = 0,
     .ef_why = "fp16's error is round-to-nearest (relative <= 2^-11, "
               "unbiased); a residual would double the state for nothing",
-    .wire_bytes = fp16_bytes,
-    .max_bytes = fp16_max,
-    .compress = fp16_compress,
-    .decompress_add = fp16_decompress_add,
+    .wire_bytes = lbs_cmp_half_bytes,
+    .max_bytes = lbs_cmp_half_max,
+    .compress = lbs_cmp_half_compress,
+    .decompress_add = lbs_cmp_half_decompress_add,
 };
