@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "stats.h"
 #include "suite.h"
 
 enum kind { EXACT, LOWER, HIGHER };
@@ -72,17 +73,6 @@ struct opts {
     json_t *collect;   /* non-NULL: the per-metric objects go here */
 };
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *x, size_t n)
-{
-    qsort(x, n, sizeof *x, cmp_d);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
 
 /* Two-sided p-value of the Mann-Whitney U test of samples a and b (normal
  * approximation with tie correction and continuity correction; exact
@@ -97,7 +87,7 @@ static double mann_whitney_p(const double *a, size_t na, const double *b,
         return 1;
     memcpy(v, a, na * sizeof *v);
     memcpy(v + na, b, nb * sizeof *v);
-    qsort(v, n, sizeof *v, cmp_d);
+    qsort(v, n, sizeof *v, cli_cmp_double);
     /* rank sum of a, with ties averaged; tie term for the variance */
     double ra = 0, ties = 0;
     for (size_t i = 0; i < na; i++) {
@@ -221,7 +211,8 @@ static int compare_verb(const char *ra, const char *rb,
                 continue;
             double p = na >= 3 && nb >= 3 ? mann_whitney_p(xa, na, xb, nb)
                                           : NAN;
-            double ma = median(xa, na), mb = median(xb, nb);
+            double ma = cli_stats(xa, na).median,
+                   mb = cli_stats(xb, nb).median;
             int reg;
             const char *v = verdict(d->m[k].kind, ma, mb, na, nb, p, o, &reg);
             t->compared++;

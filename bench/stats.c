@@ -5,7 +5,7 @@
 
 #include "stats.h"
 
-static int cmp_d(const void *a, const void *b)
+int cli_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -13,7 +13,7 @@ static int cmp_d(const void *a, const void *b)
 
 struct cli_stats cli_stats(double *x, size_t n)
 {
-    qsort(x, n, sizeof *x, cmp_d);
+    qsort(x, n, sizeof *x, cli_cmp_double);
     struct cli_stats s = {.median = x[n / 2], .min = x[0], .max = x[n - 1],
                           .n = n};
     if (n % 2 == 0)
@@ -30,7 +30,7 @@ struct cli_stats cli_stats(double *x, size_t n)
     if (d) {
         for (size_t i = 0; i < n; i++)
             d[i] = fabs(x[i] - s.median);
-        qsort(d, n, sizeof *d, cmp_d);
+        qsort(d, n, sizeof *d, cli_cmp_double);
         double mad = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
         for (size_t i = 0; i < n && mad > 0; i++)
             s.outliers += 0.6745 * fabs(x[i] - s.median) / mad > 3.5;

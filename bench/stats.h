@@ -13,5 +13,7 @@ struct cli_stats {
     size_t n, outliers;
 };
 struct cli_stats cli_stats(double *x, size_t n);
+/* qsort's comparison of doubles, ascending. */
+int cli_cmp_double(const void *a, const void *b);
 
 #endif
