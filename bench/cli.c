@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "lbscale/isa.h"
 #include "lbscale/param.h"
 
 /* Control characters of the user's input (ESC, form feed, a newline in a
@@ -92,6 +93,20 @@ int cli_int(const char *opt, const char *s, long lo, long hi, long *out)
         return -EINVAL;
     }
     *out = (long)d;
+    return 0;
+}
+
+int cli_isa(const char *opt, const char *s)
+{
+    struct lbs_err e;
+    if (!s) {
+        cli_error(opt, "missing value");
+        return -EINVAL;
+    }
+    if (lbs_isa_select(s, &e)) {
+        cli_error(opt, "%s", e.msg);
+        return -EINVAL;
+    }
     return 0;
 }
 

@@ -24,6 +24,9 @@ int cli_size(const char *opt, const char *s, size_t *out);
 int cli_int(const char *opt, const char *s, long lo, long hi, long *out);
 int cli_double(const char *opt, const char *s, double lo, double hi,
                double *out);
+/* --isa LEVEL: force the kernel level (lbs_isa_select), refused when
+ * unknown or beyond the CPU. */
+int cli_isa(const char *opt, const char *s);
 
 /* Monotonic seconds. */
 double cli_now(void);

@@ -858,12 +858,7 @@ int verb_compress(int argc, char **argv)
             }
             i++;
         } else if (!strcmp(o, "--isa")) {
-            struct lbs_err ie;
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            if (lbs_isa_select(v, &ie)) {
-                cli_error(o, "%s", ie.msg);
-                return EXIT_BAD_INPUT;
-            }
+            if (cli_isa(o, v)) return EXIT_BAD_INPUT;
             i++;
         } else if (!strcmp(o, "--threads")) {
             if (cli_int(o, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;

@@ -357,12 +357,7 @@ int verb_optim(int argc, char **argv)
             if (cli_int(o, v, 0, 1000000, &a.warmup)) return EXIT_BAD_INPUT;
             i++;
         } else if (!strcmp(o, "--isa")) {
-            struct lbs_err ie;
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            if (lbs_isa_select(v, &ie)) {
-                cli_error(o, "%s", ie.msg);
-                return EXIT_BAD_INPUT;
-            }
+            if (cli_isa(o, v)) return EXIT_BAD_INPUT;
             i++;
         } else if (!strcmp(o, "--stream-gbps")) {
             if (cli_double(o, v, 1e-3, 1e6, &a.stream_gbps))
