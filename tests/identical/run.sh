@@ -1,0 +1,76 @@
+#!/bin/sh
+# tests/identical/run.sh - the redesign's "no behaviour change" check.
+#
+#   tests/identical/run.sh BASE_REV [BUILD_DIR]
+#
+# Builds BASE_REV in a temporary worktree and compares, byte for byte, what
+# it and BUILD_DIR's lbscale (default build/) print for:
+#   - `sim sweep` / `sim step --timeline` / `sim netsweep` / `sim anchors` /
+#     `sim coll` over every model, platform and trace preset,
+#   - the trace-v1 files `optim --comm record:P` writes for every optimizer
+#     (with and without a compressor),
+#   - `train`'s per-epoch losses and accuracies (MLP and CNN, dense, sparse
+#     and decentralized optimizers, --threads 1).
+# Wall-clock columns are not compared (they are measurements).  Exit 0 when
+# all outputs are identical, 1 on any difference (the diff is printed).
+set -eu
+base=${1:?usage: tests/identical/run.sh BASE_REV [BUILD_DIR]}
+head_build=$(cd "${2:-build}" && pwd)
+root=$(git rev-parse --show-toplevel)
+tmp=$(mktemp -d)
+trap 'git -C "$root" worktree remove --force "$tmp/base" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+git -C "$root" worktree add --detach "$tmp/base" "$base" >/dev/null 2>&1
+(cd "$tmp/base" && meson setup "$tmp/bbuild" -Dcuda=disabled >/dev/null &&
+ ninja -C "$tmp/bbuild" lbscale >/dev/null)
+
+capture() { # capture LBSCALE SIMDATA OUTDIR
+    bin=$1 data=$2 out=$3
+    mkdir -p "$out"
+    export LBSCALE_SIM_DATA="$data" OMP_NUM_THREADS=1
+    for m in bert-large bert-xl gpt2-xl; do
+        for p in dgx-a100 dgx-h100 eth-25g cloud-a100-2x100g; do
+            "$bin" sim sweep --model $m --platform $p \
+                --optim lamb,sgd,slamb,onebit_lamb,jointspar,dmsgd,decentlam \
+                --gpus 8,64,1024,4096 --json --no-save >"$out/sweep-$m-$p" 2>&1 || true
+        done
+    done
+    for t in lamb_topk lamb_powersgd jointspar_lars; do
+        "$bin" sim sweep --model bert-large --platform dgx-a100 --optim $t \
+            --gpus 8,256,1024 --json --no-save >"$out/sweep-$t" 2>&1 || true
+    done
+    "$bin" sim step --model bert-xl --platform dgx-h100 --optim slamb --gpus 256 \
+        --timeline --json --no-save >"$out/step" 2>&1 || true
+    "$bin" sim netsweep --model bert-xl --platform dgx-a100 \
+        --optim lamb,slamb,onebit_lamb --gpus 1024 --json --no-save >"$out/netsweep" 2>&1 || true
+    "$bin" sim anchors --json --no-save >"$out/anchors" 2>&1 || true
+    for c in allreduce allgather alltoall; do
+        "$bin" sim coll --platform dgx-a100 --coll $c --bytes 64M --gpus 64 \
+            --json --no-save >"$out/coll-$c" 2>&1 || true
+    done
+    for o in lamb lars sgd adamw slamb onebit_lamb jointspar jointspar_lars dmsgd decentlam \
+             lamb+topk:k=0.01,ef=1 sgd+qsgd lamb+powersgd:rank=2 sgd+randk:k=0.1 lamb+sign; do
+        opt=${o%%+*} comp=
+        [ "$o" != "$opt" ] && comp="--compress ${o#*+}"
+        f="$out/rec-$(echo "$o" | tr ':,=+' '____')"
+        # shellcheck disable=SC2086
+        "$bin" optim --optim "$opt" $comp --comm record:64 --steps 12 --layers bert \
+            --elements 2M --trace "$f.jsonl" --no-save >"$f.out" 2>&1 || true
+        # the trace header names the lbscale revision: not behaviour
+        [ -f "$f.jsonl" ] && sed -i 's/"git_rev": *"[^"]*"//; s/"git":"[^"]*"//' "$f.jsonl"
+    done
+    for o in lamb slamb:k=0.1,H=10 jointspar dmsgd lars; do
+        "$bin" train --optim "$o" --subset 2048 --test-subset 512 --epochs 2 \
+            --global-batch 256 --threads 1 --no-trace --json --no-save 2>&1 |
+            sed 's/"[a-z_]*_s": *[0-9.e+-]*,\{0,1\}//g; s/"[a-z_]*time[a-z_]*": *[0-9.e+-]*,\{0,1\}//g' \
+            >"$out/train-$(echo "$o" | tr ':,=' '___')" || true
+    done
+}
+capture "$tmp/bbuild/lbscale" "$tmp/base/sim/data" "$tmp/a"
+capture "$head_build/lbscale" "$root/sim/data" "$tmp/b"
+n=$(ls "$tmp/a" | wc -l)
+if diff -r "$tmp/a" "$tmp/b"; then
+    echo "identical: $n outputs of $base and $(git -C "$root" rev-parse --short HEAD) (worktree) agree byte for byte"
+else
+    echo "DIFFERENT: see above ($n outputs compared)"
+    exit 1
+fi
