@@ -64,6 +64,8 @@ capture() { # capture LBSCALE SIMDATA OUTDIR
             sed 's/"[a-z_]*_s": *[0-9.e+-]*,\{0,1\}//g; s/"[a-z_]*time[a-z_]*": *[0-9.e+-]*,\{0,1\}//g' \
             >"$out/train-$(echo "$o" | tr ':,=' '___')" || true
     done
+    # where the checkout lies is not behaviour: rows name their preset files
+    find "$out" -type f -exec sed -i "s|$data|DATA|g; s|$(dirname "$data")|ROOT|g" {} +
 }
 capture "$tmp/bbuild/lbscale" "$tmp/base/sim/data" "$tmp/a"
 capture "$head_build/lbscale" "$root/sim/data" "$tmp/b"
