@@ -7,6 +7,7 @@
 
 #include "lbscale/error.h"
 #include "results.h"
+#include "opt.h"
 #include "stats.h"
 
 /* Exit codes: 0 ok, 1 runtime failure, 2 bad input. */

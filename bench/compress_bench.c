@@ -646,59 +646,6 @@ static void print_row(const json_t *r)
 #undef S
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-"usage: lbscale compress --compressor SPEC [--elements N] [--threads T]\n"
-"                        [--iters K] [--warmup W] [--seed S]\n"
-"                        [--stream-gbps X] [--save-input FILE] [--json]\n"
-"                        [--isa c|avx2|avx512]\n"
-"       lbscale compress --device cuda --compressor SPEC [--elements N]\n"
-"                        [--iters K] [--warmup W] [--seed S] [--json] ...\n"
-"       lbscale compress --list            compressors and their keys\n"
-"       lbscale compress --help [NAME]     this help, or one compressor's\n"
-"\n"
-"Compresses N gradient-like fp32 values (a Gaussian scale mixture) as one\n"
-"layer: warm-up W steps, then K timed steps (median, min, max), compress\n"
-"and decompress timed separately, each step a new step number (new masks).\n"
-"GB/s = 4N input bytes / median compress time.  ratio: a STREAM triad\n"
-"(3 x 32M doubles, same threads) runs before every compress, warm-up\n"
-"included (A B A B ...); each pair gives compress GB/s / triad GB/s and\n"
-"the row shows their median [min, max] (STREAM = median triad GB/s); a\n"
-"ratio above 1.05 prints a warning (bytes model or measurement wrong).\n"
-"--stream-gbps X divides by X instead (no pairs, no warning).\n"
-"wire(B) = payload bytes of the check step, x_smaller = 4N / wire,\n"
-"rel_err = ||x - D(C(x))|| / ||x||, #wrong = violated invariants (payload\n"
-"size, record-backend bytes, exchange result, error feedback, and the\n"
-"compressor's own: exact top-k, magnitude prefix, +-scale, one QSGD level).\n"
-"ef=1 adds the residual passes to the timed compress.\n"
-"\n"
-"--device cuda (topk, randk, sign; ef=0|1): the same input on the first\n"
-"GPU, compress/decompress between device buffers, each call waited for.\n"
-"Step 0 is checked against the CPU compressor: #wrong = payload bytes,\n"
-"decoded values and ef residual that differ (bit-exact; sign's scale may\n"
-"differ by 1e-4 relative, its decode and residual by that difference).\n"
-"ratio = GB/s / device-to-device cudaMemcpy GB/s (read + write counted)\n"
-"measured in the same run; reads = compress time / time of one read of\n"
-"the 4N input bytes at that copy bandwidth.  No CUDA build or no GPU: one\n"
-"line on stderr, exit 2, nothing written.\n"
-"\n"
-"  --compressor S  e.g. topk:k=0.01 or sign:ef=1 (see --list)\n"
-"  --elements N    values (default 100M; suffixes K M G, Ki Mi Gi)\n"
-"  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
-"  --iters K       timed steps (default 10)\n"
-"  --warmup W      untimed steps first (default 2)\n"
-"  --seed S        input data seed (default 1)\n"
-"  --device D      cpu (default) or cuda\n"
-"  --stream-gbps X skip the STREAM measurement and use X GB/s (cpu)\n"
-"  --isa L         kernel level: c (portable), avx2 or avx512; at most what\n"
-"                  the CPU has (else one line, exit 2); default the best,\n"
-"                  or LBSCALE_ISA.  Shown in the isa column and meta.json\n"
-"  --save-input F  write the input as raw little-endian float32 to F (for\n"
-"                  bench/peers/torch_topk.py)\n"
-CLI_EXPORT_HELP CLI_COMMON_HELP);
-}
-
 static struct cli_export export_to;   /* --export-csv / --export-markdown */
 
 static int emit(const struct cli_common *com, struct lbs_run *run,
@@ -817,86 +764,118 @@ done:
     return cli_exit_code(rc);
 }
 
+static const char compress_usage[] =
+"usage: lbscale compress --compressor SPEC [--elements N] [--threads T]\n"
+"                        [--iters K] [--warmup W] [--seed S]\n"
+"                        [--stream-gbps X] [--save-input FILE] [--json]\n"
+"                        [--isa c|avx2|avx512]\n"
+"       lbscale compress --device cuda --compressor SPEC [--elements N]\n"
+"                        [--iters K] [--warmup W] [--seed S] [--json] ...\n"
+"       lbscale compress --list            compressors and their keys\n"
+"       lbscale compress --help [NAME]     this help, or one compressor's";
+
+static const char compress_about[] =
+"Compresses N gradient-like fp32 values (a Gaussian scale mixture) as one\n"
+"layer: warm-up W steps, then K timed steps (median, min, max), compress\n"
+"and decompress timed separately, each step a new step number (new masks).\n"
+"GB/s = 4N input bytes / median compress time.  ratio: a STREAM triad\n"
+"(3 x 32M doubles, same threads) runs before every compress, warm-up\n"
+"included (A B A B ...); each pair gives compress GB/s / triad GB/s and\n"
+"the row shows their median [min, max] (STREAM = median triad GB/s); a\n"
+"ratio above 1.05 prints a warning (bytes model or measurement wrong).\n"
+"--stream-gbps X divides by X instead (no pairs, no warning).\n"
+"wire(B) = payload bytes of the check step, x_smaller = 4N / wire,\n"
+"rel_err = ||x - D(C(x))|| / ||x||, #wrong = violated invariants (payload\n"
+"size, record-backend bytes, exchange result, error feedback, and the\n"
+"compressor's own: exact top-k, magnitude prefix, +-scale, one QSGD level).\n"
+"ef=1 adds the residual passes to the timed compress.\n"
+"\n"
+"--device cuda (topk, randk, sign; ef=0|1): the same input on the first\n"
+"GPU, compress/decompress between device buffers, each call waited for.\n"
+"Step 0 is checked against the CPU compressor: #wrong = payload bytes,\n"
+"decoded values and ef residual that differ (bit-exact; sign's scale may\n"
+"differ by 1e-4 relative, its decode and residual by that difference).\n"
+"ratio = GB/s / device-to-device cudaMemcpy GB/s (read + write counted)\n"
+"measured in the same run; reads = compress time / time of one read of\n"
+"the 4N input bytes at that copy bandwidth.  No CUDA build or no GPU: one\n"
+"line on stderr, exit 2, nothing written.";
+
+/* --list: every compressor and its keys. */
+static int list_compressors(const char *opt, const char *value, void *unused)
+{
+    (void)opt, (void)value, (void)unused;
+    lbs_compressor_help(NULL, stdout);
+    return CLI_EXIT;
+}
+
 int verb_compress(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
     struct cbench_args a = {.n = 100000000, .iters = 10, .warmup = 2,
                             .seed = 1};
     long threads = 0, seed = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int c = cli_common_opt(&com, argc, argv, &i);
-        if (!c)
-            c = cli_export_opt(&export_to, argc, argv, &i);
-        if (c < 0)
-            return EXIT_BAD_INPUT;
-        if (c)
-            continue;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            if (v && v[0] != '-') {
-                if (lbs_compressor_help(v, stdout)) {
-                    cli_error("compress", "unknown compressor '%s' (see "
-                              "--list)", v);
-                    return EXIT_BAD_INPUT;
-                }
-                return 0;
-            }
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(o, "--list")) {
-            lbs_compressor_help(NULL, stdout);
-            return 0;
-        } else if (!strcmp(o, "--compressor")) {
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            a.spec = v;
-            i++;
-        } else if (!strcmp(o, "--elements")) {
-            if (cli_size(o, v, &a.n)) return EXIT_BAD_INPUT;
-            if (a.n >= UINT32_MAX) {
-                cli_error(o, "at most 4294967294 elements (32-bit indices)");
-                return EXIT_BAD_INPUT;
-            }
-            i++;
-        } else if (!strcmp(o, "--isa")) {
-            if (cli_isa(o, v)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--threads")) {
-            if (cli_int(o, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--iters")) {
-            if (cli_int(o, v, 1, 1000000, &a.iters)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--warmup")) {
-            if (cli_int(o, v, 0, 1000000, &a.warmup)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--seed")) {
-            if (cli_int(o, v, 0, 2147483647, &seed)) return EXIT_BAD_INPUT;
-            a.seed = (unsigned long)seed;
-            i++;
-        } else if (!strcmp(o, "--stream-gbps")) {
-            if (cli_double(o, v, 1e-3, 1e6, &a.stream_gbps))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--device")) {
-            if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda"))) {
-                cli_error(o, "'%s': use cpu or cuda", v ? v : "");
-                return EXIT_BAD_INPUT;
-            }
-            a.cuda = !strcmp(v, "cuda");
-            i++;
-        } else if (!strcmp(o, "--save-input")) {
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            a.save_input = v;
-            i++;
-        } else {
-            cli_error("compress", "unknown option '%s' (see --help)", o);
+    int help = 0, device = 0;
+    static const char *const devices[] = {"cpu", "cuda", NULL};
+    const struct cli_opt opts[] = {
+        {.name = "compressor", .type = CLI_STR, .dst = &a.spec, .arg = "S",
+         .help = "e.g. topk:k=0.01 or sign:ef=1 (see --list)"},
+        {.name = "elements", .type = CLI_SIZE, .dst = &a.n, .arg = "N",
+         .hi = UINT32_MAX - 1.0,   /* 32-bit indices */
+         .help = "values (default 100M; suffixes K M G, Ki Mi Gi)"},
+        {.name = "threads", .type = CLI_LONG, .dst = &threads, .arg = "T",
+         .lo = 1, .hi = 4096,
+         .help = "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
+        {.name = "iters", .type = CLI_LONG, .dst = &a.iters, .arg = "K",
+         .lo = 1, .hi = 1000000, .help = "timed steps (default 10)"},
+        {.name = "warmup", .type = CLI_LONG, .dst = &a.warmup, .arg = "W",
+         .lo = 0, .hi = 1000000, .help = "untimed steps first (default 2)"},
+        {.name = "seed", .type = CLI_LONG, .dst = &seed, .arg = "S",
+         .lo = 0, .hi = 2147483647, .help = "input data seed (default 1)"},
+        {.name = "device", .type = CLI_CHOICE, .dst = &device, .arg = "D",
+         .choices = devices, .help = "cpu (default) or cuda"},
+        {.name = "stream-gbps", .type = CLI_DOUBLE, .dst = &a.stream_gbps,
+         .arg = "X", .lo = 1e-3, .hi = 1e6,
+         .help = "skip the STREAM measurement and use X GB/s (cpu)"},
+        CLI_ISA_OPT,
+        {.name = "save-input", .type = CLI_STR, .dst = &a.save_input,
+         .arg = "F",
+         .help = "write the input as raw little-endian float32 to F (for\n"
+                 "bench/peers/torch_topk.py)"},
+        {.name = "list", .type = CLI_CALL, .fn = list_compressors,
+         .help = "compressors and their keys"},
+        CLI_EXPORT_OPTS(&export_to),
+        CLI_COMMON_OPTS(&com),
+        {.name = "help", .type = CLI_FLAG, .dst = &help, .short_name = 'h',
+         .help = "this help; --help NAME: one compressor's keys"},
+        {0}};
+    const struct cli_verb verb = {.name = "compress", .usage = compress_usage,
+                                  .about = compress_about, .opts = opts};
+    char **pos;
+    int npos;
+    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 0;
+    if (help) {
+        if (npos && lbs_compressor_help(pos[0], stdout)) {
+            cli_error("compress", "unknown compressor '%s' (see --list)",
+                      pos[0]);
             return EXIT_BAD_INPUT;
         }
+        if (!npos)
+            cli_usage(&verb, stdout);
+        return 0;
+    }
+    if (npos) {
+        cli_error("compress", "unexpected argument '%s' (see --help)",
+                  pos[0]);
+        return EXIT_BAD_INPUT;
     }
     if (!a.spec) {
         cli_error("compress", "--compressor SPEC is required (see --list)");
         return EXIT_BAD_INPUT;
     }
+    a.seed = (unsigned long)seed;
+    a.cuda = device == 1;
     a.threads = cli_threads(threads);
     return compress_main(&a, &com, argc, argv);
 }

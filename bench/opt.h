@@ -1,0 +1,100 @@
+/* opt.h - command-line options declared as data (bench/ only).
+ *
+ * A verb describes its options as a table of struct cli_opt rows; one
+ * parser (getopt_long underneath, so '--opt value', '--opt=value' and
+ * unique prefixes all work) checks each value and stores it, and the same
+ * rows print the option part of --help.  Adding an option is one row.
+ *
+ * Ownership: the tables are static data of each verb; cli_parse() stores
+ * pointers into argv (which must outlive the values) and allocates
+ * nothing. */
+#ifndef LBS_OPT_H
+#define LBS_OPT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum cli_type {
+    CLI_END = 0,  /* terminates a table */
+    CLI_FLAG,     /* no value: *(int *)dst = set (0 means 1) */
+    CLI_CLEAR,    /* no value: *(int *)dst = 0 (e.g. --no-save) */
+    CLI_STR,      /* *(const char **)dst = the value */
+    CLI_LONG,     /* *(long *)dst, an integer in [lo, hi] */
+    CLI_DOUBLE,   /* *(double *)dst, finite, in [lo, hi] */
+    CLI_SIZE,     /* *(size_t *)dst, a positive count (K M G Ki Mi Gi),
+                     at most hi when hi > 0 */
+    CLI_CHOICE,   /* *(int *)dst = the index of the value in .choices */
+    CLI_CALL,     /* fn(opt, value, dst); value is NULL when .arg is NULL */
+    CLI_INCLUDE,  /* dst is another table (e.g. the common options) */
+};
+
+/* fn's return: 0 stored, CLI_EXIT to stop parsing and exit 0 (it printed
+ * what was asked, e.g. --list), negative after printing one error line. */
+#define CLI_EXIT 1
+
+struct cli_opt {
+    const char *name;    /* long name without "--", e.g. "elements" */
+    enum cli_type type;
+    void *dst;
+    const char *arg;     /* the value's name in --help ("N"); NULL: a flag
+                            (CLI_CALL without a value) */
+    const char *help;    /* its --help text; '\n' starts a continued line;
+                            NULL hides the option from --help */
+    double lo, hi;       /* CLI_LONG, CLI_DOUBLE range; CLI_SIZE maximum */
+    int set;             /* CLI_FLAG: the value stored (0 means 1) */
+    char short_name;     /* e.g. 'h', or 0 */
+    const char *const *choices;   /* CLI_CHOICE: NULL-terminated */
+    int (*fn)(const char *opt, const char *value, void *dst);
+};
+
+/* One verb's command line: what --help prints, in this order: usage, the
+ * about text, "options:", the rows, then the epilog. */
+struct cli_verb {
+    const char *name;            /* error prefix: "lbscale NAME: ..." */
+    const char *usage;           /* "usage: lbscale optim --optim SPEC ..." */
+    const char *about;           /* paragraphs before the options, or NULL */
+    const struct cli_opt *opts;  /* ends with a CLI_END row */
+    const char *epilog;          /* text after the options, or NULL */
+};
+
+/* Parse argv[1..argc-1] (argv[0] is the verb's name) against v->opts.
+ * -h/--help prints cli_usage(v, stdout) unless the table has its own
+ * "help" row.  Operands (non-options; argv is permuted so they come last)
+ * are returned through pos/npos; when npos is NULL an operand is an
+ * error.  Returns 0 to go on, CLI_EXIT when the caller should exit 0
+ * (help or a CLI_CALL that printed), or -EINVAL after one printed line
+ * naming the option ("unknown option", "missing value", a bad value). */
+int cli_parse(const struct cli_verb *v, int argc, char **argv, char ***pos,
+              int *npos);
+
+/* The help text of v, generated from its rows. */
+void cli_usage(const struct cli_verb *v, FILE *f);
+
+/* --isa c|avx2|avx512 (cli_isa: refused when unknown or beyond the CPU) */
+int cli_isa_opt(const char *opt, const char *value, void *unused);
+#define CLI_ISA_OPT                                                          \
+    {.name = "isa", .type = CLI_CALL, .fn = cli_isa_opt, .arg = "L",         \
+     .help = "kernel level: c (portable), avx2 or avx512; at most what\n"    \
+             "the CPU has (else one line, exit 2); default the best,\n"      \
+             "or LBSCALE_ISA.  Shown in the isa column and meta.json"}
+
+/* Rows every benchmark verb shares (struct cli_common of cli.h):
+ * --json, --out DIR, --no-save. */
+#define CLI_COMMON_OPTS(c)                                                   \
+    {.name = "json", .type = CLI_FLAG, .dst = &(c)->json,                    \
+     .help = "one JSON object per result line on stdout"},                   \
+    {.name = "out", .type = CLI_STR, .dst = &(c)->out, .arg = "DIR",         \
+     .help = "write results into run directory DIR (default: a new\n"        \
+             "results/<UTC time>-<git rev>/, root from $LBSCALE_RESULTS)"},  \
+    {.name = "no-save", .type = CLI_CLEAR, .dst = &(c)->save,                \
+     .help = "do not write results files"}
+
+/* --export-csv FILE / --export-markdown FILE (struct cli_export). */
+#define CLI_EXPORT_OPTS(x)                                                   \
+    {.name = "export-csv", .type = CLI_STR, .dst = &(x)->csv, .arg = "FILE", \
+     .help = "also write the result as CSV (hyperfine's\n"                   \
+             "convention: a header line, one row)"},                         \
+    {.name = "export-markdown", .type = CLI_STR, .dst = &(x)->md,            \
+     .arg = "FILE", .help = "also write it as a markdown table"}
+
+#endif
