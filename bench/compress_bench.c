@@ -89,100 +89,6 @@ struct check {
     long wrong;
 };
 
-static double param_of(const struct lbs_compressor *c, const char *key,
-                       double def)
-{
-    char pat[32];
-    snprintf(pat, sizeof pat, "%s=", key);
-    const char *p = lbs_compressor_params(c), *s = strstr(p, pat);
-    while (s && s != p && s[-1] != ',')
-        s = strstr(s + 1, pat);
-    return s ? atof(s + strlen(pat)) : def;
-}
-
-/* Sparse: out is 0 or x; no dropped |x| above the smallest kept one. */
-static long sparse_wrong(const float *x, const float *out, size_t n,
-                         int prefix, double *minkept, size_t *kept)
-{
-    float mk = INFINITY, md = 0;
-    long bad = 0;
-    size_t nk = 0;
-#pragma omp parallel for reduction(min : mk) reduction(max : md) \
-    reduction(+ : bad, nk) schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        if (out[i] != 0) {
-            bad += out[i] != x[i];
-            mk = fminf(mk, fabsf(x[i]));
-            nk++;
-        } else {
-            md = fmaxf(md, fabsf(x[i]));
-        }
-    }
-    *minkept = mk;
-    *kept = nk;
-    if (prefix && md > mk) {   /* count the offenders */
-#pragma omp parallel for reduction(+ : bad) schedule(static)
-        for (size_t i = 0; i < n; i++)
-            bad += out[i] == 0 && fabsf(x[i]) > mk;
-    }
-    return bad;
-}
-
-static long specific_wrong(struct lbs_compressor *c, const float *x,
-                           const float *out, size_t n, const void *p,
-                           size_t bytes, struct check *ck)
-{
-    const char *name = lbs_compressor_name(c);
-    long bad = 0;
-    size_t kept = 0;
-    if (!strcmp(name, "none")) {
-#pragma omp parallel for reduction(+ : bad) schedule(static)
-        for (size_t i = 0; i < n; i++)
-            bad += out[i] != x[i];
-    } else if (!strcmp(name, "fp16") || !strcmp(name, "bf16")) {
-        int bf = !strcmp(name, "bf16");
-        int ulp = bf ? -8 : -11;            /* unit roundoff 2^ulp */
-        double tiny = bf ? 0x1p-134 : 0x1p-25;
-#pragma omp parallel for reduction(+ : bad) schedule(static)
-        for (size_t i = 0; i < n; i++)
-            bad += fabs((double)out[i] - x[i]) >
-                   ldexp(fabs((double)x[i]), ulp) + tiny;
-    } else if (!strcmp(name, "topk") || !strcmp(name, "thresh")) {
-        double k = param_of(c, "k", 0.01);
-        size_t K = (size_t)(k * (double)n + 0.5);
-        K = K < 1 ? 1 : K > n ? n : K;
-        bad += sparse_wrong(x, out, n, 1, &ck->thresh, &kept);
-        if (!strcmp(name, "topk"))
-            bad += bytes != 8 * K;
-        else
-            bad += bytes / 8 >
-                   (size_t)floor(param_of(c, "upper", 1.3) * (double)K);
-        (void)kept;
-    } else if (!strcmp(name, "randk") || !strcmp(name, "cyclick")) {
-        if (param_of(c, "scale", 0) == 0)
-            bad += sparse_wrong(x, out, n, 0, &ck->thresh, &kept);
-        ck->thresh = 0;
-    } else if (!strcmp(name, "sign")) {
-        float s;
-        memcpy(&s, p, 4);
-#pragma omp parallel for reduction(+ : bad) schedule(static)
-        for (size_t i = 0; i < n; i++)
-            bad += fabsf(out[i]) != s || ((out[i] < 0) != (x[i] < 0));
-    } else if (!strcmp(name, "qsgd")) {
-        double s = param_of(c, "s", 127), bl = param_of(c, "bucket", 512);
-        size_t B = bl == 0 || bl > (double)n ? n : (size_t)bl;
-#pragma omp parallel for reduction(+ : bad) schedule(static)
-        for (size_t i = 0; i < n; i++) {
-            float nb;
-            memcpy(&nb, (const char *)p + 4 * (i / B), 4);
-            bad += fabs((double)out[i] - x[i]) > nb / s * (1 + 1e-5) + 1e-30;
-        }
-    } else if (!strcmp(name, "powersgd")) {
-        bad += ck->rel_err > 1 + 1e-5;
-    }
-    return bad;
-}
-
 /* Run lbs_compress_exchange of a fresh compressor on a record comm: the
  * logged bytes must be the payload, the result D(C(x)). */
 static long exchange_wrong(const char *spec, const float *x, const float *out,
@@ -257,7 +163,13 @@ static int check_step(const struct cbench_args *a, struct lbs_compressor *c,
                            1e-30;
         }
     }
-    bad += specific_wrong(c, x, out, n, p, ck->bytes, ck);
+    /* the compressor's own invariant, kept beside it in core/compress */
+    struct lbs_compress_check cc = {.x = x, .out = out, .n = n, .payload = p,
+                                    .bytes = ck->bytes,
+                                    .rel_err = ck->rel_err,
+                                    .min_kept = ck->thresh};
+    bad += lbs_compress_wrong(c, &cc);
+    ck->thresh = cc.min_kept;
     bad += exchange_wrong(a->spec, x, out, n, ck->bytes, err);
     ck->wrong = bad;
     return 0;

@@ -435,21 +435,9 @@ static int optim_bench_check(const struct optim_bench_args *a,
     int rc = layers_check(a->layers, a->elements, err);
     if (rc)
         return rc;
-    float w = 0, g = 0;
-    struct lbs_layer probe = {.name = "probe", .w = &w, .g = &g, .n = 1,
-                              .ndim = 1, .shape = {1}};
-    struct lbs_optim *o;
-    rc = lbs_optim_new(a->spec, &probe, 1, NULL, &o, err);
-    if (!rc && a->compress)
-        rc = lbs_optim_set_compressor(o, a->compress, err);
-    if (!rc && a->pair) {   /* the pair's spec too, before any run */
-        struct lbs_optim *p2 = NULL;
-        rc = lbs_optim_new(a->pair, &probe, 1, NULL, &p2, err);
-        if (p2)
-            lbs_optim_free(p2);
-    }
-    if (o)
-        lbs_optim_free(o);
+    rc = lbs_optim_check(a->spec, a->compress, err);
+    if (!rc && a->pair)     /* the pair's spec too, before any run */
+        rc = lbs_optim_check(a->pair, NULL, err);
     return rc;
 }
 
@@ -636,14 +624,13 @@ static int optim_bench_cuda(struct optim_bench_args *a,
         bpe, "gbps", gbps, "stream_gbps", a->stream_gbps, "roofline_frac",
         gbps / a->stream_gbps, "wrong", (json_int_t)wrong);
     /* optim and params as the CPU rows have them: name, effective keys */
-    struct lbs_optim *o = NULL;
-    float pw = 0, pg = 0;
-    struct lbs_layer probe = {.name = "probe", .w = &pw, .g = &pg, .n = 1,
-                              .ndim = 1, .shape = {1}};
-    if (!lbs_optim_new(a->spec, &probe, 1, NULL, &o, NULL)) {
-        json_object_set_new(row, "optim", json_string(lbs_optim_name(o)));
-        json_object_set_new(row, "params", json_string(lbs_optim_params(o)));
-        lbs_optim_free(o);
+    struct lbs_optim_config *oc;
+    if (!lbs_optim_config_new(a->spec, &oc, NULL)) {
+        json_object_set_new(row, "optim",
+                            json_string(lbs_optim_config_name(oc)));
+        json_object_set_new(row, "params",
+                            json_string(lbs_optim_config_params(oc)));
+        lbs_optim_config_free(oc);
     }
     json_object_set_new(row, "layer_preset", json_string(a->layers));
     json_object_set_new(row, "stream_ref", json_string(

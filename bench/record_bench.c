@@ -73,6 +73,10 @@ static json_t *trace_header(const struct lbs_optim *o,
             "{s:s,s:[i,i]}", "form", "a+ceil(b/P)", "from_ranks",
             ranks < rule_ranks ? ranks : rule_ranks,
             ranks < rule_ranks ? rule_ranks : ranks));
+    struct lbs_optim_props pr;   /* what the simulator must not guess */
+    if (!lbs_optim_props(lbs_optim_name(o), &pr, NULL))
+        json_object_set_new(h, "samples_layers",
+                            json_boolean(pr.samples_layers));
     json_object_set_new(h, "layers", layers);
     return h;
 }

@@ -109,21 +109,15 @@ static int load_model(const char *arg, struct lbs_sim_model **m,
 static double optim_bpe(const char *name, const char *params, int *assumed)
 {
     char spec[320];
-    float w = 0, g = 0;
-    struct lbs_layer probe = {.name = "probe", .w = &w, .g = &g, .n = 1,
-                              .ndim = 2, .shape = {1, 1}};
-    struct lbs_optim *o;
+    double b;
     *assumed = 0;
     for (int pass = 0; pass < 2; pass++) {
         if (pass == 0 && params && *params)
             snprintf(spec, sizeof spec, "%s:%s", name, params);
         else
             snprintf(spec, sizeof spec, "%s", name);
-        if (!lbs_optim_new(spec, &probe, 1, NULL, &o, NULL)) {
-            double b = lbs_optim_bytes_per_elem(o);
-            lbs_optim_free(o);
+        if (!lbs_optim_spec_bytes_per_elem(spec, &b, NULL))
             return b;
-        }
     }
     *assumed = 1;
     return 44;
@@ -177,10 +171,12 @@ static int add_trace(struct entry *e, const char *path,
     return rc;
 }
 
+/* Can the simulator plan it without a trace: one allreduce of every
+ * layer per step?  Core's properties say so (dense, all layers). */
 static int is_dp(const char *s)
 {
-    return !strcmp(s, "sgd") || !strcmp(s, "lars") || !strcmp(s, "lamb") ||
-           !strcmp(s, "adamw");
+    struct lbs_optim_props p;
+    return !lbs_optim_props(s, &p, NULL) && p.dense && !p.samples_layers;
 }
 
 static int make_entry(const char *item, const struct lbs_sim_model *m,

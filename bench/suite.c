@@ -996,20 +996,8 @@ static int validate_entry(struct suite *s, struct entry *e)
                 continue;
             struct lbs_err le;
             int rc;
-            if (is_optim) {
-                float w = 0, g = 0;
-                struct lbs_layer probe = {.name = "probe", .w = &w, .g = &g,
-                                          .n = 1, .ndim = 1, .shape = {1}};
-                struct lbs_optim *op;
-                rc = lbs_optim_new(next, &probe, 1, NULL, &op, &le);
-                if (!rc)
-                    lbs_optim_free(op);
-            } else {
-                struct lbs_compressor *cp;
-                rc = lbs_compressor_new(next, &cp, &le);
-                if (!rc)
-                    lbs_compressor_free(cp);
-            }
+            rc = is_optim ? lbs_optim_check(next, NULL, &le)
+                          : lbs_compressor_check(next, &le);
             if (rc && lbs_err_is_input(rc)) {
                 snprintf(why, sizeof why, "%s %s: %s", t, next, le.msg);
                 break;

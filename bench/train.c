@@ -564,20 +564,11 @@ static void spec_value(const char *spec, const char *key, char *out,
     }
 }
 
-/* Does optimizer `name` accept `key`? (probe on a one-element layer) */
+/* Does optimizer `name` accept `key`? (its key table in core) */
 static int optim_has_key(const char *name, const char *key, const char *val)
 {
-    char s[256];
-    snprintf(s, sizeof s, "%s:%s=%s", name, key, val);
-    float w = 0, g = 0;
-    struct lbs_layer probe = {.name = "probe", .w = &w, .g = &g, .n = 1,
-                              .ndim = 1, .shape = {1}};
-    struct lbs_optim *o;
-    struct lbs_err e;
-    int rc = lbs_optim_new(s, &probe, 1, NULL, &o, &e);
-    if (!rc)
-        lbs_optim_free(o);
-    return rc != -ENOENT;
+    (void)val;
+    return lbs_optim_has_key(name, key);
 }
 
 static void append_kv(char *spec, size_t len, const char *kv)
@@ -1282,16 +1273,10 @@ int verb_train(int argc, char **argv)
         const char *args;
         int rc = lbs_spec_split(t.spec, name, sizeof name, &args, &e);
         if (!rc) {
-            float w = 0, g = 0;
-            struct lbs_layer probe = {.name = "probe", .w = &w, .g = &g,
-                                      .n = 1, .ndim = 1, .shape = {1}};
-            struct lbs_optim *po;
-            rc = lbs_optim_new(t.spec, &probe, 1, NULL, &po, &e);
+            rc = lbs_optim_check(t.spec, NULL, &e);
             if (rc)
                 FAIL("--optim", "%s", e.msg);
-            if (t.compress)
-                rc = lbs_optim_set_compressor(po, t.compress, &e);
-            lbs_optim_free(po);
+            rc = lbs_optim_check(t.spec, t.compress, &e);
             if (rc)
                 FAIL("--compress", "%s", e.msg);
         }

@@ -205,7 +205,13 @@ static int read_header(const struct sj *c, const json_t *h,
     if (!rc) rc = read_rule(c, h, p);
     if (rc)
         return rc;
-    p->skip_wgrad = !strncmp(p->optim, "jointspar", 9);
+    /* the optimizer's property, as core stated it when recording; traces
+     * from before the field: the old rule (JointSpar samples layers) */
+    const json_t *sl = json_object_get(h, "samples_layers");
+    if (sl && !json_is_boolean(sl))
+        return sj_fail(c, "", "samples_layers", "must be true or false");
+    p->skip_wgrad = sl ? json_is_true(sl)
+                       : !strncmp(p->optim, "jointspar", 9);
     const json_t *ls = json_object_get(h, "layers");
     size_t n = json_array_size(ls);
     if (!ls)

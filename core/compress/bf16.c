@@ -15,11 +15,27 @@
  * formats with different error bounds, results tables name compressors,
  * and the payload is not binary16 at all.
  */
+#include <math.h>
 #include "compress_impl.h"
 
 static const struct lbs_param_spec bf16_params[] = {
     {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
 };
+
+/* Invariant (lbs_compress_wrong): round to nearest, so |out - x| is at
+ * most the unit roundoff 2^-8 of |x|, plus half the smallest subnormal
+ * (0x1p-134) for values that underflow. */
+static long bf16_wrong(const struct lbs_compressor *c,
+                       struct lbs_compress_check *ck)
+{
+    long bad = 0;
+    (void)c;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (size_t i = 0; i < ck->n; i++)
+        bad += fabs((double)ck->out[i] - ck->x[i]) >
+               ldexp(fabs((double)ck->x[i]), -8) + 0x1p-134;
+    return bad;
+}
 
 const struct lbs_compress_ops lbs_cmp_bf16 = {
     .name = "bf16",
@@ -40,4 +56,5 @@ const struct lbs_compress_ops lbs_cmp_bf16 = {
     .max_bytes = lbs_cmp_half_max,
     .compress = lbs_cmp_half_compress,
     .decompress_add = lbs_cmp_half_decompress_add,
+    .wrong = bf16_wrong,
 };

@@ -1,5 +1,6 @@
 /* compress.c - the driver: spec parsing, lifetime, the error-feedback
  * decorator around compress, and the exchange over a comm. */
+#include <math.h>
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -95,19 +96,29 @@ static int parse_spec(struct lbs_compressor *c, const char *args,
     return rc;
 }
 
+static int find(const char *spec, const struct lbs_compress_ops **ops,
+                const char **args, struct lbs_err *err)
+{
+    char name[64];
+    int rc = lbs_spec_split(spec, name, sizeof name, args, err);
+    if (rc)
+        return rc;
+    *ops = lookup(name);
+    if (!*ops)
+        return lbs_err_set(err, -ENOENT, "unknown compressor '%s' (see "
+                           "lbscale compress --list)", name);
+    return 0;
+}
+
 int lbs_compressor_new(const char *spec, struct lbs_compressor **out,
                        struct lbs_err *err)
 {
-    char name[64];
+    const struct lbs_compress_ops *ops;
     const char *args;
     *out = NULL;
-    int rc = lbs_spec_split(spec, name, sizeof name, &args, err);
+    int rc = find(spec, &ops, &args, err);
     if (rc)
         return rc;
-    const struct lbs_compress_ops *ops = lookup(name);
-    if (!ops)
-        return lbs_err_set(err, -ENOENT, "unknown compressor '%s' (see "
-                           "lbscale compress --list)", name);
     struct lbs_compressor *c = calloc(1, sizeof *c);
     if (!c)
         return lbs_err_set(err, -ENOMEM, "out of memory");
@@ -118,6 +129,8 @@ int lbs_compressor_new(const char *spec, struct lbs_compressor **out,
         return lbs_err_set(err, -ENOMEM, "out of memory");
     }
     rc = parse_spec(c, args, err);
+    if (!rc && ops->check)
+        rc = ops->check(c->cfg, err);
     if (!rc)
         rc = ops->init ? ops->init(c, err) : 0;
     if (rc) {
@@ -127,6 +140,76 @@ int lbs_compressor_new(const char *spec, struct lbs_compressor **out,
     }
     *out = c;
     return 0;
+}
+
+/* Parse without allocating any state: the compressor object is only a
+ * carrier for parse_spec's output. */
+int lbs_compressor_check(const char *spec, struct lbs_err *err)
+{
+    const struct lbs_compress_ops *ops;
+    const char *args;
+    int rc = find(spec, &ops, &args, err);
+    if (rc)
+        return rc;
+    struct lbs_compressor c = {.ops = ops};
+    if (!(c.cfg = calloc(1, ops->cfg_size ? ops->cfg_size : 1)))
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    rc = parse_spec(&c, args, err);
+    if (!rc && ops->check)
+        rc = ops->check(c.cfg, err);
+    free(c.cfg);
+    return rc;
+}
+
+int lbs_compressor_props(const char *spec, struct lbs_compressor_props *p,
+                         struct lbs_err *err)
+{
+    const struct lbs_compress_ops *ops;
+    const char *args;
+    int rc = find(spec, &ops, &args, err);
+    if (rc)
+        return rc;
+    *p = (struct lbs_compressor_props){
+        .name = ops->name,
+        .summary = ops->summary,
+        .params = ops->params,
+        .coll = ops->coll,
+        .ef_ok = ops->ef_ok,
+    };
+    return 0;
+}
+
+long lbs_compress_wrong(const struct lbs_compressor *c,
+                        struct lbs_compress_check *ck)
+{
+    return c->ops->wrong ? c->ops->wrong(c, ck) : 0;
+}
+
+/* Sparse: out is 0 or x; no dropped |x| above the smallest kept one
+ * (prefix: the kept ones are the largest).  Sets ck->min_kept. */
+long lbs_cmp_sparse_wrong(struct lbs_compress_check *ck, int prefix)
+{
+    const float *x = ck->x, *out = ck->out;
+    size_t n = ck->n;
+    float mk = INFINITY, md = 0;
+    long bad = 0;
+#pragma omp parallel for reduction(min : mk) reduction(max : md) \
+    reduction(+ : bad) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        if (out[i] != 0) {
+            bad += out[i] != x[i];
+            mk = fminf(mk, fabsf(x[i]));
+        } else {
+            md = fmaxf(md, fabsf(x[i]));
+        }
+    }
+    ck->min_kept = mk;
+    if (prefix && md > mk) {   /* count the offenders */
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+        for (size_t i = 0; i < n; i++)
+            bad += out[i] == 0 && fabsf(x[i]) > mk;
+    }
+    return bad;
 }
 
 void lbs_compressor_free(struct lbs_compressor *c)

@@ -13,10 +13,12 @@
 
 #include "lbscale/compress.h"
 #include "lbscale/param.h"
+#include "par.h"
 
 /* Loops shorter than this run on the calling thread: a fork/join costs
- * more than the work, and layers (biases, LayerNorm) are often tiny. */
-#define LBS_PAR_MIN 32768
+ * more than the work, and layers (biases, LayerNorm) are often tiny
+ * (par.h: why the compressors' floor differs from the optimizers'). */
+#define LBS_PAR_MIN LBS_PAR_MIN_COMPRESS
 
 /* Where a call happens: the masks and random draws depend on it. */
 struct lbs_cctx {
@@ -48,6 +50,10 @@ struct lbs_compress_ops {
     struct lbs_cmp_traffic traffic;       /* for the simulator */
     int ef_ok;                            /* 0: ef=1 is refused */
     const char *ef_why;                   /* ...and why, for the message */
+    /* Optional: cross-key checks of the parsed config (thresh: lower <= 1
+     * <= upper) that need no state, so lbs_compressor_check answers what
+     * lbs_compressor_new would.  Called right after parsing, before init. */
+    int (*check)(const void *cfg, struct lbs_err *err);
     int (*init)(struct lbs_compressor *c, struct lbs_err *err);
     void (*fini)(struct lbs_compressor *c);
     /* Forget per-layer warm state (optional). */
@@ -69,6 +75,12 @@ struct lbs_compress_ops {
     int (*exchange)(struct lbs_compressor *c, struct lbs_comm *comm,
                     float *x, float *out, size_t n,
                     const struct lbs_cctx *ctx, struct lbs_err *err);
+    /* Optional: this compressor's own invariant of one round trip, the
+     * way nccl-tests keeps each collective's data check beside it
+     * (lbs_compress_wrong, lbscale/compress.h).  NULL: no invariant
+     * beyond the driver's generic ones. */
+    long (*wrong)(const struct lbs_compressor *c,
+                  struct lbs_compress_check *ck);
 };
 
 /* Per-layer state keyed by layer index, grown on demand. */
@@ -141,6 +153,11 @@ int lbs_cmp_half_decompress_add(struct lbs_compressor *c,
 /* Check a payload size, -EINVAL naming the compressor otherwise. */
 int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,
                          size_t want, struct lbs_err *err);
+
+/* The sparse invariant shared by topk, thresh, randk and cyclick: every
+ * out[i] is 0 or x[i]; with prefix, no dropped |x| exceeds the smallest
+ * kept one.  Counts the offenders and sets ck->min_kept. */
+long lbs_cmp_sparse_wrong(struct lbs_compress_check *ck, int prefix);
 
 /* ---- exact top-k by radix select (topk.c), shared with thresh ---- */
 struct lbs_topk_scratch {

@@ -137,6 +137,18 @@ static void cyclick_fini(struct lbs_compressor *c)
     free(s);
 }
 
+/* Invariant (lbs_compress_wrong): unscaled (scale=0), every element is
+ * either dropped (0) or kept exactly; the mask is random, not a
+ * magnitude prefix, so min_kept means nothing here and is set to 0. */
+static long cyclick_wrong(const struct lbs_compressor *c,
+                        struct lbs_compress_check *ck)
+{
+    const struct cyclick_cfg *k = c->cfg;
+    long bad = k->scale == 0 ? lbs_cmp_sparse_wrong(ck, 0) : 0;
+    ck->min_kept = 0;
+    return bad;
+}
+
 const struct lbs_compress_ops lbs_cmp_cyclick = {
     .name = "cyclick",
     .summary = "cyclic random-k: fixed permutation, chunk t mod ceil(1/k)",
@@ -155,4 +167,5 @@ const struct lbs_compress_ops lbs_cmp_cyclick = {
     .max_bytes = cyclick_max,
     .compress = cyclick_compress,
     .decompress_add = cyclick_decompress_add,
+    .wrong = cyclick_wrong,
 };

@@ -13,11 +13,27 @@
  * 65504; the driver divides by P in float while decoding (compress.c
  * says why after and not before).
  */
+#include <math.h>
 #include "compress_impl.h"
 
 static const struct lbs_param_spec fp16_params[] = {
     {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
 };
+
+/* Invariant (lbs_compress_wrong): round to nearest, so |out - x| is at
+ * most the unit roundoff 2^-11 of |x|, plus half the smallest subnormal
+ * (0x1p-25) for values that underflow. */
+static long fp16_wrong(const struct lbs_compressor *c,
+                       struct lbs_compress_check *ck)
+{
+    long bad = 0;
+    (void)c;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (size_t i = 0; i < ck->n; i++)
+        bad += fabs((double)ck->out[i] - ck->x[i]) >
+               ldexp(fabs((double)ck->x[i]), -11) + 0x1p-25;
+    return bad;
+}
 
 const struct lbs_compress_ops lbs_cmp_fp16 = {
     .name = "fp16",
@@ -38,4 +54,5 @@ const struct lbs_compress_ops lbs_cmp_fp16 = {
     .max_bytes = lbs_cmp_half_max,
     .compress = lbs_cmp_half_compress,
     .decompress_add = lbs_cmp_half_decompress_add,
+    .wrong = fp16_wrong,
 };

@@ -61,6 +61,18 @@ static int none_exchange(struct lbs_compressor *c, struct lbs_comm *comm,
     return lbs_allreduce_mean_f32(comm, out, n, ctx->layer);
 }
 
+/* Invariant (lbs_compress_wrong): lossless, out == x bit for bit. */
+static long none_wrong(const struct lbs_compressor *c,
+                       struct lbs_compress_check *ck)
+{
+    long bad = 0;
+    (void)c;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (size_t i = 0; i < ck->n; i++)
+        bad += ck->out[i] != ck->x[i];
+    return bad;
+}
+
 const struct lbs_compress_ops lbs_cmp_none = {
     .name = "none",
     .summary = "no compression: fp32 values, one allreduce",
@@ -74,4 +86,5 @@ const struct lbs_compress_ops lbs_cmp_none = {
     .compress = none_compress,
     .decompress_add = none_decompress_add,
     .exchange = none_exchange,
+    .wrong = none_wrong,
 };

@@ -316,6 +316,15 @@ static void psgd_fini(struct lbs_compressor *c)
     free(st);
 }
 
+/* Invariant (lbs_compress_wrong): a rank-r projection never has more
+ * energy in its error than the input, rel_err <= 1 (1e-5 slack). */
+static long powersgd_wrong(const struct lbs_compressor *c,
+                           struct lbs_compress_check *ck)
+{
+    (void)c;
+    return ck->rel_err > 1 + 1e-5;
+}
+
 const struct lbs_compress_ops lbs_cmp_powersgd = {
     .name = "powersgd",
     .summary = "PowerSGD: rank-r P Q^T, warm-started Q, two allreduces",
@@ -331,4 +340,5 @@ const struct lbs_compress_ops lbs_cmp_powersgd = {
     .compress = psgd_compress,
     .decompress_add = psgd_decompress_add,
     .exchange = psgd_exchange,
+    .wrong = powersgd_wrong,
 };

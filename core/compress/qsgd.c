@@ -149,6 +149,27 @@ static int qsgd_decompress_add(struct lbs_compressor *c, const void *payload,
     return 0;
 }
 
+/* Invariant (lbs_compress_wrong): stochastic rounding moves an element by
+ * less than one level, |out - x| <= ||x_B|| / s for its bucket B (the
+ * norms head the payload), with 1e-5 relative slack for float. */
+static long qsgd_wrong(const struct lbs_compressor *c,
+                       struct lbs_compress_check *ck)
+{
+    const struct qsgd_cfg *k = c->cfg;
+    size_t n = ck->n;
+    double s = k->s, bl = k->bucket;
+    size_t B = bl == 0 || bl > (double)n ? n : (size_t)bl;
+    long bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float nb;
+        memcpy(&nb, (const char *)ck->payload + 4 * (i / B), 4);
+        bad += fabs((double)ck->out[i] - ck->x[i]) > nb / s * (1 + 1e-5) +
+               1e-30;
+    }
+    return bad;
+}
+
 const struct lbs_compress_ops lbs_cmp_qsgd = {
     .name = "qsgd",
     .summary = "QSGD: s levels, stochastic rounding, a norm per bucket (unbiased)",
@@ -164,4 +185,5 @@ const struct lbs_compress_ops lbs_cmp_qsgd = {
     .max_bytes = qsgd_max,
     .compress = qsgd_compress,
     .decompress_add = qsgd_decompress_add,
+    .wrong = qsgd_wrong,
 };

@@ -119,6 +119,18 @@ static void randk_fini(struct lbs_compressor *c)
     free(s);
 }
 
+/* Invariant (lbs_compress_wrong): unscaled (scale=0), every element is
+ * either dropped (0) or kept exactly; the mask is random, not a
+ * magnitude prefix, so min_kept means nothing here and is set to 0. */
+static long randk_wrong(const struct lbs_compressor *c,
+                        struct lbs_compress_check *ck)
+{
+    const struct randk_cfg *k = c->cfg;
+    long bad = k->scale == 0 ? lbs_cmp_sparse_wrong(ck, 0) : 0;
+    ck->min_kept = 0;
+    return bad;
+}
+
 const struct lbs_compress_ops lbs_cmp_randk = {
     .name = "randk",
     .summary = "random-k: shared-seed Bernoulli(k) mask, values only",
@@ -137,4 +149,5 @@ const struct lbs_compress_ops lbs_cmp_randk = {
     .max_bytes = randk_max,
     .compress = randk_compress,
     .decompress_add = randk_decompress_add,
+    .wrong = randk_wrong,
 };

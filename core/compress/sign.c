@@ -115,6 +115,21 @@ static int sign_init(struct lbs_compressor *c, struct lbs_err *err)
     return 0;
 }
 
+/* Invariant (lbs_compress_wrong): every |out| is the payload's scale and
+ * keeps the sign of x (x < 0 exactly when out < 0). */
+static long sign_wrong(const struct lbs_compressor *c,
+                       struct lbs_compress_check *ck)
+{
+    float s;
+    long bad = 0;
+    (void)c;
+    memcpy(&s, ck->payload, 4);
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (size_t i = 0; i < ck->n; i++)
+        bad += fabsf(ck->out[i]) != s || ((ck->out[i] < 0) != (ck->x[i] < 0));
+    return bad;
+}
+
 const struct lbs_compress_ops lbs_cmp_sign = {
     .name = "sign",
     .summary = "1 bit per element (packed 8 per byte) + one fp32 scale",
@@ -132,4 +147,5 @@ const struct lbs_compress_ops lbs_cmp_sign = {
     .max_bytes = sign_max,
     .compress = sign_compress,
     .decompress_add = sign_decompress_add,
+    .wrong = sign_wrong,
 };

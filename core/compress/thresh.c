@@ -298,11 +298,16 @@ static int thresh_decompress_add(struct lbs_compressor *c,
     return lbs_sparse_decompress_add(c, payload, bytes, n, alpha, out, err);
 }
 
-static int thresh_init(struct lbs_compressor *c, struct lbs_err *err)
+static int thresh_check(const void *cfg, struct lbs_err *err)
 {
-    const struct thresh_cfg *k = c->cfg;
+    const struct thresh_cfg *k = cfg;
     if (k->lower > 1 || k->upper < 1)
         return lbs_err_set(err, -EINVAL, "thresh: need lower <= 1 <= upper");
+    return 0;
+}
+
+static int thresh_init(struct lbs_compressor *c, struct lbs_err *err)
+{
     c->state = calloc(1, sizeof(struct thresh_state));
     return c->state ? 0 : lbs_err_set(err, -ENOMEM, "out of memory");
 }
@@ -319,6 +324,19 @@ static void thresh_fini(struct lbs_compressor *c)
     free(st);
 }
 
+/* Invariant (lbs_compress_wrong): the kept values are exact and are the
+ * largest |x| (a magnitude prefix); the count stays within the bounded
+ * correction, at most floor(upper K) pairs, K = round(k n) in [1, n]. */
+static long thresh_wrong(const struct lbs_compressor *c,
+                         struct lbs_compress_check *ck)
+{
+    const struct thresh_cfg *k = c->cfg;
+    size_t n = ck->n, K = (size_t)(k->k * (double)n + 0.5);
+    K = K < 1 ? 1 : K > n ? n : K;
+    return lbs_cmp_sparse_wrong(ck, 1) +
+           (ck->bytes / 8 > (size_t)floor(k->upper * (double)K));
+}
+
 const struct lbs_compress_ops lbs_cmp_thresh = {
     .name = "thresh",
     .summary = "DGC top-k: threshold from a sample, bounded corrections",
@@ -330,10 +348,12 @@ const struct lbs_compress_ops lbs_cmp_thresh = {
     .traffic = {.comp = 4, .comp_w = 1, .dec_once = 4,
                 .dec_part = 0, .dec_w = 2, .known = 1},
     .ef_ok = 1,
+    .check = thresh_check,
     .init = thresh_init,
     .fini = thresh_fini,
     .wire_bytes = thresh_bytes,
     .max_bytes = thresh_max,
     .compress = thresh_compress,
     .decompress_add = thresh_decompress_add,
+    .wrong = thresh_wrong,
 };

@@ -487,6 +487,18 @@ static int topk_decompress_add(struct lbs_compressor *c, const void *payload,
                                           err);
 }
 
+/* Invariant (lbs_compress_wrong): the kept values are exact and are the
+ * largest |x| (a magnitude prefix); the payload is K indices and K
+ * values, K = round(k n) clamped to [1, n]. */
+static long topk_wrong(const struct lbs_compressor *c,
+                       struct lbs_compress_check *ck)
+{
+    const struct topk_cfg *k = c->cfg;
+    size_t n = ck->n, K = (size_t)(k->k * (double)n + 0.5);
+    K = K < 1 ? 1 : K > n ? n : K;
+    return lbs_cmp_sparse_wrong(ck, 1) + (ck->bytes != 8 * K);
+}
+
 const struct lbs_compress_ops lbs_cmp_topk = {
     .name = "topk",
     .summary = "exact top-k by |x| (parallel radix select), index+value pairs",
@@ -505,4 +517,5 @@ const struct lbs_compress_ops lbs_cmp_topk = {
     .max_bytes = topk_max,
     .compress = topk_compress,
     .decompress_add = topk_decompress_add,
+    .wrong = topk_wrong,
 };

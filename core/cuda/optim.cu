@@ -51,8 +51,13 @@
 #define TILE (THREADS * PER)
 #define SPOW_TABLE 4096           /* as slamb.c: beta3^c tabulated below */
 
-enum kind { LAMB, SLAMB, ADAMW, SGD };
-static const char *const kind_names[] = {"lamb", "slamb", "adamw", "sgd"};
+/* The kernel families are core's (enum lbs_optim_kernel): each
+ * optimizer's ops table names its own (struct lbs_optim_device), so no
+ * list of optimizer names lives here. */
+#define LAMB LBS_KERNEL_LAMB
+#define SLAMB LBS_KERNEL_SLAMB
+#define ADAMW LBS_KERNEL_ADAMW
+#define SGD LBS_KERNEL_SGD
 
 struct tile {
     unsigned long long lo;        /* first flat element (sync tiles: slot) */
@@ -684,7 +689,8 @@ k_slamb_apply(const struct tile *tiles, const struct dlayer *L,
 /* host side                                                          */
 
 struct lbs_cuda_optim {
-    enum kind kind;
+    enum lbs_optim_kernel kind;
+    const char *name;                 /* the optimizer's (static) */
     /* hyperparameters, from the CPU parser (lbs_optim_get) */
     double lr, b1, b2, eps, wd, bias_correction, cmin, cmax, clip,
         exclude_1d, momentum, nesterov, k, beta3, H, small, bernoulli, seed,
@@ -710,37 +716,37 @@ struct lbs_cuda_optim {
 
 static const struct dstate dstate_init = {1.0f, 1, INT_MAX, 0, 0, 0, ~0ull};
 
-static int kind_of(const char *name)
+/* "lamb, slamb, ..." : the optimizers whose ops table has GPU kernels. */
+static void device_names(char *buf, size_t len)
 {
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(name, kind_names[i]))
-            return i;
-    return -1;
+    size_t at = 0;
+    buf[0] = 0;
+    for (const char *const *n = lbs_optim_names(); *n && at < len; n++) {
+        struct lbs_optim_props p;
+        if (!lbs_optim_props(*n, &p, NULL) && p.device)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s",
+                                   at ? ", " : "", *n);
+    }
 }
 
-/* Parse spec with the CPU parser on a one-element probe layer (so the
- * same keys, ranges and cross-checks apply), read the values back. */
+/* Parse spec with the CPU parser (lbs_optim_config: the same keys, ranges
+ * and cross-checks, no layers), take the kernel family from the ops
+ * table's device hook and read the values back. */
 static int parse(const char *spec, struct lbs_cuda_optim *h,
                  struct lbs_err *err)
 {
-    float pw = 0, pg = 0;
-    struct lbs_layer probe;
-    memset(&probe, 0, sizeof probe);
-    probe.name = "probe";
-    probe.w = &pw;
-    probe.g = &pg;
-    probe.n = 1;
-    probe.ndim = 1;
-    probe.shape[0] = 1;
-    struct lbs_optim *o;
-    int rc = lbs_optim_new(spec, &probe, 1, NULL, &o, err);
+    struct lbs_optim_config *o;
+    struct lbs_optim_props p;
+    int rc = lbs_optim_config_new(spec, &o, err);
     if (rc)
         return rc;
-    int k = kind_of(lbs_optim_name(o));
-    if (k < 0) {
+    lbs_optim_props(lbs_optim_config_name(o), &p, NULL);
+    if (!p.device) {
+        char have[256];
+        device_names(have, sizeof have);
         rc = lbs_err_set(err, -ENOTSUP, "optimizer '%s' has no CUDA kernels "
-                         "(lamb, slamb, adamw, sgd have)", lbs_optim_name(o));
-        lbs_optim_free(o);
+                         "(%s have)", p.name, have);
+        lbs_optim_config_free(o);
         return rc;
     }
     if (h) {
@@ -753,15 +759,16 @@ static int parse(const char *spec, struct lbs_cuda_optim *h,
             {"H", &h->H}, {"small", &h->small}, {"mask", &h->bernoulli},
             {"seed", &h->seed}, {"clamp_1d", &h->clamp_1d},
         };
-        h->kind = (enum kind)k;
+        h->kind = p.device->kernel;
+        h->name = p.name;
         /* keys the optimizer lacks keep these neutral values */
         h->bias_correction = 1;
         h->cmax = 1e300;
         h->clamp_1d = 1;
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            lbs_optim_get(o, keys[i].key, keys[i].val, NULL);
+            lbs_optim_config_get(o, keys[i].key, keys[i].val, NULL);
     }
-    lbs_optim_free(o);
+    lbs_optim_config_free(o);
     return 0;
 }
 
@@ -1026,7 +1033,7 @@ static int buffer(struct lbs_cuda_optim *h, const char *what, size_t layer,
         *p = h->c + h->off[layer];
     else
         return lbs_err_set(err, -ENOENT, "%s (cuda) has no buffer '%s'",
-                           kind_names[h->kind], what);
+                           h->name, what);
     return 0;
 }
 
@@ -1183,13 +1190,13 @@ extern "C" int lbs_cuda_optim_sync(struct lbs_cuda_optim *h,
         h->t -= (long)d.skipped;
         rc = lbs_err_set(err, 1, "%s (cuda): %llu step(s) skipped since the "
                          "last sync, the first at step %llu: non-finite "
-                         "gradient", kind_names[h->kind], d.skipped,
+                         "gradient", h->name, d.skipped,
                          d.first_skip);
     }
     if (d.first_bad != ~0ull)
         rc = lbs_err_set(err, -EDOM, "%s (cuda): non-finite gradient or "
                          "update in layer %llu at step %llu",
-                         kind_names[h->kind], d.first_bad & 0xffffffffull,
+                         h->name, d.first_bad & 0xffffffffull,
                          d.first_bad >> 32);
     d.skipped = 0;
     d.first_skip = 0;

@@ -105,6 +105,19 @@ static double adamw_bytes(const struct lbs_optim *o)
     return 28.0;
 }
 
+/* The GPU kernels (core/cuda/optim.cu) and the specs tests/gpu/
+ * check_optim.c compares them with this file on. */
+static const char *const adamw_gpu_checks[] = {
+    "adamw:lr=0.001,wd=0.01",
+    "adamw:lr=0.01,wd=0,bias_correction=0",
+    NULL,
+};
+static const struct lbs_optim_device adamw_gpu = {
+    .kernel = LBS_KERNEL_ADAMW,
+    .exact = 1,
+    .checks = adamw_gpu_checks,
+};
+
 const struct lbs_optim_ops lbs_optim_adamw = {
     .name = "adamw",
     .summary = "AdamW: Adam with decoupled weight decay",
@@ -115,4 +128,5 @@ const struct lbs_optim_ops lbs_optim_adamw = {
     .init = adamw_init,
     .step = adamw_step,
     .fini = adamw_fini,
+    .device = &adamw_gpu,
 };

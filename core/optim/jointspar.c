@@ -244,13 +244,19 @@ static void js_fini(struct lbs_optim *o)
     free(st);
 }
 
+static int js_check(const void *cfgp, const char *name, struct lbs_err *err)
+{
+    const struct js_cfg *c = cfgp;
+    if (c->pmin > c->s)
+        return lbs_err_set(err, -EINVAL, "%s: pmin=%g must not exceed the "
+                           "budget s=%g", name, c->pmin, c->s);
+    return 0;
+}
+
 static int js_init(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct js_cfg *c = cfg(o);
     const char *name = o->ops->name;
-    if (c->pmin > c->s)
-        return lbs_err_set(err, -EINVAL, "%s: pmin=%g must not exceed the "
-                           "budget s=%g", name, c->pmin, c->s);
     struct js_state *st = calloc(1, sizeof *st);
     if (!st)
         return lbs_err_set(err, -ENOMEM, "%s: out of memory", name);
@@ -440,6 +446,7 @@ const struct lbs_optim_ops lbs_optim_jointspar = {
     .dense = 1,
     .cfg_size = sizeof(struct js_cfg),
     .bytes_per_elem = js_bytes,
+    .check = js_check,
     .init = js_init,
     .step = js_step,
     .plan = js_plan,
@@ -456,6 +463,7 @@ const struct lbs_optim_ops lbs_optim_jointspar_lars = {
     .dense = 1,
     .cfg_size = sizeof(struct js_cfg),
     .bytes_per_elem = js_bytes,
+    .check = js_check,
     .init = js_init,
     .step = js_step,
     .plan = js_plan,

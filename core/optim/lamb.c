@@ -81,12 +81,18 @@ void lbs_lamb_apply(const float *u, float *w, size_t n, float step)
     }
 }
 
-static int lamb_init(struct lbs_optim *o, struct lbs_err *err)
+static int lamb_check(const void *cfg, const char *name, struct lbs_err *err)
 {
-    const struct lamb_cfg *c = o->cfg;
+    const struct lamb_cfg *c = cfg;
+    (void)name;
     if (c->cmin > c->cmax)
         return lbs_err_set(err, -EINVAL, "lamb: cmin (%g) > cmax (%g)",
                            c->cmin, c->cmax);
+    return 0;
+}
+
+static int lamb_init(struct lbs_optim *o, struct lbs_err *err)
+{
     struct lamb_state *s = calloc(1, sizeof *s);
     size_t big = 0;
     for (size_t i = 0; i < o->nlayers; i++)
@@ -152,6 +158,20 @@ static double lamb_bytes(const struct lbs_optim *o)
     return 40.0;
 }
 
+/* The GPU kernels (core/cuda/optim.cu) and the specs tests/gpu/
+ * check_optim.c compares them with this file on. */
+static const char *const lamb_gpu_checks[] = {
+    "lamb",
+    "lamb:clip=0.5,exclude_1d=0,cmin=0.01,cmax=10",
+    "lamb:bias_correction=0,wd=0,lr=0.002",
+    NULL,
+};
+static const struct lbs_optim_device lamb_gpu = {
+    .kernel = LBS_KERNEL_LAMB,
+    .exact = 0,
+    .checks = lamb_gpu_checks,
+};
+
 const struct lbs_optim_ops lbs_optim_lamb = {
     .name = "lamb",
     .summary = "LAMB: Adam direction scaled per layer by ||w||/||u||",
@@ -159,7 +179,9 @@ const struct lbs_optim_ops lbs_optim_lamb = {
     .dense = 1,
     .cfg_size = sizeof(struct lamb_cfg),
     .bytes_per_elem = lamb_bytes,
+    .check = lamb_check,
     .init = lamb_init,
     .step = lamb_step,
     .fini = lamb_fini,
+    .device = &lamb_gpu,
 };

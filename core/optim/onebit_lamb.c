@@ -473,12 +473,19 @@ static void onebit_fini(struct lbs_optim *o)
     o->state = NULL;
 }
 
-static int onebit_init(struct lbs_optim *o, struct lbs_err *err)
+static int onebit_check(const void *cfg, const char *name,
+                        struct lbs_err *err)
 {
-    const struct onebit_cfg *c = o->cfg;
+    const struct onebit_cfg *c = cfg;
+    (void)name;
     if (c->cmin > c->cmax)
         return lbs_err_set(err, -EINVAL, "onebit_lamb: cmin (%g) > cmax (%g)",
                            c->cmin, c->cmax);
+    return 0;
+}
+
+static int onebit_init(struct lbs_optim *o, struct lbs_err *err)
+{
     struct onebit_state *s = calloc(1, sizeof *s);
     if (!s)
         return lbs_err_set(err, -ENOMEM, "onebit_lamb: out of memory");
@@ -523,6 +530,7 @@ const struct lbs_optim_ops lbs_optim_onebit_lamb = {
     .dense = 0,
     .cfg_size = sizeof(struct onebit_cfg),
     .bytes_per_elem = onebit_bytes,
+    .check = onebit_check,
     .init = onebit_init,
     .step = onebit_step,
     .fini = onebit_fini,

@@ -51,20 +51,57 @@ int lbs_layers_check(const struct lbs_layer *l, size_t n, int need_buffers,
     return 0;
 }
 
+/* The optimizer a spec names: its ops, and args pointing at "k=v,...". */
+static int find(const char *spec, const struct lbs_optim_ops **ops,
+                const char **args, struct lbs_err *err)
+{
+    char name[64];
+    int rc = lbs_spec_split(spec, name, sizeof name, args, err);
+    if (rc)
+        return rc;
+    *ops = lookup(name);
+    if (!*ops)
+        return lbs_err_set(err, -ENOENT, "unknown optimizer '%s' (see "
+                           "lbscale optim --list)", name);
+    return 0;
+}
+
+/* Parse args into cfg (ops->cfg_size bytes), format the effective list
+ * into buf and run the cross-key check: everything lbs_optim_new does
+ * with a spec before it looks at layers, in the same order. */
+static int parse_cfg(const struct lbs_optim_ops *ops, const char *args,
+                     void *cfg, char *buf, size_t len, struct lbs_err *err)
+{
+    int rc = lbs_params_parse(ops->params, ops->name, args, cfg, err);
+    if (rc)
+        return rc;
+    if (lbs_params_format(ops->params, cfg, buf, len) >= len)
+        return lbs_err_set(err, -EINVAL, "%s: effective parameters longer "
+                           "than %zu characters", ops->name, len - 1);
+    return ops->check ? ops->check(cfg, ops->name, err) : 0;
+}
+
+static int cfg_get(const struct lbs_optim_ops *ops, const void *cfg,
+                   const char *key, double *value, struct lbs_err *err)
+{
+    for (const struct lbs_param_spec *p = ops->params; p->key; p++)
+        if (!strcmp(p->key, key)) {
+            *value = *(const double *)((const char *)cfg + p->offset);
+            return 0;
+        }
+    return lbs_err_set(err, -ENOENT, "%s has no key '%s'", ops->name, key);
+}
+
 int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
                   size_t nlayers, struct lbs_comm *comm,
                   struct lbs_optim **out, struct lbs_err *err)
 {
-    char name[64];
+    const struct lbs_optim_ops *ops;
     const char *args;
     *out = NULL;
-    int rc = lbs_spec_split(spec, name, sizeof name, &args, err);
+    int rc = find(spec, &ops, &args, err);
     if (rc)
         return rc;
-    const struct lbs_optim_ops *ops = lookup(name);
-    if (!ops)
-        return lbs_err_set(err, -ENOENT, "unknown optimizer '%s' (see "
-                           "lbscale optim --list)", name);
     rc = lbs_layers_check(layers, nlayers, 1, err);
     if (rc)
         return rc;
@@ -83,16 +120,10 @@ int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
     }
     memcpy(o->layers, layers, nlayers * sizeof *layers);
     o->nlayers = nlayers;
-    rc = lbs_params_parse(ops->params, ops->name, args, o->cfg, err);
+    rc = parse_cfg(ops, args, o->cfg, o->params_str, sizeof o->params_str,
+                   err);
     if (rc)
         goto fail;
-    if (lbs_params_format(ops->params, o->cfg, o->params_str,
-                          sizeof o->params_str) >= sizeof o->params_str) {
-        rc = lbs_err_set(err, -EINVAL, "%s: effective parameters longer "
-                         "than %zu characters", ops->name,
-                         sizeof o->params_str - 1);
-        goto fail;
-    }
     if (comm) {
         o->comm = comm;
     } else {
@@ -190,6 +221,28 @@ int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err)
 
 long lbs_optim_skipped(const struct lbs_optim *o) { return o->skipped; }
 
+/* May ops take the compressor spec (non-empty)?  The length and the
+ * data-parallel rule; the spec itself is the compressor driver's. */
+static int compressor_allowed(const struct lbs_optim_ops *ops,
+                              const char *spec, struct lbs_err *err)
+{
+    size_t max = sizeof ((struct lbs_optim *)0)->cmp_spec - 1;
+    if (strlen(spec) > max)
+        return lbs_err_set(err, -EINVAL, "compressor spec too long (%zu "
+                           "characters, at most %zu)", strlen(spec), max);
+    if (!ops->dense) {
+        char name[64];
+        const char *colon = strchr(spec, ':');
+        size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), spec);
+        return lbs_err_set(err, -EINVAL, "compressor '%s' cannot be combined "
+                           "with optimizer '%s', which does its own "
+                           "communication (not data-parallel)", name,
+                           ops->name);
+    }
+    return 0;
+}
+
 int lbs_optim_set_compressor(struct lbs_optim *o, const char *spec,
                              struct lbs_err *err)
 {
@@ -202,22 +255,11 @@ int lbs_optim_set_compressor(struct lbs_optim *o, const char *spec,
         o->cmp_spec[0] = 0;
         return 0;
     }
-    if (strlen(spec) >= sizeof o->cmp_spec)
-        return lbs_err_set(err, -EINVAL, "compressor spec too long (%zu "
-                           "characters, at most %zu)", strlen(spec),
-                           sizeof o->cmp_spec - 1);
-    if (!o->ops->dense) {
-        char name[64];
-        const char *colon = strchr(spec, ':');
-        size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
-        snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63), spec);
-        return lbs_err_set(err, -EINVAL, "compressor '%s' cannot be combined "
-                           "with optimizer '%s', which does its own "
-                           "communication (not data-parallel)", name,
-                           o->ops->name);
-    }
+    int rc = compressor_allowed(o->ops, spec, err);
+    if (rc)
+        return rc;
     struct lbs_compressor *c;
-    int rc = lbs_compressor_new(spec, &c, err);
+    rc = lbs_compressor_new(spec, &c, err);
     if (rc)
         return rc;
     lbs_compressor_free(o->cmp);
@@ -256,13 +298,7 @@ const char *lbs_optim_params(const struct lbs_optim *o) { return o->params_str; 
 int lbs_optim_get(const struct lbs_optim *o, const char *key, double *value,
                   struct lbs_err *err)
 {
-    for (const struct lbs_param_spec *p = o->ops->params; p->key; p++)
-        if (!strcmp(p->key, key)) {
-            *value = *(const double *)((const char *)o->cfg + p->offset);
-            return 0;
-        }
-    return lbs_err_set(err, -ENOENT, "%s has no key '%s'", o->ops->name,
-                       key);
+    return cfg_get(o->ops, o->cfg, key, value, err);
 }
 
 long lbs_optim_steps(const struct lbs_optim *o) { return o->t; }
@@ -307,5 +343,125 @@ int lbs_optim_help(const char *name, FILE *f)
     }
     for (size_t i = 0; lbs_optim_registry[i]; i++)
         help_one(lbs_optim_registry[i], f);
+    return 0;
+}
+
+/* ---- questions answered from the ops tables, without layers ---- */
+
+int lbs_optim_props(const char *spec, struct lbs_optim_props *p,
+                    struct lbs_err *err)
+{
+    const struct lbs_optim_ops *ops;
+    const char *args;
+    int rc = find(spec, &ops, &args, err);
+    if (rc)
+        return rc;
+    *p = (struct lbs_optim_props){
+        .name = ops->name,
+        .summary = ops->summary,
+        .params = ops->params,
+        .dense = ops->dense,
+        .samples_layers = ops->plan != NULL,
+        .own_comm = !ops->dense,
+        .device = ops->device,
+    };
+    return 0;
+}
+
+struct lbs_optim_config {
+    const struct lbs_optim_ops *ops;
+    void *cfg;                  /* owned, ops->cfg_size bytes */
+    char params_str[sizeof ((struct lbs_optim *)0)->params_str];
+};
+
+int lbs_optim_config_new(const char *spec, struct lbs_optim_config **out,
+                         struct lbs_err *err)
+{
+    const struct lbs_optim_ops *ops;
+    const char *args;
+    *out = NULL;
+    int rc = find(spec, &ops, &args, err);
+    if (rc)
+        return rc;
+    struct lbs_optim_config *c = calloc(1, sizeof *c);
+    if (!c || !(c->cfg = calloc(1, ops->cfg_size))) {
+        free(c);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    c->ops = ops;
+    rc = parse_cfg(ops, args, c->cfg, c->params_str, sizeof c->params_str,
+                   err);
+    if (rc) {
+        lbs_optim_config_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+void lbs_optim_config_free(struct lbs_optim_config *c)
+{
+    if (!c)
+        return;
+    free(c->cfg);
+    free(c);
+}
+
+const char *lbs_optim_config_name(const struct lbs_optim_config *c)
+{
+    return c->ops->name;
+}
+
+const char *lbs_optim_config_params(const struct lbs_optim_config *c)
+{
+    return c->params_str;
+}
+
+int lbs_optim_config_get(const struct lbs_optim_config *c, const char *key,
+                         double *value, struct lbs_err *err)
+{
+    return cfg_get(c->ops, c->cfg, key, value, err);
+}
+
+int lbs_optim_check(const char *spec, const char *compress,
+                    struct lbs_err *err)
+{
+    struct lbs_optim_config *c;
+    int rc = lbs_optim_config_new(spec, &c, err);
+    if (rc)
+        return rc;
+    if (compress && *compress)
+        rc = compressor_allowed(c->ops, compress, err);
+    if (!rc && compress && *compress)
+        rc = lbs_compressor_check(compress, err);
+    lbs_optim_config_free(c);
+    return rc;
+}
+
+int lbs_optim_has_key(const char *name, const char *key)
+{
+    const struct lbs_optim_ops *ops = lookup(name);
+    if (ops)
+        for (const struct lbs_param_spec *p = ops->params; p->key; p++)
+            if (!strcmp(p->key, key))
+                return 1;
+    return 0;
+}
+
+/* The roofline model needs an optimizer object (state, layers, step):
+ * ask it of one made on a single 1x1 layer, one rank, before any step.
+ * This is the one place that builds such a layer. */
+int lbs_optim_spec_bytes_per_elem(const char *spec, double *bpe,
+                                  struct lbs_err *err)
+{
+    float w = 0, g = 0;
+    const struct lbs_layer one = {.name = "nominal", .w = &w, .g = &g,
+                                  .n = 1, .ndim = 2, .shape = {1, 1}};
+    struct lbs_optim *o;
+    int rc = lbs_optim_new(spec, &one, 1, NULL, &o, err);
+    if (rc)
+        return rc;
+    *bpe = lbs_optim_bytes_per_elem(o);
+    lbs_optim_free(o);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "lbscale/compress.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
+#include "par.h"
 
 struct lbs_optim;
 
@@ -23,8 +24,15 @@ struct lbs_optim_ops {
     const struct lbs_param_spec *params;  /* {NULL}-terminated */
     size_t cfg_size;                      /* a struct of doubles */
     /* Data-parallel: the driver averages g over the comm before step().
-     * Optimizers that communicate otherwise (SLAMB, decentralized) set 0. */
+     * Optimizers that communicate otherwise (SLAMB, decentralized) set 0:
+     * they do their own communication and refuse a compressor
+     * (lbs_optim_props: dense, own_comm). */
     int dense;
+    /* Optional: cross-key checks of a parsed config (cmin <= cmax, ...)
+     * that need no layers, so lbs_optim_check answers exactly what
+     * lbs_optim_new would; name is ops->name for the message.  Called
+     * by the driver right after parsing, before init. */
+    int (*check)(const void *cfg, const char *name, struct lbs_err *err);
     /* Bytes moved per element by step() alone (roofline model); the
      * driver adds 4 for its gradient check pass. */
     double (*bytes_per_elem)(const struct lbs_optim *o);
@@ -35,7 +43,8 @@ struct lbs_optim_ops {
      * so the trainer can skip their weight-gradient GEMMs.  Called once
      * per step number before step(); the driver caches the answer in
      * o->keep and skips dropped layers in its gradient check.  The same
-     * answer must come out on every rank (use lbscale/rng.h). */
+     * answer must come out on every rank (use lbscale/rng.h).  Having a
+     * plan is what lbs_optim_props reports as samples_layers. */
     void (*plan)(struct lbs_optim *o, long step, uint8_t *keep);
     /* Optional named statistics for lbs_optim_stat(): stats lists the
      * names (NULL-terminated), stat fills *value or returns -ENOENT for a
@@ -46,6 +55,9 @@ struct lbs_optim_ops {
     int (*stat)(const struct lbs_optim *o, const char *name, double *value,
                 struct lbs_err *err);
     void (*fini)(struct lbs_optim *o);
+    /* Optional GPU override (lbscale/optim.h: struct lbs_optim_device);
+     * NULL = CPU only. */
+    const struct lbs_optim_device *device;
 };
 
 struct lbs_optim {
@@ -89,7 +101,8 @@ double lbs_clip_scale(const struct lbs_optim *o, double max_norm);
  * reduction combines threads in arrival order and does not). */
 #define LBS_NORM_BLOCK 1024
 #define LBS_CHUNKS 256
-#define LBS_PAR_MIN 65536   /* below this a layer is processed serially */
+/* below this a layer is processed serially (par.h says why this value) */
+#define LBS_PAR_MIN LBS_PAR_MIN_OPTIM
 static inline size_t lbs_chunk_lo(size_t n, size_t c)
 {
     return (size_t)(((unsigned __int128)n * c) / LBS_CHUNKS);

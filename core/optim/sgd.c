@@ -26,11 +26,17 @@ static const struct lbs_param_spec sgd_params[] = {
 };
 #undef K
 
-static int sgd_init(struct lbs_optim *o, struct lbs_err *err)
+static int sgd_check(const void *cfg, const char *name, struct lbs_err *err)
 {
-    const struct sgd_cfg *c = o->cfg;
+    const struct sgd_cfg *c = cfg;
+    (void)name;
     if (c->nesterov && c->momentum == 0)
         return lbs_err_set(err, -EINVAL, "sgd: nesterov=1 needs momentum > 0");
+    return 0;
+}
+
+static int sgd_init(struct lbs_optim *o, struct lbs_err *err)
+{
     if (!(o->state = lbs_alloc_layer_state(o)))
         return lbs_err_set(err, -ENOMEM, "sgd: out of memory for state");
     return 0;
@@ -65,6 +71,19 @@ static double sgd_bytes(const struct lbs_optim *o)
     return 20.0;
 }
 
+/* The GPU kernels (core/cuda/optim.cu) and the specs tests/gpu/
+ * check_optim.c compares them with this file on. */
+static const char *const sgd_gpu_checks[] = {
+    "sgd:lr=0.1,momentum=0.9,wd=0.0001",
+    "sgd:lr=0.05,momentum=0.8,nesterov=1,wd=0.001",
+    NULL,
+};
+static const struct lbs_optim_device sgd_gpu = {
+    .kernel = LBS_KERNEL_SGD,
+    .exact = 1,
+    .checks = sgd_gpu_checks,
+};
+
 const struct lbs_optim_ops lbs_optim_sgd = {
     .name = "sgd",
     .summary = "momentum SGD (optionally Nesterov), PyTorch semantics",
@@ -72,7 +91,9 @@ const struct lbs_optim_ops lbs_optim_sgd = {
     .dense = 1,
     .cfg_size = sizeof(struct sgd_cfg),
     .bytes_per_elem = sgd_bytes,
+    .check = sgd_check,
     .init = sgd_init,
     .step = sgd_step,
     .fini = sgd_fini,
+    .device = &sgd_gpu,
 };

@@ -295,13 +295,21 @@ static void slamb_fini(struct lbs_optim *o)
     o->state = NULL;
 }
 
+static int slamb_check(const void *cfg, const char *name,
+                       struct lbs_err *err)
+{
+    const struct slamb_cfg *c = cfg;
+    (void)name;
+    if (c->cmin > c->cmax)
+        return lbs_err_set(err, -EINVAL, "slamb: cmin (%g) > cmax (%g)",
+                           c->cmin, c->cmax);
+    return 0;
+}
+
 static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct slamb_cfg *c = o->cfg;
     int rc;
-    if (c->cmin > c->cmax)
-        return lbs_err_set(err, -EINVAL, "slamb: cmin (%g) > cmax (%g)",
-                           c->cmin, c->cmax);
     struct slamb_state *s = calloc(1, sizeof *s);
     if (!s)
         return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
@@ -510,6 +518,21 @@ static double slamb_bytes(const struct lbs_optim *o)
     return n > 0 ? bytes / n : 0;
 }
 
+/* The GPU kernels (core/cuda/optim.cu) and the specs tests/gpu/
+ * check_optim.c compares them with this file on. */
+static const char *const slamb_gpu_checks[] = {
+    "slamb:k=0.1",
+    "slamb:k=0.3,mask=bernoulli,beta3=0.9",
+    "slamb:k=1",
+    "slamb:k=0.05,small=0,exclude_1d=0,mask=bernoulli",
+    NULL,
+};
+static const struct lbs_optim_device slamb_gpu = {
+    .kernel = LBS_KERNEL_SLAMB,
+    .exact = 0,
+    .checks = slamb_gpu_checks,
+};
+
 const struct lbs_optim_ops lbs_optim_slamb = {
     .name = "slamb",
     .summary = "SLAMB: local LAMB moments, random-k momentum sync with "
@@ -518,9 +541,11 @@ const struct lbs_optim_ops lbs_optim_slamb = {
     .dense = 0,
     .cfg_size = sizeof(struct slamb_cfg),
     .bytes_per_elem = slamb_bytes,
+    .check = slamb_check,
     .init = slamb_init,
     .step = slamb_step,
     .fini = slamb_fini,
+    .device = &slamb_gpu,
 };
 
 static const struct slamb_state *state_of(const struct lbs_optim *o,

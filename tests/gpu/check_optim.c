@@ -60,22 +60,10 @@ static const struct {
 };
 #define NL (sizeof shapes / sizeof shapes[0])
 
-static const struct {
-    const char *spec;
-    int exact;                       /* w bit-identical */
-} cases[] = {
-    {"sgd:lr=0.1,momentum=0.9,wd=0.0001", 1},
-    {"sgd:lr=0.05,momentum=0.8,nesterov=1,wd=0.001", 1},
-    {"adamw:lr=0.001,wd=0.01", 1},
-    {"adamw:lr=0.01,wd=0,bias_correction=0", 1},
-    {"lamb", 0},
-    {"lamb:clip=0.5,exclude_1d=0,cmin=0.01,cmax=10", 0},
-    {"lamb:bias_correction=0,wd=0,lr=0.002", 0},
-    {"slamb:k=0.1", 0},
-    {"slamb:k=0.3,mask=bernoulli,beta3=0.9", 0},
-    {"slamb:k=1", 0},
-    {"slamb:k=0.05,small=0,exclude_1d=0,mask=bernoulli", 0},
-};
+/* The cases: every optimizer in the registry whose ops table has GPU
+ * kernels, with the specs and exactness its table lists
+ * (struct lbs_optim_device), so a new optimizer with a GPU hook is
+ * checked here without a new test file. */
 
 /* Values in [-scale, scale) from a hash of (a, b, i): reproducible. */
 static float val(uint64_t a, uint64_t b, uint64_t i, float scale)
@@ -419,8 +407,13 @@ int main(int argc, char **argv)
            "elements, %d steps, NaN gradient at step %d\n", gpu, NL, total,
            STEPS, SKIP);
     int failed = check_errors();
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        failed += check_case(cases[i].spec, cases[i].exact);
+    for (const char *const *n = lbs_optim_names(); *n; n++) {
+        struct lbs_optim_props p;
+        if (lbs_optim_props(*n, &p, NULL) || !p.device)
+            continue;
+        for (const char *const *c = p.device->checks; *c; c++)
+            failed += check_case(*c, p.device->exact);
+    }
     if (!nb)
         bench();
     printf("\n%s: %d case(s) failed\n", failed ? "FAILED" : "ok", failed);

@@ -84,6 +84,7 @@
 
 #include "lbscale/comm.h"
 #include "lbscale/error.h"
+#include "lbscale/param.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -171,6 +172,49 @@ const float *lbs_compress_residual(const struct lbs_compressor *c, int layer,
                                    size_t *n);
 /* Forget every residual and warm-start state (as if new). */
 void lbs_compressor_reset(struct lbs_compressor *c);
+
+/* ---- questions answered from the ops tables (no state needed) ---- */
+
+/* What a compressor is, from its ops table.  All pointers are static. */
+struct lbs_compressor_props {
+    const char *name, *summary;
+    const struct lbs_param_spec *params; /* its own keys ("ef" is common) */
+    enum lbs_coll coll;      /* what lbs_compress_exchange moves it with */
+    int ef_ok;               /* 0: ef=1 is refused */
+};
+/* The properties of the compressor spec names (only the name is read):
+ * 0, or -ENOENT / -EINVAL as lbs_compressor_new. */
+int lbs_compressor_props(const char *spec, struct lbs_compressor_props *p,
+                         struct lbs_err *err);
+/* Check a spec without making a compressor: 0, or exactly the code and
+ * message lbs_compressor_new would give. */
+int lbs_compressor_check(const char *spec, struct lbs_err *err);
+
+/* The compressor's own invariant of one round trip out = D(C(x)) of an
+ * n-element layer at (layer 0, step 0), whose payload is payload/bytes
+ * and relative error rel_err (||x - out|| / ||x||): how many elements (or
+ * facts, such as a payload size) break what this compressor promises.
+ * Each compressor file states its check beside its kernels:
+ *   none      out == x
+ *   fp16/bf16 |out - x| <= unit roundoff |x| + half the smallest subnormal
+ *   topk      sparse prefix (see min_kept), bytes == 8 K
+ *   thresh    sparse prefix, bytes / 8 <= floor(upper K)
+ *   randk, cyclick  unscaled (scale=0): sparse (kept values exact)
+ *   sign      |out| == the payload's scale, signs kept
+ *   qsgd      |out - x| <= the bucket's norm / s
+ *   powersgd  rel_err <= 1
+ * min_kept: sparse compressors set it to the smallest kept |x| (INFINITY
+ * when none), randk and cyclick then to 0; others leave it as given. */
+struct lbs_compress_check {
+    const float *x, *out;
+    size_t n;
+    const void *payload;
+    size_t bytes;
+    double rel_err;
+    double min_kept;
+};
+long lbs_compress_wrong(const struct lbs_compressor *c,
+                        struct lbs_compress_check *ck);
 
 /* Registry: names in registration order, NULL-terminated. */
 const char *const *lbs_compressor_names(void);

@@ -40,6 +40,7 @@
 #include "lbscale/compress.h"
 #include "lbscale/error.h"
 #include "lbscale/layer.h"
+#include "lbscale/param.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,6 +130,86 @@ double lbs_optim_bytes_per_elem(const struct lbs_optim *o);
 int lbs_optim_stat(const struct lbs_optim *o, const char *name,
                    double *value, struct lbs_err *err);
 const char *const *lbs_optim_stat_names(const struct lbs_optim *o);
+
+/* ---- questions answered from the ops tables (no layers needed) ----
+ *
+ * The outer floors (CLI, suites, the simulator, the CUDA kernels) ask
+ * these instead of building a throwaway optimizer or keeping lists of
+ * names. */
+
+/* A GPU implementation hung on an optimizer's ops table, the way dav1d's
+ * C init fills the functions and an arch init replaces them: the C file
+ * stays the reference, core/cuda/optim.cu runs the kernel family named
+ * here from the same parsed configuration (lbs_optim_config), and
+ * tests/gpu/check_optim.c checks every optimizer in the registry that has
+ * one, with the specs listed here, against the C table. */
+enum lbs_optim_kernel {
+    LBS_KERNEL_LAMB,
+    LBS_KERNEL_SLAMB,
+    LBS_KERNEL_ADAMW,
+    LBS_KERNEL_SGD,
+};
+struct lbs_optim_device {
+    enum lbs_optim_kernel kernel;   /* which family in core/cuda/optim.cu */
+    /* 1: w is bit-identical to the CPU's after every step (element-wise
+     * math only); 0: it depends on per-layer norms the GPU sums in
+     * another order (bounded relative error, see check_optim.c). */
+    int exact;
+    const char *const *checks;      /* specs the check runs, NULL-ended */
+};
+
+/* What an optimizer is, from its ops table.  All pointers are static. */
+struct lbs_optim_props {
+    const char *name, *summary;
+    /* Keys, defaults, ranges and help ({NULL}-terminated, lbscale/param.h) */
+    const struct lbs_param_spec *params;
+    /* Data-parallel: the driver averages every (kept) gradient with one
+     * allreduce before the update (sgd, lars, lamb, adamw, jointspar*). */
+    int dense;
+    /* Uses only a sampled subset of layers per step (JointSpar): a trainer
+     * may skip the dropped layers' weight gradients, and the simulator
+     * does (lbs_optim_next_keep). */
+    int samples_layers;
+    /* Does its own communication (SLAMB, 1-bit LAMB, DmSGD, DecentLaM):
+     * not data-parallel, refuses a compressor (= !dense). */
+    int own_comm;
+    /* GPU kernels, or NULL when the optimizer runs on the CPU only. */
+    const struct lbs_optim_device *device;
+};
+/* The properties of the optimizer spec names ("lamb" or a whole spec:
+ * only the name is read).  0, or -ENOENT for an unknown optimizer, -EINVAL
+ * for a malformed spec, with the message lbs_optim_new would give. */
+int lbs_optim_props(const char *spec, struct lbs_optim_props *p,
+                    struct lbs_err *err);
+/* Does the optimizer called name have the key?  0 for an unknown name. */
+int lbs_optim_has_key(const char *name, const char *key);
+/* Check a spec without layers: 0, or exactly the code and message that
+ * lbs_optim_new would give for it (every key, range and cross-key rule).
+ * With compress (NULL or "" for none) also what lbs_optim_set_compressor
+ * would say on a new optimizer: the data-parallel rule and
+ * lbs_compressor_check of the compressor spec. */
+int lbs_optim_check(const char *spec, const char *compress,
+                    struct lbs_err *err);
+/* The roofline model (lbs_optim_bytes_per_elem) of spec on a nominal
+ * model: one rank, one 1x1 layer, before the first step.  What the
+ * simulator charges per element when it has no layers of its own. */
+int lbs_optim_spec_bytes_per_elem(const char *spec, double *bpe,
+                                  struct lbs_err *err);
+
+/* A parsed spec without layers: what lbs_optim_new parses, kept for
+ * another implementation of the same optimizer (the CUDA kernels) to
+ * read its values from.  _new allocates (errors: those of
+ * lbs_optim_check), _free releases; name and params (the effective
+ * "key=value,..." list, as lbs_optim_params) live as long as it. */
+struct lbs_optim_config;
+int lbs_optim_config_new(const char *spec, struct lbs_optim_config **out,
+                         struct lbs_err *err);
+void lbs_optim_config_free(struct lbs_optim_config *c);
+const char *lbs_optim_config_name(const struct lbs_optim_config *c);
+const char *lbs_optim_config_params(const struct lbs_optim_config *c);
+/* As lbs_optim_get: the effective value of key, or -ENOENT. */
+int lbs_optim_config_get(const struct lbs_optim_config *c, const char *key,
+                         double *value, struct lbs_err *err);
 
 /* Registry: the names in registration order, NULL-terminated. */
 const char *const *lbs_optim_names(void);
