@@ -134,31 +134,25 @@ void cli_timing_print(FILE *f, const char *indent, const char *what,
                 "iterations.\n", indent, s->outliers, s->n);
 }
 
-int cli_export_opt(struct cli_export *x, int argc, char **argv, int *i)
+int cli_export_path(const char *opt, const char *value, void *dst)
 {
-    const char *a = argv[*i];
-    const char **slot = !strcmp(a, "--export-csv")        ? &x->csv
-                        : !strcmp(a, "--export-markdown") ? &x->md
-                                                          : NULL;
-    if (!slot)
-        return 0;
-    if (*i + 1 >= argc || !*argv[*i + 1]) {
-        cli_error(a, "missing file name");
-        return -1;
+    if (!value || !*value) {
+        cli_error(opt, "missing file name");
+        return -EINVAL;
     }
     /* a directory that cannot take the file: bad input, before any work */
-    const char *f = argv[*i + 1], *sl = strrchr(f, '/');
+    const char *sl = strrchr(value, '/');
     char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - f) + (sl == f) : 1,
-             sl ? f : ".");
+    snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - value) + (sl == value)
+                                         : 1, sl ? value : ".");
     struct stat st;
     if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK) ||
-        (!stat(f, &st) && !S_ISREG(st.st_mode))) {
-        cli_error(a, "cannot write '%s'", f);
-        return -1;
+        (!stat(value, &st) && !S_ISREG(st.st_mode))) {
+        cli_error(opt, "cannot write '%s'", value);
+        return -EINVAL;
     }
-    *slot = argv[++*i];
-    return 1;
+    *(const char **)dst = value;
+    return 0;
 }
 
 static void export_val(char *out, size_t len, json_t *v)
