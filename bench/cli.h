@@ -41,8 +41,9 @@ void cli_timing_print(FILE *f, const char *indent, const char *what,
 /* --export-csv FILE / --export-markdown FILE of the verbs that time
  * repetitions (the option rows: CLI_EXPORT_OPTS of opt.h). */
 struct cli_export { const char *csv, *md; };
-/* Write row's fields cols[0..] (NULL-terminated) to the files x names;
- * -errno after a printed line. */
+/* Write the fields cols[0..] (NULL-terminated) of row, or of each row
+ * when it is an array of rows, to the files x names (a header line, then
+ * one line per row); -errno after a printed line. */
 int cli_export_write(const struct cli_export *x, const char *verb,
                      json_t *row, const char *const *cols);
 

@@ -845,6 +845,10 @@ static const struct bench_col osu_cols[] = {
     BENCH_COL("Max Latency(us)", "%15s", "%15.2f", "time_us_max"),
     BENCH_COL("Iterations", "%10s", "%10lld", "iters"),
     {0}};
+static const char *const export_cols[] = {
+    "coll", "backend", "ranks", "nodes", "type", "bytes", "size", "count",
+    "iters", "time_us", "time_us_min", "time_us_max", "time_us_mean",
+    "algbw_gbps", "busbw_gbps", "wrong", NULL};
 static const struct bench_table nccl_table = {"", "", nccl_cols};
 static const struct bench_table osu_table = {"", "", osu_cols};
 
@@ -881,6 +885,8 @@ struct coll_run {
     long iters, warmup, root;
     double density;
     struct bench_out bo;
+    struct cli_export exp;   /* --export-csv/--export-markdown: all rows */
+    json_t *rows;            /* rank 0's rows, for the export */
     long total_wrong, busbw_n;
     double busbw_sum;
     struct lbs_err e;
@@ -1009,6 +1015,8 @@ static int coll_size(struct coll_run *cr, const struct coll_ops *op, size_t S)
             rc = bench_emit(&cr->bo, row, 0);
             cr->silent = rc != 0;   /* bench_emit printed it */
             fflush(stdout);
+            if (cr->rows)
+                json_array_append(cr->rows, row);
             json_decref(row);
         }
     }
@@ -1047,6 +1055,7 @@ struct coll_cmd {
     long factor, iters, warmup, root;
     double density;
     const char *list, *topo, *backend;
+    struct cli_export exp;
     int sel[NCOLL];
     int tk;   /* the topology's index */
 };
@@ -1110,6 +1119,7 @@ static int coll_parse(int argc, char **argv, struct cli_common *com,
                  "GPU (else one line on stderr, exit 2)."},
         {.name = "comm", .type = CLI_STR, .dst = &c->backend, .arg = "B",
          .help = "the same as --backend"},
+        CLI_EXPORT_OPTS(&c->exp),
         CLI_COMMON_OPTS(com),
         {.name = "help", .type = CLI_FLAG, .dst = &c->help,
          .short_name = 'h', .help = "this help"},
@@ -1271,6 +1281,9 @@ static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
     for (size_t k = 0; k < NCOLL && !rc; k++)
         if (c->sel[k])
             rc = coll_sweep(cr, &colls[k]);
+    if (!rc && cr->rows &&
+        (rc = cli_export_write(&cr->exp, "coll", cr->rows, export_cols)))
+        cr->silent = 1;   /* printed */
     if (rc && !cr->silent)
         cli_error("coll", "%s", cr->e.msg);
     else if (cr->total_wrong) {
@@ -1306,7 +1319,7 @@ int verb_coll(int argc, char **argv)
         .dev = !strcmp(c.backend, "nccl"), .check = c.check, .osu = c.osu,
         .gpu = gpu, .topo = c.topo, .minb = c.minb, .maxb = c.maxb,
         .factor = (size_t)c.factor, .iters = c.iters, .warmup = c.warmup,
-        .root = c.root, .density = c.density,
+        .root = c.root, .density = c.density, .exp = c.exp,
         .bo = {.verb = "coll", .json = com.json,
                .table = c.osu ? &osu_table : &nccl_table}};
     if ((rc = coll_open(&cr, &c)))
@@ -1317,6 +1330,8 @@ int verb_coll(int argc, char **argv)
         return rc;
     }
     cr.nodes = count_nodes(cr.ctl);
+    if (cr.lead && (c.exp.csv || c.exp.md))
+        cr.rows = json_array();
     sum_tab_init(cr.x.P);
     int orc = cr.lead ? cli_open_run(&com, "coll", argc, argv, &cr.bo.run)
                       : 0;
@@ -1325,6 +1340,7 @@ int verb_coll(int argc, char **argv)
         rc = orc ? orc : -EIO;
     else
         rc = coll_main(&cr, &c);
+    json_decref(cr.rows);
     lbs_run_close(cr.bo.run);
     lbs_topology_free(cr.x.topo);
     comms_free(cr.comm, cr.ctl);

@@ -244,6 +244,13 @@ static void stream_note(const json_t *r, int when, FILE *f)
 #undef IV
 }
 
+static struct cli_export export_to;   /* --export-csv / --export-markdown */
+static const char *const export_cols[] = {
+    "elements", "threads", "iters", "copy_gbps", "triad_gbps", "wrong", NULL};
+static const char *const export_cuda_cols[] = {
+    "gpu", "elements", "iters", "memcpy_gbps", "kernel_gbps", "copy_gbps",
+    "wrong", NULL};
+
 /* Show and keep one row; then #wrong decides the exit code. */
 static int stream_emit(const struct cli_common *com, struct lbs_run *run,
                        json_t *row, const char *bad)
@@ -252,7 +259,9 @@ static int stream_emit(const struct cli_common *com, struct lbs_run *run,
     const struct bench_out bo = {
         .verb = "stream", .json = com->json,
         .table = cuda ? &stream_cuda_table : &stream_table,
-        .note = stream_note, .run = run};
+        .note = stream_note, .exp = &export_to,
+        .exp_cols = cuda ? export_cuda_cols : export_cols,
+        .run = run};
     int rc = bench_emit(&bo, row, 1) ? EXIT_RUNTIME : 0;
     if (!rc)
         bench_saved(&bo);
@@ -387,6 +396,7 @@ int verb_stream(int argc, char **argv)
             "copy); copy_gbps is the better of the two, the number\n"
             "optim --device cuda compares against.  Without a GPU or\n"
             "a CUDA build: one line on stderr, exit 2"),
+        CLI_EXPORT_OPTS(&export_to),
         CLI_COMMON_OPTS(&com),
         {0}};
     const struct cli_verb verb = {.name = "stream", .usage = stream_usage,
