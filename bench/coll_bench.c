@@ -615,7 +615,6 @@ static void dev_swap(struct cctx *x)
 }
 
 /* ---- CLI ---------------------------------------------------------------- */
-/* ---- CLI ---------------------------------------------------------------- */
 static const char coll_usage[] =
 "usage: lbscale coll [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
 "                    [--coll LIST] [--topo T] [-k DENSITY] [--root R]\n"

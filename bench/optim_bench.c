@@ -666,13 +666,13 @@ static int optim_cuda_run(struct optim_bench_args *a, const char *gpu,
         json_decref(row);
         if (erc) {
             rc = erc;
-            goto free;
+            goto release;
         }
     }
 out:
     if (rc)
         cli_error("optim", "--device cuda: %s", e->msg);
-free:
+release:
     bench_result_free(&r);
     lbs_cuda_optim_free(k.h);
     if (k.set.l)
