@@ -134,31 +134,25 @@ void cli_timing_print(FILE *f, const char *indent, const char *what,
                 "iterations.\n", indent, s->outliers, s->n);
 }
 
-int cli_export_opt(struct cli_export *x, int argc, char **argv, int *i)
+int cli_export_path(const char *opt, const char *value, void *dst)
 {
-    const char *a = argv[*i];
-    const char **slot = !strcmp(a, "--export-csv")        ? &x->csv
-                        : !strcmp(a, "--export-markdown") ? &x->md
-                                                          : NULL;
-    if (!slot)
-        return 0;
-    if (*i + 1 >= argc || !*argv[*i + 1]) {
-        cli_error(a, "missing file name");
-        return -1;
+    if (!value || !*value) {
+        cli_error(opt, "missing file name");
+        return -EINVAL;
     }
     /* a directory that cannot take the file: bad input, before any work */
-    const char *f = argv[*i + 1], *sl = strrchr(f, '/');
+    const char *sl = strrchr(value, '/');
     char dir[4096];
-    snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - f) + (sl == f) : 1,
-             sl ? f : ".");
+    snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - value) + (sl == value)
+                                         : 1, sl ? value : ".");
     struct stat st;
     if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK) ||
-        (!stat(f, &st) && !S_ISREG(st.st_mode))) {
-        cli_error(a, "cannot write '%s'", f);
-        return -1;
+        (!stat(value, &st) && !S_ISREG(st.st_mode))) {
+        cli_error(opt, "cannot write '%s'", value);
+        return -EINVAL;
     }
-    *slot = argv[++*i];
-    return 1;
+    *(const char **)dst = value;
+    return 0;
 }
 
 static void export_val(char *out, size_t len, json_t *v)
@@ -173,48 +167,67 @@ static void export_val(char *out, size_t len, json_t *v)
         snprintf(out, len, "%s", "");
 }
 
-int cli_export_write(const struct cli_export *x, const char *verb,
-                     json_t *row, const char *const *cols)
+#define PUT(...) *o += (size_t)snprintf(t + *o, *o < cap ? cap - *o : 0, \
+                                         __VA_ARGS__)
+/* The header (and markdown's rule, right-aligned for numbers of row). */
+static void export_head(char *t, size_t cap, size_t *o, int md, json_t *row,
+                        const char *const *cols)
 {
+    for (int c = 0; cols[c]; c++) {
+        if (md)
+            PUT("| %s ", cols[c]);
+        else
+            PUT("%s%s", c ? "," : "", cols[c]);
+    }
+    PUT("%s\n", md ? "|" : "");
+    if (md) {
+        for (int c = 0; cols[c]; c++)
+            PUT("|%s", json_is_number(json_object_get(row, cols[c]))
+                           ? "---:" : "---");
+        PUT("|\n");
+    }
+}
+
+static void export_row(char *t, size_t cap, size_t *o, int md, json_t *row,
+                       const char *const *cols)
+{
+    char v[512];
+    for (int c = 0; cols[c]; c++) {
+        export_val(v, sizeof v, json_object_get(row, cols[c]));
+        if (md) {
+            PUT("| %s ", v);
+        } else if (strpbrk(v, ",\"\n")) {   /* CSV quoting */
+            PUT("%s\"", c ? "," : "");
+            for (const char *p = v; *p; p++)
+                PUT("%s", *p == '"' ? "\"\"" : (char[2]){*p, 0});
+            PUT("\"");
+        } else {
+            PUT("%s%s", c ? "," : "", v);
+        }
+    }
+    PUT("%s\n", md ? "|" : "");
+}
+#undef PUT
+
+int cli_export_write(const struct cli_export *x, const char *verb,
+                     json_t *rows, const char *const *cols)
+{
+    /* one row (an object) or several (an array of them, e.g. coll) */
+    size_t nr = json_is_array(rows) ? json_array_size(rows) : 1;
+    json_t *first = json_is_array(rows) ? json_array_get(rows, 0) : rows;
     for (int k = 0; k < 2; k++) {
         const char *path = k ? x->md : x->csv;
         if (!path)
             continue;
-        size_t cap = 8192, o = 0;
-        char *t = malloc(cap), v[512];
+        size_t cap = 8192 * (nr + 1), o = 0;
+        char *t = malloc(cap);
         if (!t)
             return -ENOMEM;
         t[0] = '\0';
-#define PUT(...) o += (size_t)snprintf(t + o, o < cap ? cap - o : 0, __VA_ARGS__)
-        /* header (and the markdown rule) */
-        for (int c = 0; cols[c]; c++) {
-            if (k)
-                PUT("| %s ", cols[c]);
-            else
-                PUT("%s%s", c ? "," : "", cols[c]);
-        }
-        PUT("%s\n", k ? "|" : "");
-        if (k) {
-            for (int c = 0; cols[c]; c++)
-                PUT("|%s", json_is_number(json_object_get(row, cols[c]))
-                               ? "---:" : "---");
-            PUT("|\n");
-        }
-        for (int c = 0; cols[c]; c++) {
-            export_val(v, sizeof v, json_object_get(row, cols[c]));
-            if (k) {
-                PUT("| %s ", v);
-            } else if (strpbrk(v, ",\"\n")) {   /* CSV quoting */
-                PUT("%s\"", c ? "," : "");
-                for (const char *p = v; *p; p++)
-                    PUT("%s", *p == '"' ? "\"\"" : (char[2]){*p, 0});
-                PUT("\"");
-            } else {
-                PUT("%s%s", c ? "," : "", v);
-            }
-        }
-        PUT("%s\n", k ? "|" : "");
-#undef PUT
+        export_head(t, cap, &o, k, first, cols);
+        for (size_t r = 0; r < nr; r++)
+            export_row(t, cap, &o, k, json_is_array(rows)
+                       ? json_array_get(rows, r) : rows, cols);
         struct lbs_err e;
         int rc = o < cap ? lbs_write_atomic(path, t, o, &e)
                          : lbs_err_set(&e, -E2BIG, "%s: row too long", path);

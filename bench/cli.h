@@ -39,16 +39,11 @@ void cli_timing_print(FILE *f, const char *indent, const char *what,
                       const char *unit);
 
 /* --export-csv FILE / --export-markdown FILE of the verbs that time
- * repetitions: returns 1 if argv[*i] was one (advancing *i past the
- * value), 0 if not, -1 on a missing value (printed). */
+ * repetitions (the option rows: CLI_EXPORT_OPTS of opt.h). */
 struct cli_export { const char *csv, *md; };
-int cli_export_opt(struct cli_export *x, int argc, char **argv, int *i);
-#define CLI_EXPORT_HELP \
-    "  --export-csv FILE       also write the result as CSV (hyperfine's\n" \
-    "                          convention: a header line, one row)\n" \
-    "  --export-markdown FILE  also write it as a markdown table\n"
-/* Write row's fields cols[0..] (NULL-terminated) to the files x names;
- * -errno after a printed line. */
+/* Write the fields cols[0..] (NULL-terminated) of row, or of each row
+ * when it is an array of rows, to the files x names (a header line, then
+ * one line per row); -errno after a printed line. */
 int cli_export_write(const struct cli_export *x, const char *verb,
                      json_t *row, const char *const *cols);
 

@@ -41,8 +41,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
 
 #include "cli.h"
+#include "driver.h"
 #include "lbs_config.h"
 #include "lbs_cuda.h"
 #include "lbs_cuda_compress.h"
@@ -613,15 +615,14 @@ static void dev_swap(struct cctx *x)
 }
 
 /* ---- CLI ---------------------------------------------------------------- */
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char coll_usage[] =
 "usage: lbscale coll [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
 "                    [--coll LIST] [--topo T] [-k DENSITY] [--root R]\n"
 "                    [--backend auto|mpi|self|nccl] [--json] [--out DIR]\n"
 "                    [--no-save]\n"
-"       mpirun -np P lbscale coll ...     (any P; only rank 0 prints/writes)\n"
-"\n"
+"       mpirun -np P lbscale coll ...     (any P; only rank 0 prints/writes)";
+
+static const char coll_about[] =
 "Collective benchmark in the style of nccl-tests.  For each collective and\n"
 "each size MIN, MIN*F, ... <= MAX: W untimed calls, then N timed ones, each\n"
 "after a barrier; the per-call time is the max over ranks, and time is the\n"
@@ -646,40 +647,7 @@ static void usage(FILE *f)
 "any).  JSON rows: bench coll, ranks, nodes, bytes (trace-v1: the payload\n"
 "this rank contributes; allgatherv: the mean), size, count, time_us,\n"
 "time_us_min, time_us_max, algbw_gbps, busbw_gbps, wrong - the rows\n"
-"`lbscale sim calibrate` fits.\n"
-"\n"
-"  -b, --minbytes S   smallest size (default 8; K M G (and Ki Mi Gi) are\n"
-"                     2^10, 2^20, 2^30 as in nccl-tests)\n"
-"  -e, --maxbytes S   largest size (default 16M = 16 x 2^20)\n"
-"  -m, --message-size MIN:MAX  OSU's form of -b and -e\n"
-"  -c, --check 0|1    check every result (default 1; 0: #wrong is N/A)\n"
-"  -d, --datatype T   float only (the patterns are fp32)\n"
-"  -o, --op O         sum only\n"
-"  --latency          print OSU's latency table (size, avg/min/max us,\n"
-"                     iterations) instead of nccl-tests' columns\n"
-"  -f, --stepfactor F multiply the size by integer F >= 2 (default 2)\n"
-"  -n, --iters N      timed calls per size (default 20)\n"
-"  -w, --warmup W     untimed calls first (default 5)\n"
-"  --coll LIST        comma-separated, or all (default): allreduce,\n"
-"                     allgather, allgatherv, reduce_scatter, alltoall,\n"
-"                     bcast, neighbor, masked_allreduce, topk_allgather,\n"
-"                     onebit\n"
-"  --topo T           neighbor graph: ring (default), exponential, onepeer\n"
-"                     (phase advances every call), full\n"
-"  -k, --density K    compressed patterns' kept fraction (default 0.1)\n"
-"  --root R           bcast root (default 0)\n"
-"  --backend B, --comm B\n"
-"                     auto (default: mpi under mpirun, else self), mpi,\n"
-"                     self, nccl.  reduce_scatter calls\n"
-"                     MPI_Reduce_scatter_block directly (not in lbs_comm),\n"
-"                     so it runs on mpi and self only (nccl: left out of\n"
-"                     all).  nccl: one rank per GPU (mpirun -np <GPUs>;\n"
-"                     alone: 1 rank), buffers in GPU memory, each call\n"
-"                     waits for its stream; data is uploaded before and\n"
-"                     checked after, untimed; needs a CUDA+NCCL build and a\n"
-"                     GPU (else one line on stderr, exit 2).\n"
-CLI_COMMON_HELP);
-}
+"`lbscale sim calibrate` fits.";
 
 /* The bookkeeping comm (a second mpi comm under nccl) goes first: the
  * nccl comm's own MPI bootstrap finalizes MPI. */
@@ -750,6 +718,73 @@ static int q_long(const char *o, const char *v, long lo, long hi, long *out)
     return 0;
 }
 
+/* The option as the user typed it ("-e", "--maxbytes"), found from its
+ * value's place in argv: the messages name what was written. */
+static char **q_argv;
+static const char *typed(const char *opt, const char *v, char *buf,
+                         size_t len)
+{
+    for (int j = 1; v && q_argv && q_argv[j]; j++) {
+        const char *a = q_argv[j];
+        if (v == a)
+            return q_argv[j - 1];
+        if (v > a && v <= a + strlen(a)) {   /* -eVALUE or --opt=VALUE */
+            snprintf(buf, len, "%.*s", (int)(v - a) - (a[1] == '-'), a);
+            return buf;
+        }
+    }
+    return opt;
+}
+#define TYPED(o, v) typed(o, v, (char[64]){0}, 64)
+
+static int q_size_opt(const char *o, const char *v, void *dst)
+{
+    return q_size(TYPED(o, v), v, dst) ? -EINVAL : 0;
+}
+/* -m MIN:MAX stores both ends: dst is {&minb, &maxb} */
+static int q_range_opt(const char *o, const char *v, void *dst)
+{
+    size_t **mm = dst;
+    return q_range(TYPED(o, v), v, mm[0], mm[1]) ? -EINVAL : 0;
+}
+static int q_check_opt(const char *o, const char *v, void *dst)
+{
+    if (strcmp(v, "0") && strcmp(v, "1")) {
+        if (!quiet)
+            cli_error(TYPED(o, v), "'%s': 1 (check every result, default) "
+                      "or 0", v);
+        return -EINVAL;
+    }
+    *(int *)dst = v[0] == '1';
+    return 0;
+}
+/* -d float and -o sum: the only datatype and operation implemented */
+static int q_only_opt(const char *o, const char *v, void *only)
+{
+    if (strcmp(v, only)) {
+        if (!quiet)
+            cli_error(TYPED(o, v), "'%s': only %s is implemented", v,
+                      !strcmp(only, "float") ? "float (fp32)"
+                                             : (const char *)only);
+        return -EINVAL;
+    }
+    return 0;
+}
+static int q_density_opt(const char *o, const char *v, void *dst)
+{
+    double *d = dst;
+    if (lbs_parse_double(v, d) || !(*d > 0) || *d > 1) {
+        if (!quiet)
+            cli_error(TYPED(o, v), "'%s' is not a fraction in (0, 1]", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+static int q_factor_opt(const char *o, const char *v, void *dst)
+{
+    return q_long(TYPED(o, v), v, 2, 1024, dst) ? -EINVAL : 0;
+}
+
 static int parse_colls(const char *list, int sel[NCOLL])
 {
     if (!strcmp(list, "all")) {
@@ -784,31 +819,37 @@ static int parse_colls(const char *list, int sel[NCOLL])
 }
 
 /* nccl-tests' columns, or OSU's latency table (--latency). */
-static void print_row(const json_t *r, int osu)
+static void wrong_str(const json_t *r, char *buf, size_t len)
 {
-    char wrong[24] = "N/A";
+    snprintf(buf, len, "N/A");
     if (json_is_true(json_object_get(r, "checked")))
-        snprintf(wrong, sizeof wrong, "%lld",
+        snprintf(buf, len, "%lld",
                  (long long)json_integer_value(json_object_get(r, "wrong")));
-    if (osu) {
-        printf("%-17s %12lld %15.2f %15.2f %15.2f %10lld\n",
-               json_string_value(json_object_get(r, "coll")),
-               (long long)json_integer_value(json_object_get(r, "size")),
-               json_real_value(json_object_get(r, "time_us_mean")),
-               json_real_value(json_object_get(r, "time_us_min")),
-               json_real_value(json_object_get(r, "time_us_max")),
-               (long long)json_integer_value(json_object_get(r, "iters")));
-        return;
-    }
-    printf("%-17s %12lld %11lld %7s %11.2f %11.3f %11.3f %7s\n",
-           json_string_value(json_object_get(r, "coll")),
-           (long long)json_integer_value(json_object_get(r, "size")),
-           (long long)json_integer_value(json_object_get(r, "count")),
-           json_string_value(json_object_get(r, "type")),
-           json_real_value(json_object_get(r, "time_us")),
-           json_real_value(json_object_get(r, "algbw_gbps")),
-           json_real_value(json_object_get(r, "busbw_gbps")), wrong);
 }
+static const struct bench_col nccl_cols[] = {
+    BENCH_COL("# coll", "%-17s", "%-17s", "coll"),
+    BENCH_COL("size(B)", "%12s", "%12lld", "size"),
+    BENCH_COL("count", "%11s", "%11lld", "count"),
+    BENCH_COL("type", "%7s", "%7s", "type"),
+    BENCH_COL("time(us)", "%11s", "%11.2f", "time_us"),
+    BENCH_COL("algbw(GB/s)", "%11s", "%11.3f", "algbw_gbps"),
+    BENCH_COL("busbw(GB/s)", "%11s", "%11.3f", "busbw_gbps"),
+    {.head = "#wrong", .hfmt = "%7s", .fmt = "%7s", .str = wrong_str},
+    {0}};
+static const struct bench_col osu_cols[] = {
+    BENCH_COL("# coll", "%-17s", "%-17s", "coll"),
+    BENCH_COL("Size", "%12s", "%12lld", "size"),
+    BENCH_COL("Avg Latency(us)", "%15s", "%15.2f", "time_us_mean"),
+    BENCH_COL("Min Latency(us)", "%15s", "%15.2f", "time_us_min"),
+    BENCH_COL("Max Latency(us)", "%15s", "%15.2f", "time_us_max"),
+    BENCH_COL("Iterations", "%10s", "%10lld", "iters"),
+    {0}};
+static const char *const export_cols[] = {
+    "coll", "backend", "ranks", "nodes", "type", "bytes", "size", "count",
+    "iters", "time_us", "time_us_min", "time_us_max", "time_us_mean",
+    "algbw_gbps", "busbw_gbps", "wrong", NULL};
+static const struct bench_table nccl_table = {"", "", nccl_cols};
+static const struct bench_table osu_table = {"", "", osu_cols};
 
 static int count_nodes(struct lbs_comm *c)
 {
@@ -831,358 +872,476 @@ static int count_nodes(struct lbs_comm *c)
     return nodes;
 }
 
+/* ---- the driver's kernel: one (pattern, size) ------------------------ */
+/* What a sweep needs besides the pattern: the comms, the loop, the
+ * options that go into rows, and what the closing lines sum up. */
+struct coll_run {
+    struct cctx x;
+    struct lbs_comm *comm, *ctl;   /* ctl: timings and #wrong (mpi) */
+    int dev, check, osu, lead, nodes, silent;
+    const char *gpu, *topo;
+    size_t minb, maxb, factor;
+    long iters, warmup, root;
+    double density;
+    struct bench_out bo;
+    struct cli_export exp;   /* --export-csv/--export-markdown: all rows */
+    json_t *rows;            /* rank 0's rows, for the export */
+    long total_wrong, busbw_n;
+    double busbw_sum;
+    struct lbs_err e;
+};
+struct coll_kernel {
+    struct coll_run *cr;
+    const struct coll_ops *op;
+    int deg;
+};
+
+/* prep (untimed; nccl: upload and swap in the device twins), barrier,
+ * the timed call. */
+static int coll_call(void *ctx, long i, double *t, struct lbs_err *err)
+{
+    struct coll_kernel *k = ctx;
+    struct coll_run *cr = k->cr;
+    struct cctx *c = &cr->x;
+    int rc;
+    k->op->prep(c, i == cr->warmup + cr->iters - 1);
+    if (cr->dev && (rc = dev_put(c, err)))
+        return rc;
+    if (cr->dev)
+        dev_swap(c);
+    if (!(rc = lbs_barrier(cr->comm))) {
+        double t0 = cli_now();
+        rc = k->op->run(c);
+        t[0] = cli_now() - t0;
+    }
+    if (cr->dev)
+        dev_swap(c);
+    return rc;
+}
+
+/* The last call's result, exactly (nccl: downloaded first). */
+static long coll_check(void *ctx, struct lbs_err *err)
+{
+    struct coll_kernel *k = ctx;
+    int rc = k->cr->dev ? dev_get(&k->cr->x, err) : 0;
+    if (rc)
+        return rc;
+    k->deg = k->cr->x.nto;
+    return k->cr->check ? k->op->check(&k->cr->x) : 0;
+}
+
+/* Per call the max over ranks, #wrong summed, the largest out-degree. */
+static int coll_gather(void *ctx, struct bench_result *r, struct lbs_err *err)
+{
+    struct coll_kernel *k = ctx;
+    struct lbs_comm *ctl = k->cr->ctl;
+    long long wrong = r->wrong;
+    (void)err;
+    int rc = lbs_allreduce(ctl, r->t[0], (size_t)k->cr->iters, LBS_FLOAT64,
+                           LBS_MAX, -1);
+    if (!rc)
+        rc = lbs_allreduce(ctl, &wrong, 1, LBS_INT64, LBS_SUM, -1);
+    r->wrong = (long)wrong;
+    if (!rc && k->op->bw == BW_DEG)
+        rc = lbs_allreduce(ctl, &k->deg, 1, LBS_INT32, LBS_MAX, -1);
+    return rc;
+}
+
+static json_t *coll_row(struct coll_run *cr, const struct coll_kernel *k,
+                        const struct bench_result *r)
+{
+    const struct coll_ops *op = k->op;
+    const struct cli_stats *st = &r->st[0];
+    int P = cr->comm->size;
+    double algbw = (double)cr->x.size / st->median / 1e9,
+           busbw = algbw * bw_factor(op, P, k->deg);
+    json_t *row = json_pack(
+        "{s:s,s:s,s:s,s:i,s:i,s:f,s:I,s:I,s:s,s:i,s:i,s:f,s:f,s:f,s:f,s:f,"
+        "s:I}",
+        "bench", "coll", "coll", op->name, "backend", cr->comm->ops->name,
+        "ranks", P, "nodes", cr->nodes, "bytes", cr->x.payload, "size",
+        (json_int_t)cr->x.size, "count", (json_int_t)cr->x.count, "type",
+        op->type, "iters", (int)cr->iters, "warmup", (int)cr->warmup,
+        "time_us", st->median * 1e6, "time_us_min", st->min * 1e6,
+        "time_us_max", st->max * 1e6, "algbw_gbps", algbw, "busbw_gbps",
+        busbw, "wrong", (json_int_t)r->wrong);
+    if (!row)
+        return NULL;
+    json_object_set_new(row, "time_us_mean", json_real(st->mean * 1e6));
+    json_object_set_new(row, "checked", json_boolean(cr->check));
+    if (!op->compressed) {
+        cr->busbw_sum += busbw;
+        cr->busbw_n++;
+    }
+    if (op->compressed)
+        json_object_set_new(row, "density", json_real(cr->density));
+    if (op->bw == BW_DEG) {
+        json_object_set_new(row, "topo", json_string(cr->topo));
+        json_object_set_new(row, "degree", json_integer(k->deg));
+    }
+    if (op->bw == BW_ONE)
+        json_object_set_new(row, "root", json_integer(cr->root));
+    if (cr->dev)
+        json_object_set_new(row, "gpu", json_string(cr->gpu));
+    return row;
+}
+
+/* One size of one pattern: setup, the driver's loop, the row on rank 0. */
+static int coll_size(struct coll_run *cr, const struct coll_ops *op, size_t S)
+{
+    struct cctx *c = &cr->x;
+    c->count = c->size = c->n1 = 0;
+    c->payload = 0;
+    int s = op->setup(c, S), rc = 0;
+    if (s < 0)
+        return lbs_err_set(&cr->e, s, "out of memory at %zu bytes", S);
+    if (s || (cr->dev && (rc = dev_alloc(c, &cr->e))))
+        return rc;
+    struct coll_kernel k = {.cr = cr, .op = op};
+    const struct bench_kernel kern = {
+        .what = op->name, .ctx = &k, .nphase = 1, .call = coll_call,
+        .check = coll_check, .gather = coll_gather};
+    const struct bench_loop loop = {.warmup = cr->warmup,
+                                    .iters = cr->iters};
+    struct bench_result r;
+    if ((rc = bench_time(&kern, &loop, &r, &cr->e)))
+        return rc;
+    if (cr->lead) {
+        json_t *row = coll_row(cr, &k, &r);
+        if (!row) {
+            rc = lbs_err_set(&cr->e, -ENOMEM, "out of memory");
+        } else {
+            rc = bench_emit(&cr->bo, row, 0);
+            cr->silent = rc != 0;   /* bench_emit printed it */
+            fflush(stdout);
+            if (cr->rows)
+                json_array_append(cr->rows, row);
+            json_decref(row);
+        }
+    }
+    cr->total_wrong += r.wrong;
+    bench_result_free(&r);
+    return rc;
+}
+
+/* The sizes minb, minb*f, ... <= maxb of one pattern; every rank stops
+ * together when one failed (rank 0 may have failed writing). */
+static int coll_sweep(struct coll_run *cr, const struct coll_ops *op)
+{
+    int rc = 0;
+    for (size_t S = cr->minb; S <= cr->maxb && !rc;) {
+        rc = coll_size(cr, op, S);
+        cctx_free(&cr->x);
+        int stop = rc ? 1 : 0;
+        if (lbs_allreduce(cr->ctl, &stop, 1, LBS_INT32, LBS_MAX, -1) ||
+            stop) {
+            if (!rc)
+                rc = -EIO, cr->silent = 1;
+            break;
+        }
+        if (S > cr->maxb / cr->factor)
+            break;
+        S *= cr->factor;
+    }
+    return rc;
+}
+
+/* ---- the verb ------------------------------------------------------- */
+/* The command line: options, then what they select. */
+struct coll_cmd {
+    size_t minb, maxb;
+    int check, osu, help;
+    long factor, iters, warmup, root;
+    double density;
+    const char *list, *topo, *backend;
+    struct cli_export exp;
+    int sel[NCOLL];
+    int tk;   /* the topology's index */
+};
+
+/* Parse argv into c; on ranks other than 0 errors are not printed (only
+ * rank 0 speaks).  0 to go on, -1 to exit 0, else the exit code. */
+static int coll_parse(int argc, char **argv, struct cli_common *com,
+                      struct coll_cmd *c)
+{
+    size_t *range[2] = {&c->minb, &c->maxb};
+    const struct cli_opt opts[] = {
+        {.name = "minbytes", .short_name = 'b', .type = CLI_CALL,
+         .fn = q_size_opt, .dst = &c->minb, .arg = "S",
+         .help = "smallest size (default 8; K M G (and Ki Mi Gi) are\n"
+                 "2^10, 2^20, 2^30 as in nccl-tests)"},
+        {.name = "maxbytes", .short_name = 'e', .type = CLI_CALL,
+         .fn = q_size_opt, .dst = &c->maxb, .arg = "S",
+         .help = "largest size (default 16M = 16 x 2^20)"},
+        {.name = "message-size", .short_name = 'm', .type = CLI_CALL,
+         .fn = q_range_opt, .dst = range, .arg = "MIN:MAX",
+         .help = "OSU's form of -b and -e"},
+        {.name = "check", .short_name = 'c', .type = CLI_CALL,
+         .fn = q_check_opt, .dst = &c->check, .arg = "0|1",
+         .help = "check every result (default 1; 0: #wrong is N/A)"},
+        {.name = "datatype", .short_name = 'd', .type = CLI_CALL,
+         .fn = q_only_opt, .dst = "float", .arg = "T",
+         .help = "float only (the patterns are fp32)"},
+        {.name = "op", .short_name = 'o', .type = CLI_CALL, .fn = q_only_opt,
+         .dst = "sum", .arg = "O", .help = "sum only"},
+        {.name = "latency", .type = CLI_FLAG, .dst = &c->osu,
+         .help = "print OSU's latency table (size, avg/min/max us,\n"
+                 "iterations) instead of nccl-tests' columns"},
+        {.name = "stepfactor", .short_name = 'f', .type = CLI_CALL,
+         .fn = q_factor_opt, .dst = &c->factor, .arg = "F",
+         .help = "multiply the size by integer F >= 2 (default 2)"},
+        CLI_ITERS_OPT(&c->iters, 'n', 1000000,
+                      "timed calls per size (default 20)"),
+        CLI_WARMUP_OPT(&c->warmup, 'w', "untimed calls first (default 5)"),
+        {.name = "coll", .type = CLI_STR, .dst = &c->list, .arg = "LIST",
+         .help = "comma-separated, or all (default): allreduce,\n"
+                 "allgather, allgatherv, reduce_scatter, alltoall,\n"
+                 "bcast, neighbor, masked_allreduce, topk_allgather,\n"
+                 "onebit"},
+        {.name = "topo", .type = CLI_STR, .dst = &c->topo, .arg = "T",
+         .help = "neighbor graph: ring (default), exponential, onepeer\n"
+                 "(phase advances every call), full"},
+        {.name = "density", .short_name = 'k', .type = CLI_CALL,
+         .fn = q_density_opt, .dst = &c->density, .arg = "K",
+         .help = "compressed patterns' kept fraction (default 0.1)"},
+        {.name = "root", .type = CLI_LONG, .dst = &c->root, .arg = "R",
+         .lo = 0, .hi = INT_MAX, .help = "bcast root (default 0)"},
+        {.name = "backend", .type = CLI_STR, .dst = &c->backend, .arg = "B",
+         .help = "auto (default: mpi under mpirun, else self), mpi,\n"
+                 "self, nccl.  reduce_scatter calls\n"
+                 "MPI_Reduce_scatter_block directly (not in lbs_comm),\n"
+                 "so it runs on mpi and self only (nccl: left out of\n"
+                 "all).  nccl: one rank per GPU (mpirun -np <GPUs>;\n"
+                 "alone: 1 rank), buffers in GPU memory, each call\n"
+                 "waits for its stream; data is uploaded before and\n"
+                 "checked after, untimed; needs a CUDA+NCCL build and a\n"
+                 "GPU (else one line on stderr, exit 2)."},
+        {.name = "comm", .type = CLI_STR, .dst = &c->backend, .arg = "B",
+         .help = "the same as --backend"},
+        CLI_EXPORT_OPTS(&c->exp),
+        CLI_COMMON_OPTS(com),
+        {.name = "help", .type = CLI_FLAG, .dst = &c->help,
+         .short_name = 'h', .help = "this help"},
+        {0}};
+    const struct cli_verb verb = {.name = "coll", .usage = coll_usage,
+                                  .about = coll_about, .opts = opts};
+    q_argv = argv;
+    int se = -1;
+    if (quiet) {   /* the parser prints its errors itself */
+        fflush(stderr);
+        se = dup(2);
+        int nul = open("/dev/null", O_WRONLY);
+        if (nul >= 0) {
+            dup2(nul, 2);
+            close(nul);
+        }
+    }
+    int rc = cli_parse(&verb, argc, argv, NULL, NULL);
+    if (se >= 0) {
+        fflush(stderr);
+        dup2(se, 2);
+        close(se);
+    }
+    q_argv = NULL;
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : -1;
+    if (c->help && !quiet)
+        cli_usage(&verb, stdout);
+    return c->help ? -1 : 0;
+}
+
+/* The checks that need no comm: sizes, collectives, topology, backend;
+ * nccl: a build with NCCL and a GPU (before MPI starts). */
+static int coll_args_check(struct coll_cmd *c, char *gpu, size_t len)
+{
+    if (c->minb > c->maxb)
+        BAD("coll", "-b %zu is larger than -e %zu", c->minb, c->maxb);
+    if (c->maxb > (size_t)1 << 36)
+        BAD("-e", "%zu bytes is more than this benchmark allocates (64Gi)",
+            c->maxb);
+    int prc = parse_colls(c->list, c->sel);
+    if (prc)
+        return prc;
+    while (lbs_topo_names[c->tk] && strcmp(lbs_topo_names[c->tk], c->topo))
+        c->tk++;
+    if (!lbs_topo_names[c->tk])
+        BAD("--topo", "unknown topology '%s' (ring, exponential, onepeer, "
+            "full)", c->topo);
+    if (!strcmp(c->backend, "auto"))
+        c->backend = (LBS_HAVE_MPI && (getenv("OMPI_COMM_WORLD_SIZE") ||
+                                       getenv("PMI_SIZE"))) ? "mpi" : "self";
+    else if (strcmp(c->backend, "mpi") && strcmp(c->backend, "self") &&
+             strcmp(c->backend, "nccl"))
+        BAD("--backend", "'%s': use auto, mpi, self or nccl", c->backend);
+    if (strcmp(c->backend, "nccl"))
+        return 0;
+    struct lbs_err pe = {{0}};
+    if (!LBS_HAVE_NCCL)
+        BAD("coll", "--backend nccl: this lbscale was built without "
+            "NCCL (needs CUDA and libnccl at configure time)");
+    if (lbs_cuda_probe(gpu, len, &pe) < 0)
+        BAD("coll", "--backend nccl: %s", pe.msg);
+    size_t k = 0;
+    while (k < NCOLL && strcmp(colls[k].name, "reduce_scatter"))
+        k++;
+    if (k < NCOLL && c->sel[k] && strcmp(c->list, "all"))
+        BAD("--coll", "reduce_scatter is not in lbs_comm (the mpi "
+            "backend calls MPI directly): not with --backend nccl");
+    if (k < NCOLL)
+        c->sel[k] = 0;
+    return 0;
+}
+
+/* The comms (nccl: timings, #wrong and flags live in host memory and go
+ * over a second, mpi comm on the same ranks; MPI is already up), the
+ * root and the topology.  0, or the exit code after one printed line. */
+static int coll_open(struct coll_run *cr, const struct coll_cmd *c)
+{
+    struct lbs_err *e = &cr->e;
+    int rc = lbs_comm_new(c->backend, &cr->comm, e);
+    if (rc) {
+        if (!quiet)
+            cli_error("--backend", "%s", e->msg);
+        return rc == -ENODEV ? EXIT_BAD_INPUT : cli_exit_code(rc);
+    }
+    cr->comm->err = e;
+    cr->ctl = cr->comm;
+    if (cr->dev && (rc = lbs_comm_mpi_new(&cr->ctl, e))) {
+        if (!quiet)
+            cli_error("--backend", "%s", e->msg);
+        lbs_comm_free(cr->comm);
+        return cli_exit_code(rc);
+    }
+    cr->ctl->err = e;
+    int P = cr->comm->size;
+    cr->lead = cr->comm->rank == 0;
+    if (c->root >= P) {
+        if (cr->lead)
+            cli_error("--root", "%ld is not a rank (0..%d)", c->root, P - 1);
+        comms_free(cr->comm, cr->ctl);
+        return EXIT_BAD_INPUT;
+    }
+    cr->x = (struct cctx){.c = cr->comm, .rank = cr->comm->rank, .P = P,
+                          .density = c->density, .root = (int)c->root};
+    if ((rc = lbs_topology_new((enum lbs_topo)c->tk, P, &cr->x.topo, e))) {
+        if (cr->lead)
+            cli_error("--topo", "%s", e->msg);
+        comms_free(cr->comm, cr->ctl);
+        return cli_exit_code(rc);
+    }
+    return 0;
+}
+
+/* A collective named in --coll must get rows; of "all", at least one. */
+static int coll_fits(struct coll_run *cr, const struct coll_cmd *c)
+{
+    int any = 0, all = !strcmp(c->list, "all");
+    for (size_t k = 0; k < NCOLL; k++) {
+        if (!c->sel[k])
+            continue;
+        int fits = first_fit(&colls[k], &cr->x, c->minb, c->maxb,
+                             (size_t)c->factor) > 0;
+        any |= fits;
+        if (!fits && (!all || (k == NCOLL - 1 && !any))) {
+            if (cr->lead)
+                cli_error("coll", "-b %zu -e %zu: no size in that range "
+                          "holds one element per rank of %s at %d ranks "
+                          "(raise -e)", c->minb, c->maxb,
+                          all ? "any collective" : colls[k].name, cr->x.P);
+            return EXIT_BAD_INPUT;
+        }
+    }
+    return 0;
+}
+
+static void coll_preamble(const struct coll_run *cr)
+{
+    printf("# lbscale coll: %d ranks on %d node(s), backend %s, %ld "
+           "iters after %ld warm-up, topo %s, density %g\n", cr->x.P,
+           cr->nodes, cr->comm->ops->name, cr->iters, cr->warmup, cr->topo,
+           cr->density);
+    if (cr->dev)
+        printf("# gpu (rank 0): %s; buffers in device memory\n", cr->gpu);
+    printf("# time = median over iters of the max over ranks; busbw "
+           "factors as nccl-tests (see --help)\n");
+    if (cr->osu)
+        printf("# OSU-style latency: per call, max over ranks; avg over "
+               "the timed calls\n");
+    bench_header(cr->bo.table, stdout);
+}
+
+/* The sweeps and the closing lines (nccl-tests' average over the sizes
+ * of its one collective; here over every dense row printed). */
+static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
+{
+    int rc = 0;
+    if (cr->lead && !cr->bo.json)
+        coll_preamble(cr);
+    for (size_t k = 0; k < NCOLL && !rc; k++)
+        if (c->sel[k])
+            rc = coll_sweep(cr, &colls[k]);
+    if (!rc && cr->rows &&
+        (rc = cli_export_write(&cr->exp, "coll", cr->rows, export_cols)))
+        cr->silent = 1;   /* printed */
+    if (rc && !cr->silent)
+        cli_error("coll", "%s", cr->e.msg);
+    else if (cr->total_wrong) {
+        if (cr->lead)
+            cli_error("coll", "%ld wrong elements (see #wrong)",
+                      cr->total_wrong);
+        rc = -EIO;
+    } else if (cr->lead && !cr->bo.json) {
+        if (!cr->osu && cr->busbw_n)
+            printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : "
+                   "%g GB/s (mean over %ld rows, compressed patterns left "
+                   "out)\n", cr->total_wrong,
+                   cr->check ? "OK" : "(not checked)",
+                   cr->busbw_sum / (double)cr->busbw_n, cr->busbw_n);
+        bench_saved(&cr->bo);
+    }
+    return rc;
+}
+
 int verb_coll(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
-    size_t minb = 8, maxb = (size_t)16 << 20;
-    int check = 1, osu = 0;
-    long factor = 2, iters = 20, warmup = 5, root = 0;
-    double density = 0.1;
-    const char *list = "all", *topo = "ring", *backend = "auto";
+    struct coll_cmd c = {.minb = 8, .maxb = (size_t)16 << 20, .check = 1,
+                         .factor = 2, .iters = 20, .warmup = 5,
+                         .density = 0.1, .list = "all", .topo = "ring",
+                         .backend = "auto"};
     quiet = env_rank() != 0;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int c = cli_common_opt(&com, argc, argv, &i);
-        if (c < 0)
-            return EXIT_BAD_INPUT;
-        if (c)
-            continue;
-        int rc = 0;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            if (!quiet)
-                usage(stdout);
-            return 0;
-        } else if (!strcmp(o, "-b") || !strcmp(o, "--minbytes")) {
-            rc = q_size(o, v, &minb), i++;
-        } else if (!strcmp(o, "-e") || !strcmp(o, "--maxbytes")) {
-            rc = q_size(o, v, &maxb), i++;
-        } else if (!strcmp(o, "-m") || !strcmp(o, "--message-size")) {
-            rc = q_range(o, v, &minb, &maxb), i++;
-        } else if (!strcmp(o, "-c") || !strcmp(o, "--check")) {
-            if (!v || (strcmp(v, "0") && strcmp(v, "1")))
-                BAD(o, "'%s': 1 (check every result, default) or 0",
-                    v ? v : "");
-            check = v[0] == '1', i++;
-        } else if (!strcmp(o, "-d") || !strcmp(o, "--datatype")) {
-            if (!v || strcmp(v, "float"))
-                BAD(o, "'%s': only float (fp32) is implemented", v ? v : "");
-            i++;
-        } else if (!strcmp(o, "-o") || !strcmp(o, "--op")) {
-            if (!v || strcmp(v, "sum"))
-                BAD(o, "'%s': only sum is implemented", v ? v : "");
-            i++;
-        } else if (!strcmp(o, "--latency")) {
-            osu = 1;
-        } else if (!strcmp(o, "-f") || !strcmp(o, "--stepfactor")) {
-            rc = q_long(o, v, 2, 1024, &factor), i++;
-        } else if (!strcmp(o, "-n") || !strcmp(o, "--iters")) {
-            rc = q_long(o, v, 1, 1000000, &iters), i++;
-        } else if (!strcmp(o, "-w") || !strcmp(o, "--warmup")) {
-            rc = q_long(o, v, 0, 1000000, &warmup), i++;
-        } else if (!strcmp(o, "--root")) {
-            rc = q_long(o, v, 0, INT_MAX, &root), i++;
-        } else if (!strcmp(o, "-k") || !strcmp(o, "--density")) {
-            if (!v || lbs_parse_double(v, &density) || !(density > 0) ||
-                density > 1)
-                BAD(o, "'%s' is not a fraction in (0, 1]", v ? v : "");
-            i++;
-        } else if (!strcmp(o, "--coll")) {
-            if (!v)
-                BAD(o, "missing value");
-            list = v, i++;
-        } else if (!strcmp(o, "--topo")) {
-            if (!v)
-                BAD(o, "missing value");
-            topo = v, i++;
-        } else if (!strcmp(o, "--comm") || !strcmp(o, "--backend")) {
-            if (!v)
-                BAD(o, "missing value");
-            backend = v, i++;
-        } else {
-            BAD("coll", "unknown option '%s' (see --help)", o);
-        }
-        if (rc)
-            return rc;
-    }
-    if (minb > maxb)
-        BAD("coll", "-b %zu is larger than -e %zu", minb, maxb);
-    if (maxb > (size_t)1 << 36)
-        BAD("-e", "%zu bytes is more than this benchmark allocates (64Gi)",
-            maxb);
-    int sel[NCOLL] = {0};
-    int prc = parse_colls(list, sel);
-    if (prc)
-        return prc;
-    int tk = 0;
-    while (lbs_topo_names[tk] && strcmp(lbs_topo_names[tk], topo))
-        tk++;
-    if (!lbs_topo_names[tk])
-        BAD("--topo", "unknown topology '%s' (ring, exponential, onepeer, "
-            "full)", topo);
-    if (!strcmp(backend, "auto"))
-        backend = (LBS_HAVE_MPI && (getenv("OMPI_COMM_WORLD_SIZE") ||
-                                    getenv("PMI_SIZE"))) ? "mpi" : "self";
-    else if (strcmp(backend, "mpi") && strcmp(backend, "self") &&
-             strcmp(backend, "nccl"))
-        BAD("--backend", "'%s': use auto, mpi, self or nccl", backend);
-    const int dev = !strcmp(backend, "nccl");
     char gpu[256] = "";
-    if (dev) {
-        /* before MPI starts: no NCCL build, or no GPU, is bad input */
-        struct lbs_err pe = {{0}};
-        if (!LBS_HAVE_NCCL)
-            BAD("coll", "--backend nccl: this lbscale was built without "
-                "NCCL (needs CUDA and libnccl at configure time)");
-        if (lbs_cuda_probe(gpu, sizeof gpu, &pe) < 0)
-            BAD("coll", "--backend nccl: %s", pe.msg);
-        size_t k = 0;
-        while (k < NCOLL && strcmp(colls[k].name, "reduce_scatter"))
-            k++;
-        if (k < NCOLL && sel[k] && strcmp(list, "all"))
-            BAD("--coll", "reduce_scatter is not in lbs_comm (the mpi "
-                "backend calls MPI directly): not with --backend nccl");
-        if (k < NCOLL)
-            sel[k] = 0;
+    int rc = coll_parse(argc, argv, &com, &c);
+    if (rc || (rc = coll_args_check(&c, gpu, sizeof gpu)))
+        return rc < 0 ? 0 : rc;
+    struct coll_run cr = {
+        .dev = !strcmp(c.backend, "nccl"), .check = c.check, .osu = c.osu,
+        .gpu = gpu, .topo = c.topo, .minb = c.minb, .maxb = c.maxb,
+        .factor = (size_t)c.factor, .iters = c.iters, .warmup = c.warmup,
+        .root = c.root, .density = c.density, .exp = c.exp,
+        .bo = {.verb = "coll", .json = com.json,
+               .table = c.osu ? &osu_table : &nccl_table}};
+    if ((rc = coll_open(&cr, &c)))
+        return rc;
+    if ((rc = coll_fits(&cr, &c))) {
+        lbs_topology_free(cr.x.topo);
+        comms_free(cr.comm, cr.ctl);
+        return rc;
     }
-
-    struct lbs_err e = {{0}};
-    struct lbs_comm *comm = NULL, *ctl = NULL;
-    int rc = lbs_comm_new(backend, &comm, &e);
-    if (rc) {
-        if (!quiet)
-            cli_error("--backend", "%s", e.msg);
-        return rc == -ENODEV ? EXIT_BAD_INPUT : cli_exit_code(rc);
-    }
-    comm->err = &e;
-    /* Timings, #wrong and flags live in host memory: with nccl they go
-     * over a second (mpi) comm on the same ranks; MPI is already up. */
-    ctl = comm;
-    if (dev && (rc = lbs_comm_mpi_new(&ctl, &e))) {
-        if (!quiet)
-            cli_error("--backend", "%s", e.msg);
-        lbs_comm_free(comm);
-        return cli_exit_code(rc);
-    }
-    ctl->err = &e;
-    int P = comm->size, lead = comm->rank == 0;
-    if (root >= P) {
-        if (lead)
-            cli_error("--root", "%ld is not a rank (0..%d)", root, P - 1);
-        comms_free(comm, ctl);
-        return EXIT_BAD_INPUT;
-    }
-    struct cctx x = {.c = comm, .rank = comm->rank, .P = P,
-                     .density = density, .root = (int)root};
-    if ((rc = lbs_topology_new((enum lbs_topo)tk, P, &x.topo, &e))) {
-        if (lead)
-            cli_error("--topo", "%s", e.msg);
-        comms_free(comm, ctl);
-        return cli_exit_code(rc);
-    }
-    /* a collective named in --coll must get rows; of "all", at least one */
-    int any = 0, all = !strcmp(list, "all");
-    for (size_t k = 0; k < NCOLL; k++) {
-        if (!sel[k])
-            continue;
-        int fits = first_fit(&colls[k], &x, minb, maxb, (size_t)factor) > 0;
-        any |= fits;
-        if (!fits && (!all || (k == NCOLL - 1 && !any))) {
-            if (lead)
-                cli_error("coll", "-b %zu -e %zu: no size in that range "
-                          "holds one element per rank of %s at %d ranks "
-                          "(raise -e)", minb, maxb,
-                          all ? "any collective" : colls[k].name, P);
-            lbs_topology_free(x.topo);
-            comms_free(comm, ctl);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    int nodes = count_nodes(ctl);
-    sum_tab_init(P);
-    struct lbs_run *run = NULL;
-    int orc = 0;
-    if (lead)
-        orc = cli_open_run(&com, "coll", argc, argv, &run);
+    cr.nodes = count_nodes(cr.ctl);
+    if (cr.lead && (c.exp.csv || c.exp.md))
+        cr.rows = json_array();
+    sum_tab_init(cr.x.P);
+    int orc = cr.lead ? cli_open_run(&com, "coll", argc, argv, &cr.bo.run)
+                      : 0;
     /* every rank must learn whether rank 0 could open the run */
-    if (lbs_bcast(ctl, &orc, 1, LBS_INT32, 0, -1) || orc) {
-        lbs_topology_free(x.topo);
-        comms_free(comm, ctl);
-        return orc ? cli_exit_code(orc) : EXIT_RUNTIME;
-    }
-    double *t = calloc((size_t)iters, sizeof *t);
-    if (!t) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    if (lead && !com.json) {
-        printf("# lbscale coll: %d ranks on %d node(s), backend %s, %ld "
-               "iters after %ld warm-up, topo %s, density %g\n", P, nodes,
-               comm->ops->name, iters, warmup, topo, density);
-        if (dev)
-            printf("# gpu (rank 0): %s; buffers in device memory\n", gpu);
-        printf("# time = median over iters of the max over ranks; busbw "
-               "factors as nccl-tests (see --help)\n");
-        if (osu)
-            printf("# OSU-style latency: per call, max over ranks; avg over "
-                   "the timed calls\n%-17s %12s %15s %15s %15s %10s\n",
-                   "# coll", "Size", "Avg Latency(us)", "Min Latency(us)",
-                   "Max Latency(us)", "Iterations");
-        else
-            printf("%-17s %12s %11s %7s %11s %11s %11s %7s\n", "# coll",
-                   "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
-                   "busbw(GB/s)", "#wrong");
-    }
-    long total_wrong = 0, busbw_n = 0;
-    double busbw_sum = 0;
-    int silent = 0;
-    for (size_t k = 0; k < NCOLL && !rc; k++) {
-        if (!sel[k])
-            continue;
-        const struct coll_ops *op = &colls[k];
-        for (size_t S = minb; S <= maxb && !rc;) {
-            struct cctx *c = &x;
-            c->count = c->size = c->n1 = 0;
-            c->payload = 0;
-            int s = op->setup(c, S);
-            if (s < 0) {
-                rc = lbs_err_set(&e, s, "out of memory at %zu bytes", S);
-            }
-            int deg = 0;
-            if (!s && dev)
-                rc = dev_alloc(c, &e);
-            if (!s) {
-                for (long it = 0; it < warmup + iters && !rc; it++) {
-                    op->prep(c, it == warmup + iters - 1);
-                    if (dev && (rc = dev_put(c, &e)))
-                        break;
-                    if (dev)
-                        dev_swap(c);
-                    if (!(rc = lbs_barrier(comm))) {
-                        double t0 = cli_now();
-                        rc = op->run(c);
-                        double dt = cli_now() - t0;
-                        if (it >= warmup)
-                            t[it - warmup] = dt;
-                    }
-                    if (dev)
-                        dev_swap(c);
-                }
-                if (dev && !rc)
-                    rc = dev_get(c, &e);
-                deg = c->nto;
-                long long wrong = rc || !check ? 0 : op->check(c);
-                if (!rc)
-                    rc = lbs_allreduce(ctl, t, (size_t)iters, LBS_FLOAT64,
-                                       LBS_MAX, -1);
-                if (!rc)
-                    rc = lbs_allreduce(ctl, &wrong, 1, LBS_INT64, LBS_SUM,
-                                       -1);
-                if (!rc && op->bw == BW_DEG) {
-                    /* report the largest out-degree over ranks */
-                    int d = deg;
-                    rc = lbs_allreduce(ctl, &d, 1, LBS_INT32, LBS_MAX, -1);
-                    deg = d;
-                }
-                if (!rc && lead) {
-                    struct cli_stats st = cli_stats(t, (size_t)iters);
-                    double algbw = (double)c->size / st.median / 1e9;
-                    json_t *row = json_pack(
-                        "{s:s,s:s,s:s,s:i,s:i,s:f,s:I,s:I,s:s,s:i,s:i,s:f,"
-                        "s:f,s:f,s:f,s:f,s:I}",
-                        "bench", "coll", "coll", op->name, "backend",
-                        comm->ops->name, "ranks", P, "nodes", nodes,
-                        "bytes", c->payload, "size", (json_int_t)c->size,
-                        "count", (json_int_t)c->count, "type", op->type,
-                        "iters", (int)iters, "warmup", (int)warmup,
-                        "time_us", st.median * 1e6, "time_us_min",
-                        st.min * 1e6, "time_us_max", st.max * 1e6,
-                        "algbw_gbps", algbw, "busbw_gbps",
-                        algbw * bw_factor(op, P, deg), "wrong",
-                        (json_int_t)wrong);
-                    if (row) {
-                        double sum = 0;
-                        for (long q = 0; q < iters; q++)
-                            sum += t[q];
-                        json_object_set_new(row, "time_us_mean", json_real(
-                            sum / (double)iters * 1e6));
-                        json_object_set_new(row, "checked",
-                                            json_boolean(check));
-                        if (!op->compressed) {
-                            busbw_sum += algbw * bw_factor(op, P, deg);
-                            busbw_n++;
-                        }
-                    }
-                    if (!row) {
-                        rc = lbs_err_set(&e, -ENOMEM, "out of memory");
-                    } else {
-                        if (op->compressed)
-                            json_object_set_new(row, "density",
-                                                json_real(density));
-                        if (op->bw == BW_DEG) {
-                            json_object_set_new(row, "topo",
-                                                json_string(topo));
-                            json_object_set_new(row, "degree",
-                                                json_integer(deg));
-                        }
-                        if (op->bw == BW_ONE)
-                            json_object_set_new(row, "root",
-                                                json_integer(root));
-                        if (dev)
-                            json_object_set_new(row, "gpu",
-                                                json_string(gpu));
-                        if (com.json) {
-                            char *js = json_dumps(row, JSON_COMPACT |
-                                                  JSON_PRESERVE_ORDER);
-                            if (js)
-                                puts(js);
-                            free(js);
-                        } else {
-                            print_row(row, osu);
-                        }
-                        fflush(stdout);
-                        if (run)
-                            rc = lbs_run_append(run, "coll", row, &e);
-                        else
-                            json_decref(row);
-                    }
-                }
-                total_wrong += wrong;
-            }
-            cctx_free(c);
-            /* rank 0 may have failed writing: everyone stops together */
-            int stop = rc ? 1 : 0;
-            if (lbs_allreduce(ctl, &stop, 1, LBS_INT32, LBS_MAX, -1) ||
-                stop) {
-                if (!rc)
-                    rc = -EIO, silent = 1;
-                break;
-            }
-            if (S > maxb / (size_t)factor)
-                break;
-            S *= (size_t)factor;
-        }
-    }
-    if (rc && !silent)
-        cli_error("coll", "%s", e.msg);
-    else if (total_wrong) {
-        if (lead)
-            cli_error("coll", "%ld wrong elements (see #wrong)", total_wrong);
-        rc = -EIO;
-    } else if (lead && !com.json) {
-        /* nccl-tests' closing lines (its average over the sizes of its one
-         * collective; here over every dense row printed) */
-        if (!osu && busbw_n)
-            printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : "
-                   "%g GB/s (mean over %ld rows, compressed patterns left "
-                   "out)\n", total_wrong, check ? "OK" : "(not checked)",
-                   busbw_sum / (double)busbw_n, busbw_n);
-        if (run)
-            fprintf(stderr, "results: %s/coll.jsonl\n", lbs_run_dir(run));
-    }
-out:
-    free(t);
-    lbs_run_close(run);
-    lbs_topology_free(x.topo);
-    comms_free(comm, ctl);
-    return cli_exit_code(rc);
+    if (lbs_bcast(cr.ctl, &orc, 1, LBS_INT32, 0, -1) || orc)
+        rc = orc ? orc : -EIO;
+    else
+        rc = coll_main(&cr, &c);
+    json_decref(cr.rows);
+    lbs_run_close(cr.bo.run);
+    lbs_topology_free(cr.x.topo);
+    comms_free(cr.comm, cr.ctl);
+    return orc ? cli_exit_code(orc) : cli_exit_code(rc);
 }

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "driver.h"
 #include "lbs_cuda.h"
 #include "lbs_cuda_compress.h"
 #include "lbscale/compress.h"
@@ -177,113 +178,130 @@ static int check_step(const struct cbench_args *a, struct lbs_compressor *c,
 
 /* ------------------------------------------------------------ timing */
 
-static int bench_run(const struct cbench_args *a, json_t **row,
-                     struct lbs_err *err)
-{
-    size_t n = a->n;
+/* The timed call: compress, then decompress, each step a new step
+ * number (new masks); the payload bytes of the timed calls are summed. */
+struct ckernel {
+    const struct cbench_args *a;
     struct lbs_compressor *c;
-    int rc = lbs_compressor_new(a->spec, &c, err);
-    if (rc)
-        return rc;
-    float *x = malloc(n * sizeof *x), *out = malloc(n * sizeof *out);
-    void *p = malloc(lbs_compress_max_bytes(c, n) + 64);
-    double *tc = calloc((size_t)a->iters, sizeof *tc),
-           *td = calloc((size_t)a->iters, sizeof *td),
-           *tri = calloc((size_t)a->iters, sizeof *tri),
-           *ratio = calloc((size_t)a->iters, sizeof *ratio);
-    /* the roofline reference: a STREAM triad before every compress,
-     * warm-up included (A B A B ...), as `lbscale optim` */
-    struct stream_pair sp = {0};
-    const int pair = a->stream_gbps <= 0;
-    if (!x || !out || !p || !tc || !td || !tri || !ratio ||
-        (pair && stream_pair_open(&sp, 32000000))) {
-        rc = lbs_err_set(err, -ENOMEM, "out of memory for %zu elements", n);
-        goto out;
-    }
-    make_input(x, n, a->seed);
-    if (a->save_input && save_input(a->save_input, x, n)) {
-        rc = lbs_err_set(err, -EIO, "cannot write --save-input %s",
-                         a->save_input);
-        goto out;
-    }
-    struct check ck = {0};
-    if ((rc = check_step(a, c, x, out, p, &ck, err)))
-        goto out;
-    double wire_sum = 0;
-    for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
-        size_t bytes;
-        double tg = pair ? stream_pair_triad(&sp) : a->stream_gbps;
-        double t0 = cli_now();
-        rc = lbs_compress(c, x, n, 0, 1 + i, p, &bytes, err);
-        double t1 = cli_now();
-        if (!rc)
-            rc = lbs_decompress(c, p, bytes, n, 0, 1 + i, out, err);
-        double t2 = cli_now();
-        if (i >= a->warmup) {
-            tc[i - a->warmup] = t1 - t0;
-            td[i - a->warmup] = t2 - t1;
-            tri[i - a->warmup] = tg;
-            ratio[i - a->warmup] = 4.0 * (double)n / (t1 - t0) / 1e9 / tg;
-            wire_sum += (double)bytes;
-        }
-    }
-    if (rc)
-        goto out;
-    if (pair && stream_pair_close(&sp) != 0) {
-        rc = lbs_err_set(err, -EIO, "STREAM triad reference computed wrong "
-                         "values");
-        goto out;
-    }
-    struct cli_stats sc = cli_stats(tc, (size_t)a->iters),
-                     sd = cli_stats(td, (size_t)a->iters),
-                     ts = cli_stats(tri, (size_t)a->iters);
+    struct lbs_cuda_compressor *gc;   /* --device cuda */
+    float *x, *out;                   /* device buffers with gc */
+    void *p;
+    double wire_sum;
+};
+
+static int ckernel_call(void *ctx, long i, double *t, struct lbs_err *err)
+{
+    struct ckernel *k = ctx;
+    size_t n = k->a->n, bytes = 0;
+    double t0 = cli_now();
+    int rc = k->gc ? lbs_cuda_compress(k->gc, k->x, n, 0, 1 + i, k->p,
+                                       &bytes, err)
+                   : lbs_compress(k->c, k->x, n, 0, 1 + i, k->p, &bytes, err);
+    double t1 = cli_now();
+    if (!rc)
+        rc = k->gc ? lbs_cuda_decompress(k->gc, k->p, bytes, n, 0, 1 + i,
+                                         k->out, err)
+                   : lbs_decompress(k->c, k->p, bytes, n, 0, 1 + i, k->out,
+                                    err);
+    double t2 = cli_now();
+    t[0] = t1 - t0;
+    t[1] = t2 - t1;
+    if (i >= k->a->warmup)
+        k->wire_sum += (double)bytes;
+    return rc;
+}
+
+/* The loop of either device: warm-up, timed calls, against ref_gbps
+ * (0: a STREAM triad before every compress, as `lbscale optim`). */
+static int ckernel_time(struct ckernel *k, const char *name, double ref_gbps,
+                        long wrong, struct bench_result *r,
+                        struct lbs_err *err)
+{
     char what[160];
-    snprintf(what, sizeof what, "compress %s", lbs_compressor_name(c));
-    double in = 4.0 * (double)n, gbps = in / sc.median / 1e9;
-    struct cli_stats rs = pair ? roofline_pairs(what, ratio,
-                                                (size_t)a->iters)
-        : (struct cli_stats){.median = gbps / a->stream_gbps,
-                             .min = in / sc.max / 1e9 / a->stream_gbps,
-                             .max = in / sc.min / 1e9 / a->stream_gbps};
-    *row = json_pack(
+    snprintf(what, sizeof what, "compress %s", name);
+    const struct bench_kernel kern = {
+        .what = what, .ctx = k, .nphase = 2, .call = ckernel_call,
+        .bytes = 4.0 * (double)k->a->n};
+    const struct bench_loop loop = {.warmup = k->a->warmup,
+                                    .iters = k->a->iters,
+                                    .ref_gbps = ref_gbps};
+    int rc = bench_time(&kern, &loop, r, err);
+    r->wrong = wrong;   /* the check step's, before the loop */
+    return rc;
+}
+
+static json_t *cpu_row(const struct cbench_args *a, struct lbs_compressor *c,
+                       const struct check *ck, const struct ckernel *k,
+                       const struct bench_result *r)
+{
+    const struct cli_stats *sc = &r->st[0], *sd = &r->st[1];
+    double in = 4.0 * (double)a->n;
+    json_t *row = json_pack(
         "{s:s,s:s,s:s,s:s,s:I,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
         "s:I,s:f,s:f,s:f,s:I}",
         "bench", "compress", "compressor", lbs_compressor_name(c), "params",
         lbs_compressor_params(c), "collective",
         lbs_coll_name(lbs_compressor_collective(c)), "elements",
-        (json_int_t)n, "threads", a->threads, "warmup", (int)a->warmup,
-        "iters", (int)a->iters, "compress_ms_median", sc.median * 1e3,
-        "compress_ms_min", sc.min * 1e3, "compress_ms_max", sc.max * 1e3,
-        "decompress_ms_median", sd.median * 1e3, "gbps", gbps,
-        "decompress_gbps", in / sd.median / 1e9, "stream_gbps",
-        ts.median, "stream_frac", rs.median, "wire_bytes",
-        (json_int_t)ck.bytes, "wire_bytes_mean", wire_sum / (double)a->iters,
-        "compression_ratio", in / (double)ck.bytes, "rel_err", ck.rel_err,
-        "wrong", (json_int_t)ck.wrong);
-    if (ck.thresh > 0)
-        json_object_set_new(*row, "kth_abs", json_real(ck.thresh));
-    json_object_set_new(*row, "seed", json_integer((json_int_t)a->seed));
-    json_object_set_new(*row, "compress_ms_mean", json_real(sc.mean * 1e3));
-    json_object_set_new(*row, "compress_ms_sd", json_real(sc.sd * 1e3));
-    json_object_set_new(*row, "outliers",
-                        json_integer((json_int_t)sc.outliers));
-    json_object_set_new(*row, "stream_frac_min", json_real(rs.min));
-    json_object_set_new(*row, "stream_frac_max", json_real(rs.max));
-    json_object_set_new(*row, "stream_ref", json_string(
-        pair ? "triad interleaved with the compress calls (median of the "
-               "pairs)" : "given (--stream-gbps)"));
-    json_object_set_new(*row, "isa", json_string(lbs_isa_name()));
+        (json_int_t)a->n, "threads", a->threads, "warmup", (int)a->warmup,
+        "iters", (int)a->iters, "compress_ms_median", sc->median * 1e3,
+        "compress_ms_min", sc->min * 1e3, "compress_ms_max", sc->max * 1e3,
+        "decompress_ms_median", sd->median * 1e3, "gbps", r->gbps,
+        "decompress_gbps", in / sd->median / 1e9, "stream_gbps",
+        r->ref.median, "stream_frac", r->ratio.median, "wire_bytes",
+        (json_int_t)ck->bytes, "wire_bytes_mean",
+        k->wire_sum / (double)a->iters, "compression_ratio",
+        in / (double)ck->bytes, "rel_err", ck->rel_err,
+        "wrong", (json_int_t)ck->wrong);
+    if (ck->thresh > 0)
+        json_object_set_new(row, "kth_abs", json_real(ck->thresh));
+    json_object_set_new(row, "seed", json_integer((json_int_t)a->seed));
+    json_object_set_new(row, "compress_ms_mean", json_real(sc->mean * 1e3));
+    json_object_set_new(row, "compress_ms_sd", json_real(sc->sd * 1e3));
+    json_object_set_new(row, "outliers",
+                        json_integer((json_int_t)sc->outliers));
+    json_object_set_new(row, "stream_frac_min", json_real(r->ratio.min));
+    json_object_set_new(row, "stream_frac_max", json_real(r->ratio.max));
+    json_object_set_new(row, "stream_ref", json_string(
+        r->paired ? "triad interleaved with the compress calls (median of "
+                    "the pairs)" : "given (--stream-gbps)"));
+    json_object_set_new(row, "isa", json_string(lbs_isa_name()));
+    return row;
+}
+
+static int bench_run(const struct cbench_args *a, json_t **row,
+                     struct lbs_err *err)
+{
+    size_t n = a->n;
+    struct ckernel k = {.a = a};
+    int rc = lbs_compressor_new(a->spec, &k.c, err);
+    if (rc)
+        return rc;
+    k.x = malloc(n * sizeof *k.x);
+    k.out = malloc(n * sizeof *k.out);
+    k.p = malloc(lbs_compress_max_bytes(k.c, n) + 64);
+    if (!k.x || !k.out || !k.p) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory for %zu elements", n);
+        goto out;
+    }
+    make_input(k.x, n, a->seed);
+    if (a->save_input && save_input(a->save_input, k.x, n)) {
+        rc = lbs_err_set(err, -EIO, "cannot write --save-input %s",
+                         a->save_input);
+        goto out;
+    }
+    struct check ck = {0};
+    struct bench_result r;
+    if ((rc = check_step(a, k.c, k.x, k.out, k.p, &ck, err)) ||
+        (rc = ckernel_time(&k, lbs_compressor_name(k.c), a->stream_gbps,
+                           ck.wrong, &r, err)))
+        goto out;
+    *row = cpu_row(a, k.c, &ck, &k, &r);
+    bench_result_free(&r);
 out:
-    if (pair)
-        stream_pair_close(&sp);
-    free(tri);
-    free(ratio);
-    free(x);
-    free(out);
-    free(p);
-    free(tc);
-    free(td);
-    lbs_compressor_free(c);
+    free(k.x);
+    free(k.out);
+    free(k.p);
+    lbs_compressor_free(k.c);
     return rc;
 }
 
@@ -420,19 +438,51 @@ out:
     return rc;
 }
 
+static json_t *cuda_row(const struct cbench_args *a,
+                        struct lbs_compressor *ref, const char *gpu,
+                        double copy_gbps, const struct cuda_check *ck,
+                        const struct ckernel *k, const struct bench_result *r)
+{
+    const struct cli_stats *sc = &r->st[0], *sd = &r->st[1];
+    double in = 4.0 * (double)a->n, gbps = r->gbps,
+           read_ms = in / (copy_gbps * 1e9) * 1e3;
+    json_t *row = json_pack(
+        "{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
+        "s:f,s:f,s:f,s:I,s:f,s:f,s:f,s:I}",
+        "bench", "compress", "device", "cuda", "gpu", gpu, "compressor",
+        lbs_compressor_name(ref), "params", lbs_compressor_params(ref),
+        "collective", lbs_coll_name(lbs_compressor_collective(ref)),
+        "elements", (json_int_t)a->n, "warmup", (int)a->warmup, "iters",
+        (int)a->iters, "compress_ms_median", sc->median * 1e3,
+        "compress_ms_min", sc->min * 1e3, "compress_ms_max", sc->max * 1e3,
+        "decompress_ms_median", sd->median * 1e3, "gbps", gbps,
+        "decompress_gbps", in / sd->median / 1e9, "copy_gbps", copy_gbps,
+        "copy_frac", gbps / copy_gbps, "read_ms", read_ms, "read_x",
+        sc->median * 1e3 / read_ms, "wire_bytes", (json_int_t)ck->bytes,
+        "wire_bytes_mean", k->wire_sum / (double)a->iters,
+        "compression_ratio", in / (double)ck->bytes, "rel_err", ck->rel_err,
+        "wrong", (json_int_t)ck->wrong);
+    if (row && ck->kth > 0)
+        json_object_set_new(row, "kth_abs", json_real(ck->kth));
+    if (row && !strcmp(lbs_compressor_name(ref), "sign"))
+        json_object_set_new(row, "scale_rel_diff",
+                            json_real(ck->scale_diff));
+    if (row)
+        json_object_set_new(row, "seed", json_integer((json_int_t)a->seed));
+    return row;
+}
+
 static int cuda_bench_run(const struct cbench_args *a,
                           struct lbs_cuda_compressor *gc, const char *gpu,
                           double copy_gbps, json_t **row,
                           struct lbs_err *err)
 {
     size_t n = a->n, maxb = lbs_cuda_compress_max_bytes(gc, n);
-    float *x = malloc(n * sizeof *x), *dx = NULL, *dout = NULL;
-    void *dp = NULL;
-    double *tc = calloc((size_t)a->iters, sizeof *tc),
-           *td = calloc((size_t)a->iters, sizeof *td);
+    float *x = malloc(n * sizeof *x);
+    struct ckernel k = {.a = a, .gc = gc};
     struct lbs_compressor *ref = NULL;
     int rc = 0;
-    if (!x || !tc || !td) {
+    if (!x) {
         rc = lbs_err_set(err, -ENOMEM, "out of memory for %zu elements", n);
         goto out;
     }
@@ -442,163 +492,102 @@ static int cuda_bench_run(const struct cbench_args *a,
                          a->save_input);
         goto out;
     }
-    if ((rc = lbs_cuda_mem_alloc((void **)&dx, n * sizeof *dx, err)) ||
-        (rc = lbs_cuda_mem_alloc((void **)&dout, n * sizeof *dout, err)) ||
-        (rc = lbs_cuda_mem_alloc(&dp, maxb + 8, err)) ||
-        (rc = lbs_cuda_mem_put(dx, x, n * sizeof *x, err)))
+    if ((rc = lbs_cuda_mem_alloc((void **)&k.x, n * sizeof *k.x, err)) ||
+        (rc = lbs_cuda_mem_alloc((void **)&k.out, n * sizeof *k.out, err)) ||
+        (rc = lbs_cuda_mem_alloc(&k.p, maxb + 8, err)) ||
+        (rc = lbs_cuda_mem_put(k.x, x, n * sizeof *x, err)))
         goto out;
     struct cuda_check ck = {0};
-    if ((rc = cuda_check_step(a, gc, x, dx, dp, dout, &ck, err)))
+    struct bench_result r;
+    if ((rc = cuda_check_step(a, gc, x, k.x, k.p, k.out, &ck, err)) ||
+        (rc = ckernel_time(&k, "--device cuda", copy_gbps, ck.wrong, &r,
+                           err)))
         goto out;
-    double wire_sum = 0;
-    for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
-        size_t bytes = 0;
-        double t0 = cli_now();
-        rc = lbs_cuda_compress(gc, dx, n, 0, 1 + i, dp, &bytes, err);
-        double t1 = cli_now();
-        if (!rc)
-            rc = lbs_cuda_decompress(gc, dp, bytes, n, 0, 1 + i, dout, err);
-        double t2 = cli_now();
-        if (i >= a->warmup) {
-            tc[i - a->warmup] = t1 - t0;
-            td[i - a->warmup] = t2 - t1;
-            wire_sum += (double)bytes;
-        }
-    }
-    if (rc || (rc = lbs_compressor_new(a->spec, &ref, err)))
-        goto out;
-    struct cli_stats sc = cli_stats(tc, (size_t)a->iters),
-                     sd = cli_stats(td, (size_t)a->iters);
-    double in = 4.0 * (double)n, gbps = in / sc.median / 1e9,
-           read_ms = in / (copy_gbps * 1e9) * 1e3;
-    *row = json_pack(
-        "{s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
-        "s:f,s:f,s:f,s:I,s:f,s:f,s:f,s:I}",
-        "bench", "compress", "device", "cuda", "gpu", gpu, "compressor",
-        lbs_compressor_name(ref), "params", lbs_compressor_params(ref),
-        "collective", lbs_coll_name(lbs_compressor_collective(ref)),
-        "elements", (json_int_t)n, "warmup", (int)a->warmup, "iters",
-        (int)a->iters, "compress_ms_median", sc.median * 1e3,
-        "compress_ms_min", sc.min * 1e3, "compress_ms_max", sc.max * 1e3,
-        "decompress_ms_median", sd.median * 1e3, "gbps", gbps,
-        "decompress_gbps", in / sd.median / 1e9, "copy_gbps", copy_gbps,
-        "copy_frac", gbps / copy_gbps, "read_ms", read_ms, "read_x",
-        sc.median * 1e3 / read_ms, "wire_bytes", (json_int_t)ck.bytes,
-        "wire_bytes_mean", wire_sum / (double)a->iters, "compression_ratio",
-        in / (double)ck.bytes, "rel_err", ck.rel_err, "wrong",
-        (json_int_t)ck.wrong);
-    if (*row && ck.kth > 0)
-        json_object_set_new(*row, "kth_abs", json_real(ck.kth));
-    if (*row && !strcmp(lbs_compressor_name(ref), "sign"))
-        json_object_set_new(*row, "scale_rel_diff",
-                            json_real(ck.scale_diff));
-    if (*row)
-        json_object_set_new(*row, "seed", json_integer((json_int_t)a->seed));
-    else
+    if (!(rc = lbs_compressor_new(a->spec, &ref, err)) &&
+        !(*row = cuda_row(a, ref, gpu, copy_gbps, &ck, &k, &r)))
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
+    bench_result_free(&r);
 out:
     lbs_compressor_free(ref);
-    lbs_cuda_mem_free(dx);
-    lbs_cuda_mem_free(dout);
-    lbs_cuda_mem_free(dp);
+    lbs_cuda_mem_free(k.x);
+    lbs_cuda_mem_free(k.out);
+    lbs_cuda_mem_free(k.p);
     free(x);
-    free(tc);
-    free(td);
     return rc;
 }
 
-static void print_cuda_row(const json_t *r)
-{
-#define D(k) json_real_value(json_object_get(r, k))
-#define I(k) (long long)json_integer_value(json_object_get(r, k))
-#define S(k) json_string_value(json_object_get(r, k))
-    printf("# %s (cuda); copy = device-to-device cudaMemcpy, read+write\n",
-           S("gpu"));
-    printf("# %-9s %10s %-10s %9s %8s %8s %9s %8s %8s %6s %6s %12s %8s %9s "
-           "%6s\n", "compress", "elements", "collective", "comp(ms)",
-           "min(ms)", "max(ms)", "dec(ms)", "GB/s", "copyGB/s", "ratio",
-           "reads", "wire(B)", "x_smaller", "rel_err", "#wrong");
-    printf("  %-9s %10lld %-10s %9.3f %8.3f %8.3f %9.3f %8.1f %8.1f %6.3f "
-           "%6.2f %12lld %8.1f %9.3e %6lld\n", S("compressor"),
-           I("elements"), S("collective"), D("compress_ms_median"),
-           D("compress_ms_min"), D("compress_ms_max"),
-           D("decompress_ms_median"), D("gbps"), D("copy_gbps"),
-           D("copy_frac"), D("read_x"), I("wire_bytes"),
-           D("compression_ratio"), D("rel_err"), I("wrong"));
-#undef D
-#undef I
-#undef S
-}
+/* ---------------------------------------------------------- printing */
 
-static void print_header(void)
-{
-    printf("# %-9s %10s %3s %-10s %9s %8s %8s %9s %7s %7s %6s %15s %-6s "
-           "%12s %8s %9s %6s\n", "compress", "elements", "thr",
-           "collective", "comp(ms)", "min(ms)", "max(ms)", "dec(ms)", "GB/s",
-           "STREAM", "ratio", "[min, max]", "isa", "wire(B)", "x_smaller",
-           "rel_err", "#wrong");
-}
+static const struct bench_col cpu_cols[] = {
+    BENCH_COL("compress", "%-9s", "%-9s", "compressor"),
+    BENCH_COL("elements", "%10s", "%10lld", "elements"),
+    BENCH_COL("thr", "%3s", "%3lld", "threads"),
+    BENCH_COL("collective", "%-10s", "%-10s", "collective"),
+    BENCH_COL("comp(ms)", "%9s", "%9.2f", "compress_ms_median"),
+    BENCH_COL("min(ms)", "%8s", "%8.2f", "compress_ms_min"),
+    BENCH_COL("max(ms)", "%8s", "%8.2f", "compress_ms_max"),
+    BENCH_COL("dec(ms)", "%9s", "%9.2f", "decompress_ms_median"),
+    BENCH_COL("GB/s", "%7s", "%7.2f", "gbps"),
+    BENCH_COL("STREAM", "%7s", "%7.2f", "stream_gbps"),
+    BENCH_COL("ratio", "%6s", "%6.3f", "stream_frac"),
+    BENCH_COL2("[min, max]", "%15s", " [%5.3f, %5.3f]", "stream_frac_min",
+               "stream_frac_max"),
+    BENCH_COL("isa", "%-6s", "%-6s", "isa"),
+    BENCH_COL("wire(B)", "%12s", "%12lld", "wire_bytes"),
+    BENCH_COL("x_smaller", "%8s", "%8.1f", "compression_ratio"),
+    BENCH_COL("rel_err", "%9s", "%9.3e", "rel_err"),
+    BENCH_COL("#wrong", "%6s", "%6lld", "wrong"),
+    {0}};
+static const struct bench_table cpu_table = {"# ", "  ", cpu_cols};
 
-static void print_row(const json_t *r)
+static const struct bench_col cuda_cols[] = {
+    BENCH_COL("compress", "%-9s", "%-9s", "compressor"),
+    BENCH_COL("elements", "%10s", "%10lld", "elements"),
+    BENCH_COL("collective", "%-10s", "%-10s", "collective"),
+    BENCH_COL("comp(ms)", "%9s", "%9.3f", "compress_ms_median"),
+    BENCH_COL("min(ms)", "%8s", "%8.3f", "compress_ms_min"),
+    BENCH_COL("max(ms)", "%8s", "%8.3f", "compress_ms_max"),
+    BENCH_COL("dec(ms)", "%9s", "%9.3f", "decompress_ms_median"),
+    BENCH_COL("GB/s", "%8s", "%8.1f", "gbps"),
+    BENCH_COL("copyGB/s", "%8s", "%8.1f", "copy_gbps"),
+    BENCH_COL("ratio", "%6s", "%6.3f", "copy_frac"),
+    BENCH_COL("reads", "%6s", "%6.2f", "read_x"),
+    BENCH_COL("wire(B)", "%12s", "%12lld", "wire_bytes"),
+    BENCH_COL("x_smaller", "%8s", "%8.1f", "compression_ratio"),
+    BENCH_COL("rel_err", "%9s", "%9.3e", "rel_err"),
+    BENCH_COL("#wrong", "%6s", "%6lld", "wrong"),
+    {0}};
+static const struct bench_table cuda_table = {"# ", "  ", cuda_cols};
+
+static void cuda_note(const json_t *r, int when, FILE *f)
 {
-#define D(k) json_real_value(json_object_get(r, k))
-#define I(k) (long long)json_integer_value(json_object_get(r, k))
-#define S(k) json_string_value(json_object_get(r, k))
-    printf("  %-9s %10lld %3lld %-10s %9.2f %8.2f %8.2f %9.2f %7.2f %7.2f "
-           "%6.3f  [%5.3f, %5.3f] %-6s %12lld %8.1f %9.3e %6lld\n",
-           S("compressor"), I("elements"),
-           I("threads"), S("collective"), D("compress_ms_median"),
-           D("compress_ms_min"), D("compress_ms_max"),
-           D("decompress_ms_median"), D("gbps"), D("stream_gbps"),
-           D("stream_frac"), D("stream_frac_min"), D("stream_frac_max"),
-           S("isa") ? S("isa") : "-", I("wire_bytes"), D("compression_ratio"),
-           D("rel_err"), I("wrong"));
-#undef D
-#undef I
-#undef S
+    if (when == 0)
+        fprintf(f, "# %s (cuda); copy = device-to-device cudaMemcpy, "
+                "read+write\n", json_string_value(json_object_get(r, "gpu")));
 }
 
 static struct cli_export export_to;   /* --export-csv / --export-markdown */
 
+static const char *const export_cols[] = {
+    "compressor", "params", "elements", "threads", "iters",
+    "compress_ms_mean", "compress_ms_sd", "compress_ms_median",
+    "compress_ms_min", "compress_ms_max", "outliers",
+    "decompress_ms_median", "gbps", "stream_frac", "wire_bytes",
+    "rel_err", "wrong", NULL};
+
 static int emit(const struct cli_common *com, struct lbs_run *run,
                 json_t *row)
 {
-    struct lbs_err e;
-    if (com->json) {
-        char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(s);
-        free(s);
-    } else if (json_object_get(row, "gpu")) {
-        print_cuda_row(row);
-    } else {
-        print_header();
-        print_row(row);
-        struct cli_stats st = {
-            .mean = json_real_value(json_object_get(row, "compress_ms_mean")),
-            .sd = json_real_value(json_object_get(row, "compress_ms_sd")),
-            .median = json_real_value(json_object_get(row,
-                                                      "compress_ms_median")),
-            .min = json_real_value(json_object_get(row, "compress_ms_min")),
-            .max = json_real_value(json_object_get(row, "compress_ms_max")),
-            .n = (size_t)json_integer_value(json_object_get(row, "iters")),
-            .outliers = (size_t)json_integer_value(
-                json_object_get(row, "outliers"))};
-        cli_timing_print(stdout, "  ", "compress", &st, 1, "ms");
-    }
-    static const char *const cols[] = {
-        "compressor", "params", "elements", "threads", "iters",
-        "compress_ms_mean", "compress_ms_sd", "compress_ms_median",
-        "compress_ms_min", "compress_ms_max", "outliers",
-        "decompress_ms_median", "gbps", "stream_frac", "wire_bytes",
-        "rel_err", "wrong", NULL};
-    if (cli_export_write(&export_to, "compress", row, cols))
+    const int cuda = json_object_get(row, "gpu") != NULL;
+    const struct bench_out bo = {
+        .verb = "compress", .json = com->json,
+        .table = cuda ? &cuda_table : &cpu_table,
+        .timing = cuda ? NULL : "compress", .timing_key = "compress_ms",
+        .note = cuda ? cuda_note : NULL, .exp = &export_to,
+        .exp_cols = export_cols, .run = run};
+    if (bench_emit(&bo, row, 1))
         return -EIO;
-    if (run && lbs_run_append(run, "compress", json_incref(row), &e)) {
-        cli_error("compress", "%s", e.msg);
-        return -EIO;
-    }
-    if (run && !com->json)
-        fprintf(stderr, "results: %s/compress.jsonl\n", lbs_run_dir(run));
+    bench_saved(&bo);
     return 0;
 }
 
@@ -606,13 +595,11 @@ static int compress_main(struct cbench_args *a, const struct cli_common *com,
                          int argc, char **argv)
 {
     struct lbs_err e;
-    struct lbs_compressor *probe;
-    int rc = lbs_compressor_new(a->spec, &probe, &e);
+    int rc = lbs_compressor_check(a->spec, &e);
     if (rc) {   /* before anything is measured or written */
         cli_error("compress", "%s", e.msg);
         return cli_exit_code(rc);
     }
-    lbs_compressor_free(probe);
     /* the input, the decompressed output and the payload (at most the
      * input's size): a size the machine cannot hold is bad input */
     char what[64];
@@ -647,12 +634,8 @@ static int compress_main(struct cbench_args *a, const struct cli_common *com,
          * still measure bandwidth, not latency */
         struct lbs_cuda_stream cs = {0};
         size_t cn = a->n > ((size_t)16 << 20) ? a->n : (size_t)16 << 20;
-        rc = lbs_cuda_stream(cn, 10, &cs, &e);
-        if (!rc && cs.wrong)
-            rc = lbs_err_set(&e, -EIO, "device copy reference: %ld floats "
-                             "copied wrong", cs.wrong);
-        double copy = cs.memcpy_gbps > cs.kernel_gbps ? cs.memcpy_gbps
-                                                      : cs.kernel_gbps;
+        double copy = 0;
+        rc = bench_cuda_copy_ref(cn, 10, &cs, &copy, &e);
         if (!rc)
             rc = cuda_bench_run(a, gc, gpu, copy, &row, &e);
         lbs_cuda_compressor_free(gc);
@@ -727,27 +710,20 @@ int verb_compress(int argc, char **argv)
                             .seed = 1};
     long threads = 0, seed = 1;
     int help = 0, device = 0;
-    static const char *const devices[] = {"cpu", "cuda", NULL};
     const struct cli_opt opts[] = {
         {.name = "compressor", .type = CLI_STR, .dst = &a.spec, .arg = "S",
          .help = "e.g. topk:k=0.01 or sign:ef=1 (see --list)"},
-        {.name = "elements", .type = CLI_SIZE, .dst = &a.n, .arg = "N",
-         .hi = UINT32_MAX - 1.0,   /* 32-bit indices */
-         .help = "values (default 100M; suffixes K M G, Ki Mi Gi)"},
-        {.name = "threads", .type = CLI_LONG, .dst = &threads, .arg = "T",
-         .lo = 1, .hi = 4096,
-         .help = "OpenMP threads (default: OMP_NUM_THREADS or all cores)"},
-        {.name = "iters", .type = CLI_LONG, .dst = &a.iters, .arg = "K",
-         .lo = 1, .hi = 1000000, .help = "timed steps (default 10)"},
-        {.name = "warmup", .type = CLI_LONG, .dst = &a.warmup, .arg = "W",
-         .lo = 0, .hi = 1000000, .help = "untimed steps first (default 2)"},
+        CLI_ELEMENTS_OPT(&a.n, UINT32_MAX - 1.0,   /* 32-bit indices */
+                         "values (default 100M; suffixes K M G, Ki Mi Gi)"),
+        CLI_THREADS_OPT(&threads),
+        CLI_ITERS_OPT(&a.iters, 0, 1000000, "timed steps (default 10)"),
+        CLI_WARMUP_OPT(&a.warmup, 0, "untimed steps first (default 2)"),
         {.name = "seed", .type = CLI_LONG, .dst = &seed, .arg = "S",
          .lo = 0, .hi = 2147483647, .help = "input data seed (default 1)"},
-        {.name = "device", .type = CLI_CHOICE, .dst = &device, .arg = "D",
-         .choices = devices, .help = "cpu (default) or cuda"},
-        {.name = "stream-gbps", .type = CLI_DOUBLE, .dst = &a.stream_gbps,
-         .arg = "X", .lo = 1e-3, .hi = 1e6,
-         .help = "skip the STREAM measurement and use X GB/s (cpu)"},
+        CLI_DEVICE_OPT(&device, "cpu (default) or cuda"),
+        CLI_STREAM_GBPS_OPT(&a.stream_gbps,
+                            "skip the STREAM measurement and use X GB/s "
+                            "(cpu)"),
         CLI_ISA_OPT,
         {.name = "save-input", .type = CLI_STR, .dst = &a.save_input,
          .arg = "F",

@@ -89,12 +89,42 @@ int cli_isa_opt(const char *opt, const char *value, void *unused);
     {.name = "no-save", .type = CLI_CLEAR, .dst = &(c)->save,                \
      .help = "do not write results files"}
 
-/* --export-csv FILE / --export-markdown FILE (struct cli_export). */
+/* --export-csv FILE / --export-markdown FILE (struct cli_export): a file
+ * whose directory cannot take it is refused before any work. */
+int cli_export_path(const char *opt, const char *value, void *dst);
 #define CLI_EXPORT_OPTS(x)                                                   \
-    {.name = "export-csv", .type = CLI_STR, .dst = &(x)->csv, .arg = "FILE", \
+    {.name = "export-csv", .type = CLI_CALL, .fn = cli_export_path,          \
+     .dst = &(x)->csv, .arg = "FILE",                                        \
      .help = "also write the result as CSV (hyperfine's\n"                   \
              "convention: a header line, one row)"},                         \
-    {.name = "export-markdown", .type = CLI_STR, .dst = &(x)->md,            \
-     .arg = "FILE", .help = "also write it as a markdown table"}
+    {.name = "export-markdown", .type = CLI_CALL, .fn = cli_export_path,     \
+     .dst = &(x)->md, .arg = "FILE",                                         \
+     .help = "also write it as a markdown table"}
+
+/* Rows the timing verbs share (optim, compress, stream, coll): declared
+ * once here, each verb giving its own help text (what a step is) and,
+ * where nccl-tests has one, a short letter (sh, 0 for none). */
+#define CLI_THREADS_OPT(t)                                                   \
+    {.name = "threads", .type = CLI_LONG, .dst = (t), .arg = "T",            \
+     .lo = 1, .hi = 4096,                                                    \
+     .help = "OpenMP threads (default: OMP_NUM_THREADS or all cores)"}
+/* --elements N: a positive count (K M G, Ki Mi Gi), at most hi (0: any) */
+#define CLI_ELEMENTS_OPT(n, max, text)                                       \
+    {.name = "elements", .type = CLI_SIZE, .dst = (n), .arg = "N",           \
+     .hi = (max), .help = text}
+#define CLI_ITERS_OPT(k, sh, max, text)                                      \
+    {.name = "iters", .type = CLI_LONG, .dst = (k), .arg = "K",              \
+     .short_name = (sh), .lo = 1, .hi = (max), .help = text}
+#define CLI_WARMUP_OPT(w, sh, text)                                          \
+    {.name = "warmup", .type = CLI_LONG, .dst = (w), .arg = "W",             \
+     .short_name = (sh), .lo = 0, .hi = 1000000, .help = text}
+/* --stream-gbps X: the reference given instead of measured */
+#define CLI_STREAM_GBPS_OPT(x, text)                                         \
+    {.name = "stream-gbps", .type = CLI_DOUBLE, .dst = (x), .arg = "X",      \
+     .lo = 1e-3, .hi = 1e6, .help = text}
+/* --device cpu|cuda: *(int *)d = 0 or 1 */
+#define CLI_DEVICE_OPT(d, text)                                              \
+    {.name = "device", .type = CLI_CHOICE, .dst = (d), .arg = "D",           \
+     .choices = (const char *const[]){"cpu", "cuda", NULL}, .help = text}
 
 #endif

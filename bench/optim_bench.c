@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "driver.h"
 #include "layers.h"
 #include "lbs_cuda.h"
 #include "lbs_cuda_optim.h"
@@ -31,192 +32,235 @@ static long count_nonfinite(const struct layer_set *s)
     return bad;
 }
 
-/* STREAM triad arrays for the interleaved reference: 32M doubles each
- * (768 MiB in all), far beyond any cache, as `lbscale stream`. */
-#define PAIR_N 32000000
+/* ------------------------------------------------------------ kernel */
+
+/* The timed call: optimizer A's step and, with --pair, B's step on its
+ * own copy of the layers right after it (A B A B ...), each after a
+ * barrier so every rank starts together. */
+struct optim_kernel {
+    struct lbs_optim *o, *ob;
+    struct lbs_comm *comm;
+    struct layer_set set, setb;
+};
+
+static int optim_call(void *ctx, long i, double *t, struct lbs_err *err)
+{
+    struct optim_kernel *k = ctx;
+    (void)i;
+    if (k->comm)
+        lbs_barrier(k->comm);
+    double t0 = cli_now();
+    int rc = lbs_optim_step(k->o, err);
+    t[0] = cli_now() - t0;
+    if (k->ob && !rc) {
+        if (k->comm)
+            lbs_barrier(k->comm);
+        double t1 = cli_now();
+        rc = lbs_optim_step(k->ob, err);
+        t[1] = cli_now() - t1;
+    }
+    return rc;
+}
+
+static long optim_check(void *ctx, struct lbs_err *err)
+{
+    (void)err;
+    return count_nonfinite(&((struct optim_kernel *)ctx)->set);
+}
+
+static void optim_kernel_free(struct optim_kernel *k)
+{
+    if (k->ob)
+        lbs_optim_free(k->ob);
+    if (k->setb.l)
+        layers_free(&k->setb);
+    if (k->o)
+        lbs_optim_free(k->o);
+    if (k->set.l)
+        layers_free(&k->set);
+}
+
+/* Layers, optimizer (and compressor), --pair's copy; *rss gets what the
+ * optimizer added (state + scratch, zeroed at init, so resident). */
+static int optim_kernel_new(const struct optim_bench_args *a,
+                            struct lbs_comm *comm, struct optim_kernel *k,
+                            double *rss, struct lbs_err *err)
+{
+    *k = (struct optim_kernel){.comm = comm};
+    int rc = layers_make(a->layers, a->elements, 1, &k->set, err);
+    if (rc)
+        return rc;
+    double rss0 = cli_rss_mib();
+    if ((rc = lbs_optim_new(a->spec, k->set.l, k->set.n, comm, &k->o, err)))
+        k->o = NULL;
+    else if (a->compress)
+        rc = lbs_optim_set_compressor(k->o, a->compress, err);
+    *rss = cli_rss_mib() - rss0;
+    if (!rc && a->pair &&
+        !(rc = layers_make(a->layers, a->elements, 1, &k->setb, err)) &&
+        (rc = lbs_optim_new(a->pair, k->setb.l, k->setb.n, comm, &k->ob,
+                            err)))
+        k->ob = NULL;
+    if (rc)
+        optim_kernel_free(k);
+    return rc;
+}
+
+/* --pair: B's step time over A's, pair by pair. */
+static void optim_pair_cols(json_t *row, const struct optim_kernel *k,
+                            const struct bench_result *r, long iters)
+{
+    double *pr = malloc((size_t)iters * sizeof *pr);
+    if (!pr)
+        return;
+    for (long j = 0; j < iters; j++)
+        pr[j] = r->t[1][j] / r->t[0][j];
+    struct cli_stats ps = cli_stats(pr, (size_t)iters);
+    free(pr);
+    json_object_set_new(row, "pair_optim",
+                        json_string(lbs_optim_params(k->ob)));
+    json_object_set_new(row, "pair_name", json_string(lbs_optim_name(k->ob)));
+    json_object_set_new(row, "pair_ratio_median", json_real(ps.median));
+    json_object_set_new(row, "pair_ratio_min", json_real(ps.min));
+    json_object_set_new(row, "pair_ratio_max", json_real(ps.max));
+}
+
+static json_t *optim_row(const struct optim_bench_args *a,
+                         const struct optim_kernel *k,
+                         const struct bench_result *r, double bpe,
+                         double rss_optim)
+{
+    const struct cli_stats *st = &r->st[0];
+    double n = (double)k->set.elements;
+    json_t *row = json_pack(
+        "{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
+        "s:f,s:I}",
+        "bench", "optim", "optim", lbs_optim_name(k->o), "params",
+        lbs_optim_params(k->o), "elements", (json_int_t)k->set.elements,
+        "layers", (json_int_t)k->set.n, "threads", a->threads, "ranks",
+        k->comm ? k->comm->size : 1, "warmup", (int)a->warmup, "iters",
+        (int)a->iters, "step_ms_median", st->median * 1e3, "step_ms_min",
+        st->min * 1e3, "step_ms_max", st->max * 1e3, "melem_per_s",
+        n / st->median / 1e6, "bytes_per_elem", bpe, "gbps", r->gbps,
+        "stream_gbps", r->ref.median, "roofline_frac", r->ratio.median,
+        "wrong", (json_int_t)r->wrong);
+    json_object_set_new(row, "roofline_min", json_real(r->ratio.min));
+    json_object_set_new(row, "roofline_max", json_real(r->ratio.max));
+    json_object_set_new(row, "stream_ref", json_string(
+        r->paired ? "triad interleaved with the steps (median of the pairs)"
+                  : "given (--stream-gbps)"));
+    json_object_set_new(row, "isa", json_string(lbs_isa_name()));
+    json_object_set_new(row, "peak_rss_mib", json_real(cli_peak_rss_mib()));
+    json_object_set_new(row, "optim_rss_mib", json_real(rss_optim));
+    json_object_set_new(row, "step_ms_mean", json_real(st->mean * 1e3));
+    json_object_set_new(row, "step_ms_sd", json_real(st->sd * 1e3));
+    json_object_set_new(row, "outliers", json_integer((json_int_t)st->outliers));
+    if (k->ob)
+        optim_pair_cols(row, k, r, a->iters);
+    json_object_set_new(row, "layer_preset", json_string(a->layers));
+    json_object_set_new(row, "compress", a->compress
+                        ? json_string(a->compress) : json_null());
+    return row;
+}
 
 int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
                     json_t **row, struct lbs_err *err)
 {
-    struct layer_set set;
-    int rc = layers_make(a->layers, a->elements, 1, &set, err);
+    struct optim_kernel k;
+    double rss_optim;
+    int rc = optim_kernel_new(a, comm, &k, &rss_optim, err);
     if (rc)
         return rc;
-    double rss0 = cli_rss_mib();
-    struct lbs_optim *o;
-    rc = lbs_optim_new(a->spec, set.l, set.n, comm, &o, err);
-    if (rc) {
-        layers_free(&set);
-        return rc;
-    }
-    if (a->compress && (rc = lbs_optim_set_compressor(o, a->compress, err))) {
-        lbs_optim_free(o);
-        layers_free(&set);
-        return rc;
-    }
-    double rss_optim = cli_rss_mib() - rss0;   /* state + scratch (zeroed
-                                                  at init, so resident) */
-    /* The roofline reference: a STREAM triad before every step, warm-up
-     * included (A B A B ...), so each step has a triad measured next to
-     * it under the same conditions; the ratio of each pair is the
-     * roofline sample.  --stream-gbps X gives a fixed reference instead. */
-    struct stream_pair sp = {0};
-    struct layer_set setb = {0};   /* --pair's layers and optimizer */
-    struct lbs_optim *ob = NULL;
-    double *pr = NULL;
-    const int pair = a->stream_gbps <= 0;
-    double *t = calloc((size_t)a->iters, sizeof *t),
-           *tri = calloc((size_t)a->iters, sizeof *tri),
-           *ratio = calloc((size_t)a->iters, sizeof *ratio);
-    if (!t || !tri || !ratio ||
-        (pair && stream_pair_open(&sp, PAIR_N))) {
-        rc = lbs_err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    double bpe = lbs_optim_bytes_per_elem(o);
-    /* --pair: optimizer B on its own copy of the same layers, one B step
-     * after every A step, so both see the same machine state */
-    if (a->pair) {
-        if (!(pr = calloc((size_t)a->iters, sizeof *pr)) ||
-            (rc = layers_make(a->layers, a->elements, 1, &setb, err)) ||
-            (rc = lbs_optim_new(a->pair, setb.l, setb.n, comm, &ob, err))) {
-            if (!rc)
-                rc = lbs_err_set(err, -ENOMEM, "out of memory");
-            goto out;
-        }
-    }
-    for (long i = 0; i < a->warmup + a->iters && !rc; i++) {
-        double tg = pair ? stream_pair_triad(&sp) : a->stream_gbps;
-        if (comm)
-            lbs_barrier(comm);
-        double t0 = cli_now();
-        rc = lbs_optim_step(o, err);
-        if (i >= a->warmup) {
-            long j = i - a->warmup;
-            t[j] = cli_now() - t0;
-            tri[j] = tg;
-            ratio[j] = (double)set.elements * bpe / t[j] / 1e9 / tg;
-        }
-        if (ob && !rc) {
-            if (comm)
-                lbs_barrier(comm);
-            double t1 = cli_now();
-            rc = lbs_optim_step(ob, err);
-            if (i >= a->warmup)
-                pr[i - a->warmup] = (cli_now() - t1) / t[i - a->warmup];
-        }
-    }
-    if (rc)
-        goto out;
-    if (pair && stream_pair_close(&sp) != 0) {
-        rc = lbs_err_set(err, -EIO, "STREAM triad reference computed wrong "
-                         "values");
-        goto out;
-    }
-    struct cli_stats st = cli_stats(t, (size_t)a->iters);
-    struct cli_stats ts = cli_stats(tri, (size_t)a->iters);
+    double bpe = lbs_optim_bytes_per_elem(k.o);
     char what[160];
-    snprintf(what, sizeof what, "optim %s", lbs_optim_name(o));
-    double gbps = (double)set.elements * bpe / st.median / 1e9;
-    /* measured pairs: their median [min, max], warned above 1.05; a given
-     * reference (--stream-gbps): GB/s over it, as before, no warning */
-    struct cli_stats rs = pair ? roofline_pairs(what, ratio,
-                                                (size_t)a->iters)
-        : (struct cli_stats){.median = gbps / a->stream_gbps,
-                             .min = (double)set.elements * bpe / st.max /
-                                    1e9 / a->stream_gbps,
-                             .max = (double)set.elements * bpe / st.min /
-                                    1e9 / a->stream_gbps};
-    long wrong = count_nonfinite(&set);
-    *row = json_pack(
-        "{s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,"
-        "s:f,s:I}",
-        "bench", "optim", "optim", lbs_optim_name(o), "params",
-        lbs_optim_params(o), "elements", (json_int_t)set.elements, "layers",
-        (json_int_t)set.n, "threads", a->threads, "ranks",
-        comm ? comm->size : 1, "warmup", (int)a->warmup, "iters",
-        (int)a->iters, "step_ms_median", st.median * 1e3, "step_ms_min",
-        st.min * 1e3, "step_ms_max", st.max * 1e3, "melem_per_s",
-        (double)set.elements / st.median / 1e6, "bytes_per_elem", bpe,
-        "gbps", gbps, "stream_gbps", ts.median, "roofline_frac", rs.median,
-        "wrong", (json_int_t)wrong);
-    json_object_set_new(*row, "roofline_min", json_real(rs.min));
-    json_object_set_new(*row, "roofline_max", json_real(rs.max));
-    json_object_set_new(*row, "stream_ref", json_string(
-        pair ? "triad interleaved with the steps (median of the pairs)"
-             : "given (--stream-gbps)"));
-    json_object_set_new(*row, "isa", json_string(lbs_isa_name()));
-    json_object_set_new(*row, "peak_rss_mib", json_real(cli_peak_rss_mib()));
-    json_object_set_new(*row, "optim_rss_mib", json_real(rss_optim));
-    json_object_set_new(*row, "step_ms_mean", json_real(st.mean * 1e3));
-    json_object_set_new(*row, "step_ms_sd", json_real(st.sd * 1e3));
-    json_object_set_new(*row, "outliers", json_integer((json_int_t)st.outliers));
-    if (ob) {
-        struct cli_stats ps = cli_stats(pr, (size_t)a->iters);
-        json_object_set_new(*row, "pair_optim",
-                            json_string(lbs_optim_params(ob)));
-        json_object_set_new(*row, "pair_name",
-                            json_string(lbs_optim_name(ob)));
-        json_object_set_new(*row, "pair_ratio_median", json_real(ps.median));
-        json_object_set_new(*row, "pair_ratio_min", json_real(ps.min));
-        json_object_set_new(*row, "pair_ratio_max", json_real(ps.max));
+    snprintf(what, sizeof what, "optim %s", lbs_optim_name(k.o));
+    /* the roofline reference: a STREAM triad before every step, warm-up
+     * included (A B A B ...); --stream-gbps X gives a fixed one */
+    const struct bench_kernel kern = {
+        .what = what, .ctx = &k, .nphase = k.ob ? 2 : 1, .call = optim_call,
+        .check = optim_check, .bytes = (double)k.set.elements * bpe};
+    const struct bench_loop loop = {.warmup = a->warmup, .iters = a->iters,
+                                    .ref_gbps = a->stream_gbps};
+    struct bench_result r;
+    if (!(rc = bench_time(&kern, &loop, &r, err))) {
+        *row = optim_row(a, &k, &r, bpe, rss_optim);
+        bench_result_free(&r);
     }
-    json_object_set_new(*row, "layer_preset", json_string(a->layers));
-    json_object_set_new(*row, "compress", a->compress
-                        ? json_string(a->compress) : json_null());
-out:
-    if (pair)
-        stream_pair_close(&sp);
-    if (ob)
-        lbs_optim_free(ob);
-    if (setb.l)
-        layers_free(&setb);
-    free(pr);
-    free(t);
-    free(tri);
-    free(ratio);
-    lbs_optim_free(o);
-    layers_free(&set);
+    optim_kernel_free(&k);
     return rc;
 }
 
-void optim_bench_header(void)
+/* ---------------------------------------------------------- printing */
+
+static const struct bench_col optim_cols[] = {
+    BENCH_COL("optim", "%-11s", "%-11s", "optim"),
+    BENCH_COL("elements", "%11s", "%11lld", "elements"),
+    BENCH_COL("layers", "%6s", "%6lld", "layers"),
+    BENCH_COL("threads", "%7s", "%7lld", "threads"),
+    BENCH_COL("step(ms)", "%10s", "%10.2f", "step_ms_median"),
+    BENCH_COL("min(ms)", "%9s", "%9.2f", "step_ms_min"),
+    BENCH_COL("max(ms)", "%9s", "%9.2f", "step_ms_max"),
+    BENCH_COL("Melem/s", "%9s", "%9.1f", "melem_per_s"),
+    BENCH_COL("B/elem", "%6s", "%6.0f", "bytes_per_elem"),
+    BENCH_COL("GB/s", "%8s", "%8.2f", "gbps"),
+    BENCH_COL("STREAM", "%8s", "%8.2f", "stream_gbps"),
+    BENCH_COL("roofline", "%8s", "%8.3f", "roofline_frac"),
+    BENCH_COL2("[min, max]", "%15s", " [%5.3f, %5.3f]", "roofline_min", "roofline_max"),
+    BENCH_COL("isa", "%-6s", "%-6s", "isa"),
+    BENCH_COL("rss(MiB)", "%8s", "%8.0f", "optim_rss_mib"),
+    BENCH_COL("peak", "%8s", "%8.0f", "peak_rss_mib"),
+    BENCH_COL("#wrong", "%6s", "%6lld", "wrong"),
+    {0}};
+static const struct bench_table optim_table = {"# ", "  ", optim_cols};
+
+/* --device cuda: name the GPU and its copy reference first. */
+static const struct bench_col optim_cuda_cols[] = {
+    BENCH_COL("optim", "%-11s", "%-11s", "optim"),
+    BENCH_COL("elements", "%11s", "%11lld", "elements"),
+    BENCH_COL("layers", "%6s", "%6lld", "layers"),
+    BENCH_COL("step(ms)", "%10s", "%10.3f", "step_ms_median"),
+    BENCH_COL("min(ms)", "%9s", "%9.3f", "step_ms_min"),
+    BENCH_COL("max(ms)", "%9s", "%9.3f", "step_ms_max"),
+    BENCH_COL("Melem/s", "%9s", "%9.1f", "melem_per_s"),
+    BENCH_COL("B/elem", "%6s", "%6.1f", "bytes_per_elem"),
+    BENCH_COL("GB/s", "%8s", "%8.1f", "gbps"),
+    BENCH_COL("copy", "%8s", "%8.1f", "stream_gbps"),
+    BENCH_COL("of copy", "%7s", "%7.3f", "roofline_frac"),
+    BENCH_COL("#wrong", "%6s", "%6lld", "wrong"),
+    {0}};
+static const struct bench_table optim_cuda_table = {"# ", "  ",
+                                                     optim_cuda_cols};
+
+static void optim_note(const json_t *r, int when, FILE *f)
 {
-    printf("# %-11s %11s %6s %7s %10s %9s %9s %9s %6s %8s %8s %8s %15s "
-           "%-6s %8s %8s %6s\n",
-           "optim", "elements", "layers", "threads", "step(ms)", "min(ms)",
-           "max(ms)", "Melem/s", "B/elem", "GB/s", "STREAM", "roofline",
-           "[min, max]", "isa", "rss(MiB)", "peak", "#wrong");
+#define D(k) json_real_value(json_object_get(r, k))
+#define S(k) json_string_value(json_object_get(r, k))
+    if (when == 1 && S("pair_name"))
+        fprintf(f, "# pair: %s step time / %s step time = %.3f [%.3f, %.3f] "
+                "(median [min, max] of %d A B pairs)\n", S("pair_name"),
+                S("optim"), D("pair_ratio_median"), D("pair_ratio_min"),
+                D("pair_ratio_max"),
+                (int)json_integer_value(json_object_get(r, "iters")));
+    if (when == 0 && S("gpu")) {
+        fprintf(f, "# GPU: %s; copy reference %.1f GB/s", S("gpu"),
+                D("stream_gbps"));
+        if (json_object_get(r, "memcpy_gbps"))
+            fprintf(f, " (cudaMemcpy %.1f, copy kernel %.1f)",
+                    D("memcpy_gbps"), D("copy_kernel_gbps"));
+        fputc('\n', f);
+    }
+#undef D
+#undef S
 }
 
-void optim_bench_print(const json_t *r)
-{
-    printf("  %-11s %11lld %6lld %7lld %10.2f %9.2f %9.2f %9.1f %6.0f %8.2f "
-           "%8.2f %8.3f  [%5.3f, %5.3f] %-6s %8.0f %8.0f %6lld\n",
-           json_string_value(json_object_get(r, "optim")),
-           (long long)json_integer_value(json_object_get(r, "elements")),
-           (long long)json_integer_value(json_object_get(r, "layers")),
-           (long long)json_integer_value(json_object_get(r, "threads")),
-           json_real_value(json_object_get(r, "step_ms_median")),
-           json_real_value(json_object_get(r, "step_ms_min")),
-           json_real_value(json_object_get(r, "step_ms_max")),
-           json_real_value(json_object_get(r, "melem_per_s")),
-           json_real_value(json_object_get(r, "bytes_per_elem")),
-           json_real_value(json_object_get(r, "gbps")),
-           json_real_value(json_object_get(r, "stream_gbps")),
-           json_real_value(json_object_get(r, "roofline_frac")),
-           json_real_value(json_object_get(r, "roofline_min")),
-           json_real_value(json_object_get(r, "roofline_max")),
-           json_string_value(json_object_get(r, "isa")) ?
-               json_string_value(json_object_get(r, "isa")) : "-",
-           json_real_value(json_object_get(r, "optim_rss_mib")),
-           json_real_value(json_object_get(r, "peak_rss_mib")),
-           (long long)json_integer_value(json_object_get(r, "wrong")));
-}
+static const char *const optim_export_cols[] = {
+    "optim", "elements", "threads", "iters", "step_ms_mean", "step_ms_sd",
+    "step_ms_median", "step_ms_min", "step_ms_max", "outliers", "gbps",
+    "stream_gbps", "roofline_frac", "wrong", NULL};
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+/* ------------------------------------------------------------- options */
+
+static const char optim_usage[] =
 "usage: lbscale optim --optim SPEC [--elements N] [--layers PRESET]\n"
 "                     [--threads T] [--iters K] [--warmup W]\n"
 "                     [--stream-gbps X] [--comm self|mpi]\n"
@@ -227,8 +271,9 @@ static void usage(FILE *f)
 "                     [--layers PRESET] [--trace FILE [--trace-rule Q]]\n"
 "                     [--json]\n"
 "       lbscale optim --list            optimizers and their keys\n"
-"       lbscale optim --help [NAME]     this help, or one optimizer's keys\n"
-"\n"
+"       lbscale optim --help [NAME]     this help, or one optimizer's keys";
+
+static const char optim_about[] =
 "Times one optimizer step over N fp32 parameters (warm-up W steps, then K\n"
 "timed steps; median, min, max).  GB/s = N x bytes/elem / median time,\n"
 "where bytes/elem is the optimizer's documented traffic model plus 4 for\n"
@@ -240,53 +285,75 @@ static void usage(FILE *f)
 "the bytes model or the measurement is wrong.  --stream-gbps X divides by\n"
 "X instead (no pairs, no warning).  rss = resident memory the optimizer added (state, scratch;\n"
 "/proc/self/statm), peak = the process's getrusage peak (layers and the\n"
-"STREAM arrays included), MiB.  #wrong counts non-finite parameters.\n"
-"\n"
-"  --optim SPEC    e.g. lamb or lamb:lr=0.01,wd=0.01 (see --list)\n"
-"  --compress SPEC compress the gradients before the optimizer sees them,\n"
-"                  e.g. topk:k=0.01,ef=1 (lbscale compress --list); only\n"
-"                  for data-parallel optimizers (not slamb, onebit_lamb,\n"
-"                  dmsgd, decentlam); applies on one rank too\n"
-"  --elements N    parameters (default 100M; suffixes K M G, Ki Mi Gi)\n"
-"  --layers P      layer preset (default uniform:16):\n"
-LAYERS_PRESETS_HELP
-"  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
-"  --iters K       timed steps (default 10)\n"
-"  --warmup W      untimed steps first (default 2)\n"
-"  --stream-gbps X skip the STREAM measurement and use X GB/s\n"
-"  --pair SPEC     also step optimizer SPEC on its own copy of the layers,\n"
-"                  one of its steps after every timed step (A B A B ...);\n"
-"                  the row adds pair_ratio_median/min/max = B's step time\n"
-"                  over A's, pair by pair (printed as a second line)\n"
-"  --isa L         kernel level: c (portable), avx2 or avx512; at most what\n"
-"                  the CPU has (else one line, exit 2); default the best,\n"
-"                  or LBSCALE_ISA.  Shown in the isa column and meta.json\n"
-"  --device D      cpu (default) or cuda: time the step on GPU 0 with the\n"
-"                  fused kernels of core/cuda/optim.cu (lamb, slamb, adamw,\n"
-"                  sgd; the same spec and bytes/elem model), against the\n"
-"                  device-to-device copy GB/s measured in the same run (the\n"
-"                  better of cudaMemcpy and a copy kernel, 1 GiB buffers;\n"
-"                  --stream-gbps X gives it instead).  One GPU: --comm self\n"
-"                  only, no --compress.  Without a GPU or a CUDA build: one\n"
-"                  line on stderr, exit 2\n"
-"  --comm B        self (default) or mpi (under mpirun; gradients are\n"
-"                  averaged across ranks inside the timed step), or\n"
-"                  record[:P]: no timing; run --steps N steps (default 100)\n"
-"                  of the real optimizer as rank 0 of P logical ranks over\n"
-"                  the record backend and report bytes sent per step (this\n"
-"                  rank's payload per call, results/schema/trace-v1.md),\n"
-"                  per collective kind and as a fraction of dense fp32\n"
-"                  allreduce (4 bytes per parameter)\n"
-"  --steps N       steps to record (record backend only)\n"
-"  --trace FILE    write the recorded calls as a trace-v1 file\n"
-"  --trace-rule Q  also run the same steps over Q ranks (Q != P, >= 2)\n"
-"                  and state in the trace, per call whose bytes depend on\n"
-"                  the rank count, the rule bytes(P) = a + ceil(b/P)\n"
-"                  (results/schema/trace-v1.md, bytes_rule); exact at\n"
-"                  every multiple of min(P, Q), so take Q small (8).\n"
-"                  Refused, nothing written, when the two runs' calls\n"
-"                  differ beyond their sizes\n"
-CLI_EXPORT_HELP CLI_COMMON_HELP);
+"STREAM arrays included), MiB.  #wrong counts non-finite parameters.";
+
+static const char optim_epilog[] =
+"layer presets (--layers P):\n"
+LAYERS_PRESETS_HELP;
+
+/* --list: every optimizer and its keys. */
+static int list_optims(const char *opt, const char *value, void *unused)
+{
+    (void)opt, (void)value, (void)unused;
+    lbs_optim_help(NULL, stdout);
+    return CLI_EXIT;
+}
+
+/* What the command line asks besides struct optim_bench_args. */
+struct optim_cmd {
+    const char *backend, *trace;
+    long steps, threads, rule;
+    int device, help;   /* device: 0 cpu, 1 cuda */
+};
+
+/* --help [NAME], operands, then the combinations that cannot run; 0 to
+ * go on, else the exit code. */
+static int optim_args_check(const struct cli_verb *v, struct optim_cmd *c,
+                            struct optim_bench_args *a, char **pos, int npos)
+{
+    if (c->help) {
+        if (npos && lbs_optim_help(pos[0], stdout)) {
+            cli_error("optim", "unknown optimizer '%s' (see --list)", pos[0]);
+            return EXIT_BAD_INPUT;
+        }
+        if (!npos)
+            cli_usage(v, stdout);
+        return -1;
+    }
+    if (npos) {
+        cli_error("optim", "unexpected argument '%s' (see --help)", pos[0]);
+        return EXIT_BAD_INPUT;
+    }
+    /* the CPU optimizers' buffers are host memory, which NCCL cannot
+     * read; NCCL is measured by `coll --backend nccl` */
+    if (!strcmp(c->backend, "nccl")) {
+        cli_error("--comm", "nccl: the optimizers here keep their tensors "
+                  "in host memory; use mpi, or `lbscale coll --backend "
+                  "nccl` for NCCL");
+        return EXIT_BAD_INPUT;
+    }
+    if (!a->spec) {
+        cli_error("optim", "--optim SPEC is required (see --list)");
+        return EXIT_BAD_INPUT;
+    }
+    if ((a->exp.csv || a->exp.md) &&
+        (c->device || !strncmp(c->backend, "record", 6))) {
+        cli_error("optim", "--export-csv/--export-markdown: the timed CPU "
+                  "step only (not --device cuda or --comm record)");
+        return EXIT_BAD_INPUT;
+    }
+    if (c->device && (strcmp(c->backend, "self") || c->steps || c->trace ||
+                      a->compress || a->rule_ranks)) {
+        cli_error("optim", "--device cuda: runs one GPU alone: no --comm "
+                  "other than self, --steps, --trace or --compress");
+        return EXIT_BAD_INPUT;
+    }
+    if (!c->device && a->rule_ranks && !c->trace) {
+        cli_error("--trace-rule", "needs --trace FILE (the rule is written "
+                  "into the trace)");
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
 }
 
 static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
@@ -302,129 +369,87 @@ int verb_optim(int argc, char **argv)
     struct cli_common com = {.save = 1};
     struct optim_bench_args a = {.elements = 100000000, .layers = "uniform:16",
                                  .iters = 10, .warmup = 2};
-    const char *backend = "self", *trace = NULL, *device = "cpu";
-    long steps = 0;
-    long threads = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int c = cli_common_opt(&com, argc, argv, &i);
-        if (!c)
-            c = cli_export_opt(&a.exp, argc, argv, &i);
-        if (c < 0)
-            return EXIT_BAD_INPUT;
-        if (c)
-            continue;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            if (v && v[0] != '-') {
-                if (lbs_optim_help(v, stdout)) {
-                    cli_error("optim", "unknown optimizer '%s' (see --list)",
-                              v);
-                    return EXIT_BAD_INPUT;
-                }
-                return 0;
-            }
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(o, "--list")) {
-            lbs_optim_help(NULL, stdout);
-            return 0;
-        } else if (!strcmp(o, "--optim")) {
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            a.spec = v;
-            i++;
-        } else if (!strcmp(o, "--pair")) {
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            a.pair = v;
-            i++;
-        } else if (!strcmp(o, "--compress")) {
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            a.compress = v;
-            i++;
-        } else if (!strcmp(o, "--elements")) {
-            if (cli_size(o, v, &a.elements)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--layers")) {
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            a.layers = v;
-            i++;
-        } else if (!strcmp(o, "--threads")) {
-            if (cli_int(o, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--iters")) {
-            if (cli_int(o, v, 1, 1000000, &a.iters)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--warmup")) {
-            if (cli_int(o, v, 0, 1000000, &a.warmup)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--isa")) {
-            if (cli_isa(o, v)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--stream-gbps")) {
-            if (cli_double(o, v, 1e-3, 1e6, &a.stream_gbps))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--steps")) {
-            if (cli_int(o, v, 1, 100000000, &steps)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--trace-rule")) {
-            long q;
-            if (cli_int(o, v, 2, 1 << 24, &q)) return EXIT_BAD_INPUT;
-            a.rule_ranks = (int)q;
-            i++;
-        } else if (!strcmp(o, "--trace")) {
-            if (!v) { cli_error(o, "missing file name"); return EXIT_BAD_INPUT; }
-            trace = v;
-            i++;
-        } else if (!strcmp(o, "--comm")) {
-            if (!v) { cli_error(o, "missing value"); return EXIT_BAD_INPUT; }
-            /* the CPU optimizers' buffers are host memory, which NCCL
-             * cannot read; NCCL is measured by `coll --backend nccl` */
-            if (!strcmp(v, "nccl")) {
-                cli_error(o, "nccl: the optimizers here keep their tensors "
-                          "in host memory; use mpi, or `lbscale coll "
-                          "--backend nccl` for NCCL");
-                return EXIT_BAD_INPUT;
-            }
-            backend = v;
-            i++;
-        } else if (!strcmp(o, "--device")) {
-            if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda"))) {
-                cli_error(o, "expected cpu or cuda, got '%s'", v ? v : "");
-                return EXIT_BAD_INPUT;
-            }
-            device = v;
-            i++;
-        } else {
-            cli_error("optim", "unknown option '%s' (see --help)", o);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (!a.spec) {
-        cli_error("optim", "--optim SPEC is required (see --list)");
-        return EXIT_BAD_INPUT;
-    }
-    if ((a.exp.csv || a.exp.md) &&
-        (!strcmp(device, "cuda") || !strncmp(backend, "record", 6))) {
-        cli_error("optim", "--export-csv/--export-markdown: the timed CPU "
-                  "step only (not --device cuda or --comm record)");
-        return EXIT_BAD_INPUT;
-    }
-    a.threads = cli_threads(threads);
-    if (!strcmp(device, "cuda")) {
-        if (strcmp(backend, "self") || steps || trace || a.compress ||
-            a.rule_ranks) {
-            cli_error("optim", "--device cuda: runs one GPU alone: no --comm "
-                      "other than self, --steps, --trace or --compress");
-            return EXIT_BAD_INPUT;
-        }
+    struct optim_cmd c = {.backend = "self"};
+    const struct cli_opt opts[] = {
+        {.name = "optim", .type = CLI_STR, .dst = &a.spec, .arg = "SPEC",
+         .help = "e.g. lamb or lamb:lr=0.01,wd=0.01 (see --list)"},
+        {.name = "compress", .type = CLI_STR, .dst = &a.compress,
+         .arg = "SPEC",
+         .help = "compress the gradients before the optimizer sees them,\n"
+                 "e.g. topk:k=0.01,ef=1 (lbscale compress --list); only\n"
+                 "for data-parallel optimizers (not slamb, onebit_lamb,\n"
+                 "dmsgd, decentlam); applies on one rank too"},
+        CLI_ELEMENTS_OPT(&a.elements, 0,
+                         "parameters (default 100M; suffixes K M G, Ki Mi "
+                         "Gi)"),
+        {.name = "layers", .type = CLI_STR, .dst = &a.layers, .arg = "P",
+         .help = "layer preset (default uniform:16; see below)"},
+        CLI_THREADS_OPT(&c.threads),
+        CLI_ITERS_OPT(&a.iters, 0, 1000000, "timed steps (default 10)"),
+        CLI_WARMUP_OPT(&a.warmup, 0, "untimed steps first (default 2)"),
+        CLI_STREAM_GBPS_OPT(&a.stream_gbps,
+                            "skip the STREAM measurement and use X GB/s"),
+        {.name = "pair", .type = CLI_STR, .dst = &a.pair, .arg = "SPEC",
+         .help = "also step optimizer SPEC on its own copy of the layers,\n"
+                 "one of its steps after every timed step (A B A B ...);\n"
+                 "the row adds pair_ratio_median/min/max = B's step time\n"
+                 "over A's, pair by pair (printed as a second line)"},
+        CLI_ISA_OPT,
+        CLI_DEVICE_OPT(&c.device,
+            "cpu (default) or cuda: time the step on GPU 0 with the\n"
+            "fused kernels of core/cuda/optim.cu (lamb, slamb, adamw,\n"
+            "sgd; the same spec and bytes/elem model), against the\n"
+            "device-to-device copy GB/s measured in the same run (the\n"
+            "better of cudaMemcpy and a copy kernel, 1 GiB buffers;\n"
+            "--stream-gbps X gives it instead).  One GPU: --comm self\n"
+            "only, no --compress.  Without a GPU or a CUDA build: one\n"
+            "line on stderr, exit 2"),
+        {.name = "comm", .type = CLI_STR, .dst = &c.backend, .arg = "B",
+         .help = "self (default) or mpi (under mpirun; gradients are\n"
+                 "averaged across ranks inside the timed step), or\n"
+                 "record[:P]: no timing; run --steps N steps (default 100)\n"
+                 "of the real optimizer as rank 0 of P logical ranks over\n"
+                 "the record backend and report bytes sent per step (this\n"
+                 "rank's payload per call, results/schema/trace-v1.md),\n"
+                 "per collective kind and as a fraction of dense fp32\n"
+                 "allreduce (4 bytes per parameter)"},
+        {.name = "steps", .type = CLI_LONG, .dst = &c.steps, .arg = "N",
+         .lo = 1, .hi = 100000000,
+         .help = "steps to record (record backend only)"},
+        {.name = "trace", .type = CLI_STR, .dst = &c.trace, .arg = "FILE",
+         .help = "write the recorded calls as a trace-v1 file"},
+        {.name = "trace-rule", .type = CLI_LONG, .dst = &c.rule, .arg = "Q",
+         .lo = 2, .hi = 1 << 24,
+         .help = "also run the same steps over Q ranks (Q != P, >= 2)\n"
+                 "and state in the trace, per call whose bytes depend on\n"
+                 "the rank count, the rule bytes(P) = a + ceil(b/P)\n"
+                 "(results/schema/trace-v1.md, bytes_rule); exact at\n"
+                 "every multiple of min(P, Q), so take Q small (8).\n"
+                 "Refused, nothing written, when the two runs' calls\n"
+                 "differ beyond their sizes"},
+        {.name = "list", .type = CLI_CALL, .fn = list_optims,
+         .help = "optimizers and their keys"},
+        CLI_EXPORT_OPTS(&a.exp),
+        CLI_COMMON_OPTS(&com),
+        {.name = "help", .type = CLI_FLAG, .dst = &c.help, .short_name = 'h',
+         .help = "this help; --help NAME: one optimizer's keys"},
+        {0}};
+    const struct cli_verb verb = {.name = "optim", .usage = optim_usage,
+                                  .about = optim_about, .opts = opts,
+                                  .epilog = optim_epilog};
+    char **pos;
+    int npos;
+    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 0;
+    a.rule_ranks = (int)c.rule;
+    if ((rc = optim_args_check(&verb, &c, &a, pos, npos)))
+        return rc < 0 ? 0 : rc;
+    a.threads = cli_threads(c.threads);
+    if (c.device)
         return optim_bench_cuda(&a, &com, argc, argv);
-    }
-    if (a.rule_ranks && !trace) {
-        cli_error("--trace-rule", "needs --trace FILE (the rule is written "
-                  "into the trace)");
-        return EXIT_BAD_INPUT;
-    }
-    return optim_bench_main2(&a, backend, steps, trace, &com, argc, argv);
+    return optim_bench_main2(&a, c.backend, c.steps, c.trace, &com, argc,
+                             argv);
 }
 
 /* Validate the spec and the layer preset before anything is measured or
@@ -495,52 +520,16 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
         cli_error("optim", "%s", e.msg);
         goto out;
     }
-    if (lead) {
-        if (com->json) {
-            char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
-            puts(s);
-            free(s);
-        } else {
-            optim_bench_header();
-            optim_bench_print(row);
-            struct cli_stats st = {
-                .mean = json_real_value(json_object_get(row, "step_ms_mean")),
-                .sd = json_real_value(json_object_get(row, "step_ms_sd")),
-                .median = json_real_value(json_object_get(row,
-                                                          "step_ms_median")),
-                .min = json_real_value(json_object_get(row, "step_ms_min")),
-                .max = json_real_value(json_object_get(row, "step_ms_max")),
-                .n = (size_t)a->iters,
-                .outliers = (size_t)json_integer_value(
-                    json_object_get(row, "outliers"))};
-            cli_timing_print(stdout, "  ", "step", &st, 1, "ms");
-            if (json_object_get(row, "pair_name"))
-                printf("# pair: %s step time / %s step time = %.3f "
-                       "[%.3f, %.3f] (median [min, max] of %d A B pairs)\n",
-                       json_string_value(json_object_get(row, "pair_name")),
-                       json_string_value(json_object_get(row, "optim")),
-                       json_real_value(json_object_get(row,
-                                                       "pair_ratio_median")),
-                       json_real_value(json_object_get(row, "pair_ratio_min")),
-                       json_real_value(json_object_get(row, "pair_ratio_max")),
-                       (int)json_integer_value(json_object_get(row, "iters")));
-        }
-        static const char *const cols[] = {
-            "optim", "elements", "threads", "iters", "step_ms_mean",
-            "step_ms_sd", "step_ms_median", "step_ms_min", "step_ms_max",
-            "outliers", "gbps", "stream_gbps", "roofline_frac", "wrong", NULL};
-        if (!rc && (rc = cli_export_write(&a->exp, "optim", row, cols)))
-            goto out_row;
-        if (run && (rc = lbs_run_append(run, "optim", json_incref(row), &e)))
-            cli_error("optim", "%s", e.msg);
-        else if (run && !com->json)
-            fprintf(stderr, "results: %s/optim.jsonl\n", lbs_run_dir(run));
-    }
+    const struct bench_out bo = {
+        .verb = "optim", .json = com->json, .table = &optim_table,
+        .timing = "step", .timing_key = "step_ms", .note = optim_note,
+        .exp = &a->exp, .exp_cols = optim_export_cols, .run = run};
+    if (lead && !(rc = bench_emit(&bo, row, 1)))
+        bench_saved(&bo);
     if (!rc && json_integer_value(json_object_get(row, "wrong"))) {
         cli_error("optim", "non-finite parameters after the run");
         rc = -EDOM;
     }
-out_row:
     json_decref(row);
 out:
     lbs_run_close(run);
@@ -549,10 +538,138 @@ out:
 }
 
 /* --device cuda: the step on GPU 0 (core/cuda/optim.cu) over the same
- * layers, timed with CUDA events around each step, against the device's
- * own copy bandwidth measured in the same run.  Every check that can fail
- * on input (spec, preset, an optimizer without kernels, no GPU, no CUDA
- * build) runs before the results directory is opened. */
+ * layers, timed with CUDA events around each step (the kernel times its
+ * whole loop: bench_kernel.batch), against the device's own copy
+ * bandwidth measured in the same run.  Times stay in ms as the events
+ * give them. */
+struct optim_cuda_kernel {
+    struct lbs_cuda_optim *h;
+    struct layer_set set;
+    long skipped;   /* 1: a step was skipped (NaN gradient) */
+};
+
+static int optim_cuda_batch(void *ctx, long warmup, long iters, double *ms,
+                            struct lbs_err *err)
+{
+    struct optim_cuda_kernel *k = ctx;
+    int rc = lbs_cuda_optim_time(k->h, warmup, iters, ms, err);
+    if (rc < 0)
+        return rc;
+    k->skipped = rc;
+    return 0;
+}
+
+static long optim_cuda_check(void *ctx, struct lbs_err *err)
+{
+    struct optim_cuda_kernel *k = ctx;
+    for (size_t i = 0; i < k->set.n; i++) {
+        int rc = lbs_cuda_optim_read(k->h, "w", i, k->set.l[i].w, err);
+        if (rc)
+            return rc;
+    }
+    return k->skipped + count_nonfinite(&k->set);
+}
+
+static int optim_cuda_new(const struct optim_bench_args *a,
+                          struct optim_cuda_kernel *k, struct lbs_err *e)
+{
+    int rc;
+    *k = (struct optim_cuda_kernel){0};
+    if ((rc = layers_make(a->layers, a->elements, 1, &k->set, e)) ||
+        (rc = lbs_cuda_optim_new(a->spec, k->set.l, k->set.n, &k->h, e)))
+        return rc;
+    for (size_t i = 0; i < k->set.n && !rc; i++)
+        if (!(rc = lbs_cuda_optim_write(k->h, "w", i, k->set.l[i].w, e)))
+            rc = lbs_cuda_optim_write(k->h, "g", i, k->set.l[i].g, e);
+    return rc;
+}
+
+static json_t *optim_cuda_row(const struct optim_bench_args *a,
+                              const struct optim_cuda_kernel *k,
+                              const struct bench_result *r, const char *gpu,
+                              const struct lbs_cuda_stream *cs)
+{
+    const struct cli_stats *st = &r->st[0];   /* ms */
+    size_t n = k->set.elements;
+    double bpe = lbs_cuda_optim_bytes_per_elem(k->h);
+    double gbps = (double)n * bpe / (st->median * 1e-3) / 1e9;
+    json_t *row = json_pack(
+        "{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,"
+        "s:f,s:f,s:f,s:I}",
+        "bench", "optim", "device", "cuda", "gpu", gpu, "optim",
+        a->spec, "params", "", "elements", (json_int_t)n,
+        "layers", (json_int_t)k->set.n, "threads", 0, "ranks", 1, "warmup",
+        (int)a->warmup, "iters", (int)a->iters, "step_ms_median", st->median,
+        "step_ms_min", st->min, "step_ms_max", st->max, "melem_per_s",
+        (double)n / (st->median * 1e-3) / 1e6, "bytes_per_elem",
+        bpe, "gbps", gbps, "stream_gbps", a->stream_gbps, "roofline_frac",
+        gbps / a->stream_gbps, "wrong", (json_int_t)r->wrong);
+    /* optim and params as the CPU rows have them: name, effective keys */
+    struct lbs_optim_config *oc;
+    if (!lbs_optim_config_new(a->spec, &oc, NULL)) {
+        json_object_set_new(row, "optim",
+                            json_string(lbs_optim_config_name(oc)));
+        json_object_set_new(row, "params",
+                            json_string(lbs_optim_config_params(oc)));
+        lbs_optim_config_free(oc);
+    }
+    json_object_set_new(row, "layer_preset", json_string(a->layers));
+    json_object_set_new(row, "stream_ref", json_string(
+        cs->n ? "cuda d2d copy (best of cudaMemcpy and a copy kernel)"
+              : "given (--stream-gbps)"));
+    if (cs->n) {
+        json_object_set_new(row, "memcpy_gbps", json_real(cs->memcpy_gbps));
+        json_object_set_new(row, "copy_kernel_gbps",
+                            json_real(cs->kernel_gbps));
+    }
+    return row;
+}
+
+/* Time, check and show the step; 0 or a code after one printed line. */
+static int optim_cuda_run(struct optim_bench_args *a, const char *gpu,
+                          const struct bench_out *bo, struct lbs_err *e)
+{
+    struct lbs_cuda_stream cs = {0};
+    int rc = 0;
+    if (a->stream_gbps <= 0 &&
+        (rc = bench_cuda_copy_ref((size_t)1 << 28, 5, &cs, &a->stream_gbps,
+                                  e)))
+        goto out;
+    struct optim_cuda_kernel k = {0};
+    struct bench_result r = {0};
+    const struct bench_kernel kern = {
+        .what = "optim --device cuda", .ctx = &k, .nphase = 1,
+        .batch = optim_cuda_batch, .check = optim_cuda_check};
+    const struct bench_loop loop = {.warmup = a->warmup, .iters = a->iters};
+    if (!(rc = optim_cuda_new(a, &k, e)) &&
+        !(rc = bench_time(&kern, &loop, &r, e))) {
+        json_t *row = optim_cuda_row(a, &k, &r, gpu, &cs);
+        int erc = bench_emit(bo, row, 1);   /* prints its own failure */
+        if (!erc)
+            bench_saved(bo);
+        if (!erc && r.wrong)
+            rc = lbs_err_set(e, -EDOM, "non-finite parameters or a skipped "
+                             "step after the run");
+        json_decref(row);
+        if (erc) {
+            rc = erc;
+            goto release;
+        }
+    }
+out:
+    if (rc)
+        cli_error("optim", "--device cuda: %s", e->msg);
+release:
+    bench_result_free(&r);
+    lbs_cuda_optim_free(k.h);
+    if (k.set.l)
+        layers_free(&k.set);
+    return rc;
+}
+
+/* Every check that can fail on input (spec, preset, an optimizer without
+ * kernels, no GPU, no CUDA build) runs before the results directory is
+ * opened. */
 static int optim_bench_cuda(struct optim_bench_args *a,
                             const struct cli_common *com, int argc,
                             char **argv)
@@ -569,113 +686,15 @@ static int optim_bench_cuda(struct optim_bench_args *a,
         cli_error("optim", "--device cuda: %s", e.msg);
         return EXIT_BAD_INPUT;   /* no GPU here is the user's input too */
     }
-    rc = 0;
     struct lbs_run *run = NULL;
     int orc = cli_open_run(com, "optim", argc, argv, &run);
     if (orc)
         return cli_exit_code(orc);
-    struct layer_set set = {0};
-    struct lbs_cuda_optim *h = NULL;
-    double *t = calloc((size_t)a->iters, sizeof *t);
-    json_t *row = NULL;
-    struct lbs_cuda_stream cs = {0};
-    if (!t) {
-        rc = lbs_err_set(&e, -ENOMEM, "out of memory");
-        goto out;
-    }
-    if (a->stream_gbps <= 0) {
-        if ((rc = lbs_cuda_stream((size_t)1 << 28, 5, &cs, &e)))
-            goto out;
-        if (cs.wrong) {
-            rc = lbs_err_set(&e, -EIO, "device copy reference: %ld floats "
-                             "copied wrong", cs.wrong);
-            goto out;
-        }
-        a->stream_gbps = cs.memcpy_gbps > cs.kernel_gbps ? cs.memcpy_gbps
-                                                          : cs.kernel_gbps;
-    }
-    if ((rc = layers_make(a->layers, a->elements, 1, &set, &e)) ||
-        (rc = lbs_cuda_optim_new(a->spec, set.l, set.n, &h, &e)))
-        goto out;
-    for (size_t i = 0; i < set.n && !rc; i++)
-        if (!(rc = lbs_cuda_optim_write(h, "w", i, set.l[i].w, &e)))
-            rc = lbs_cuda_optim_write(h, "g", i, set.l[i].g, &e);
-    if (rc || (rc = lbs_cuda_optim_time(h, a->warmup, a->iters, t, &e)) < 0)
-        goto out;
-    long wrong = rc;           /* 1: a step was skipped (NaN gradient) */
-    rc = 0;
-    for (size_t i = 0; i < set.n && !rc; i++)
-        rc = lbs_cuda_optim_read(h, "w", i, set.l[i].w, &e);
-    if (rc)
-        goto out;
-    wrong += count_nonfinite(&set);
-    struct cli_stats st = cli_stats(t, (size_t)a->iters);   /* ms */
-    double bpe = lbs_cuda_optim_bytes_per_elem(h);
-    double gbps = (double)set.elements * bpe / (st.median * 1e-3) / 1e9;
-    row = json_pack(
-        "{s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f,"
-        "s:f,s:f,s:f,s:I}",
-        "bench", "optim", "device", "cuda", "gpu", gpu, "optim",
-        a->spec, "params", "", "elements", (json_int_t)set.elements,
-        "layers", (json_int_t)set.n, "threads", 0, "ranks", 1, "warmup",
-        (int)a->warmup, "iters", (int)a->iters, "step_ms_median", st.median,
-        "step_ms_min", st.min, "step_ms_max", st.max, "melem_per_s",
-        (double)set.elements / (st.median * 1e-3) / 1e6, "bytes_per_elem",
-        bpe, "gbps", gbps, "stream_gbps", a->stream_gbps, "roofline_frac",
-        gbps / a->stream_gbps, "wrong", (json_int_t)wrong);
-    /* optim and params as the CPU rows have them: name, effective keys */
-    struct lbs_optim_config *oc;
-    if (!lbs_optim_config_new(a->spec, &oc, NULL)) {
-        json_object_set_new(row, "optim",
-                            json_string(lbs_optim_config_name(oc)));
-        json_object_set_new(row, "params",
-                            json_string(lbs_optim_config_params(oc)));
-        lbs_optim_config_free(oc);
-    }
-    json_object_set_new(row, "layer_preset", json_string(a->layers));
-    json_object_set_new(row, "stream_ref", json_string(
-        cs.n ? "cuda d2d copy (best of cudaMemcpy and a copy kernel)"
-             : "given (--stream-gbps)"));
-    if (cs.n) {
-        json_object_set_new(row, "memcpy_gbps", json_real(cs.memcpy_gbps));
-        json_object_set_new(row, "copy_kernel_gbps",
-                            json_real(cs.kernel_gbps));
-    }
-    if (com->json) {
-        char *j = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(j);
-        free(j);
-    } else {
-        printf("# GPU: %s; copy reference %.1f GB/s", gpu, a->stream_gbps);
-        if (cs.n)
-            printf(" (cudaMemcpy %.1f, copy kernel %.1f)", cs.memcpy_gbps,
-                   cs.kernel_gbps);
-        printf("\n# %-11s %11s %6s %10s %9s %9s %9s %6s %8s %8s %7s %6s\n",
-               "optim", "elements", "layers", "step(ms)", "min(ms)",
-               "max(ms)", "Melem/s", "B/elem", "GB/s", "copy", "of copy",
-               "#wrong");
-        printf("  %-11s %11zu %6zu %10.3f %9.3f %9.3f %9.1f %6.1f %8.1f "
-               "%8.1f %7.3f %6ld\n",
-               json_string_value(json_object_get(row, "optim")),
-               set.elements, set.n, st.median, st.min, st.max,
-               (double)set.elements / (st.median * 1e-3) / 1e6, bpe, gbps,
-               a->stream_gbps, gbps / a->stream_gbps, wrong);
-    }
-    if (run && (rc = lbs_run_append(run, "optim", json_incref(row), &e)))
-        goto out;
-    if (run && !com->json)
-        fprintf(stderr, "results: %s/optim.jsonl\n", lbs_run_dir(run));
-    if (wrong)
-        rc = lbs_err_set(&e, -EDOM, "non-finite parameters or a skipped "
-                         "step after the run");
-out:
-    if (rc)
-        cli_error("optim", "--device cuda: %s", e.msg);
-    json_decref(row);
-    lbs_cuda_optim_free(h);
-    if (set.l)
-        layers_free(&set);
-    free(t);
+    const struct bench_out bo = {.verb = "optim", .json = com->json,
+                                 .table = &optim_cuda_table,
+                                 .note = optim_note, .run = run,
+                                 .what = "--device cuda: "};
+    rc = optim_cuda_run(a, gpu, &bo, &e);
     lbs_run_close(run);
     return cli_exit_code(rc);
 }

@@ -34,7 +34,5 @@ int optim_bench_main(struct optim_bench_args *a, const char *backend,
 int optim_record_main(const struct optim_bench_args *a, struct lbs_comm *c,
                       long steps, const char *trace,
                       const struct cli_common *com, int argc, char **argv);
-void optim_bench_header(void);
-void optim_bench_print(const json_t *row);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "blas.h"
 #include "cli.h"
+#include "driver.h"
 #include "lbs_cuda.h"
 #include "memsize.h"
 
@@ -55,39 +56,68 @@ static long stream_check(const double *a, const double *c, size_t n,
     return wrong;
 }
 
+/* The STREAM kernel for the driver: one call is copy then triad (two
+ * phases); the expected values follow the calls. */
+struct stream_kernel {
+    double *a, *b, *c;
+    size_t n;
+    double a_exp, c_exp;
+};
+
+static int stream_call(void *ctx, long i, double *t, struct lbs_err *err)
+{
+    struct stream_kernel *k = ctx;
+    (void)i, (void)err;
+    double t0 = cli_now();
+    stream_copy(k->a, k->c, k->n);
+    double t1 = cli_now();
+    stream_triad(k->a, k->b, k->c, 3.0, k->n);
+    double t2 = cli_now();
+    t[0] = t1 - t0;
+    t[1] = t2 - t1;
+    k->c_exp = k->a_exp;
+    k->a_exp = 2.0 + 3.0 * k->c_exp;
+    return 0;
+}
+
+static long stream_wrong(void *ctx, struct lbs_err *err)
+{
+    struct stream_kernel *k = ctx;
+    (void)err;
+    return stream_check(k->a, k->c, k->n, k->a_exp, k->c_exp);
+}
+
+/* STREAM's convention: the best (shortest) of the timed iterations, after
+ * one warm-up round. */
 int stream_measure(size_t n, int iters, struct stream_result *r)
 {
     size_t bytes;
     if (lbs_array_bytes(n, sizeof(double), 64, &bytes))
         return -ENOMEM;
-    double *a = aligned_alloc(64, bytes);
-    double *b = aligned_alloc(64, bytes);
-    double *c = aligned_alloc(64, bytes);
-    if (!a || !b || !c) {
-        free(a); free(b); free(c);
-        return -ENOMEM;
+    struct stream_kernel k = {.a = aligned_alloc(64, bytes),
+                              .b = aligned_alloc(64, bytes),
+                              .c = aligned_alloc(64, bytes),
+                              .n = n, .a_exp = 1.0, .c_exp = 0.0};
+    const struct bench_kernel kern = {.what = "stream", .ctx = &k,
+                                      .nphase = 2, .call = stream_call,
+                                      .check = stream_wrong};
+    const struct bench_loop loop = {.warmup = 1, .iters = iters};
+    struct bench_result res;
+    struct lbs_err e;
+    int rc = -ENOMEM;
+    if (k.a && k.b && k.c) {
+        stream_init(k.a, k.b, k.c, n);
+        rc = bench_time(&kern, &loop, &res, &e);
     }
-    stream_init(a, b, c, n);
-    double best_copy = 1e30, best_triad = 1e30, a_exp = 1.0, c_exp = 0.0;
-    for (int k = 0; k < iters + 1; k++) {   /* first round is warm-up */
-        double t0 = cli_now();
-        stream_copy(a, c, n);
-        double t1 = cli_now();
-        stream_triad(a, b, c, 3.0, n);
-        double t2 = cli_now();
-        c_exp = a_exp;
-        a_exp = 2.0 + 3.0 * c_exp;
-        if (k > 0) {
-            best_copy = t1 - t0 < best_copy ? t1 - t0 : best_copy;
-            best_triad = t2 - t1 < best_triad ? t2 - t1 : best_triad;
-        }
+    if (!rc) {
+        r->n = n;
+        r->copy_gbps = 16.0 * (double)n / res.st[0].min / 1e9;
+        r->triad_gbps = 24.0 * (double)n / res.st[1].min / 1e9;
+        r->wrong = res.wrong;
+        bench_result_free(&res);
     }
-    r->n = n;
-    r->copy_gbps = 16.0 * (double)n / best_copy / 1e9;
-    r->triad_gbps = 24.0 * (double)n / best_triad / 1e9;
-    r->wrong = stream_check(a, c, n, a_exp, c_exp);
-    free(a); free(b); free(c);
-    return 0;
+    free(k.a); free(k.b); free(k.c);
+    return rc;
 }
 
 int stream_pair_open(struct stream_pair *s, size_t n)
@@ -168,40 +198,95 @@ double cli_rss_mib(void)
     return (double)res * (double)sysconf(_SC_PAGESIZE) / 1048576.0;
 }
 
-static void usage(FILE *f)
+/* ---------------------------------------------------------- printing */
+
+static const struct bench_col stream_cols[] = {
+    BENCH_COL("elements", "%12s", "%12lld", "elements"),
+    BENCH_COL("threads", "%8s", "%8lld", "threads"),
+    BENCH_COL("copy(GB/s)", "%14s", "%14.2f", "copy_gbps"),
+    BENCH_COL("triad(GB/s)", "%15s", "%15.2f", "triad_gbps"),
+    BENCH_COL("#wrong", "%7s", "%7lld", "wrong"),
+    {0}};
+static const struct bench_table stream_table = {"# ", "  ", stream_cols};
+
+static const struct bench_col stream_cuda_cols[] = {
+    BENCH_COL("elements", "%12s", "%12lld", "elements"),
+    BENCH_COL("memcpy(GB/s)", "%14s", "%14.1f", "memcpy_gbps"),
+    BENCH_COL("kernel(GB/s)", "%14s", "%14.1f", "kernel_gbps"),
+    BENCH_COL("#wrong", "%7s", "%7lld", "wrong"),
+    {0}};
+static const struct bench_table stream_cuda_table = {"# ", "  ",
+                                                      stream_cuda_cols};
+
+/* The GPU line before the cuda row; the sgemm lines after the cpu row. */
+static void stream_note(const json_t *r, int when, FILE *f)
 {
-    fprintf(f,
+#define D(k) json_real_value(json_object_get(r, k))
+#define IV(k) json_integer_value(json_object_get(r, k))
+    const char *gpu = json_string_value(json_object_get(r, "gpu"));
+    if (when == 0 && gpu)
+        fprintf(f, "# GPU: %s, device-to-device copy of %lld floats "
+                "(%.3g GB)\n", gpu, (long long)IV("elements"),
+                4e-9 * (double)IV("elements"));
+    if (when == 0 || !json_object_get(r, "sgemm_n"))
+        return;
+    long long nt = IV("threads");
+    double sg = D("sgemm_gflops"), peak = D("peak_gflops");
+    fprintf(f, "# sgemm %lld^3 on %lld thread%s: %.1f GFLOP/s (OpenBLAS %s "
+            "kernels), %.0f%% of a nominal %.0f GFLOP/s peak\n",
+            (long long)IV("sgemm_n"), nt, nt > 1 ? "s" : "", sg,
+            json_string_value(json_object_get(r, "blas_core")),
+            peak > 0 ? 100 * sg / peak : 0, peak);
+    if (peak > 0 && sg > peak)
+        fprintf(f, "# (above 100%%: the %.0f MHz /proc/cpuinfo reports is "
+                "below the running (turbo) clock)\n", D("cpu_mhz"));
+#undef D
+#undef IV
+}
+
+static struct cli_export export_to;   /* --export-csv / --export-markdown */
+static const char *const export_cols[] = {
+    "elements", "threads", "iters", "copy_gbps", "triad_gbps", "wrong", NULL};
+static const char *const export_cuda_cols[] = {
+    "gpu", "elements", "iters", "memcpy_gbps", "kernel_gbps", "copy_gbps",
+    "wrong", NULL};
+
+/* Show and keep one row; then #wrong decides the exit code. */
+static int stream_emit(const struct cli_common *com, struct lbs_run *run,
+                       json_t *row, const char *bad)
+{
+    const int cuda = json_object_get(row, "gpu") != NULL;
+    const struct bench_out bo = {
+        .verb = "stream", .json = com->json,
+        .table = cuda ? &stream_cuda_table : &stream_table,
+        .note = stream_note, .exp = &export_to,
+        .exp_cols = cuda ? export_cuda_cols : export_cols,
+        .run = run};
+    int rc = bench_emit(&bo, row, 1) ? EXIT_RUNTIME : 0;
+    if (!rc)
+        bench_saved(&bo);
+    long long wrong = json_integer_value(json_object_get(row, "wrong"));
+    json_decref(row);
+    lbs_run_close(run);
+    if (!rc && wrong) {
+        cli_error("stream", bad, wrong);
+        rc = EXIT_RUNTIME;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------- options */
+
+static const char stream_usage[] =
 "usage: lbscale stream [--elements N] [--iters K] [--threads T]\n"
-"                      [--sgemm N] [--device cpu|cuda] [--json]\n"
-"\n"
+"                      [--sgemm N] [--device cpu|cuda] [--json]";
+
+static const char stream_about[] =
 "Measures memory bandwidth like STREAM: copy (c=a) and triad (a=b+s*c)\n"
 "over three arrays of N doubles, best of K timed iterations after one\n"
 "warm-up, GB/s = 1e9 bytes/s counting 16 (copy) and 24 (triad) bytes per\n"
 "element.  #wrong counts elements whose final value is not the exact\n"
-"expected one.\n"
-"\n"
-"  --elements N    doubles per array (default 32M; suffixes K M G, Ki Mi Gi);\n"
-"                  the three arrays must fit in 90%% of the memory\n"
-"                  available (else exit 2)\n"
-"  --iters K       timed iterations (default 10)\n"
-"  --threads T     OpenMP threads (default: OMP_NUM_THREADS or all cores)\n"
-"  --sgemm N       also time OpenBLAS sgemm N x N x N on the same threads\n"
-"                  (default 1024; 0 = skip): sgemm_gflops, the nominal\n"
-"                  peak (clock x 64/32/8 FLOP/cycle for AVX-512/AVX2/SSE)\n"
-"                  and the fraction of it, with OpenBLAS's kernel family\n"
-"                  (blas_core; lbscale selects the machine's family at\n"
-"                  start-up when OpenBLAS falls back, see meta.json\n"
-"                  versions.blas; LBSCALE_BLAS_AUTO=0 disables that,\n"
-"                  =force overrides a weaker OPENBLAS_CORETYPE too)\n"
-"  --device D      cpu (default) or cuda: device-to-device copy on GPU 0\n"
-"                  between two buffers of N floats (default 256M = 1 GiB\n"
-"                  each), by cudaMemcpy and by a copy kernel, best of K;\n"
-"                  GB/s counts read + write (8 bytes per float, as STREAM\n"
-"                  copy); copy_gbps is the better of the two, the number\n"
-"                  optim --device cuda compares against.  Without a GPU or\n"
-"                  a CUDA build: one line on stderr, exit 2\n"
-CLI_COMMON_HELP);
-}
+"expected one.";
 
 /* --device cuda: lbs_cuda_stream (core/cuda/stream.cu).  A missing GPU
  * or CUDA build is reported before the results directory is opened. */
@@ -233,33 +318,8 @@ static int stream_cuda(const struct cli_common *com, size_t n, int iters,
                             "memcpy_gbps", r.memcpy_gbps, "kernel_gbps",
                             r.kernel_gbps, "copy_gbps", best, "wrong",
                             (json_int_t)r.wrong);
-    if (com->json) {
-        char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(s);
-        free(s);
-    } else {
-        printf("# GPU: %s, device-to-device copy of %zu floats (%.3g GB)\n",
-               r.gpu, n, 4e-9 * (double)n);
-        printf("# %12s %14s %14s %7s\n", "elements", "memcpy(GB/s)",
-               "kernel(GB/s)", "#wrong");
-        printf("  %12zu %14.1f %14.1f %7ld\n", n, r.memcpy_gbps,
-               r.kernel_gbps, r.wrong);
-    }
-    if (run) {
-        if (lbs_run_append(run, "stream", json_incref(row), &e)) {
-            cli_error("stream", "%s", e.msg);
-            rc = EXIT_RUNTIME;
-        } else if (!com->json)
-            fprintf(stderr, "results: %s/stream.jsonl\n", lbs_run_dir(run));
-    }
-    json_decref(row);
-    lbs_run_close(run);
-    if (!rc && r.wrong) {
-        cli_error("stream", "--device cuda: %ld floats copied wrong",
-                  r.wrong);
-        rc = EXIT_RUNTIME;
-    }
-    return rc;
+    return stream_emit(com, run, row, "--device cuda: %lld floats copied "
+                       "wrong");
 }
 
 /* Sizes the machine cannot hold are bad input, refused before the results
@@ -279,49 +339,73 @@ static int stream_size_check(size_t n, int cuda, struct lbs_err *e)
     return 0;
 }
 
+/* The CPU row: STREAM copy and triad, and sgemm when asked. */
+static json_t *stream_row(size_t n, int nt, long iters, long sgemm_n,
+                          const struct stream_result *r)
+{
+    json_t *row = json_pack("{s:s,s:I,s:i,s:i,s:f,s:f,s:I}", "bench", "stream",
+                            "elements", (json_int_t)n, "threads", nt, "iters", (int)iters,
+                            "copy_gbps", r->copy_gbps, "triad_gbps",
+                            r->triad_gbps, "wrong", (json_int_t)r->wrong);
+    if (sgemm_n > 0) {
+        double mhz = 0;
+        openblas_set_num_threads(nt);
+        double sg = blas_sgemm_gflops((int)sgemm_n, 1.0);
+        double peak = blas_peak_gflops(nt, &mhz);
+        json_object_set_new(row, "sgemm_n", json_integer(sgemm_n));
+        json_object_set_new(row, "sgemm_gflops", json_real(sg));
+        json_object_set_new(row, "peak_gflops", peak > 0 ? json_real(peak)
+                                                         : json_null());
+        json_object_set_new(row, "sgemm_peak_frac",
+                            peak > 0 ? json_real(sg / peak) : json_null());
+        json_object_set_new(row, "cpu_mhz", json_real(mhz));
+        json_object_set_new(row, "blas_core",
+                            json_string(openblas_get_corename()));
+    }
+    return row;
+}
+
 int verb_stream(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
-    size_t n = 32000000;
+    size_t n = 0;   /* 0: not given */
     long iters = 10, threads = 0, sgemm_n = 1024;
-    int cuda = 0, n_given = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int c = cli_common_opt(&com, argc, argv, &i);
-        if (c < 0)
-            return EXIT_BAD_INPUT;
-        if (c)
-            continue;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--elements")) {
-            if (cli_size(a, v, &n)) return EXIT_BAD_INPUT;
-            n_given = 1;
-            i++;
-        } else if (!strcmp(a, "--device")) {
-            if (!v || (strcmp(v, "cpu") && strcmp(v, "cuda"))) {
-                cli_error(a, "expected cpu or cuda, got '%s'", v ? v : "");
-                return EXIT_BAD_INPUT;
-            }
-            cuda = !strcmp(v, "cuda");
-            i++;
-        } else if (!strcmp(a, "--iters")) {
-            if (cli_int(a, v, 1, 100000, &iters)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(a, "--sgemm")) {
-            if (cli_int(a, v, 0, 16384, &sgemm_n)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(a, "--threads")) {
-            if (cli_int(a, v, 1, 4096, &threads)) return EXIT_BAD_INPUT;
-            i++;
-        } else {
-            cli_error("stream", "unknown option '%s' (see --help)", a);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (cuda && !n_given)
-        n = 256000000;   /* 1 GiB per buffer: device bandwidth, not cache */
+    int cuda = 0;
+    const struct cli_opt opts[] = {
+        CLI_ELEMENTS_OPT(&n, 0,
+            "doubles per array (default 32M; suffixes K M G, Ki Mi Gi);\n"
+            "the three arrays must fit in 90% of the memory\n"
+            "available (else exit 2)"),
+        CLI_ITERS_OPT(&iters, 0, 100000, "timed iterations (default 10)"),
+        CLI_THREADS_OPT(&threads),
+        {.name = "sgemm", .type = CLI_LONG, .dst = &sgemm_n, .arg = "N",
+         .lo = 0, .hi = 16384,
+         .help = "also time OpenBLAS sgemm N x N x N on the same threads\n"
+                 "(default 1024; 0 = skip): sgemm_gflops, the nominal\n"
+                 "peak (clock x 64/32/8 FLOP/cycle for AVX-512/AVX2/SSE)\n"
+                 "and the fraction of it, with OpenBLAS's kernel family\n"
+                 "(blas_core; lbscale selects the machine's family at\n"
+                 "start-up when OpenBLAS falls back, see meta.json\n"
+                 "versions.blas; LBSCALE_BLAS_AUTO=0 disables that,\n"
+                 "=force overrides a weaker OPENBLAS_CORETYPE too)"},
+        CLI_DEVICE_OPT(&cuda,
+            "cpu (default) or cuda: device-to-device copy on GPU 0\n"
+            "between two buffers of N floats (default 256M = 1 GiB\n"
+            "each), by cudaMemcpy and by a copy kernel, best of K;\n"
+            "GB/s counts read + write (8 bytes per float, as STREAM\n"
+            "copy); copy_gbps is the better of the two, the number\n"
+            "optim --device cuda compares against.  Without a GPU or\n"
+            "a CUDA build: one line on stderr, exit 2"),
+        CLI_EXPORT_OPTS(&export_to),
+        CLI_COMMON_OPTS(&com),
+        {0}};
+    const struct cli_verb verb = {.name = "stream", .usage = stream_usage,
+                                  .about = stream_about, .opts = opts};
+    int prc = cli_parse(&verb, argc, argv, NULL, NULL);
+    if (prc)
+        return prc < 0 ? EXIT_BAD_INPUT : 0;
+    if (!n)   /* cuda: 1 GiB per buffer: device bandwidth, not cache */
+        n = cuda ? 256000000 : 32000000;
     struct lbs_err se;
     if (stream_size_check(n, cuda, &se)) {
         cli_error("stream", "%s", se.msg);
@@ -340,58 +424,6 @@ int verb_stream(int argc, char **argv)
         lbs_run_close(run);
         return EXIT_RUNTIME;
     }
-    json_t *row = json_pack("{s:s,s:I,s:i,s:i,s:f,s:f,s:I}", "bench", "stream",
-                            "elements", (json_int_t)n, "threads", nt, "iters", (int)iters,
-                            "copy_gbps", r.copy_gbps, "triad_gbps",
-                            r.triad_gbps, "wrong", (json_int_t)r.wrong);
-    double sg = 0, peak = 0, mhz = 0;
-    if (sgemm_n > 0) {
-        openblas_set_num_threads(nt);
-        sg = blas_sgemm_gflops((int)sgemm_n, 1.0);
-        peak = blas_peak_gflops(nt, &mhz);
-        json_object_set_new(row, "sgemm_n", json_integer(sgemm_n));
-        json_object_set_new(row, "sgemm_gflops", json_real(sg));
-        json_object_set_new(row, "peak_gflops", peak > 0 ? json_real(peak)
-                                                         : json_null());
-        json_object_set_new(row, "sgemm_peak_frac",
-                            peak > 0 ? json_real(sg / peak) : json_null());
-        json_object_set_new(row, "cpu_mhz", json_real(mhz));
-        json_object_set_new(row, "blas_core",
-                            json_string(openblas_get_corename()));
-    }
-    if (com.json) {
-        char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(s);
-        free(s);
-    } else {
-        printf("# %12s %8s %14s %15s %7s\n", "elements", "threads",
-               "copy(GB/s)", "triad(GB/s)", "#wrong");
-        printf("  %12zu %8d %14.2f %15.2f %7ld\n", n, nt, r.copy_gbps,
-               r.triad_gbps, r.wrong);
-        if (sgemm_n > 0)
-            printf("# sgemm %ld^3 on %d thread%s: %.1f GFLOP/s (OpenBLAS %s "
-                   "kernels), %.0f%% of a nominal %.0f GFLOP/s peak\n",
-                   sgemm_n, nt, nt > 1 ? "s" : "", sg,
-                   openblas_get_corename(), peak > 0 ? 100 * sg / peak : 0,
-                   peak);
-        if (sgemm_n > 0 && peak > 0 && sg > peak)
-            printf("# (above 100%%: the %.0f MHz /proc/cpuinfo reports is "
-                   "below the running (turbo) clock)\n", mhz);
-    }
-    int rc = 0;
-    if (run) {
-        struct lbs_err e;
-        if (lbs_run_append(run, "stream", json_incref(row), &e)) {
-            cli_error("stream", "%s", e.msg);
-            rc = EXIT_RUNTIME;
-        } else if (!com.json)
-            fprintf(stderr, "results: %s/stream.jsonl\n", lbs_run_dir(run));
-    }
-    json_decref(row);
-    lbs_run_close(run);
-    if (!rc && r.wrong) {
-        cli_error("stream", "%ld elements have wrong values", r.wrong);
-        rc = EXIT_RUNTIME;
-    }
-    return rc;
+    return stream_emit(&com, run, stream_row(n, nt, iters, sgemm_n, &r),
+                       "%lld elements have wrong values");
 }
