@@ -5,8 +5,8 @@
 
 #include <cblas.h>
 
-#include "../bench/cnn.h"
-#include "../bench/mlp.h"
+#include "../train/cnn.h"
+#include "../train/mlp.h"
 #include "lbscale/rng.h"
 
 #define B 4

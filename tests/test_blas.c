@@ -1,8 +1,8 @@
-/* test_blas.c - the OpenBLAS kernel-family decision (bench/blas.c). */
+/* test_blas.c - the OpenBLAS kernel-family decision (train/blas.c). */
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "../bench/blas.h"
+#include "../train/blas.h"
 
 static const struct blas_cpu avx512 = {.avx512 = 1, .avx2 = 1},
                              avx2 = {.avx512 = 0, .avx2 = 1},

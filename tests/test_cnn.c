@@ -1,4 +1,4 @@
-/* test_cnn.c - the CNN of `lbscale train --model cnn` (bench/cnn.c):
+/* test_cnn.c - the CNN of `lbscale train --model cnn` (train/cnn.c):
  * gradients against central finite differences (in double via the loss's
  * double sum), keep[] leaving dropped tensors untouched, augmentation. */
 #include <criterion/criterion.h>
@@ -9,8 +9,8 @@
 
 #include <cblas.h>
 
-#include "../bench/cnn.h"
-#include "../bench/mlp.h"
+#include "../train/cnn.h"
+#include "../train/mlp.h"
 #include "lbscale/rng.h"
 
 #define B 3

@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "bench/data.h"
-#include "bench/mlp.h"
+#include "train/data.h"
+#include "train/mlp.h"
 #include "lbscale/rng.h"
 
 static char dir[256];

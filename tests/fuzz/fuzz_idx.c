@@ -1,5 +1,5 @@
 /* fuzz_idx.c - libFuzzer harness for the IDX reader of `lbscale train`
- * (bench/data.c idx_read, plain or gzip).  Input: first byte's low bit
+ * (train/data.c idx_read, plain or gzip).  Input: first byte's low bit
  * selects 1-D labels or 3-D images, the rest is the file, written to a
  * memfd that idx_read opens by its /proc/self/fd path (a regular file,
  * no disk).  An accepted file must give dimensions whose product is the

@@ -35,7 +35,7 @@ declare -A READER=(
     [fuzz_sim_json]="sim platform/model/trace readers + engine"
     [fuzz_spec]="optimizer/compressor spec strings (core/param.c)"
     [fuzz_suite]="suite JSON parser/expander (bench/suite.c)"
-    [fuzz_idx]="IDX reader (bench/data.c), plain and gzip"
+    [fuzz_idx]="IDX reader (train/data.c), plain and gzip"
     [fuzz_jsonl]="results JSONL: suite_load_jsonl, report, check"
 )
 declare -A MAXLEN=([fuzz_sim_json]=20000 [fuzz_spec]=1024 [fuzz_suite]=8192
