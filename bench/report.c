@@ -22,86 +22,8 @@
 #include "git_rev.h"
 #include "lbs_config.h"
 #include "lbscale/file.h"
+#include "strbuf.h"
 #include "suite.h"
-
-/* ------------------------------------------------------------------ */
-/* text building                                                        */
-
-struct sb {
-    char *p;
-    size_t len, cap;
-};
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *t = realloc(b->p, cap);
-        if (!t)
-            return;
-        b->p = t;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sb *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void sb_printf(struct sb *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    char *t = malloc((size_t)n + 1);
-    if (!t)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(t, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_add(b, t, (size_t)n);
-    free(t);
-}
-
-static void sb_html(struct sb *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': sb_puts(b, "&lt;"); break;
-        case '>': sb_puts(b, "&gt;"); break;
-        case '&': sb_puts(b, "&amp;"); break;
-        case '"': sb_puts(b, "&quot;"); break;
-        default: sb_add(b, s, 1);
-        }
-    }
-}
-
-static void sb_base64(struct sb *b, const unsigned char *d, size_t n)
-{
-    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                            "0123456789+/";
-    char q[4];
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)d[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned)d[i + 1] << 8;
-        if (i + 2 < n)
-            v |= d[i + 2];
-        q[0] = t[v >> 18 & 63];
-        q[1] = t[v >> 12 & 63];
-        q[2] = i + 1 < n ? t[v >> 6 & 63] : '=';
-        q[3] = i + 2 < n ? t[v & 63] : '=';
-        sb_add(b, q, 4);
-    }
-}
 
 /* ------------------------------------------------------------------ */
 /* values                                                               */
@@ -1168,7 +1090,7 @@ static char *fig_caption(const char *run, const char *png)
 
 /* One figure: the PNG embedded, its caption, its file and a link to the
  * table of the numbers it draws (table_id, or NULL). */
-static void html_figure(struct sb *b, const char *run, const char *png,
+static void html_figure(struct strbuf *b, const char *run, const char *png,
                         const char *table_id, const char *table_title)
 {
     char path[PATH_MAX + 300], base[PATH_MAX];
@@ -1218,7 +1140,7 @@ static int bad_word(const char *s)
 /* A table: sortable by a click on a column header (header set), numeric
  * columns (any cell with a value) right-aligned and sorted on the value,
  * text left-aligned.  Without header (the machine): key/value rows. */
-static void html_table(struct sb *b, json_t *t, int header)
+static void html_table(struct strbuf *b, json_t *t, int header)
 {
     size_t i, j;
     json_t *r, *c, *rows = json_object_get(t, "rows");
@@ -1262,7 +1184,7 @@ static void html_table(struct sb *b, json_t *t, int header)
     sb_puts(b, "</tbody></table>\n");
 }
 
-static void sh_quote(struct sb *b, const char *s)
+static void sh_quote(struct strbuf *b, const char *s)
 {
     if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                         "0123456789_./:=,+-@%") == strlen(s)) {
@@ -1283,7 +1205,7 @@ static void sh_quote(struct sb *b, const char *s)
 
 /* One command line; a verb's own argv (meta.json "command" starts at the
  * verb) gets the "lbscale" it was run as. */
-static void sh_line(struct sb *b, json_t *argv)
+static void sh_line(struct strbuf *b, json_t *argv)
 {
     size_t i;
     json_t *a;
@@ -1298,7 +1220,7 @@ static void sh_line(struct sb *b, json_t *argv)
     sb_puts(b, "\n");
 }
 
-static void html_commands(struct sb *b, const char *run, json_t *meta)
+static void html_commands(struct strbuf *b, const char *run, json_t *meta)
 {
     sb_puts(b, "<h2 id=\"commands\">Command lines</h2>\n"
                "<p>The run directory was created by:</p>\n<pre>");
@@ -1374,7 +1296,7 @@ static const char sort_js[] =
 "if(!up)d=-d}return d||x[1]-y[1]})"
 ".forEach(function(e){b.appendChild(e[2])})})});";
 
-static void html_findings(struct sb *b, json_t *f)
+static void html_findings(struct strbuf *b, json_t *f)
 {
     size_t i, j;
     json_t *x, *l;
@@ -1399,7 +1321,7 @@ static void html_findings(struct sb *b, json_t *f)
 }
 
 /* The check and compare verdicts as tables (ids check, compare). */
-static void html_verdicts(struct sb *b, json_t *v)
+static void html_verdicts(struct strbuf *b, json_t *v)
 {
     json_t *c = json_object_get(v, "check"), *m;
     size_t i;
@@ -1495,7 +1417,7 @@ int report_write_ex(const char *run, json_t *verdicts, json_t **found,
     const char *id = strrchr(run, '/');
     id = id && id[1] ? id + 1 : run;
 
-    struct sb b = {0};
+    struct strbuf b = {0};
     sb_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset="
                 "\"utf-8\">\n<title>lbscale results ");
     sb_html(&b, id);

@@ -34,6 +34,7 @@
 #include "lbscale/compress.h"
 #include "lbscale/file.h"
 #include "lbscale/optim.h"
+#include "strbuf.h"
 #include "suite.h"
 
 extern char **environ;
@@ -141,51 +142,6 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /* ------------------------------------------------------------------ */
-/* growing buffers                                                      */
-
-struct buf {
-    char *p;
-    size_t len, cap;
-    int dropped;     /* the head was dropped to stay under KEEP_BYTES */
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *t = realloc(b->p, cap);
-        if (!t)
-            return;
-        b->p = t;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    if (b->len > KEEP_BYTES) {   /* keep the newest half */
-        size_t cut = b->len - KEEP_BYTES / 2;
-        memmove(b->p, b->p + cut, b->len - cut + 1);
-        b->len -= cut;
-        b->dropped = 1;
-    }
-}
-
-static void buf_printf(struct buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-/* ------------------------------------------------------------------ */
 /* child processes                                                      */
 
 static volatile sig_atomic_t interrupted;
@@ -202,7 +158,7 @@ struct child {
     int interrupted;
     int spawn_errno;    /* fork or exec set-up failed */
     double seconds;
-    struct buf out, err;
+    struct strbuf out, err;
 };
 
 typedef void (*tick_fn)(void *ctx, double running_s);
@@ -296,6 +252,7 @@ static void child_run(char *const argv[], const char *attempt,
                       struct child *c)
 {
     memset(c, 0, sizeof *c);
+    c->out.keep = c->err.keep = KEEP_BYTES;   /* the log keeps the tail */
     c->exit_code = -1;
     char exe[PATH_MAX];
     int rc = find_exe(argv[0], exe, sizeof exe);
@@ -375,7 +332,7 @@ static void child_run(char *const argv[], const char *attempt,
                 continue;
             ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
             if (r > 0) {
-                buf_add(i ? &c->err : &c->out, chunk, (size_t)r);
+                sb_add(i ? &c->err : &c->out, chunk, (size_t)r);
             } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
                 close(fds[i].fd);
                 fds[i].fd = -1;
@@ -490,14 +447,14 @@ static int var_text(json_t *v, char *out, size_t len)
  * Returns a malloc'ed string or NULL with why filled. */
 static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
 {
-    struct buf b = {0};
-    buf_add(&b, "", 0);
+    struct strbuf b = {0};
+    sb_add(&b, "", 0);
     for (const char *p = in; *p;) {
         if (p[0] == '{' && p[1] == '{') {
-            buf_add(&b, "{{", 2);   /* stays escaped until run time */
+            sb_add(&b, "{{", 2);   /* stays escaped until run time */
             p += 2;
         } else if (p[0] == '}' && p[1] == '}') {
-            buf_add(&b, "}}", 2);
+            sb_add(&b, "}}", 2);
             p += 2;
         } else if (*p == '{') {
             const char *q = strchr(p, '}');
@@ -516,7 +473,7 @@ static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
                 return NULL;
             }
             if (strchr(key, '.')) {
-                buf_add(&b, p, (size_t)(q - p + 1));
+                sb_add(&b, p, (size_t)(q - p + 1));
             } else {
                 char val[512];
                 json_t *v = json_object_get(vars, key);
@@ -527,11 +484,11 @@ static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
                     free(b.p);
                     return NULL;
                 }
-                buf_add(&b, val, strlen(val));
+                sb_add(&b, val, strlen(val));
             }
             p = q + 1;
         } else {
-            buf_add(&b, p, 1);
+            sb_add(&b, p, 1);
             p++;
         }
     }
@@ -1122,8 +1079,8 @@ static void tick(void *ctx, double running)
 static int resolve_runtime(const char *run, const char *in, char **out,
                            char *why, size_t wlen)
 {
-    struct buf b = {0};
-    buf_add(&b, "", 0);
+    struct strbuf b = {0};
+    sb_add(&b, "", 0);
     for (const char *p = in; *p;) {
         const char *q;
         if (p[0] == '{' && p[1] != '{' && (q = strchr(p, '}')) &&
@@ -1148,13 +1105,13 @@ static int resolve_runtime(const char *run, const char *in, char **out,
                 return -ENOENT;
             }
             json_decref(rows);
-            buf_add(&b, val, strlen(val));
+            sb_add(&b, val, strlen(val));
             p = q + 1;
         } else if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
-            buf_add(&b, p, 2);
+            sb_add(&b, p, 2);
             p += 2;
         } else {
-            buf_add(&b, p++, 1);
+            sb_add(&b, p++, 1);
         }
     }
     unescape(b.p);
@@ -1179,7 +1136,7 @@ static void utc_now(char *buf, size_t len)
 }
 
 /* The last non-empty lines of s, at most TAIL_BYTES. */
-static const char *tail_of(const struct buf *b)
+static const char *tail_of(const struct strbuf *b)
 {
     if (!b->p)
         return "";
@@ -1365,16 +1322,16 @@ static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
         if (e->repeat > 1)
             snprintf(nm + strlen(nm), sizeof nm - strlen(nm), ".%d", rep);
         snprintf(path, sizeof path, "%s/%03zu-%s.log", dir, idx + 1, nm);
-        struct buf lg = {0};
-        buf_printf(&lg, "# entry %zu '%s': %s\n# stdout%s\n", idx + 1,
+        struct strbuf lg = {0};
+        sb_printf(&lg, "# entry %zu '%s': %s\n# stdout%s\n", idx + 1,
                    e->name, status, c.out.dropped ? " (head dropped)" : "");
         if (c.out.p)
-            buf_add(&lg, c.out.p, c.out.len);
-        buf_printf(&lg, "\n# stderr%s\n", c.err.dropped ? " (head dropped)"
+            sb_add(&lg, c.out.p, c.out.len);
+        sb_printf(&lg, "\n# stderr%s\n", c.err.dropped ? " (head dropped)"
                                                         : "");
         if (c.err.p)
-            buf_add(&lg, c.err.p, strlen(c.err.p));
-        buf_add(&lg, "\n", 1);
+            sb_add(&lg, c.err.p, strlen(c.err.p));
+        sb_add(&lg, "\n", 1);
         if (!lbs_write_atomic(path, lg.p, lg.len, &le))
             json_object_set_new(row, "log", json_string(path + strlen(s->run)
                                                         + 1));
