@@ -23,7 +23,7 @@
 #include "cli.h"
 #include "lbs_config.h"
 #include "lbscale/file.h"
-#include "suite.h"
+#include "results.h"
 
 /* Largest baseline file read (the checked-in ones are a few KB). */
 #define BASELINE_MAX_BYTES ((size_t)16 << 20)
@@ -49,18 +49,12 @@ static void baseline_path(const char *name, char *out, size_t len)
     snprintf(out, len, "%s/results/baselines/%s.json", root, name);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int match(json_t *row, json_t *where)
 {
     const char *k;
     json_t *v;
     json_object_foreach(where, k, v) {
-        json_t *x = suite_field(row, k);
+        json_t *x = lbs_row_field(row, k);
         if (!x)
             return 0;
         if (json_is_number(v)) {
@@ -218,7 +212,7 @@ static int check_one(const char *run, struct bl *b, int update, int json,
         const char *rule = json_string_value(json_object_get(m, "rule"));
         if (!rule)
             rule = json_string_value(json_object_get(b->root, "rule"));
-        double base = suite_num(json_object_get(m, "baseline"));
+        double base = lbs_row_num(json_object_get(m, "baseline"));
         double tol = param(m, b->root, "tol", 1e-9);
         double abs_tol = param(m, b->root, "abs_tol", 0);
         double margin = param(m, b->root, "margin", 0.25);
@@ -227,7 +221,7 @@ static int check_one(const char *run, struct bl *b, int update, int json,
         double *v = malloc((json_array_size(rows) + 1) * sizeof *v);
         json_array_foreach(rows, j, r)
             if (match(r, json_object_get(m, "where"))) {
-                double x = suite_num(suite_field(r, field));
+                double x = lbs_row_num(lbs_row_field(r, field));
                 if (!isnan(x))
                     v[n++] = x;
             }
@@ -243,7 +237,7 @@ static int check_one(const char *run, struct bl *b, int update, int json,
             ok = 0;
             snprintf(res, sizeof res, "FAIL (missing)");
         } else {
-            qsort(v, n, sizeof *v, cmp_d);
+            qsort(v, n, sizeof *v, cli_cmp_double);
             val = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
             if (!strcmp(rule, "exact")) {
                 ok = v[0] == base && v[n - 1] == base;

@@ -26,7 +26,7 @@
 
 #include "cli.h"
 #include "stats.h"
-#include "suite.h"
+#include "results.h"
 
 enum kind { EXACT, LOWER, HIGHER };
 

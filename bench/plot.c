@@ -29,7 +29,7 @@
 #include "cli.h"
 #include "lbs_config.h"
 #include "strbuf.h"
-#include "suite.h"
+#include "results.h"
 
 extern char **environ;
 
@@ -151,13 +151,13 @@ static void pretty(const char *in, char *out, size_t len)
 
 static const char *sget(json_t *r, const char *k)
 {
-    const char *s = json_string_value(suite_field(r, k));
+    const char *s = json_string_value(lbs_row_field(r, k));
     return s ? s : "";
 }
 
 static double nget(json_t *r, const char *k)
 {
-    return suite_num(suite_field(r, k));
+    return lbs_row_num(lbs_row_field(r, k));
 }
 
 static double nget2(json_t *r, const char *a, const char *b)
@@ -290,12 +290,6 @@ static void assign_str(struct strbuf *a, const char *name, const char *value)
     sb_printf(a, "%s='%s'; ", name, v);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Distinct string values of key over rows, in order of appearance. */
 static json_t *distinct(json_t *rows, const char *key)
 {
@@ -405,7 +399,7 @@ static double curve_gap(const struct curve *a, const struct curve *b)
 
 static int cmp_curve_pt(const void *a, const void *b)
 {
-    return cmp_d(a, b);
+    return cli_cmp_double(a, b);
 }
 
 /* The curves of g, one per optimizer, those within SCALING_SAME merged
@@ -573,7 +567,7 @@ static int fig_itersplit_one(json_t *g, const char *model, const char *plat,
     }
     if (!nh)
         return 0;
-    qsort(have, nh, sizeof *have, cmp_d);
+    qsort(have, nh, sizeof *have, cli_cmp_double);
     char sc[256];
     snprintf(sc, sizeof sc, "%s", plot_scales);
     for (char *t = strtok(sc, ","); t && nw < 64; t = strtok(NULL, ",")) {
@@ -746,7 +740,7 @@ struct bpt { double b, bw, ab, tu, tmin, tmax; };
 
 static int cmp_bpt(const void *a, const void *b)
 {
-    return cmp_d(a, b);   /* by size, the first member */
+    return cli_cmp_double(a, b);   /* by size, the first member */
 }
 
 /* The points of one (backend, collective, ranks), sorted by size, a
@@ -807,7 +801,7 @@ static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
         if (!seen && nr < 256)
             ranks[nr++] = n;
     }
-    qsort(ranks, nr, sizeof *ranks, cmp_d);
+    qsort(ranks, nr, sizeof *ranks, cli_cmp_double);
     struct strbuf d = {0}, a = {0};
     sb_printf(&d, "# bytes busbw_gbps algbw_gbps time_us time_us_min "
                 "time_us_max (one block per rank count; ? = not recorded)\n");

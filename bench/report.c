@@ -23,20 +23,21 @@
 #include "lbs_config.h"
 #include "lbscale/file.h"
 #include "strbuf.h"
-#include "suite.h"
+#include "report.h"
+#include "results.h"
 
 /* ------------------------------------------------------------------ */
 /* values                                                               */
 
 static const char *str(json_t *r, const char *k)
 {
-    const char *s = json_string_value(suite_field(r, k));
+    const char *s = json_string_value(lbs_row_field(r, k));
     return s ? s : "";
 }
 
 static const char *nz(const char *s) { return s ? s : ""; }
 
-static double num(json_t *r, const char *k) { return suite_num(suite_field(r, k)); }
+static double num(json_t *r, const char *k) { return lbs_row_num(lbs_row_field(r, k)); }
 
 /* First present numeric field of a list ("rel_err", "rel_error"). */
 static double num2(json_t *r, const char *a, const char *b)
@@ -1230,7 +1231,7 @@ static void html_commands(struct strbuf *b, const char *run, json_t *meta)
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/suite.jsonl", run);
     struct lbs_err e;
-    json_t *rows = suite_load_jsonl(path, &e);
+    json_t *rows = lbs_jsonl_load(path, &e);
     if (rows && json_array_size(rows)) {
         sb_puts(b, "<p>Suite invocations and the exact command line of "
                    "every entry, in the order they ran:</p>\n<pre>");

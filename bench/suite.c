@@ -35,6 +35,8 @@
 #include "lbscale/file.h"
 #include "lbscale/optim.h"
 #include "strbuf.h"
+#include "report.h"
+#include "results.h"
 #include "suite.h"
 
 extern char **environ;
@@ -50,68 +52,6 @@ static const char *const suite_verbs[] = {"stream", "optim", "compress",
 /* A suite beyond this many entries (after foreach) is a typo, not a plan:
  * refused before expansion, so a 100 x 100 x 100 foreach cannot hang. */
 #define MAX_ENTRIES 10000
-
-/* ------------------------------------------------------------------ */
-/* small helpers shared with report.c and check.c                       */
-
-json_t *suite_load_jsonl(const char *path, struct lbs_err *err)
-{
-    char *text;
-    size_t len;
-    /* a regular file within the cap: /dev/zero or a FIFO named like a
-     * results file must not hang report, check or plot */
-    int rc = lbs_read_file(path, SUITE_JSONL_MAX_BYTES, &text, &len, err);
-    if (rc == -ENOENT)
-        return json_array();
-    if (rc)
-        return NULL;
-    json_t *rows = json_array();
-    int ln = 0;
-    for (size_t pos = 0; rows && pos < len;) {
-        const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
-        size_t ll = nl ? (size_t)(nl - line) : len - pos;
-        pos += ll + 1;
-        ln++;
-        if (strspn(line, " \t\r") >= ll)
-            continue;
-        json_error_t je;
-        /* the line's length, not strlen: a NUL inside is an error, not
-         * the end of the line */
-        json_t *r = json_loadb(line, ll, 0, &je);
-        if (!r && !nl)
-            break;      /* a row still being written, or torn by a kill */
-        if (!r || !json_is_object(r)) {
-            lbs_err_set(err, -EINVAL, "%s line %d: %s", path, ln,
-                        r ? "not a JSON object" : je.text);
-            json_decref(r);
-            json_decref(rows);
-            rows = NULL;
-            break;
-        }
-        json_array_append_new(rows, r);
-    }
-    free(text);
-    return rows;
-}
-
-json_t *suite_field(json_t *row, const char *path)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
-    json_t *v = row;
-    for (char *s = buf, *dot; v && s; s = dot ? dot + 1 : NULL) {
-        dot = strchr(s, '.');
-        if (dot)
-            *dot = '\0';
-        v = json_is_object(v) ? json_object_get(v, s) : NULL;
-    }
-    return v;
-}
-
-double suite_num(json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -1094,7 +1034,7 @@ static int resolve_runtime(const char *run, const char *in, char **out,
             json_t *rows = lbs_run_rows(run, file, &le);
             json_t *v = NULL;
             for (size_t i = rows ? json_array_size(rows) : 0; !v && i-- > 0;)
-                v = suite_field(json_array_get(rows, i), dot + 1);
+                v = lbs_row_field(json_array_get(rows, i), dot + 1);
             char val[512];
             if (!v || var_text(v, val, sizeof val)) {
                 snprintf(why, wlen, "no value for {%s.%s}: %s.jsonl in the "
@@ -1159,7 +1099,7 @@ static json_t *done_set(const char *run, struct lbs_err *err)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/suite.jsonl", run);
-    json_t *rows = suite_load_jsonl(path, err);
+    json_t *rows = lbs_jsonl_load(path, err);
     if (!rows)
         return NULL;
     json_t *done = json_object();
