@@ -380,12 +380,11 @@ json_t *check_verdicts(const char *run, const char *const *names, int nb,
     return out;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char check_usage[] =
 "usage: lbscale check RUN_DIR --baseline NAME [--baseline NAME...]\n"
-"                     [--strict] [--update] [--json]\n"
-"\n"
+"                     [--strict] [--update] [--json]";
+
+static const char check_about[] =
 "Compares a results run with checked-in baselines and prints, per metric,\n"
 "the baseline, the run's value (median over matching rows), the delta,\n"
 "the rule and pass/FAIL.  A metric whose configuration (the sizes,\n"
@@ -398,56 +397,54 @@ static void usage(FILE *f)
 "the STREAM measured in the same run: fail only on a drop beyond margin),\n"
 "rise (times: fail only on a rise beyond margin).  The run's *.jsonl\n"
 "files must be regular files of at most 256 MiB each, a baseline at most\n"
-"16 MiB.\n"
-"\n"
-"  --baseline NAME  results/baselines/NAME.json in the source tree (or\n"
-"                   $LBSCALE_BASELINES/NAME.json, or a path to a file)\n"
-"  --update         rewrite the baselines' values from this run instead\n"
-"                   of checking (after an intended change)\n"
-"  --strict         a metric missing from the run fails (CI, whose suite\n"
-"                   makes every configuration)\n"
-"  --json           one JSON object per metric on stdout, then a summary\n"
-"  -h, --help       this help\n"
-"\n"
+"16 MiB.";
+
+static const char check_epilog[] =
 "CI: lbscale suite bench/suites/ci.json --out R && lbscale check R \\\n"
-"      --strict --baseline wire --baseline kernels   (results/baselines/)\n");
+"      --strict --baseline wire --baseline kernels   (results/baselines/)";
+
+int cli_baseline_opt(const char *opt, const char *value, void *names)
+{
+    struct cli_names *b = names;
+    if (b->n == CLI_BASELINES_MAX) {
+        cli_error(opt, "at most %d baselines", CLI_BASELINES_MAX);
+        return -EINVAL;
+    }
+    b->v[b->n++] = value;
+    return 0;
 }
 
 int verb_check(int argc, char **argv)
 {
-    const char *run = NULL, *names[16];
-    int nb = 0, update = 0, json = 0, strict = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--baseline")) {
-            if (i + 1 >= argc) {
-                cli_error("--baseline", "missing name");
-                return EXIT_BAD_INPUT;
-            }
-            if (nb == 16) {
-                cli_error("--baseline", "at most 16 baselines");
-                return EXIT_BAD_INPUT;
-            }
-            names[nb++] = argv[++i];
-        } else if (!strcmp(a, "--update")) {
-            update = 1;
-        } else if (!strcmp(a, "--strict")) {
-            strict = 1;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (a[0] == '-') {
-            cli_error("check", "unknown option '%s' (see --help)", a);
-            return EXIT_BAD_INPUT;
-        } else if (run) {
-            cli_error("check", "one results directory only (see --help)");
-            return EXIT_BAD_INPUT;
-        } else {
-            run = a;
-        }
+    struct cli_names bl = {.n = 0};
+    int update = 0, json = 0, strict = 0;
+    const struct cli_opt opts[] = {
+        CLI_BASELINE_OPT(&bl,
+            "results/baselines/NAME.json in the source tree (or\n"
+            "$LBSCALE_BASELINES/NAME.json, or a path to a file)"),
+        {.name = "update", .type = CLI_FLAG, .dst = &update,
+         .help = "rewrite the baselines' values from this run instead\n"
+                 "of checking (after an intended change)"},
+        {.name = "strict", .type = CLI_FLAG, .dst = &strict,
+         .help = "a metric missing from the run fails (CI, whose suite\n"
+                 "makes every configuration)"},
+        {.name = "json", .type = CLI_FLAG, .dst = &json,
+         .help = "one JSON object per metric on stdout, then a summary"},
+        {0}};
+    const struct cli_verb verb = {.name = "check", .usage = check_usage,
+                                  .about = check_about, .opts = opts,
+                                  .epilog = check_epilog};
+    char **pos;
+    int npos;
+    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 0;
+    if (npos > 1) {
+        cli_error("check", "one results directory only (see --help)");
+        return EXIT_BAD_INPUT;
     }
+    const char *run = npos ? pos[0] : NULL, *const *names = bl.v;
+    int nb = bl.n;
     if (!run || !nb) {
         cli_error("check", "usage: lbscale check RUN_DIR --baseline NAME "
                   "(see --help)");
@@ -459,7 +456,6 @@ int verb_check(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     struct bl b[16] = {{{0}, NULL}};
-    int rc = 0;
     for (int i = 0; i < nb && !rc; i++)
         if (load_baseline(names[i], &b[i]))
             rc = EXIT_BAD_INPUT;

@@ -97,4 +97,17 @@ int cli_isa_opt(const char *opt, const char *value, void *unused);
     {.name = "export-markdown", .type = CLI_STR, .dst = &(x)->md,            \
      .arg = "FILE", .help = "also write it as a markdown table"}
 
+/* --baseline NAME, repeatable, up to CLI_BASELINES_MAX (check, report):
+ * the names in order into a struct cli_names (cli_baseline_opt is in
+ * check.c, which reads the baselines).  text: the verb's --help line. */
+#define CLI_BASELINES_MAX 16
+struct cli_names {
+    const char *v[CLI_BASELINES_MAX];
+    int n;
+};
+int cli_baseline_opt(const char *opt, const char *value, void *names);
+#define CLI_BASELINE_OPT(names, text)                                        \
+    {.name = "baseline", .type = CLI_CALL, .fn = cli_baseline_opt,           \
+     .dst = (names), .arg = "NAME", .help = (text)}
+
 #endif

@@ -1501,11 +1501,11 @@ int plot_run(const char *run, struct lbs_err *err)
     return first;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-"usage: lbscale plot RUN_DIR [--scales LIST] [--json]\n"
-"\n"
+static const char plot_usage[] =
+"usage: lbscale plot RUN_DIR [--scales LIST] [--json]";
+
+/* %s: the gnuplot scripts' directory (plots_dir()). */
+static const char plot_about_fmt[] =
 "Draws every figure the run's results allow, as PNG and SVG under\n"
 "RUN_DIR/plots/ (with the .dat table each was drawn from), with the\n"
 "gnuplot scripts in %s (or $LBSCALE_PLOTS), and prints the PNG paths.\n"
@@ -1525,54 +1525,63 @@ static void usage(FILE *f)
 "               node, one line per optimizer (lbscale sim netsweep)\n"
 "  compression_tradeoff  train.jsonl + sim.jsonl: LAMB's final accuracy\n"
 "               with each compressor vs the simulated BERT-Large step at\n"
-"               the largest GPU count with a compressed trace\n"
-"\n"
-"  --scales LIST  GPU counts of the itersplit bars (default 8,128,1024;\n"
-"                 those present in the run are used)\n"
-"  --json         instead of the paths, one JSON object: {\"run\",\n"
-"                 \"figures\": [{\"figure\", \"png\", \"svg\", \"caption\"}]}\n"
-"  -h, --help     this help\n"
-"\n"
+"               the largest GPU count with a compressed trace";
+
+static const char plot_epilog[] =
 "Exit 0 when figures were drawn, 1 when gnuplot failed, 2 on bad input and\n"
-"when the run has nothing to draw (an empty directory, no results yet).\n",
-        plots_dir());
+"when the run has nothing to draw (an empty directory, no results yet).";
+
+/* --scales LIST: GPU counts, kept as the text the gnuplot script reads. */
+static int scales_opt(const char *opt, const char *v, void *unused)
+{
+    (void)opt, (void)unused;
+    if (!*v || strspn(v, "0123456789,") != strlen(v) ||
+        strlen(v) >= sizeof plot_scales) {
+        cli_error("--scales", "expected GPU counts like 8,128,1024");
+        return -EINVAL;
+    }
+    snprintf(plot_scales, sizeof plot_scales, "%s", v);
+    return 0;
+}
+
+/* The option table and parse of `lbscale plot`; 0 with *run set, CLI_EXIT
+ * after --help, or -EINVAL after one printed line. */
+static int plot_args(int argc, char **argv, const char **run, int *json)
+{
+    char about[sizeof plot_about_fmt + PATH_MAX];
+    snprintf(about, sizeof about, plot_about_fmt, plots_dir());
+    const struct cli_opt opts[] = {
+        {.name = "scales", .type = CLI_CALL, .fn = scales_opt, .arg = "LIST",
+         .help = "GPU counts of the itersplit bars (default 8,128,1024;\n"
+                 "those present in the run are used)"},
+        {.name = "json", .type = CLI_FLAG, .dst = json,
+         .help = "instead of the paths, one JSON object: {\"run\",\n"
+                 "\"figures\": [{\"figure\", \"png\", \"svg\", \"caption\"}]}"},
+        {0}};
+    const struct cli_verb verb = {.name = "plot", .usage = plot_usage,
+                                  .about = about, .opts = opts,
+                                  .epilog = plot_epilog};
+    char **pos;
+    int npos;
+    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
+    if (rc)
+        return rc;
+    if (npos != 1) {
+        cli_error("plot", "expected exactly one results directory (see "
+                  "--help)");
+        return -EINVAL;
+    }
+    *run = pos[0];
+    return 0;
 }
 
 int verb_plot(int argc, char **argv)
 {
     const char *run = NULL;
     int json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--scales")) {
-            const char *v = i + 1 < argc ? argv[++i] : NULL;
-            if (!v || !*v || strspn(v, "0123456789,") != strlen(v) ||
-                strlen(v) >= sizeof plot_scales) {
-                cli_error("--scales", "expected GPU counts like 8,128,1024");
-                return EXIT_BAD_INPUT;
-            }
-            snprintf(plot_scales, sizeof plot_scales, "%s", v);
-        } else if (a[0] == '-') {
-            cli_error("plot", "unknown option '%s' (see --help)", a);
-            return EXIT_BAD_INPUT;
-        } else if (run) {
-            cli_error("plot", "expected exactly one results directory (see "
-                      "--help)");
-            return EXIT_BAD_INPUT;
-        } else {
-            run = a;
-        }
-    }
-    if (!run) {
-        cli_error("plot", "expected exactly one results directory (see "
-                  "--help)");
-        return EXIT_BAD_INPUT;
-    }
+    int prc = plot_args(argc, argv, &run, &json);
+    if (prc)
+        return prc < 0 ? EXIT_BAD_INPUT : 0;
     struct lbs_err e;
     /* an empty directory: say so rather than "meta.json is missing" */
     DIR *d = opendir(run);

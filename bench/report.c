@@ -1520,12 +1520,11 @@ int report_write(const char *run, struct lbs_err *err)
     return report_write_ex(run, NULL, NULL, err);
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char report_usage[] =
 "usage: lbscale report RUN_DIR [--baseline NAME...] [--compare RUN_B]\n"
-"                      [--text | --json]\n"
-"\n"
+"                      [--text | --json]";
+
+static const char report_about[] =
 "Writes RUN_DIR/report.html: one self-contained page (figures embedded,\n"
 "no external files, a few lines of inline script to sort tables) that\n"
 "opens with the findings (the headline numbers, each linked to its table\n"
@@ -1534,64 +1533,57 @@ static void usage(FILE *f)
 "compressors, collectives, training, simulator; click a header to sort),\n"
 "the machine, the suite's entries and the exact command lines.\n"
 "Run `lbscale plot RUN_DIR` first to (re)draw the figures.  The run's\n"
-"*.jsonl files must be regular files of at most 256 MiB each.\n"
-"\n"
-"  --baseline NAME  add `lbscale check RUN_DIR --baseline NAME`'s verdicts\n"
-"                   (repeatable; a metric the run lacks is skipped)\n"
-"  --compare RUN_B  add `lbscale compare RUN_DIR RUN_B`'s verdicts (A =\n"
-"                   this run)\n"
-"  --text           also print the findings and summary tables on stdout\n"
-"  --json           print one JSON object on stdout: the report's path,\n"
-"                   the findings and the verdicts' summaries\n"
-"  -h, --help       this help\n"
-"\n"
+"*.jsonl files must be regular files of at most 256 MiB each.";
+
+static const char report_epilog[] =
 "The page shows the verdicts; it does not gate on them: exit 0 when the\n"
-"page was written (use check or compare for a CI gate), 2 on bad input.\n");
+"page was written (use check or compare for a CI gate), 2 on bad input.";
+
+/* --compare RUN_B, once. */
+static int compare_opt(const char *opt, const char *value, void *dst)
+{
+    const char **cmp = dst;
+    if (*cmp) {
+        cli_error(opt, "one run to compare with only");
+        return -EINVAL;
+    }
+    *cmp = value;
+    return 0;
 }
 
 int verb_report(int argc, char **argv)
 {
-    const char *run = NULL, *names[16], *cmp = NULL;
-    int text = 0, json = 0, nb = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--text")) {
-            text = 1;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--baseline")) {
-            if (i + 1 >= argc) {
-                cli_error("--baseline", "missing name");
-                return EXIT_BAD_INPUT;
-            }
-            if (nb == 16) {
-                cli_error("--baseline", "at most 16 baselines");
-                return EXIT_BAD_INPUT;
-            }
-            names[nb++] = argv[++i];
-        } else if (!strcmp(a, "--compare")) {
-            if (i + 1 >= argc) {
-                cli_error("--compare", "missing results directory");
-                return EXIT_BAD_INPUT;
-            }
-            if (cmp) {
-                cli_error("--compare", "one run to compare with only");
-                return EXIT_BAD_INPUT;
-            }
-            cmp = argv[++i];
-        } else if (a[0] == '-') {
-            cli_error("report", "unknown option '%s' (see --help)", a);
-            return EXIT_BAD_INPUT;
-        } else if (run) {
-            cli_error("report", "one results directory only (see --help)");
-            return EXIT_BAD_INPUT;
-        } else {
-            run = a;
-        }
+    struct cli_names bl = {.n = 0};
+    const char *cmp = NULL;
+    int text = 0, json = 0;
+    const struct cli_opt opts[] = {
+        CLI_BASELINE_OPT(&bl,
+            "add `lbscale check RUN_DIR --baseline NAME`'s verdicts\n"
+            "(repeatable; a metric the run lacks is skipped)"),
+        {.name = "compare", .type = CLI_CALL, .fn = compare_opt, .dst = &cmp,
+         .arg = "RUN_B",
+         .help = "add `lbscale compare RUN_DIR RUN_B`'s verdicts (A =\n"
+                 "this run)"},
+        {.name = "text", .type = CLI_FLAG, .dst = &text,
+         .help = "also print the findings and summary tables on stdout"},
+        {.name = "json", .type = CLI_FLAG, .dst = &json,
+         .help = "print one JSON object on stdout: the report's path,\n"
+                 "the findings and the verdicts' summaries"},
+        {0}};
+    const struct cli_verb verb = {.name = "report", .usage = report_usage,
+                                  .about = report_about, .opts = opts,
+                                  .epilog = report_epilog};
+    char **pos;
+    int npos;
+    int prc = cli_parse(&verb, argc, argv, &pos, &npos);
+    if (prc)
+        return prc < 0 ? EXIT_BAD_INPUT : 0;
+    if (npos > 1) {
+        cli_error("report", "one results directory only (see --help)");
+        return EXIT_BAD_INPUT;
     }
+    const char *run = npos ? pos[0] : NULL, *const *names = bl.v;
+    int nb = bl.n;
     if (!run) {
         cli_error("report", "expected a results directory (see --help)");
         return EXIT_BAD_INPUT;

@@ -1663,12 +1663,11 @@ out:
 /* ------------------------------------------------------------------ */
 /* the verb                                                             */
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char suite_usage[] =
 "usage: lbscale suite FILE.json [--out DIR | --resume RUN] [--set KEY=VALUE]\n"
-"                     [--dry-run] [--no-plot] [--json]\n"
-"\n"
+"                     [--dry-run] [--no-plot] [--json]";
+
+static const char suite_about[] =
 "Runs the suite's entries (benchmark verbs with arguments, rank counts for\n"
 "mpirun, repetitions) as child processes into one results/<run-id>/, then\n"
 "draws the figures (lbscale plot), writes report.html (lbscale report) and\n"
@@ -1677,24 +1676,12 @@ static void usage(FILE *f)
 "stderr tail and the suite goes on; the exit status is then 1.\n"
 "Each entry is recorded in RUN/suite.jsonl; its output in RUN/logs/.\n"
 "Example suites: bench/suites/{quick,full,convergence,scaling,ci}.json;\n"
-"the format is described in bench/suites/README.md.\n"
-"\n"
-"  --out DIR        write into run directory DIR (default: a new\n"
-"                   results/<UTC time>-<git rev>/)\n"
-"  --resume RUN     continue an interrupted or partly failed run: entries\n"
-"                   recorded as ok there (same name and arguments) are\n"
-"                   skipped, the others run again\n"
-"  --set KEY=VALUE  override one of the suite's \"vars\" (repeatable)\n"
-"  --dry-run        validate and list the expanded entries; run nothing\n"
-"  --no-plot        no figures and no report at the end\n"
-"  --json           one JSON object per finished entry on stdout, and a\n"
-"                   final summary object (instead of the text summary)\n"
-"  -h, --help       this help\n"
-"\n"
+"the format is described in bench/suites/README.md.";
+
+static const char suite_epilog[] =
 "Progress (entry i of n, elapsed, ETA) goes to stderr when it is a\n"
 "terminal; otherwise only failures are reported there.  Ctrl-C stops the\n"
-"running entry and the suite (exit 130); --resume continues it.\n");
-}
+"running entry and the suite (exit 130); --resume continues it.";
 
 int suite_set_opt(json_t *vars, const char *what, const char *v)
 {
@@ -1709,47 +1696,43 @@ int suite_set_opt(json_t *vars, const char *what, const char *v)
     return 0;
 }
 
+int suite_set_call(const char *opt, const char *value, void *dst)
+{
+    (void)opt;
+    const struct suite_opts *o = dst;
+    return suite_set_opt(o->vars, o->what, value);
+}
+
 int verb_suite(int argc, char **argv)
 {
-    struct suite_opts o = {.what = "suite", .argc = argc, .argv = argv};
     json_t *vars = json_object();
-    int rc = EXIT_BAD_INPUT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else if (!strcmp(a, "--out") || !strcmp(a, "--resume") ||
-                   !strcmp(a, "--set")) {
-            if (!v) {
-                cli_error(a, "missing value");
-                goto out;
-            }
-            if (a[2] == 'o')
-                o.out = v;
-            else if (a[2] == 'r')
-                o.resume = v;
-            else if (suite_set_opt(vars, "suite", v))
-                goto out;
-            i++;
-        } else if (!strcmp(a, "--dry-run")) {
-            o.dry_run = 1;
-        } else if (!strcmp(a, "--no-plot")) {
-            o.no_plot = 1;
-        } else if (!strcmp(a, "--json")) {
-            o.json = 1;
-        } else if (a[0] == '-') {
-            cli_error("suite", "unknown option '%s' (see --help)", a);
-            goto out;
-        } else if (o.file) {
-            cli_error("suite", "one suite file only (got '%s' and '%s')",
-                      o.file, a);
-            goto out;
-        } else {
-            o.file = a;
-        }
+    struct suite_opts o = {.what = "suite", .argc = argc, .argv = argv,
+                           .vars = vars};
+    const struct cli_opt opts[] = {SUITE_RUN_OPTS(&o), {0}};
+    const struct cli_verb verb = {.name = "suite", .usage = suite_usage,
+                                  .about = suite_about, .opts = opts,
+                                  .epilog = suite_epilog};
+    char **pos;
+    int npos;
+    /* getopt_long moves the file behind the options; meta.json records
+     * the command line as typed, so the parser gets a copy */
+    char **args = malloc(((size_t)argc + 1) * sizeof *args);
+    int rc = EXIT_RUNTIME;
+    if (!args)
+        goto out;
+    memcpy(args, argv, ((size_t)argc + 1) * sizeof *args);
+    rc = cli_parse(&verb, argc, args, &pos, &npos);
+    if (rc) {
+        rc = rc < 0 ? EXIT_BAD_INPUT : 0;
+        goto out;
     }
+    rc = EXIT_BAD_INPUT;
+    if (npos > 1) {
+        cli_error("suite", "one suite file only (got '%s' and '%s')",
+                  pos[0], pos[1]);
+        goto out;
+    }
+    o.file = npos ? pos[0] : NULL;
     if (!o.file) {
         cli_error("suite", "a suite file is required (see --help)");
         goto out;
@@ -1759,9 +1742,9 @@ int verb_suite(int argc, char **argv)
                   "RUN writes into RUN)");
         goto out;
     }
-    o.vars = vars;
     rc = suite_main(&o);
 out:
+    free(args);
     json_decref(vars);
     return rc;
 }

@@ -50,5 +50,29 @@ int suite_parse_text(const char *text, size_t *entries);
 
 /* --set KEY=VALUE into vars (suite and demo); -EINVAL printed. */
 int suite_set_opt(json_t *vars, const char *what, const char *v);
+/* The same as a CLI_CALL (opt.h): dst is the struct suite_opts, whose
+ * vars and what are set before parsing. */
+int suite_set_call(const char *opt, const char *value, void *dst);
+
+/* The option rows suite and demo share (opt.h), o a struct suite_opts *:
+ * --out, --resume, --set, --dry-run, --no-plot, --json. */
+#define SUITE_RUN_OPTS(o)                                                    \
+    {.name = "out", .type = CLI_STR, .dst = &(o)->out, .arg = "DIR",         \
+     .help = "write into run directory DIR (default: a new\n"               \
+             "results/<UTC time>-<git rev>/)"},                              \
+    {.name = "resume", .type = CLI_STR, .dst = &(o)->resume, .arg = "RUN",   \
+     .help = "continue an interrupted or partly failed run: entries\n"      \
+             "recorded as ok there (same name and arguments) are\n"         \
+             "skipped, the others run again"},                               \
+    {.name = "set", .type = CLI_CALL, .fn = suite_set_call, .dst = (o),      \
+     .arg = "KEY=VALUE",                                                     \
+     .help = "override one of the suite's \"vars\" (repeatable)"},          \
+    {.name = "dry-run", .type = CLI_FLAG, .dst = &(o)->dry_run,              \
+     .help = "validate and list the expanded entries; run nothing"},         \
+    {.name = "no-plot", .type = CLI_FLAG, .dst = &(o)->no_plot,              \
+     .help = "no figures and no report at the end"},                         \
+    {.name = "json", .type = CLI_FLAG, .dst = &(o)->json,                    \
+     .help = "one JSON object per finished entry on stdout, and a\n"        \
+             "final summary object (instead of the text summary)"}
 
 #endif

@@ -22,6 +22,7 @@
  * never hang the job; a NaN gradient on some rank makes every rank skip
  * that step (the optimizer driver), counted and reported.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -127,115 +128,46 @@ struct train_opts {
     const char *fault_str;
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char train_usage[] =
 "usage: [mpirun -np N] lbscale train --optim SPEC [--model mlp:784-512-256-10]\n"
 "           [--topology ring|exponential|onepeer|full] [--global-batch B]\n"
-"           [--epochs E] [--json] [options]\n"
-"\n"
+"           [--epochs E] [--json] [options]";
+
+static const char train_about[] =
 "Trains an MLP classifier (ReLU, softmax cross-entropy, OpenBLAS sgemm) on\n"
 "Fashion-MNIST from Debian's dataset-fashion-mnist package, every rank on its\n"
 "own shard, and reports test-set accuracy after every epoch (the last line is\n"
 "the final result).  Without the package a generated teacher-network task is\n"
 "used instead, and the output and results say so.  Same seed, same ranks,\n"
-"same --threads: bit-identical results.\n"
-"\n"
-"  --optim SPEC      optimizer spec (lbscale optim --list); an lr=... in it\n"
-"                    overrides the default rule below\n"
-"  --compress SPEC   compress the gradients before the optimizer (e.g.\n"
-"                    topk:k=0.01,ef=1; lbscale compress --list); only for\n"
-"                    data-parallel optimizers; applies on one rank too\n"
-"  --model M         mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT "), or\n"
-"                    mlp8 = " MLP8_SPEC "\n"
-"                    (8 weight layers, for JointSpar's layer sampling), or\n"
-"                    cnn = conv3x3(16)-ReLU-maxpool-conv3x3(32)-ReLU-maxpool-\n"
-"                    FC(128)-FC(10) (im2col + sgemm; Fashion-MNIST 28x28),\n"
-"                    trained with random crops (pad 2) and horizontal flips\n"
-"  --no-augment      the CNN without crops and flips\n"
-"  --export-layers F write the model's layer list (name, shape) as JSON to F\n"
-"                    (the format of optim --layers and sim --layers) and\n"
-"                    exit without training\n"
-"  --topology T      gossip graph for decentralized optimizers (ring,\n"
-"                    symexp, exponential, onepeer, full); passed as\n"
-"                    topology=T.  Default ring.  ring, symexp (offsets\n"
-"                    +-2^k, the symmetric exponential graph) and full have\n"
-"                    symmetric doubly stochastic mixing matrices, which\n"
-"                    DecentLaM's analysis assumes; exponential and onepeer\n"
-"                    are directed (W not symmetric): DecentLaM's momentum\n"
-"                    recursion then has complex eigenvalues and reached\n"
-"                    10%% test accuracy (4 ranks, batch 1024, 2 epochs).\n"
-"                    WARNING printed (and recorded in the result row as\n"
-"                    \"warning\") for decentlam on a directed graph\n"
-"  --global-batch B  samples per step over all ranks (default 1024); must\n"
-"                    be a multiple of the rank count\n"
-"  --micro-batch M   rows per forward/backward pass; local batches above it\n"
-"                    are accumulated (default min(local batch, 512))\n"
-"  --epochs E        passes over the training set (default 10)\n"
-"  --max-steps N     stop after N steps (tests)\n"
-"  --warmup F        linear lr warm-up over fraction F of the steps\n"
-"                    (default 0.1)\n"
-"  --lr-base LR      the learning rate at the reference batch\n"
-"                    (--lr-ref-batch, default 128), scaled to the global\n"
-"                    batch B by --lr-scaling; replaces the tuned table\n"
-"                    below (an lr= in the spec still wins)\n"
-"  --lr-scaling S    auto (default), linear (lr = base x B/ref), sqrt\n"
-"                    (base x sqrt(B/ref)), none.  auto: linear for sgd,\n"
-"                    lars, dmsgd, decentlam, jointspar, jointspar_lars\n"
-"                    (Goyal et al. 2017; You et al. 2017); sqrt for lamb,\n"
-"                    adamw, slamb, onebit_lamb (Krizhevsky 2014; the LAMB\n"
-"                    paper).  The result row states lr, lr_base,\n"
-"                    lr_scaling and lr_rule\n"
-"  --lr-ref-batch B  the batch --lr-base refers to (default 128)\n"
-"  --val N           hold out the last N training samples (same split for\n"
-"                    every seed) as a validation set, for choosing learning\n"
-"                    rates; val_accuracy/val_loss are reported next to the\n"
-"                    test set's (default 0: none)\n"
-"  --decay D         cosine (default), linear, step (x0.1 at 50%% and 75%%),\n"
-"                    none\n"
-"  --seed S          initialisation, shards, batches (default 1)\n"
-"  --dataset D       auto (default: fashion-mnist if installed, else\n"
-"                    teacher), fashion-mnist, teacher\n"
-"  --data DIR        IDX directory (default $LBSCALE_DATA or\n"
-"                    " DATA_FASHION_DIR ")\n"
-"  --subset N        use only the first N training samples\n"
-"  --test-subset N   use only the first N test samples\n"
-"  --threads T       OpenBLAS and OpenMP threads per rank (default 1; the\n"
-"                    sgemm results depend on it, so it is part of the\n"
-"                    reproducibility key)\n"
-"  --comm B          self or mpi (default: mpi under mpirun, else self)\n"
-"  --no-trace        do not write the trace\n"
-"  --trace-all-ranks every rank writes train-trace-OPTIM.rankR.jsonl\n"
-"                    (default: rank 0 writes train-trace-OPTIM.jsonl; with\n"
-"                    --compress train-trace-OPTIM-COMPRESSOR.jsonl).  A later\n"
-"                    run of the same into the same --out directory adds -2,\n"
-"                    -3, ...; the train.jsonl row names its file (\"trace\")\n"
-"  --stall-timeout S exit 1 when a rank makes no progress for S seconds, e.g.\n"
-"                    because a peer died or hangs; 0 = never.  Default auto:\n"
-"                    60 s until the first step (and evaluation) is timed,\n"
-"                    then 10 x the longest step (evaluation) so far, at\n"
-"                    least 30 s\n"
-"  --fault K:R:S     testing: at step S rank R injects a NaN gradient (K =\n"
-"                    nan), kills itself with SIGKILL (kill) or hangs (hang)\n"
-CLI_COMMON_HELP
-"\n"
+"same --threads: bit-identical results.";
+
+/* After the options: the tuned learning-rate table (printed from
+ * defaults[]) between these two paragraphs. */
+static const char train_lr_head[] =
 "Default learning rates (used unless the spec sets lr): lr = lr_ref x\n"
 "(B/1024)^alpha, at most lr_max (tuned on Fashion-MNIST, see train.c);\n"
-"linear warm-up, then the decay:\n");
-    fprintf(f, "  %-15s %8s %6s %8s\n", "optimizer", "lr_ref", "alpha",
-            "lr_max");
-    for (const struct optim_default *d = defaults; d->name; d++)
-        fprintf(f, "  %-15s %8g %6.3g %8g\n", d->name, d->lr_ref, d->alpha,
-                d->lr_max);
-    fprintf(f,
+"linear warm-up, then the decay:\n";
+
+static const char train_lr_tail[] =
 "Others: the optimizer's own lr, unscaled.  onebit_lamb: freeze_step =\n"
-"20%% of the steps unless given (DeepSpeed's 15-25%% of training).\n"
+"20% of the steps unless given (DeepSpeed's 15-25% of training).\n"
 "Optimizers with a seed key get --seed.\n"
 "\n"
 "Results: train.jsonl (one row per run: final test_accuracy, steps, wall\n"
 "time, bytes per rank, the per-epoch curve) and train-trace-OPTIM.jsonl (per\n"
 "step: forward/backward time per layer, optimizer time, every communication\n"
-"call; results/schema/train-trace-v1.md).\n");
+"call; results/schema/train-trace-v1.md).\n";
+
+static void print_help(const struct cli_verb *v, FILE *f)
+{
+    cli_usage(v, f);
+    fprintf(f, "\n%s", train_lr_head);
+    fprintf(f, "  %-15s %8s %6s %8s\n", "optimizer", "lr_ref", "alpha",
+            "lr_max");
+    for (const struct optim_default *d = defaults; d->name; d++)
+        fprintf(f, "  %-15s %8g %6.3g %8g\n", d->name, d->lr_ref, d->alpha,
+                d->lr_max);
+    fputs(train_lr_tail, f);
 }
 
 /* MPI rank from the launcher's environment, before MPI is initialised:
@@ -262,16 +194,6 @@ static int quiet_rank;   /* non-zero: suppress cli errors on this rank */
         return EXIT_BAD_INPUT;                                              \
     } while (0)
 
-static int need(const char *o, const char *v)
-{
-    if (!v) {
-        if (!quiet_rank)
-            cli_error(o, "missing value");
-        return -1;
-    }
-    return 0;
-}
-
 static int parse_fault(struct train_opts *t, const char *s)
 {
     char kind[16];
@@ -294,154 +216,223 @@ static int parse_fault(struct train_opts *t, const char *s)
     return 0;
 }
 
-/* Quiet variants of the cli_* value parsers (they print on failure). */
-static int q_int(const char *o, const char *v, long lo, long hi, long *out)
+/* A value from a fixed list, kept as the string (CLI_CALL's dst). */
+struct one_of {
+    const char **val;
+    const char *const *list;   /* NULL-terminated, in the message's order */
+};
+
+static int one_of_opt(const char *opt, const char *v, void *dst)
 {
-    if (quiet_rank) {
-        double d;
-        if (!v || lbs_parse_double(v, &d) || d < lo || d > hi ||
-            d != floor(d))
-            return -EINVAL;
-        *out = (long)d;
-        return 0;
+    const struct one_of *c = dst;
+    char list[128] = "";
+    for (int i = 0; c->list[i]; i++) {
+        if (!strcmp(v, c->list[i])) {
+            *c->val = v;
+            return 0;
+        }
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                 i ? ", " : "", c->list[i]);
     }
-    return cli_int(o, v, lo, hi, out);
+    cli_error(opt, "'%s' is not one of %s", v, list);
+    return -EINVAL;
 }
 
-static int q_double(const char *o, const char *v, double lo, double hi,
-                    double *out)
+/* --stall-timeout auto|S */
+static int stall_opt(const char *opt, const char *v, void *dst)
 {
-    if (quiet_rank) {
-        if (!v || lbs_parse_double(v, out) || *out < lo || *out > hi)
-            return -EINVAL;
+    long *stall = dst;
+    if (!strcmp(v, "auto")) {
+        *stall = STALL_AUTO;
         return 0;
     }
-    return cli_double(o, v, lo, hi, out);
+    return cli_int(opt, v, 0, 86400 * 30, stall);
+}
+
+static int fault_opt(const char *opt, const char *v, void *dst)
+{
+    if (parse_fault(dst, v)) {
+        cli_error(opt, "'%s': expected nan|kill|hang:RANK:STEP", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const char *const topologies[] = {"ring", "symexp", "exponential",
+                                         "onepeer", "full", NULL};
+static const char *const decays[] = {"cosine", "linear", "step", "none",
+                                     NULL};
+static const char *const lr_scalings[] = {"auto", "linear", "sqrt", "none",
+                                          NULL};
+static const char *const datasets[] = {"auto", "fashion-mnist", "teacher",
+                                       NULL};
+static const char *const backends[] = {"self", "mpi", NULL};
+
+/* cli_parse with stderr silenced on ranks other than 0: every rank sees
+ * the same command line, so one error line reaches the terminal. */
+static int parse_quietly(const struct cli_verb *v, int argc, char **argv)
+{
+    if (!quiet_rank)
+        return cli_parse(v, argc, argv, NULL, NULL);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved >= 0 && null >= 0)
+        dup2(null, STDERR_FILENO);
+    int rc = cli_parse(v, argc, argv, NULL, NULL);
+    fflush(stderr);
+    if (saved >= 0 && null >= 0)
+        dup2(saved, STDERR_FILENO);
+    if (null >= 0)
+        close(null);
+    if (saved >= 0)
+        close(saved);
+    return rc;
 }
 
 /* 0 ok, 1 handled (help printed: exit 0), EXIT_BAD_INPUT. */
 static int parse_args(int argc, char **argv, struct train_opts *t,
                       struct cli_common *com)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int c = cli_common_opt(com, argc, argv, &i);
-        if (c < 0)
-            return EXIT_BAD_INPUT;
-        if (c)
-            continue;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            if (!quiet_rank)
-                usage(stdout);
-            return 1;
-        } else if (!strcmp(o, "--optim")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->spec = v, i++;
-        } else if (!strcmp(o, "--compress")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->compress = v, i++;
-        } else if (!strcmp(o, "--model")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->model = v, i++;
-        } else if (!strcmp(o, "--topology")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "ring") && strcmp(v, "exponential") &&
-                strcmp(v, "symexp") &&
-                strcmp(v, "onepeer") && strcmp(v, "full"))
-                FAIL(o, "'%s' is not one of ring, symexp, exponential, "
-                     "onepeer, full", v);
-            t->topology = v, i++;
-        } else if (!strcmp(o, "--global-batch")) {
-            if (q_int(o, v, 1, 1L << 24, &t->global_batch))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--micro-batch")) {
-            if (q_int(o, v, 1, 1L << 20, &t->micro_batch))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--epochs")) {
-            if (q_double(o, v, 1e-3, 1e5, &t->epochs)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--max-steps")) {
-            if (q_int(o, v, 1, 1L << 40, &t->max_steps))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--warmup")) {
-            if (q_double(o, v, 0, 1, &t->warmup)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--decay")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "cosine") && strcmp(v, "linear") &&
-                strcmp(v, "step") && strcmp(v, "none"))
-                FAIL(o, "'%s' is not one of cosine, linear, step, none", v);
-            t->decay = v, i++;
-        } else if (!strcmp(o, "--val")) {
-            if (q_int(o, v, 0, 1L << 40, &t->val)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--lr-base")) {
-            if (q_double(o, v, 1e-9, 1e4, &t->lr_base))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--lr-ref-batch")) {
-            if (q_int(o, v, 1, 1L << 24, &t->lr_ref_batch))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--lr-scaling")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "auto") && strcmp(v, "linear") &&
-                strcmp(v, "sqrt") && strcmp(v, "none"))
-                FAIL(o, "'%s' is not one of auto, linear, sqrt, none", v);
-            t->lr_scaling = v, i++;
-        } else if (!strcmp(o, "--no-augment")) {
-            t->no_augment = 1;
-        } else if (!strcmp(o, "--export-layers")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->export_layers = v, i++;
-        } else if (!strcmp(o, "--seed")) {
-            if (q_int(o, v, 0, 1L << 52, &t->seed)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--dataset")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "auto") && strcmp(v, "fashion-mnist") &&
-                strcmp(v, "teacher"))
-                FAIL(o, "'%s' is not one of auto, fashion-mnist, teacher", v);
-            t->dataset = v, i++;
-        } else if (!strcmp(o, "--data")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->data_dir = v, i++;
-        } else if (!strcmp(o, "--subset")) {
-            if (q_int(o, v, 1, 1L << 40, &t->subset)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--test-subset")) {
-            if (q_int(o, v, 1, 1L << 40, &t->test_subset))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--threads")) {
-            if (q_int(o, v, 1, 4096, &t->threads)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--comm")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "self") && strcmp(v, "mpi"))
-                FAIL(o, "'%s' is not one of self, mpi", v);
-            t->backend = v, i++;
-        } else if (!strcmp(o, "--no-trace")) {
-            t->trace = 0;
-        } else if (!strcmp(o, "--trace-all-ranks")) {
-            t->trace_all = 1;
-        } else if (!strcmp(o, "--stall-timeout")) {
-            if (v && !strcmp(v, "auto"))
-                t->stall = STALL_AUTO;
-            else if (q_int(o, v, 0, 86400 * 30, &t->stall))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--fault")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (parse_fault(t, v))
-                FAIL(o, "'%s': expected nan|kill|hang:RANK:STEP", v);
-            i++;
-        } else {
-            FAIL("train", "unknown option '%s' (see --help)", o);
-        }
+    int help = 0;
+    const struct cli_opt opts[] = {
+        {.name = "optim", .type = CLI_STR, .dst = &t->spec, .arg = "SPEC",
+         .help = "optimizer spec (lbscale optim --list); an lr=... in it\n"
+                 "overrides the default rule below"},
+        {.name = "compress", .type = CLI_STR, .dst = &t->compress,
+         .arg = "SPEC",
+         .help = "compress the gradients before the optimizer (e.g.\n"
+                 "topk:k=0.01,ef=1; lbscale compress --list); only for\n"
+                 "data-parallel optimizers; applies on one rank too"},
+        {.name = "model", .type = CLI_STR, .dst = &t->model, .arg = "M",
+         .help = "mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT "), or\n"
+                 "mlp8 = " MLP8_SPEC "\n"
+                 "(8 weight layers, for JointSpar's layer sampling), or\n"
+                 "cnn = conv3x3(16)-ReLU-maxpool-conv3x3(32)-ReLU-maxpool-\n"
+                 "FC(128)-FC(10) (im2col + sgemm; Fashion-MNIST 28x28),\n"
+                 "trained with random crops (pad 2) and horizontal flips"},
+        {.name = "no-augment", .type = CLI_FLAG, .dst = &t->no_augment,
+         .help = "the CNN without crops and flips"},
+        {.name = "export-layers", .type = CLI_STR, .dst = &t->export_layers,
+         .arg = "F",
+         .help = "write the model's layer list (name, shape) as JSON to F\n"
+                 "(the format of optim --layers and sim --layers) and\n"
+                 "exit without training"},
+        {.name = "topology", .type = CLI_CALL, .fn = one_of_opt,
+         .dst = &(struct one_of){&t->topology, topologies}, .arg = "T",
+         .help = "gossip graph for decentralized optimizers (ring,\n"
+                 "symexp, exponential, onepeer, full); passed as\n"
+                 "topology=T.  Default ring.  ring, symexp (offsets\n"
+                 "+-2^k, the symmetric exponential graph) and full have\n"
+                 "symmetric doubly stochastic mixing matrices, which\n"
+                 "DecentLaM's analysis assumes; exponential and onepeer\n"
+                 "are directed (W not symmetric): DecentLaM's momentum\n"
+                 "recursion then has complex eigenvalues and reached\n"
+                 "10% test accuracy (4 ranks, batch 1024, 2 epochs).\n"
+                 "WARNING printed (and recorded in the result row as\n"
+                 "\"warning\") for decentlam on a directed graph"},
+        {.name = "global-batch", .type = CLI_LONG, .dst = &t->global_batch,
+         .arg = "B", .lo = 1, .hi = 1L << 24,
+         .help = "samples per step over all ranks (default 1024); must\n"
+                 "be a multiple of the rank count"},
+        {.name = "micro-batch", .type = CLI_LONG, .dst = &t->micro_batch,
+         .arg = "M", .lo = 1, .hi = 1L << 20,
+         .help = "rows per forward/backward pass; local batches above it\n"
+                 "are accumulated (default min(local batch, 512))"},
+        {.name = "epochs", .type = CLI_DOUBLE, .dst = &t->epochs, .arg = "E",
+         .lo = 1e-3, .hi = 1e5,
+         .help = "passes over the training set (default 10)"},
+        {.name = "max-steps", .type = CLI_LONG, .dst = &t->max_steps,
+         .arg = "N", .lo = 1, .hi = 1L << 40,
+         .help = "stop after N steps (tests)"},
+        {.name = "warmup", .type = CLI_DOUBLE, .dst = &t->warmup, .arg = "F",
+         .lo = 0, .hi = 1,
+         .help = "linear lr warm-up over fraction F of the steps\n"
+                 "(default 0.1)"},
+        {.name = "lr-base", .type = CLI_DOUBLE, .dst = &t->lr_base,
+         .arg = "LR", .lo = 1e-9, .hi = 1e4,
+         .help = "the learning rate at the reference batch\n"
+                 "(--lr-ref-batch, default 128), scaled to the global\n"
+                 "batch B by --lr-scaling; replaces the tuned table\n"
+                 "below (an lr= in the spec still wins)"},
+        {.name = "lr-scaling", .type = CLI_CALL, .fn = one_of_opt,
+         .dst = &(struct one_of){&t->lr_scaling, lr_scalings}, .arg = "S",
+         .help = "auto (default), linear (lr = base x B/ref), sqrt\n"
+                 "(base x sqrt(B/ref)), none.  auto: linear for sgd,\n"
+                 "lars, dmsgd, decentlam, jointspar, jointspar_lars\n"
+                 "(Goyal et al. 2017; You et al. 2017); sqrt for lamb,\n"
+                 "adamw, slamb, onebit_lamb (Krizhevsky 2014; the LAMB\n"
+                 "paper).  The result row states lr, lr_base,\n"
+                 "lr_scaling and lr_rule"},
+        {.name = "lr-ref-batch", .type = CLI_LONG, .dst = &t->lr_ref_batch,
+         .arg = "B", .lo = 1, .hi = 1L << 24,
+         .help = "the batch --lr-base refers to (default 128)"},
+        {.name = "val", .type = CLI_LONG, .dst = &t->val, .arg = "N",
+         .lo = 0, .hi = 1L << 40,
+         .help = "hold out the last N training samples (same split for\n"
+                 "every seed) as a validation set, for choosing learning\n"
+                 "rates; val_accuracy/val_loss are reported next to the\n"
+                 "test set's (default 0: none)"},
+        {.name = "decay", .type = CLI_CALL, .fn = one_of_opt,
+         .dst = &(struct one_of){&t->decay, decays}, .arg = "D",
+         .help = "cosine (default), linear, step (x0.1 at 50% and 75%),\n"
+                 "none"},
+        {.name = "seed", .type = CLI_LONG, .dst = &t->seed, .arg = "S",
+         .lo = 0, .hi = (double)(1L << 52),
+         .help = "initialisation, shards, batches (default 1)"},
+        {.name = "dataset", .type = CLI_CALL, .fn = one_of_opt,
+         .dst = &(struct one_of){&t->dataset, datasets}, .arg = "D",
+         .help = "auto (default: fashion-mnist if installed, else\n"
+                 "teacher), fashion-mnist, teacher"},
+        {.name = "data", .type = CLI_STR, .dst = &t->data_dir, .arg = "DIR",
+         .help = "IDX directory (default $LBSCALE_DATA or\n"
+                 DATA_FASHION_DIR ")"},
+        {.name = "subset", .type = CLI_LONG, .dst = &t->subset, .arg = "N",
+         .lo = 1, .hi = 1L << 40,
+         .help = "use only the first N training samples"},
+        {.name = "test-subset", .type = CLI_LONG, .dst = &t->test_subset,
+         .arg = "N", .lo = 1, .hi = 1L << 40,
+         .help = "use only the first N test samples"},
+        {.name = "threads", .type = CLI_LONG, .dst = &t->threads, .arg = "T",
+         .lo = 1, .hi = 4096,
+         .help = "OpenBLAS and OpenMP threads per rank (default 1; the\n"
+                 "sgemm results depend on it, so it is part of the\n"
+                 "reproducibility key)"},
+        {.name = "comm", .type = CLI_CALL, .fn = one_of_opt,
+         .dst = &(struct one_of){&t->backend, backends}, .arg = "B",
+         .help = "self or mpi (default: mpi under mpirun, else self)"},
+        {.name = "no-trace", .type = CLI_CLEAR, .dst = &t->trace,
+         .help = "do not write the trace"},
+        {.name = "trace-all-ranks", .type = CLI_FLAG, .dst = &t->trace_all,
+         .help = "every rank writes train-trace-OPTIM.rankR.jsonl\n"
+                 "(default: rank 0 writes train-trace-OPTIM.jsonl; with\n"
+                 "--compress train-trace-OPTIM-COMPRESSOR.jsonl).  A later\n"
+                 "run of the same into the same --out directory adds -2,\n"
+                 "-3, ...; the train.jsonl row names its file (\"trace\")"},
+        {.name = "stall-timeout", .type = CLI_CALL, .fn = stall_opt,
+         .dst = &t->stall, .arg = "S",
+         .help = "exit 1 when a rank makes no progress for S seconds, e.g.\n"
+                 "because a peer died or hangs; 0 = never.  Default auto:\n"
+                 "60 s until the first step (and evaluation) is timed,\n"
+                 "then 10 x the longest step (evaluation) so far, at\n"
+                 "least 30 s"},
+        {.name = "fault", .type = CLI_CALL, .fn = fault_opt, .dst = t,
+         .arg = "K:R:S",
+         .help = "testing: at step S rank R injects a NaN gradient (K =\n"
+                 "nan), kills itself with SIGKILL (kill) or hangs (hang)"},
+        CLI_COMMON_OPTS(com),
+        {.name = "help", .type = CLI_FLAG, .dst = &help, .short_name = 'h',
+         .help = "this help"},
+        {0}};
+    const struct cli_verb verb = {.name = "train", .usage = train_usage,
+                                  .about = train_about, .opts = opts};
+    int rc = parse_quietly(&verb, argc, argv);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 1;
+    if (help) {
+        if (!quiet_rank)
+            print_help(&verb, stdout);
+        return 1;
     }
     if (!t->spec)
         FAIL("train", "--optim SPEC is required (see lbscale optim --list)");
