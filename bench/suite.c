@@ -1483,132 +1483,195 @@ static int purge_run(struct suite *s)
     return 0;
 }
 
-int suite_main(const struct suite_opts *o)
+/* Read, parse and validate the suite (nothing runs yet): 0, or the exit
+ * code after one printed line. */
+static int load_suite(struct suite *s)
 {
-    struct suite s = {.o = o, .file = o->file, .lock_fd = -1};
-    snprintf(s.name, sizeof s.name, "%s", o->what);
-    int rc = EXIT_BAD_INPUT;
+    const struct suite_opts *o = s->o;
     if (o->text) {
-        s.text = strdup(o->text);
+        s->text = strdup(o->text);
     } else {
-        s.text = slurp(o->file, NULL);
-        if (!s.text) {
+        s->text = slurp(o->file, NULL);
+        if (!s->text) {
             cli_error(o->what, "%s: %s", o->file, strerror(errno));
             return EXIT_BAD_INPUT;
         }
     }
-    if (readlink("/proc/self/exe", s.exe, sizeof s.exe - 1) <= 0) {
+    if (readlink("/proc/self/exe", s->exe, sizeof s->exe - 1) <= 0) {
         cli_error(o->what, "cannot find this binary (/proc/self/exe)");
-        free(s.text);
         return EXIT_RUNTIME;
     }
-    s.help_cache = json_object();
-    if (parse(&s))
-        goto out;
+    s->help_cache = json_object();
+    if (parse(s))
+        return EXIT_BAD_INPUT;
     int multi = 0;
-    for (size_t i = 0; i < s.n; i++)
-        multi |= s.e[i].ranks > 1;
+    for (size_t i = 0; i < s->n; i++)
+        multi |= s->e[i].ranks > 1;
     if (multi)
-        find_mpirun(&s);
-    if (probe_built(&s)) {
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    for (size_t i = 0; i < s.n; i++)
-        if (validate_entry(&s, &s.e[i]))
-            goto out;
-    if (o->dry_run) {
-        dry_run_list(&s);
-        rc = 0;
-        goto out;
-    }
+        find_mpirun(s);
+    if (probe_built(s))
+        return EXIT_RUNTIME;
+    for (size_t i = 0; i < s->n; i++)
+        if (validate_entry(s, &s->e[i]))
+            return EXIT_BAD_INPUT;
+    return 0;
+}
 
-    /* the run directory */
+/* The run directory (new, or --resume's with *done the entries already
+ * ok there), locked and purged, with suite.json and the start row: 0, or
+ * the exit code after one printed line (nothing left open). */
+static int open_suite_run(struct suite *s, struct lbs_run **runp,
+                          json_t **donep)
+{
+    const struct suite_opts *o = s->o;
     struct lbs_err le;
     struct lbs_run *run = NULL;
     json_t *done = NULL;
+    int rc;
     if (o->resume) {
         char p[PATH_MAX + 32];
         snprintf(p, sizeof p, "%s/suite.jsonl", o->resume);
         if (access(p, R_OK)) {
             cli_error(o->what, "--resume %s: no suite.jsonl there (not a "
                       "suite run)", o->resume);
-            goto out;
+            return EXIT_BAD_INPUT;
         }
         done = done_set(o->resume, &le);
         if (!done) {
             cli_error(o->what, "--resume: %s", le.msg);
-            goto out;
+            return EXIT_BAD_INPUT;
         }
     }
     if (lbs_run_open(o->resume ? o->resume : o->out, o->argc, o->argv, &run,
                      &le)) {
         cli_error(o->what, "%s", le.msg);
         json_decref(done);
-        rc = EXIT_RUNTIME;
-        goto out;
+        return EXIT_RUNTIME;
     }
-    snprintf(s.run, sizeof s.run, "%s", lbs_run_dir(run));
-    if ((rc = lock_run(&s)) || (rc = purge_run(&s))) {
+    snprintf(s->run, sizeof s->run, "%s", lbs_run_dir(run));
+    if ((rc = lock_run(s)) || (rc = purge_run(s))) {
         lbs_run_close(run);
         json_decref(done);
-        goto out;
+        return rc;
     }
     char p[PATH_MAX + 32], started[32];
-    snprintf(p, sizeof p, "%s/suite.json", s.run);
+    snprintf(p, sizeof p, "%s/suite.json", s->run);
     if (access(p, F_OK))
-        lbs_write_atomic(p, s.text, strlen(s.text), &le);
+        lbs_write_atomic(p, s->text, strlen(s->text), &le);
     utc_now(started, sizeof started);
     json_t *cmd = json_array();
     for (int i = 0; i < o->argc; i++)
         json_array_append_new(cmd, json_string(o->argv[i]));
     json_t *start = json_pack("{s:s,s:s,s:s,s:o,s:O,s:I,s:b,s:s}", "event",
-        "start", "suite", s.name, "file", s.file, "command", cmd, "vars",
-        s.vars, "entries", (json_int_t)s.n, "resume", o->resume != NULL,
+        "start", "suite", s->name, "file", s->file, "command", cmd, "vars",
+        s->vars, "entries", (json_int_t)s->n, "resume", o->resume != NULL,
         "started_utc", started);
     if (lbs_run_append(run, "suite", start, &le))
         cli_error(o->what, "%s", le.msg);
+    *runp = run;
+    *donep = done;
+    return 0;
+}
 
-    /* signals: stop after the running entry is ended */
+/* Every entry and repetition not done before, until interrupted (SIGINT
+ * and SIGTERM stop after the running entry).  Returns whether it was. */
+static int run_entries(struct suite *s, struct lbs_run *run, json_t *done,
+                       struct progress *pg, json_t *rows, struct tally *t)
+{
     struct sigaction sa = {0}, old_int, old_term;
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-
-    struct progress pg = {.tty = isatty(2), .t0 = cli_now()};
-    pg.last = pg.t0;     /* non-tty: the first line after the interval */
-    struct tally t = {0};
-    for (size_t i = 0; i < s.n; i++)
-        for (int r = 1; r <= s.e[i].repeat; r++) {
+    for (size_t i = 0; i < s->n; i++)
+        for (int r = 1; r <= s->e[i].repeat; r++) {
             char key[1024];
-            entry_key(&s.e[i], r, key, sizeof key);
+            entry_key(&s->e[i], r, key, sizeof key);
             if (done && json_object_get(done, key)) {
-                t.done_before++;
+                t->done_before++;
                 continue;
             }
-            pg.n++;
-            pg.todo_n++;
-            pg.todo_est += s.e[i].est_s;
+            pg->n++;
+            pg->todo_n++;
+            pg->todo_est += s->e[i].est_s;
         }
-    if (pg.tty)
-        fprintf(stderr, "%s %s: %zu entries, %zu run(s)%s -> %s\n", o->what,
-                s.name, s.n, pg.n, t.done_before ? " still to do" : "",
-                s.run);
-    json_t *rows = json_array();
-    for (size_t i = 0; i < s.n && !interrupted; i++)
-        for (int r = 1; r <= s.e[i].repeat && !interrupted; r++) {
+    if (pg->tty)
+        fprintf(stderr, "%s %s: %zu entries, %zu run(s)%s -> %s\n",
+                s->o->what, s->name, s->n, pg->n,
+                t->done_before ? " still to do" : "", s->run);
+    for (size_t i = 0; i < s->n && !interrupted; i++)
+        for (int r = 1; r <= s->e[i].repeat && !interrupted; r++) {
             char key[1024];
-            entry_key(&s.e[i], r, key, sizeof key);
+            entry_key(&s->e[i], r, key, sizeof key);
             if (done && json_object_get(done, key))
                 continue;
-            pg.i++;
-            run_one(&s, run, &s.e[i], r, i, &pg, rows, &t);
+            pg->i++;
+            run_one(s, run, &s->e[i], r, i, pg, rows, t);
         }
     int was_interrupted = interrupted != 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    return was_interrupted;
+}
+
+/* Figures, report and the summary (text, or end as JSON); end consumed. */
+static void finish_suite(struct suite *s, json_t *end, json_t *rows,
+                         const struct tally *t, double wall,
+                         int was_interrupted)
+{
+    const struct suite_opts *o = s->o;
+    struct lbs_err le;
+    int plotted = 0, reported = 0;
+    if (!o->no_plot && !was_interrupted) {
+        if (plot_run(s->run, &le))
+            cli_error(o->what, "figures: %s", le.msg);
+        else
+            plotted = 1;
+        if (report_write(s->run, &le))
+            cli_error(o->what, "report: %s", le.msg);
+        else
+            reported = 1;
+    }
+    if (o->json) {
+        json_object_set_new(end, "run", json_string(s->run));
+        json_object_set_new(end, "suite", json_string(s->name));
+        if (reported) {
+            char rp[PATH_MAX + 16];
+            snprintf(rp, sizeof rp, "%s/report.html", s->run);
+            json_object_set_new(end, "report", json_string(rp));
+        }
+        char *txt = json_dumps(end, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(txt);
+        free(txt);
+    } else {
+        print_summary(s, rows, t, wall, plotted, reported, stdout);
+    }
+    fflush(stdout);
+    json_decref(end);
+}
+
+int suite_main(const struct suite_opts *o)
+{
+    struct suite s = {.o = o, .file = o->file, .lock_fd = -1};
+    snprintf(s.name, sizeof s.name, "%s", o->what);
+    struct lbs_run *run = NULL;
+    json_t *done = NULL;
+    int rc = load_suite(&s);
+    if (rc)
+        goto out;
+    if (o->dry_run) {
+        dry_run_list(&s);
+        goto out;
+    }
+    if ((rc = open_suite_run(&s, &run, &done)))
+        goto out;
+    struct progress pg = {.tty = isatty(2), .t0 = cli_now()};
+    pg.last = pg.t0;     /* non-tty: the first line after the interval */
+    struct tally t = {0};
+    json_t *rows = json_array();
+    int was_interrupted = run_entries(&s, run, done, &pg, rows, &t);
     double wall = cli_now() - pg.t0;
     char ended[32];
+    struct lbs_err le;
     utc_now(ended, sizeof ended);
     json_t *end = json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:s,s:b}", "event",
         "end", "ok", t.ok, "failed", t.failed, "skipped", t.skipped,
@@ -1617,34 +1680,7 @@ int suite_main(const struct suite_opts *o)
     if (lbs_run_append(run, "suite", json_incref(end), &le))
         cli_error(o->what, "%s", le.msg);
     lbs_run_close(run);
-
-    int plotted = 0, reported = 0;
-    if (!o->no_plot && !was_interrupted) {
-        if (plot_run(s.run, &le))
-            cli_error(o->what, "figures: %s", le.msg);
-        else
-            plotted = 1;
-        if (report_write(s.run, &le))
-            cli_error(o->what, "report: %s", le.msg);
-        else
-            reported = 1;
-    }
-    if (o->json) {
-        json_object_set_new(end, "run", json_string(s.run));
-        json_object_set_new(end, "suite", json_string(s.name));
-        if (reported) {
-            char rp[PATH_MAX + 16];
-            snprintf(rp, sizeof rp, "%s/report.html", s.run);
-            json_object_set_new(end, "report", json_string(rp));
-        }
-        char *txt = json_dumps(end, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(txt);
-        free(txt);
-    } else {
-        print_summary(&s, rows, &t, wall, plotted, reported, stdout);
-    }
-    fflush(stdout);
-    json_decref(end);
+    finish_suite(&s, end, rows, &t, wall, was_interrupted);
     json_decref(rows);
     json_decref(done);
     if (was_interrupted) {
