@@ -1161,6 +1161,109 @@ static void new_attempt(size_t idx, int rep, char *out, size_t len)
 
 /* Run one repetition of e; appends the suite.jsonl row.  Returns the row
  * (borrowed from *rows). */
+/* An entry's status from how its child ended; why says more. */
+static const char *child_status(const struct child *c, const struct entry *e,
+                                const char *argv0, char *why, size_t wlen)
+{
+    if (c->spawn_errno) {
+        snprintf(why, wlen, "cannot start %s: %s", argv0,
+                 strerror(c->spawn_errno));
+        return "failed";
+    }
+    if (c->interrupted) {
+        snprintf(why, wlen, "interrupted after %.1f s", c->seconds);
+        return "interrupted";
+    }
+    if (c->timed_out) {
+        snprintf(why, wlen, "timed out after %.0f s (entry timeout_s)",
+                 e->timeout_s);
+        return "failed";
+    }
+    if (c->exit_code != 0) {
+        if (c->signal)
+            snprintf(why, wlen, "killed by signal %d", c->signal);
+        else
+            snprintf(why, wlen, "exit status %d", c->exit_code);
+        return "failed";
+    }
+    return "ok";
+}
+
+/* RUN/logs/NNN-name.log: the child's output, kept whole (atomically);
+ * row gets its "log". */
+static void write_log(const struct suite *s, const struct entry *e, int rep,
+                      size_t idx, const char *status, const struct child *c,
+                      json_t *row)
+{
+    struct lbs_err le;
+    char dir[PATH_MAX + 8], path[PATH_MAX + 128], nm[96];
+    snprintf(dir, sizeof dir, "%s/logs", s->run);
+    mkdir(dir, 0755);
+    sanitize(e->name, nm, sizeof nm);
+    if (e->repeat > 1)
+        snprintf(nm + strlen(nm), sizeof nm - strlen(nm), ".%d", rep);
+    snprintf(path, sizeof path, "%s/%03zu-%s.log", dir, idx + 1, nm);
+    struct strbuf lg = {0};
+    sb_printf(&lg, "# entry %zu '%s': %s\n# stdout%s\n", idx + 1,
+               e->name, status, c->out.dropped ? " (head dropped)" : "");
+    if (c->out.p)
+        sb_add(&lg, c->out.p, c->out.len);
+    sb_printf(&lg, "\n# stderr%s\n", c->err.dropped ? " (head dropped)"
+                                                    : "");
+    if (c->err.p)
+        sb_add(&lg, c->err.p, strlen(c->err.p));
+    sb_add(&lg, "\n", 1);
+    if (!lbs_write_atomic(path, lg.p, lg.len, &le))
+        json_object_set_new(row, "log", json_string(path + strlen(s->run)
+                                                    + 1));
+    free(lg.p);
+}
+
+/* Tallies, progress and the entry's line (JSON on stdout; the progress
+ * line or the failure on stderr). */
+static void account(const struct suite *s, const struct entry *e, size_t idx,
+                    const char *status, double secs, const char *why,
+                    const struct child *c, json_t *row, struct progress *pg,
+                    struct tally *t)
+{
+    t->seconds += secs;
+    if (!strcmp(status, "ok"))
+        t->ok++;
+    else if (!strcmp(status, "skipped"))
+        t->skipped++;
+    else
+        t->failed++;
+    pg->done_s += secs;
+    pg->done_est += e->est_s;
+    pg->todo_est -= e->est_s;
+    pg->done_n++;
+    pg->todo_n--;
+    char d[32], el[32], et[32] = "0:00", ll[256];
+    fmt_dur(secs, d, sizeof d);
+    fmt_dur(cli_now() - pg->t0, el, sizeof el);
+    double eta_s = eta(pg, 0);
+    if (eta_s > 0)
+        fmt_dur(eta_s, et, sizeof et);
+    if (s->o->json) {
+        char *txt = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(txt);
+        fflush(stdout);
+        free(txt);
+    }
+    if (pg->tty) {
+        fprintf(stderr, "[%zu/%zu] %-8s %-28s %7s   (elapsed %s, ETA %s)%s%s\n",
+                pg->i, pg->n, status, e->name, d, el, et,
+                why[0] ? "\n        " : "", why);
+        if (strcmp(status, "ok") && c->err.p && c->err.p[0])
+            fprintf(stderr, "        stderr: %s\n",
+                    last_line(tail_of(&c->err), ll, sizeof ll));
+    } else if (!strcmp(status, "failed")) {
+        cli_error(s->o->what, "entry %zu '%s' failed: %s%s%s", idx + 1,
+                  e->name, why, c->err.p && c->err.p[0] ? ": " : "",
+                  c->err.p ? last_line(tail_of(&c->err), ll, sizeof ll) : "");
+    }
+}
+
 static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
                    int rep, size_t idx, struct progress *pg, json_t *rows,
                    struct tally *t)
@@ -1218,26 +1321,7 @@ static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
             ran = 1;
             if (pg->tty)
                 fprintf(stderr, "\r\033[K");
-            if (c.spawn_errno) {
-                status = "failed";
-                snprintf(why, sizeof why, "cannot start %s: %s", argv[0],
-                         strerror(c.spawn_errno));
-            } else if (c.interrupted) {
-                status = "interrupted";
-                snprintf(why, sizeof why, "interrupted after %.1f s",
-                         c.seconds);
-            } else if (c.timed_out) {
-                status = "failed";
-                snprintf(why, sizeof why, "timed out after %.0f s (entry "
-                         "timeout_s)", e->timeout_s);
-            } else if (c.exit_code != 0) {
-                status = "failed";
-                if (c.signal)
-                    snprintf(why, sizeof why, "killed by signal %d",
-                             c.signal);
-                else
-                    snprintf(why, sizeof why, "exit status %d", c.exit_code);
-            }
+            status = child_status(&c, e, argv[0], why, sizeof why);
         }
         for (size_t i = 0; i < na; i++)
             free(own[i]);
@@ -1254,72 +1338,14 @@ static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
         json_object_set_new(row, "note", json_string(why));
     json_object_set_new(row, "stderr_tail", json_string(tail_of(&c.err)));
     struct lbs_err le;
-    if (ran) {   /* the child's output, kept whole (atomically) */
-        char dir[PATH_MAX + 8], path[PATH_MAX + 128], nm[96];
-        snprintf(dir, sizeof dir, "%s/logs", s->run);
-        mkdir(dir, 0755);
-        sanitize(e->name, nm, sizeof nm);
-        if (e->repeat > 1)
-            snprintf(nm + strlen(nm), sizeof nm - strlen(nm), ".%d", rep);
-        snprintf(path, sizeof path, "%s/%03zu-%s.log", dir, idx + 1, nm);
-        struct strbuf lg = {0};
-        sb_printf(&lg, "# entry %zu '%s': %s\n# stdout%s\n", idx + 1,
-                   e->name, status, c.out.dropped ? " (head dropped)" : "");
-        if (c.out.p)
-            sb_add(&lg, c.out.p, c.out.len);
-        sb_printf(&lg, "\n# stderr%s\n", c.err.dropped ? " (head dropped)"
-                                                        : "");
-        if (c.err.p)
-            sb_add(&lg, c.err.p, strlen(c.err.p));
-        sb_add(&lg, "\n", 1);
-        if (!lbs_write_atomic(path, lg.p, lg.len, &le))
-            json_object_set_new(row, "log", json_string(path + strlen(s->run)
-                                                        + 1));
-        free(lg.p);
-    }
+    if (ran)
+        write_log(s, e, rep, idx, status, &c, row);
     int rc = lbs_run_append(run, "suite", json_incref(row), &le);
     if (rc)
         cli_error(s->o->what, "%s", le.msg);
     json_array_append(rows, row);
 
-    /* progress and tallies */
-    double secs = ran ? c.seconds : 0;
-    t->seconds += secs;
-    if (!strcmp(status, "ok"))
-        t->ok++;
-    else if (!strcmp(status, "skipped"))
-        t->skipped++;
-    else
-        t->failed++;
-    pg->done_s += secs;
-    pg->done_est += e->est_s;
-    pg->todo_est -= e->est_s;
-    pg->done_n++;
-    pg->todo_n--;
-    char d[32], el[32], et[32] = "0:00", ll[256];
-    fmt_dur(secs, d, sizeof d);
-    fmt_dur(cli_now() - pg->t0, el, sizeof el);
-    double eta_s = eta(pg, 0);
-    if (eta_s > 0)
-        fmt_dur(eta_s, et, sizeof et);
-    if (s->o->json) {
-        char *txt = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(txt);
-        fflush(stdout);
-        free(txt);
-    }
-    if (pg->tty) {
-        fprintf(stderr, "[%zu/%zu] %-8s %-28s %7s   (elapsed %s, ETA %s)%s%s\n",
-                pg->i, pg->n, status, e->name, d, el, et,
-                why[0] ? "\n        " : "", why);
-        if (strcmp(status, "ok") && c.err.p && c.err.p[0])
-            fprintf(stderr, "        stderr: %s\n",
-                    last_line(tail_of(&c.err), ll, sizeof ll));
-    } else if (!strcmp(status, "failed")) {
-        cli_error(s->o->what, "entry %zu '%s' failed: %s%s%s", idx + 1,
-                  e->name, why, c.err.p && c.err.p[0] ? ": " : "",
-                  c.err.p ? last_line(tail_of(&c.err), ll, sizeof ll) : "");
-    }
+    account(s, e, idx, status, ran ? c.seconds : 0, why, &c, row, pg, t);
     json_decref(row);
     child_free(&c);
     return rc;
