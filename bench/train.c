@@ -42,6 +42,7 @@
 #include "lbscale/param.h"
 #include "cnn.h"
 #include "mlp.h"
+#include "strbuf.h"
 
 /* ---- per-optimizer defaults -------------------------------------------
  *
@@ -758,46 +759,7 @@ static void watchdog_off(void)
 
 /* ---- string buffer for the trace ----------------------------------------- */
 
-struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap - b->len <= (size_t)n)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-static void sb_ms_array(struct sbuf *b, const char *key, const double *x,
+static void sb_ms_array(struct strbuf *b, const char *key, const double *x,
                         size_t n)
 {
     sb_printf(b, ",\"%s\":[", key);
@@ -828,7 +790,7 @@ struct run_state {
     size_t bytes[TRACE_KINDS], calls[TRACE_KINDS], sent;
     double ep_loss;
     long ep_correct, ep_samples;
-    struct sbuf tr;
+    struct strbuf tr;
     int tracing;                /* this rank collects a trace */
 };
 
@@ -1001,7 +963,7 @@ static int train_step(struct run_state *s, long it, double *loss_out,
     s->t_comm += comm;
     s->t_data += t_data;
     if (s->tracing) {
-        struct sbuf *b = &s->tr;
+        struct strbuf *b = &s->tr;
         for (size_t i = 0; i < ne; i++) {
             sb_printf(b, "{\"step\":%ld,\"layer\":%d,\"coll\":\"%s\","
                       "\"bytes\":%zu,\"ms\":%.4f", it, e[i].layer,
@@ -1217,7 +1179,7 @@ static int write_trace(struct run_state *s, const char *dir,
     memcpy(all, hs, hl);
     all[hl] = '\n';
     if (s->tr.len)
-        memcpy(all + hl + 1, s->tr.s, s->tr.len);
+        memcpy(all + hl + 1, s->tr.p, s->tr.len);
     int rc = lbs_write_atomic(path, all, hl + 1 + s->tr.len, err);
     free(all);
     free(hs);
@@ -1790,7 +1752,7 @@ static void train_run_free(struct train_run *r)
     free(s->bidx);
     free(s->keep);
     free(s->wavg);
-    free(s->tr.s);
+    free(s->tr.p);
     lbs_comm_free(r->comm);
 }
 
