@@ -161,8 +161,6 @@ static double param(json_t *m, json_t *root, const char *k, double def)
     return json_is_number(v) ? json_number_value(v) : def;
 }
 
-/* Check (or, with update, refresh) every metric of b against run.
- * Returns the number of failures, or -1 on a bad run. */
 /* Integers (byte counts) in full, never as 1.2842e+06. */
 static void fmt_val(char *out, size_t len, double v)
 {
@@ -262,7 +260,8 @@ static void judge(const struct check_ctx *c, json_t *m, struct verdict *d)
     else if (!strcmp(rule, "rel"))
         snprintf(d->rdesc, sizeof d->rdesc, "rel %.0e", tol);
     else
-        snprintf(d->rdesc, sizeof d->rdesc, "%s <= %.0f%%", rule, margin * 100);
+        snprintf(d->rdesc, sizeof d->rdesc, "%s <= %.0f%%", rule,
+                 margin * 100);
     if (n && strcmp(rule, "exact")) {
         if (isnan(base))
             ok = 0;
@@ -285,7 +284,8 @@ static void judge(const struct check_ctx *c, json_t *m, struct verdict *d)
         snprintf(d->vs, sizeof d->vs, "-");
     if (n && !isnan(base)) {
         if (base != 0 && strcmp(rule, "exact"))
-            snprintf(d->ds, sizeof d->ds, "%+.2f%%", 100 * (val - base) / fabs(base));
+            snprintf(d->ds, sizeof d->ds, "%+.2f%%",
+                     100 * (val - base) / fabs(base));
         else
             snprintf(d->ds, sizeof d->ds, "%+.6g", val - base);
     }
@@ -322,9 +322,10 @@ static void emit_metric(struct check_ctx *c, json_t *m,
         c->fails += !d->ok;
         if (c->json) {
             json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:i}",
-                "baseline_file", c->b->path, "metric", d->name, "rule", d->rule,
-                "baseline", isnan(d->base) ? json_null() : json_real(d->base),
-                "value", d->n ? json_real(d->val) : json_null(), "result", d->res,
+                "baseline_file", c->b->path, "metric", d->name, "rule",
+                d->rule, "baseline",
+                isnan(d->base) ? json_null() : json_real(d->base), "value",
+                d->n ? json_real(d->val) : json_null(), "result", d->res,
                 "pass", d->ok, "rows", (int)d->n);
             if (c->collect) {
                 json_object_set_new(o, "delta", json_string(d->ds));
@@ -360,6 +361,8 @@ static int check_metric(struct check_ctx *c, json_t *m)
     return 0;
 }
 
+/* Check (or, with update, refresh) every metric of b against run.
+ * Returns the number of failures, or -1 on a bad run. */
 static int check_one(const char *run, struct bl *b, int update, int json,
                      int strict, int *total, int *skipped, json_t *collect)
 {

@@ -295,7 +295,7 @@ static int parse_quietly(const struct cli_verb *v, int argc, char **argv)
  * parse_args copies the defaults in and the values out. */
 static struct train_opts targ;
 static struct cli_common tcom;
-static int thelp;
+static int help_opt(const char *opt, const char *value, void *unused);
 
 static const struct cli_opt train_opts[] = {
     {.name = "optim", .type = CLI_STR, .dst = &targ.spec, .arg = "SPEC",
@@ -423,9 +423,22 @@ static const struct cli_opt train_opts[] = {
      .help = "testing: at step S rank R injects a NaN gradient (K =\n"
              "nan), kills itself with SIGKILL (kill) or hangs (hang)"},
     CLI_COMMON_OPTS(&tcom),
-    {.name = "help", .type = CLI_FLAG, .dst = &thelp, .short_name = 'h',
+    {.name = "help", .type = CLI_CALL, .fn = help_opt, .short_name = 'h',
      .help = "this help"},
     {0}};
+
+static const struct cli_verb train_verb = {
+    .name = "train", .usage = train_usage, .about = train_about,
+    .opts = train_opts};
+
+/* --help: the generated part, then the tuned lr table (rank 0 only). */
+static int help_opt(const char *opt, const char *value, void *unused)
+{
+    (void)opt, (void)value, (void)unused;
+    if (!quiet_rank)
+        print_help(&train_verb, stdout);
+    return CLI_EXIT;
+}
 
 /* 0 ok, 1 handled (help printed: exit 0), EXIT_BAD_INPUT. */
 static int parse_args(int argc, char **argv, struct train_opts *t,
@@ -433,20 +446,11 @@ static int parse_args(int argc, char **argv, struct train_opts *t,
 {
     targ = *t;
     tcom = *com;
-    thelp = 0;
-    const struct cli_verb verb = {.name = "train", .usage = train_usage,
-                                  .about = train_about,
-                                  .opts = train_opts};
-    int rc = parse_quietly(&verb, argc, argv);
+    int rc = parse_quietly(&train_verb, argc, argv);
     *t = targ;
     *com = tcom;
     if (rc)
         return rc < 0 ? EXIT_BAD_INPUT : 1;
-    if (thelp) {
-        if (!quiet_rank)
-            print_help(&verb, stdout);
-        return 1;
-    }
     if (!t->spec)
         FAIL("train", "--optim SPEC is required (see lbscale optim --list)");
     return 0;
