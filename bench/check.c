@@ -23,7 +23,7 @@
 #include "cli.h"
 #include "lbs_config.h"
 #include "lbscale/file.h"
-#include "suite.h"
+#include "results.h"
 
 /* Largest baseline file read (the checked-in ones are a few KB). */
 #define BASELINE_MAX_BYTES ((size_t)16 << 20)
@@ -49,18 +49,12 @@ static void baseline_path(const char *name, char *out, size_t len)
     snprintf(out, len, "%s/results/baselines/%s.json", root, name);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int match(json_t *row, json_t *where)
 {
     const char *k;
     json_t *v;
     json_object_foreach(where, k, v) {
-        json_t *x = suite_field(row, k);
+        json_t *x = lbs_row_field(row, k);
         if (!x)
             return 0;
         if (json_is_number(v)) {
@@ -167,8 +161,6 @@ static double param(json_t *m, json_t *root, const char *k, double def)
     return json_is_number(v) ? json_number_value(v) : def;
 }
 
-/* Check (or, with update, refresh) every metric of b against run.
- * Returns the number of failures, or -1 on a bad run. */
 /* Integers (byte counts) in full, never as 1.2842e+06. */
 static void fmt_val(char *out, size_t len, double v)
 {
@@ -178,6 +170,199 @@ static void fmt_val(char *out, size_t len, double v)
         snprintf(out, len, "%.6g", v);
 }
 
+/* One metric's verdict (check_one). */
+struct verdict {
+    char name[256], rdesc[48], res[32], bs[32], vs[32], ds[32];
+    const char *rule;
+    double *v, val, base;   /* v: the run's values, sorted */
+    size_t n;
+    int ok, skip;
+};
+
+/* What every metric of a check shares. */
+struct check_ctx {
+    const char *run;
+    struct bl *b;
+    int update, json, strict, w, fails;
+    int *total, *skipped;
+    json_t *collect, *cache;   /* cache: rows by file */
+};
+
+/* The rows of run/<file>.jsonl, read once per check; NULL printed. */
+static json_t *metric_rows(struct check_ctx *c, const char *file)
+{
+    json_t *rows = json_object_get(c->cache, file);
+    if (!rows) {
+        struct lbs_err e;
+        rows = lbs_run_rows(c->run, file, &e);
+        if (!rows) {
+            cli_error("check", "%s", e.msg);
+            return NULL;
+        }
+        json_object_set_new(c->cache, file, rows);
+    }
+    return rows;
+}
+
+/* The values of field in the rows matching the metric's "where". */
+static size_t metric_values(json_t *m, json_t *rows, const char *field,
+                            double *v)
+{
+    size_t n = 0, j;
+    json_t *r;
+    json_array_foreach(rows, j, r)
+        if (match(r, json_object_get(m, "where"))) {
+            double x = lbs_row_num(lbs_row_field(r, field));
+            if (!isnan(x))
+                v[n++] = x;
+        }
+    return n;
+}
+
+/* Judge metric m on the n values in d->v by its rule. */
+static void judge(const struct check_ctx *c, json_t *m, struct verdict *d)
+{
+    json_t *root = c->b->root;
+    int strict = c->strict, update = c->update;
+    size_t n = d->n;
+    double *v = d->v;
+    snprintf(d->res, sizeof d->res, "pass");
+    d->ds[0] = '\0';
+    const char *rule = json_string_value(json_object_get(m, "rule"));
+    if (!rule)
+        rule = json_string_value(json_object_get(root, "rule"));
+    double base = lbs_row_num(json_object_get(m, "baseline"));
+    double tol = param(m, root, "tol", 1e-9);
+    double abs_tol = param(m, root, "abs_tol", 0);
+    double margin = param(m, root, "margin", 0.25);
+    label(m, d->name, sizeof d->name);
+    double val = NAN;
+    int ok = 1;
+    int skip = n == 0 && !strict && !update;
+    if (skip) {
+        snprintf(d->res, sizeof d->res, "skip (not run)");
+    } else if (n == 0) {
+        ok = 0;
+        snprintf(d->res, sizeof d->res, "FAIL (missing)");
+    } else {
+        qsort(v, n, sizeof *v, cli_cmp_double);
+        val = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        if (!strcmp(rule, "exact")) {
+            ok = v[0] == base && v[n - 1] == base;
+            if (!ok && v[0] != base)
+                val = v[0];
+            else if (!ok)
+                val = v[n - 1];
+        }
+    }
+    if (!strcmp(rule, "exact"))
+        snprintf(d->rdesc, sizeof d->rdesc, "exact");
+    else if (!strcmp(rule, "rel"))
+        snprintf(d->rdesc, sizeof d->rdesc, "rel %.0e", tol);
+    else
+        snprintf(d->rdesc, sizeof d->rdesc, "%s <= %.0f%%", rule,
+                 margin * 100);
+    if (n && strcmp(rule, "exact")) {
+        if (isnan(base))
+            ok = 0;
+        else if (!strcmp(rule, "rel"))
+            ok = fabs(val - base) <= tol * fabs(base) + abs_tol;
+        else if (!strcmp(rule, "drop"))
+            ok = val >= base * (1 - margin);
+        else
+            ok = val <= base * (1 + margin);
+    }
+    if (n && !ok)
+        snprintf(d->res, sizeof d->res, "FAIL");
+    if (isnan(base))
+        snprintf(d->bs, sizeof d->bs, "(unset)");
+    else
+        fmt_val(d->bs, sizeof d->bs, base);
+    if (n)
+        fmt_val(d->vs, sizeof d->vs, val);
+    else
+        snprintf(d->vs, sizeof d->vs, "-");
+    if (n && !isnan(base)) {
+        if (base != 0 && strcmp(rule, "exact"))
+            snprintf(d->ds, sizeof d->ds, "%+.2f%%",
+                     100 * (val - base) / fabs(base));
+        else
+            snprintf(d->ds, sizeof d->ds, "%+.6g", val - base);
+    }
+    d->rule = rule;
+    d->val = val;
+    d->base = base;
+    d->ok = ok;
+    d->skip = skip;
+}
+
+/* Count, and print (or collect, or take into the baseline with update)
+ * one metric's verdict. */
+static void emit_metric(struct check_ctx *c, json_t *m,
+                        const struct verdict *d)
+{
+    (*c->total)++;
+    *c->skipped += d->skip;
+    if (c->update) {
+        if (d->n) {
+            double nv = !strcmp(d->rule, "exact") ? d->v[0] : d->val;
+            json_object_set_new(m, "baseline",
+                nv == floor(nv) && fabs(nv) < 9e15
+                    ? json_integer((json_int_t)nv) : json_real(nv));
+            if (!c->json)
+                printf("  %-*s %14s -> %.6g%s\n", c->w, d->name, d->bs, nv,
+                       d->n > 1 ? " (median)" : "");
+        } else {
+            c->fails++;
+            if (!c->json)
+                printf("  %-*s %14s    missing in the run\n", c->w, d->name,
+                       d->bs);
+        }
+    } else {
+        c->fails += !d->ok;
+        if (c->json) {
+            json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:i}",
+                "baseline_file", c->b->path, "metric", d->name, "rule",
+                d->rule, "baseline",
+                isnan(d->base) ? json_null() : json_real(d->base), "value",
+                d->n ? json_real(d->val) : json_null(), "result", d->res,
+                "pass", d->ok, "rows", (int)d->n);
+            if (c->collect) {
+                json_object_set_new(o, "delta", json_string(d->ds));
+                json_object_set_new(o, "rule_text", json_string(d->rdesc));
+                json_array_append_new(c->collect, o);
+            } else {
+                char *t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+                puts(t);
+                free(t);
+                json_decref(o);
+            }
+        } else {
+            printf("  %-*s %14s %14s %10s  %-14s %s\n", c->w, d->name, d->bs, d->vs,
+                   d->ds, d->rdesc, d->res);
+        }
+    }
+}
+
+/* One metric of the baseline: 0, or -1 on a bad run (printed). */
+static int check_metric(struct check_ctx *c, json_t *m)
+{
+    const char *file = json_string_value(json_object_get(m, "file"));
+    const char *field = json_string_value(json_object_get(m, "field"));
+    json_t *rows = metric_rows(c, file);
+    if (!rows)
+        return -1;
+    struct verdict d = {.v = malloc((json_array_size(rows) + 1) *
+                                    sizeof *d.v)};
+    d.n = metric_values(m, rows, field, d.v);
+    judge(c, m, &d);
+    emit_metric(c, m, &d);
+    free(d.v);
+    return 0;
+}
+
+/* Check (or, with update, refresh) every metric of b against run.
+ * Returns the number of failures, or -1 on a bad run. */
 static int check_one(const char *run, struct bl *b, int update, int json,
                      int strict, int *total, int *skipped, json_t *collect)
 {
@@ -201,132 +386,16 @@ static int check_one(const char *run, struct bl *b, int update, int json,
     if (!json && !update)
         printf("  %-*s %14s %14s %10s  %-14s %s\n", w, "metric", "baseline",
                "value", "delta", "rule", "result");
-    json_array_foreach(ms, i, m) {
-        const char *file = json_string_value(json_object_get(m, "file"));
-        const char *field = json_string_value(json_object_get(m, "field"));
-        json_t *rows = json_object_get(cache, file);
-        if (!rows) {
-            struct lbs_err e;
-            rows = lbs_run_rows(run, file, &e);
-            if (!rows) {
-                cli_error("check", "%s", e.msg);
-                json_decref(cache);
-                return -1;
-            }
-            json_object_set_new(cache, file, rows);
+    struct check_ctx c = {.run = run, .b = b, .update = update,
+                          .json = json, .strict = strict, .w = w,
+                          .total = total, .skipped = skipped,
+                          .collect = collect, .cache = cache};
+    json_array_foreach(ms, i, m)
+        if (check_metric(&c, m)) {
+            json_decref(cache);
+            return -1;
         }
-        const char *rule = json_string_value(json_object_get(m, "rule"));
-        if (!rule)
-            rule = json_string_value(json_object_get(b->root, "rule"));
-        double base = suite_num(json_object_get(m, "baseline"));
-        double tol = param(m, b->root, "tol", 1e-9);
-        double abs_tol = param(m, b->root, "abs_tol", 0);
-        double margin = param(m, b->root, "margin", 0.25);
-        size_t n = 0, j;
-        json_t *r;
-        double *v = malloc((json_array_size(rows) + 1) * sizeof *v);
-        json_array_foreach(rows, j, r)
-            if (match(r, json_object_get(m, "where"))) {
-                double x = suite_num(suite_field(r, field));
-                if (!isnan(x))
-                    v[n++] = x;
-            }
-        char name[256], rdesc[48], res[32] = "pass", bs[32], vs[32],
-             ds[32] = "";
-        label(m, name, sizeof name);
-        double val = NAN;
-        int ok = 1;
-        int skip = n == 0 && !strict && !update;
-        if (skip) {
-            snprintf(res, sizeof res, "skip (not run)");
-        } else if (n == 0) {
-            ok = 0;
-            snprintf(res, sizeof res, "FAIL (missing)");
-        } else {
-            qsort(v, n, sizeof *v, cmp_d);
-            val = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-            if (!strcmp(rule, "exact")) {
-                ok = v[0] == base && v[n - 1] == base;
-                if (!ok && v[0] != base)
-                    val = v[0];
-                else if (!ok)
-                    val = v[n - 1];
-            }
-        }
-        if (!strcmp(rule, "exact"))
-            snprintf(rdesc, sizeof rdesc, "exact");
-        else if (!strcmp(rule, "rel"))
-            snprintf(rdesc, sizeof rdesc, "rel %.0e", tol);
-        else
-            snprintf(rdesc, sizeof rdesc, "%s <= %.0f%%", rule, margin * 100);
-        if (n && strcmp(rule, "exact")) {
-            if (isnan(base))
-                ok = 0;
-            else if (!strcmp(rule, "rel"))
-                ok = fabs(val - base) <= tol * fabs(base) + abs_tol;
-            else if (!strcmp(rule, "drop"))
-                ok = val >= base * (1 - margin);
-            else
-                ok = val <= base * (1 + margin);
-        }
-        if (n && !ok)
-            snprintf(res, sizeof res, "FAIL");
-        if (isnan(base))
-            snprintf(bs, sizeof bs, "(unset)");
-        else
-            fmt_val(bs, sizeof bs, base);
-        if (n)
-            fmt_val(vs, sizeof vs, val);
-        else
-            snprintf(vs, sizeof vs, "-");
-        if (n && !isnan(base)) {
-            if (base != 0 && strcmp(rule, "exact"))
-                snprintf(ds, sizeof ds, "%+.2f%%", 100 * (val - base) / fabs(base));
-            else
-                snprintf(ds, sizeof ds, "%+.6g", val - base);
-        }
-        (*total)++;
-        *skipped += skip;
-        if (update) {
-            if (n) {
-                double nv = !strcmp(rule, "exact") ? v[0] : val;
-                json_object_set_new(m, "baseline",
-                    nv == floor(nv) && fabs(nv) < 9e15
-                        ? json_integer((json_int_t)nv) : json_real(nv));
-                if (!json)
-                    printf("  %-*s %14s -> %.6g%s\n", w, name, bs, nv,
-                           n > 1 ? " (median)" : "");
-            } else {
-                fails++;
-                if (!json)
-                    printf("  %-*s %14s    missing in the run\n", w, name,
-                           bs);
-            }
-        } else {
-            fails += !ok;
-            if (json) {
-                json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:i}",
-                    "baseline_file", b->path, "metric", name, "rule", rule,
-                    "baseline", isnan(base) ? json_null() : json_real(base),
-                    "value", n ? json_real(val) : json_null(), "result", res,
-                    "pass", ok, "rows", (int)n);
-                if (collect) {
-                    json_object_set_new(o, "delta", json_string(ds));
-                    json_object_set_new(o, "rule_text", json_string(rdesc));
-                    json_array_append_new(collect, o);
-                } else {
-                    char *t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-                    puts(t);
-                    free(t);
-                    json_decref(o);
-                }
-            } else {
-                printf("  %-*s %14s %14s %10s  %-14s %s\n", w, name, bs, vs,
-                       ds, rdesc, res);
-            }
-        }
-        free(v);
-    }
+    fails = c.fails;
     json_decref(cache);
     if (update && !fails) {
         char *t = json_dumps(b->root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
@@ -386,12 +455,11 @@ json_t *check_verdicts(const char *run, const char *const *names, int nb,
     return out;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char check_usage[] =
 "usage: lbscale check RUN_DIR --baseline NAME [--baseline NAME...]\n"
-"                     [--strict] [--update] [--json]\n"
-"\n"
+"                     [--strict] [--update] [--json]";
+
+static const char check_about[] =
 "Compares a results run with checked-in baselines and prints, per metric,\n"
 "the baseline, the run's value (median over matching rows), the delta,\n"
 "the rule and pass/FAIL.  A metric whose configuration (the sizes,\n"
@@ -404,56 +472,54 @@ static void usage(FILE *f)
 "the STREAM measured in the same run: fail only on a drop beyond margin),\n"
 "rise (times: fail only on a rise beyond margin).  The run's *.jsonl\n"
 "files must be regular files of at most 256 MiB each, a baseline at most\n"
-"16 MiB.\n"
-"\n"
-"  --baseline NAME  results/baselines/NAME.json in the source tree (or\n"
-"                   $LBSCALE_BASELINES/NAME.json, or a path to a file)\n"
-"  --update         rewrite the baselines' values from this run instead\n"
-"                   of checking (after an intended change)\n"
-"  --strict         a metric missing from the run fails (CI, whose suite\n"
-"                   makes every configuration)\n"
-"  --json           one JSON object per metric on stdout, then a summary\n"
-"  -h, --help       this help\n"
-"\n"
+"16 MiB.";
+
+static const char check_epilog[] =
 "CI: lbscale suite bench/suites/ci.json --out R && lbscale check R \\\n"
-"      --strict --baseline wire --baseline kernels   (results/baselines/)\n");
+"      --strict --baseline wire --baseline kernels   (results/baselines/)";
+
+int cli_baseline_opt(const char *opt, const char *value, void *names)
+{
+    struct cli_names *b = names;
+    if (b->n == CLI_BASELINES_MAX) {
+        cli_error(opt, "at most %d baselines", CLI_BASELINES_MAX);
+        return -EINVAL;
+    }
+    b->v[b->n++] = value;
+    return 0;
 }
 
 int verb_check(int argc, char **argv)
 {
-    const char *run = NULL, *names[16];
-    int nb = 0, update = 0, json = 0, strict = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--baseline")) {
-            if (i + 1 >= argc) {
-                cli_error("--baseline", "missing name");
-                return EXIT_BAD_INPUT;
-            }
-            if (nb == 16) {
-                cli_error("--baseline", "at most 16 baselines");
-                return EXIT_BAD_INPUT;
-            }
-            names[nb++] = argv[++i];
-        } else if (!strcmp(a, "--update")) {
-            update = 1;
-        } else if (!strcmp(a, "--strict")) {
-            strict = 1;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (a[0] == '-') {
-            cli_error("check", "unknown option '%s' (see --help)", a);
-            return EXIT_BAD_INPUT;
-        } else if (run) {
-            cli_error("check", "one results directory only (see --help)");
-            return EXIT_BAD_INPUT;
-        } else {
-            run = a;
-        }
+    struct cli_names bl = {.n = 0};
+    int update = 0, json = 0, strict = 0;
+    const struct cli_opt opts[] = {
+        CLI_BASELINE_OPT(&bl,
+            "results/baselines/NAME.json in the source tree (or\n"
+            "$LBSCALE_BASELINES/NAME.json, or a path to a file)"),
+        {.name = "update", .type = CLI_FLAG, .dst = &update,
+         .help = "rewrite the baselines' values from this run instead\n"
+                 "of checking (after an intended change)"},
+        {.name = "strict", .type = CLI_FLAG, .dst = &strict,
+         .help = "a metric missing from the run fails (CI, whose suite\n"
+                 "makes every configuration)"},
+        {.name = "json", .type = CLI_FLAG, .dst = &json,
+         .help = "one JSON object per metric on stdout, then a summary"},
+        {0}};
+    const struct cli_verb verb = {.name = "check", .usage = check_usage,
+                                  .about = check_about, .opts = opts,
+                                  .epilog = check_epilog};
+    char **pos;
+    int npos;
+    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 0;
+    if (npos > 1) {
+        cli_error("check", "one results directory only (see --help)");
+        return EXIT_BAD_INPUT;
     }
+    const char *run = npos ? pos[0] : NULL, *const *names = bl.v;
+    int nb = bl.n;
     if (!run || !nb) {
         cli_error("check", "usage: lbscale check RUN_DIR --baseline NAME "
                   "(see --help)");
@@ -465,7 +531,6 @@ int verb_check(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     struct bl b[16] = {{{0}, NULL}};
-    int rc = 0;
     for (int i = 0; i < nb && !rc; i++)
         if (load_baseline(names[i], &b[i]))
             rc = EXIT_BAD_INPUT;

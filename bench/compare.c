@@ -26,7 +26,7 @@
 
 #include "cli.h"
 #include "stats.h"
-#include "suite.h"
+#include "results.h"
 
 enum kind { EXACT, LOWER, HIGHER };
 
@@ -287,12 +287,11 @@ json_t *compare_verdicts(const char *ra, const char *rb)
     return out;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char compare_usage[] =
 "usage: lbscale compare RUN_A RUN_B [--margin F] [--margin-single F]\n"
-"                       [--alpha P] [--json | --markdown]\n"
-"\n"
+"                       [--alpha P] [--json | --markdown]";
+
+static const char compare_about[] =
 "Every metric the two results runs share, matched on configuration (the\n"
 "verb's key fields: optim/compressor/collective, sizes, threads, ...),\n"
 "side by side: median of A, median of B, change, samples, verdict.\n"
@@ -301,49 +300,37 @@ static void usage(FILE *f)
 "per side (suite \"repeat\"), a change is real when a two-sided\n"
 "Mann-Whitney U test gives p < alpha (the false-alarm rate per metric) and\n"
 "counts when it exceeds --margin; with fewer samples only a change beyond\n"
-"--margin-single counts.  5 interleaved repetitions per side catch a 10%%\n"
-"slowdown when the per-run spread is below about 5%%.\n"
-"Exit 0: no regression; 1: a metric regressed or changed; 2: bad input.\n"
-"\n"
-"  --margin F         relative change that matters, tested (default 0.10)\n"
-"  --margin-single F  the same without a test (default 0.25)\n"
-"  --alpha P          significance level (default 0.05)\n"
-"  --json             one JSON object per metric, then a summary object\n"
-"  --markdown         a markdown table (CI job summaries)\n"
-"  -h, --help         this help\n");
-}
+"--margin-single counts.  5 interleaved repetitions per side catch a 10%\n"
+"slowdown when the per-run spread is below about 5%.\n"
+"Exit 0: no regression; 1: a metric regressed or changed; 2: bad input.";
 
 int verb_compare(int argc, char **argv)
 {
     struct opts o = {.margin = 0.10, .margin_single = 0.25, .alpha = 0.05};
-    const char *run[2] = {NULL, NULL};
-    int nrun = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            o.json = 1;
-        } else if (!strcmp(a, "--markdown")) {
-            o.markdown = 1;
-        } else if (!strcmp(a, "--margin") || !strcmp(a, "--margin-single") ||
-                   !strcmp(a, "--alpha")) {
-            double *slot = !strcmp(a, "--margin") ? &o.margin
-                         : !strcmp(a, "--alpha") ? &o.alpha
-                                                 : &o.margin_single;
-            if (cli_double(a, v, 1e-6, 0.99, slot))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (a[0] == '-' && a[1]) {
-            cli_error("compare", "unknown option '%s' (see --help)", a);
-            return EXIT_BAD_INPUT;
-        } else if (nrun == 2) {
-            cli_error("compare", "more than two runs ('%s')", a);
-            return EXIT_BAD_INPUT;
-        } else {
-            run[nrun++] = a;
-        }
+    const struct cli_opt opts[] = {
+        {.name = "margin", .type = CLI_DOUBLE, .dst = &o.margin, .arg = "F",
+         .lo = 1e-6, .hi = 0.99,
+         .help = "relative change that matters, tested (default 0.10)"},
+        {.name = "margin-single", .type = CLI_DOUBLE, .dst = &o.margin_single,
+         .arg = "F", .lo = 1e-6, .hi = 0.99,
+         .help = "the same without a test (default 0.25)"},
+        {.name = "alpha", .type = CLI_DOUBLE, .dst = &o.alpha, .arg = "P",
+         .lo = 1e-6, .hi = 0.99, .help = "significance level (default 0.05)"},
+        {.name = "json", .type = CLI_FLAG, .dst = &o.json,
+         .help = "one JSON object per metric, then a summary object"},
+        {.name = "markdown", .type = CLI_FLAG, .dst = &o.markdown,
+         .help = "a markdown table (CI job summaries)"},
+        {0}};
+    const struct cli_verb verb = {.name = "compare", .usage = compare_usage,
+                                  .about = compare_about, .opts = opts};
+    char **run;
+    int nrun;
+    int rc = cli_parse(&verb, argc, argv, &run, &nrun);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 0;
+    if (nrun > 2) {
+        cli_error("compare", "more than two runs ('%s')", run[2]);
+        return EXIT_BAD_INPUT;
     }
     if (nrun != 2) {
         cli_error("compare", "usage: lbscale compare RUN_A RUN_B (see "

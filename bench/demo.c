@@ -6,6 +6,7 @@
  * there is none) are "optional": skipped with a note instead of failing
  * the demo.  `lbscale demo --print-suite` prints the suite as a file to
  * edit and run with `lbscale suite`. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,13 +80,12 @@ static const char demo_suite[] =
 "  ]\n"
 "}\n";
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char demo_usage[] =
 "usage: lbscale demo [--elements N] [--threads T] [--out DIR | --resume RUN]\n"
 "                    [--set KEY=VALUE] [--dry-run] [--no-plot] [--json]\n"
-"                    [--print-suite]\n"
-"\n"
+"                    [--print-suite]";
+
+static const char demo_about[] =
 "Runs the default suite (about 2 minutes on a quiet 2-core machine, longer\n"
 "when others share it) into one\n"
 "results/<run-id>/: STREAM; the step of every optimizer and every\n"
@@ -94,78 +94,65 @@ static void usage(FILE *f)
 "BERT-Large and BERT-XL on DGX-A100 for every optimizer.  Then it draws\n"
 "the figures (RUN/plots/), writes RUN/report.html and prints a summary.\n"
 "Entries whose verb is not built into this binary, or that need mpirun\n"
-"where there is none, are skipped with a note.\n"
-"\n"
-"  --elements N    parameters per optimizer step (default 100M)\n"
-"  --threads T     OpenMP threads of the benchmarks (default: all cores)\n"
-"  --out DIR       run directory (default: a new results/<UTC>-<rev>/)\n"
-"  --resume RUN    continue an interrupted demo run\n"
-"  --set KEY=VAL   override a suite var (see --print-suite)\n"
-"  --dry-run       list the entries; run nothing\n"
-"  --no-plot       no figures and no report\n"
-"  --json          JSON lines per entry and a final summary object\n"
-"  --print-suite   print the built-in suite (edit it, run it with\n"
-"                  lbscale suite FILE.json)\n"
-"  -h, --help      this help\n");
+"where there is none, are skipped with a note.";
+
+/* --elements N: checked here, passed to the entries as the suite var. */
+static int elements_opt(const char *opt, const char *v, void *vars)
+{
+    size_t n;
+    if (cli_size(opt, v, &n))
+        return -EINVAL;
+    json_object_set_new(vars, "elements", json_string(v));
+    return 0;
+}
+
+/* --threads T: checked here, inherited by the children. */
+static int threads_opt(const char *opt, const char *v, void *unused)
+{
+    (void)unused;
+    long t;
+    if (cli_int(opt, v, 1, 4096, &t))
+        return -EINVAL;
+    setenv("OMP_NUM_THREADS", v, 1);
+    return 0;
+}
+
+static int print_suite(const char *opt, const char *v, void *unused)
+{
+    (void)opt, (void)v, (void)unused;
+    fputs(demo_suite, stdout);
+    return CLI_EXIT;
 }
 
 int verb_demo(int argc, char **argv)
 {
-    struct suite_opts o = {.what = "demo", .file = "demo (built in)",
-                           .text = demo_suite, .argc = argc, .argv = argv};
     json_t *vars = json_object();
-    int rc = EXIT_BAD_INPUT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else if (!strcmp(a, "--print-suite")) {
-            fputs(demo_suite, stdout);
-            rc = 0;
-            goto out;
-        } else if (!strcmp(a, "--elements")) {
-            size_t n;
-            if (cli_size(a, v, &n))
-                goto out;
-            json_object_set_new(vars, "elements", json_string(v));
-            i++;
-        } else if (!strcmp(a, "--threads")) {
-            long t;
-            if (cli_int(a, v, 1, 4096, &t))
-                goto out;
-            setenv("OMP_NUM_THREADS", v, 1);   /* the children inherit it */
-            i++;
-        } else if (!strcmp(a, "--out") || !strcmp(a, "--resume") ||
-                   !strcmp(a, "--set")) {
-            if (!v) {
-                cli_error(a, "missing value");
-                goto out;
-            }
-            if (a[2] == 'o')
-                o.out = v;
-            else if (a[2] == 'r')
-                o.resume = v;
-            else if (suite_set_opt(vars, "demo", v))
-                goto out;
-            i++;
-        } else if (!strcmp(a, "--dry-run")) {
-            o.dry_run = 1;
-        } else if (!strcmp(a, "--no-plot")) {
-            o.no_plot = 1;
-        } else if (!strcmp(a, "--json")) {
-            o.json = 1;
-        } else {
-            cli_error("demo", "unknown option '%s' (see --help)", a);
-            goto out;
-        }
+    struct suite_opts o = {.what = "demo", .file = "demo (built in)",
+                           .text = demo_suite, .argc = argc, .argv = argv,
+                           .vars = vars};
+    const struct cli_opt opts[] = {
+        {.name = "elements", .type = CLI_CALL, .fn = elements_opt,
+         .dst = vars, .arg = "N",
+         .help = "parameters per optimizer step (default 100M)"},
+        {.name = "threads", .type = CLI_CALL, .fn = threads_opt, .arg = "T",
+         .help = "OpenMP threads of the benchmarks (default: all cores)"},
+        SUITE_RUN_OPTS(&o),
+        {.name = "print-suite", .type = CLI_CALL, .fn = print_suite,
+         .help = "print the built-in suite (edit it, run it with\n"
+                 "lbscale suite FILE.json)"},
+        {0}};
+    const struct cli_verb verb = {.name = "demo", .usage = demo_usage,
+                                  .about = demo_about, .opts = opts};
+    int rc = cli_parse(&verb, argc, argv, NULL, NULL);
+    if (rc) {
+        rc = rc < 0 ? EXIT_BAD_INPUT : 0;
+        goto out;
     }
     if (o.out && o.resume) {
         cli_error("demo", "--out and --resume exclude each other");
+        rc = EXIT_BAD_INPUT;
         goto out;
     }
-    o.vars = vars;
     rc = suite_main(&o);
 out:
     json_decref(vars);

@@ -127,4 +127,17 @@ int cli_export_path(const char *opt, const char *value, void *dst);
     {.name = "device", .type = CLI_CHOICE, .dst = (d), .arg = "D",           \
      .choices = (const char *const[]){"cpu", "cuda", NULL}, .help = text}
 
+/* --baseline NAME, repeatable, up to CLI_BASELINES_MAX (check, report):
+ * the names in order into a struct cli_names (cli_baseline_opt is in
+ * check.c, which reads the baselines).  text: the verb's --help line. */
+#define CLI_BASELINES_MAX 16
+struct cli_names {
+    const char *v[CLI_BASELINES_MAX];
+    int n;
+};
+int cli_baseline_opt(const char *opt, const char *value, void *names);
+#define CLI_BASELINE_OPT(names, text)                                        \
+    {.name = "baseline", .type = CLI_CALL, .fn = cli_baseline_opt,           \
+     .dst = (names), .arg = "NAME", .help = (text)}
+
 #endif

@@ -28,7 +28,8 @@
 
 #include "cli.h"
 #include "lbs_config.h"
-#include "suite.h"
+#include "strbuf.h"
+#include "results.h"
 
 extern char **environ;
 
@@ -119,37 +120,6 @@ const char *plot_caption(const char *file)
 /* ------------------------------------------------------------------ */
 /* helpers                                                              */
 
-struct txt {
-    char *p;
-    size_t len, cap;
-};
-
-static void tprintf(struct txt *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void tprintf(struct txt *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if (t->len + (size_t)n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + (size_t)n + 1)
-            cap *= 2;
-        char *p = realloc(t->p, cap);
-        if (!p)
-            return;
-        t->p = p;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->p + t->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
 /* A word safe inside a gnuplot '...' string and a file name. */
 static void safe(const char *in, char *out, size_t len)
 {
@@ -181,13 +151,13 @@ static void pretty(const char *in, char *out, size_t len)
 
 static const char *sget(json_t *r, const char *k)
 {
-    const char *s = json_string_value(suite_field(r, k));
+    const char *s = json_string_value(lbs_row_field(r, k));
     return s ? s : "";
 }
 
 static double nget(json_t *r, const char *k)
 {
-    return suite_num(suite_field(r, k));
+    return lbs_row_num(lbs_row_field(r, k));
 }
 
 static double nget2(json_t *r, const char *a, const char *b)
@@ -236,8 +206,8 @@ static int write_caption(const char *outdir, const char *base,
                          const char *extra, struct lbs_err *err)
 {
     char path[PATH_MAX + 300];
-    struct txt t = {0};
-    tprintf(&t, "%s%s\n", plot_caption(base), extra ? extra : "");
+    struct strbuf t = {0};
+    sb_printf(&t, "%s%s\n", plot_caption(base), extra ? extra : "");
     snprintf(path, sizeof path, "%s/%s.caption", outdir, base);
     int rc = t.p ? lbs_write_atomic(path, t.p, t.len, err)
                  : lbs_err_set(err, -ENOMEM, "out of memory");
@@ -249,7 +219,7 @@ static int write_caption(const char *outdir, const char *base,
  * with "datafile='base.dat'; outbase='base.tmp.PID'; <assign>", gnuplot
  * running in outdir.  base is a safe() word; assign holds only numbers
  * and assign_str() values. */
-static int draw(const char *outdir, const char *base, const struct txt *dat,
+static int draw(const char *outdir, const char *base, const struct strbuf *dat,
                 const char *script, const char *assign, struct lbs_err *err)
 {
     char dpath[PATH_MAX + 300], gp[PATH_MAX + 64], sdir[PATH_MAX];
@@ -307,7 +277,7 @@ static int draw(const char *outdir, const char *base, const struct txt *dat,
 /* Append "name='value'; " to an assignment string.  Only printable ASCII
  * without ' \ ` $ @ passes (and UTF-8 bytes): nothing that could end the
  * string, start a command substitution or a macro, or a new line. */
-static void assign_str(struct txt *a, const char *name, const char *value)
+static void assign_str(struct strbuf *a, const char *name, const char *value)
 {
     char v[256];
     size_t i = 0;
@@ -317,13 +287,7 @@ static void assign_str(struct txt *a, const char *name, const char *value)
                ? (char)c : '_';
     }
     v[i] = '\0';
-    tprintf(a, "%s='%s'; ", name, v);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    sb_printf(a, "%s='%s'; ", name, v);
 }
 
 /* Distinct string values of key over rows, in order of appearance. */
@@ -353,14 +317,14 @@ static int fig_roofline(const char *run, const char *outdir,
     json_t *rows = rows_of(run, "optim", err, &rc);
     if (!rows)
         return rc;   /* nothing to draw is not an error */
-    struct txt d = {0};
-    tprintf(&d, "# optim gbps stream_gbps roofline_frac elements threads\n");
+    struct strbuf d = {0};
+    sb_printf(&d, "# optim gbps stream_gbps roofline_frac elements threads\n");
     size_t i;
     json_t *r;
     json_array_foreach(rows, i, r) {
         char nm[64];
         safe(sget(r, "optim"), nm, sizeof nm);
-        tprintf(&d, "%s %.4f %.4f %.4f %.0f %.0f\n", nm, nget(r, "gbps"),
+        sb_printf(&d, "%s %.4f %.4f %.4f %.0f %.0f\n", nm, nget(r, "gbps"),
                 nget(r, "stream_gbps"), nget(r, "roofline_frac"),
                 nget(r, "elements"), nget(r, "threads"));
     }
@@ -435,7 +399,7 @@ static double curve_gap(const struct curve *a, const struct curve *b)
 
 static int cmp_curve_pt(const void *a, const void *b)
 {
-    return cmp_d(a, b);
+    return cli_cmp_double(a, b);
 }
 
 /* The curves of g, one per optimizer, those within SCALING_SAME merged
@@ -487,7 +451,7 @@ static size_t scaling_curves(json_t *g, struct curve *c, size_t cap)
  * that name where they belong, `lbscale sim anchors`): one data block
  * "gpus published lbscale label", and a caption sentence per anchor. */
 static int scaling_anchors(const char *run, const char *model,
-                           const char *plat, struct txt *d, struct txt *cap,
+                           const char *plat, struct strbuf *d, struct strbuf *cap,
                            char *title, size_t tlen)
 {
     struct lbs_err e;
@@ -501,7 +465,7 @@ static int scaling_anchors(const char *run, const char *model,
             isnan(pub) || isnan(nget(r, "gpus")))
             continue;
         if (!n)
-            tprintf(d, "# published anchors: gpus published lbscale "
+            sb_printf(d, "# published anchors: gpus published lbscale "
                        "label setup\n");
         char lab[200];
         safe(sget(r, "anchor"), lab, sizeof lab);
@@ -510,7 +474,7 @@ static int scaling_anchors(const char *run, const char *model,
         char ps[32] = "?";   /* no prediction: gnuplot's missing value */
         if (!isnan(pred))
             snprintf(ps, sizeof ps, "%.6f", pred);
-        tprintf(d, "%.0f %.6f %s \"%s\" \"%s\"\n", nget(r, "gpus"), pub, ps,
+        sb_printf(d, "%.0f %.6f %s \"%s\" \"%s\"\n", nget(r, "gpus"), pub, ps,
                 lab, sget(r, "setup"));
         /* the legend names a lone anchor, else points to the caption */
         if (!n)
@@ -518,16 +482,16 @@ static int scaling_anchors(const char *run, const char *model,
                      pub);
         else
             snprintf(title, tlen, "published anchors (see caption)");
-        tprintf(cap, " Anchor (filled diamond): %s = %.3g, published by %s",
+        sb_printf(cap, " Anchor (filled diamond): %s = %.3g, published by %s",
                 sget(r, "anchor"), pub, sget(r, "source"));
         if (!isnan(pred))
-            tprintf(cap, "; open diamond: lbscale's prediction for that "
+            sb_printf(cap, "; open diamond: lbscale's prediction for that "
                     "setup, %.3g (%s)", pred, sget(r, "note"));
-        tprintf(cap, ".");
+        sb_printf(cap, ".");
         n++;
     }
     if (n)
-        tprintf(d, "\n\n");
+        sb_printf(d, "\n\n");
     json_decref(rows);
     return n;
 }
@@ -540,20 +504,20 @@ static int fig_scaling_one(json_t *g, const char *run, const char *model,
     if (!c)
         return lbs_err_set(err, -ENOMEM, "out of memory");
     size_t n = scaling_curves(g, c, 64);
-    struct txt d = {0}, a = {0}, cap = {0};
-    tprintf(&d, "# gpus scaling_efficiency iter_ms (one block per line; "
+    struct strbuf d = {0}, a = {0}, cap = {0};
+    sb_printf(&d, "# gpus scaling_efficiency iter_ms (one block per line; "
                 "optimizers within %.2f percentage points share one)\n",
             100 * SCALING_SAME);
     double maxp = 0, emin = 1;
     for (size_t i = 0; i < n; i++) {
-        tprintf(&d, "# %s (largest gap %.3f pp)\n", c[i].name,
+        sb_printf(&d, "# %s (largest gap %.3f pp)\n", c[i].name,
                 100 * c[i].spread);
         for (size_t x = 0; x < c[i].np; x++) {
-            tprintf(&d, "%.0f %.6f %.6f\n", c[i].p[x], c[i].e[x], c[i].it[x]);
+            sb_printf(&d, "%.0f %.6f %.6f\n", c[i].p[x], c[i].e[x], c[i].it[x]);
             maxp = fmax(maxp, c[i].p[x]);
             emin = fmin(emin, c[i].e[x]);
         }
-        tprintf(&d, "\n\n");
+        sb_printf(&d, "\n\n");
         char var[32];
         snprintf(var, sizeof var, "t%zu", i + 1);
         assign_str(&a, var, c[i].name);
@@ -570,7 +534,7 @@ static int fig_scaling_one(json_t *g, const char *run, const char *model,
         pretty(model, pm, sizeof pm);
         pretty(plat, pp, sizeof pp);
         snprintf(base, sizeof base, "scaling_%s_%s", sm, sp);
-        tprintf(&a, "n=%zu; nanch=%d; maxgpus=%.0f; emin=%.6f; same=%g; ", n,
+        sb_printf(&a, "n=%zu; nanch=%d; maxgpus=%.0f; emin=%.6f; same=%g; ", n,
                 nanch, maxp, emin, 100 * SCALING_SAME);
         assign_str(&a, "model", pm);
         assign_str(&a, "platform", pp);
@@ -603,7 +567,7 @@ static int fig_itersplit_one(json_t *g, const char *model, const char *plat,
     }
     if (!nh)
         return 0;
-    qsort(have, nh, sizeof *have, cmp_d);
+    qsort(have, nh, sizeof *have, cli_cmp_double);
     char sc[256];
     snprintf(sc, sizeof sc, "%s", plot_scales);
     for (char *t = strtok(sc, ","); t && nw < 64; t = strtok(NULL, ",")) {
@@ -620,8 +584,8 @@ static int fig_itersplit_one(json_t *g, const char *model, const char *plat,
             want[nw++] = have[nh - 1];
     }
     json_t *optims = distinct(g, "optim");
-    struct txt d = {0}, a = {0};
-    tprintf(&d, "# x optim gpus compute_ms optimizer_ms exposed_comm_ms "
+    struct strbuf d = {0}, a = {0};
+    sb_printf(&d, "# x optim gpus compute_ms optimizer_ms exposed_comm_ms "
                 "(stacked bars; x positions with gaps between scales)\n");
     double x = 0;
     int ng = 0;
@@ -643,7 +607,7 @@ static int fig_itersplit_one(json_t *g, const char *model, const char *plat,
                     op = isnan(it) ? 0 : fmax(0, it - c - ex);
                 char nm[64];
                 safe(json_string_value(o), nm, sizeof nm);
-                tprintf(&d, "%.1f %s %.0f %.6f %.6f %.6f\n", x, nm, want[w],
+                sb_printf(&d, "%.1f %s %.0f %.6f %.6f %.6f\n", x, nm, want[w],
                         c, op, ex);
                 x += 1;
                 nb++;
@@ -652,7 +616,7 @@ static int fig_itersplit_one(json_t *g, const char *model, const char *plat,
         }
         if (nb) {
             ng++;
-            tprintf(&a, "g%d='%.0f GPUs'; gx%d=%.2f; ", ng, want[w], ng,
+            sb_printf(&a, "g%d='%.0f GPUs'; gx%d=%.2f; ", ng, want[w], ng,
                     (x0 + x - 1) / 2);
             x += 1;   /* gap */
         }
@@ -666,7 +630,7 @@ static int fig_itersplit_one(json_t *g, const char *model, const char *plat,
         pretty(model, pm, sizeof pm);
         pretty(plat, pp, sizeof pp);
         snprintf(base, sizeof base, "itersplit_%s_%s", sm, sp);
-        tprintf(&a, "ng=%d; xmax=%.1f; ", ng, x - 1);
+        sb_printf(&a, "ng=%d; xmax=%.1f; ", ng, x - 1);
         assign_str(&a, "model", pm);
         assign_str(&a, "platform", pp);
         rc = draw(outdir, base, &d, "itersplit", a.p, err);
@@ -776,7 +740,7 @@ struct bpt { double b, bw, ab, tu, tmin, tmax; };
 
 static int cmp_bpt(const void *a, const void *b)
 {
-    return cmp_d(a, b);   /* by size, the first member */
+    return cli_cmp_double(a, b);   /* by size, the first member */
 }
 
 /* The points of one (backend, collective, ranks), sorted by size, a
@@ -811,12 +775,12 @@ static size_t busbw_points(json_t *rows, const char *backend,
     return np;
 }
 
-static void num_or_missing(struct txt *d, const char *fmt, double v)
+static void num_or_missing(struct strbuf *d, const char *fmt, double v)
 {
     if (isnan(v))
-        tprintf(d, " ?");
+        sb_printf(d, " ?");
     else
-        tprintf(d, fmt, v);
+        sb_printf(d, fmt, v);
 }
 
 static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
@@ -837,9 +801,9 @@ static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
         if (!seen && nr < 256)
             ranks[nr++] = n;
     }
-    qsort(ranks, nr, sizeof *ranks, cmp_d);
-    struct txt d = {0}, a = {0};
-    tprintf(&d, "# bytes busbw_gbps algbw_gbps time_us time_us_min "
+    qsort(ranks, nr, sizeof *ranks, cli_cmp_double);
+    struct strbuf d = {0}, a = {0};
+    sb_printf(&d, "# bytes busbw_gbps algbw_gbps time_us time_us_min "
                 "time_us_max (one block per rank count; ? = not recorded)\n");
     int n = 0, hasrange = 0;
     double density = NAN;
@@ -856,20 +820,20 @@ static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
             continue;
         /* more ranks than cores (on every node): ranks wait for a core */
         int over = cores > 0 && ranks[q] > cores * nodes;
-        tprintf(&d, "# %.0f ranks%s\n", ranks[q], over ? " (oversubscribed)"
+        sb_printf(&d, "# %.0f ranks%s\n", ranks[q], over ? " (oversubscribed)"
                                                        : "");
         for (size_t x = 0; x < np; x++) {
-            tprintf(&d, "%.0f %.6f", p[x].b, p[x].bw);
+            sb_printf(&d, "%.0f %.6f", p[x].b, p[x].bw);
             num_or_missing(&d, " %.6f", p[x].ab);
             num_or_missing(&d, " %.3f", p[x].tu);
             num_or_missing(&d, " %.3f", p[x].tmin);
             num_or_missing(&d, " %.3f", p[x].tmax);
-            tprintf(&d, "\n");
+            sb_printf(&d, "\n");
             hasrange |= !isnan(p[x].tmin) && !isnan(p[x].tmax);
         }
-        tprintf(&d, "\n\n");
+        sb_printf(&d, "\n\n");
         n++;
-        tprintf(&a, "t%d='%.0f rank%s%s'; o%d=%d; ", n, ranks[q],
+        sb_printf(&a, "t%d='%.0f rank%s%s'; o%d=%d; ", n, ranks[q],
                 ranks[q] == 1 ? "" : "s",
                 over ? " (oversubscribed)" : "", n, over);
     }
@@ -882,7 +846,7 @@ static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
         snprintf(base, sizeof base, "busbw_%s%s%s", sc, *backend ? "_" : "",
                  *backend ? sb : "");
         const char *df = dense_fraction(coll, density, frac, sizeof frac);
-        tprintf(&a, "n=%d; link=%.6f; cores=%.0f; dense=%d; hasrange=%d; ",
+        sb_printf(&a, "n=%d; link=%.6f; cores=%.0f; dense=%d; hasrange=%d; ",
                 n, isnan(link) ? 0.0 : link, cores, df != NULL, hasrange);
         assign_str(&a, "coll", sc);
         assign_str(&a, "backend", sb);
@@ -890,8 +854,8 @@ static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
         assign_str(&a, "densefrac", df ? df : "");
         rc = draw(outdir, base, &d, "busbw", a.p, err);
         if (!rc && df) {
-            struct txt cap = {0};
-            tprintf(&cap, " %s is a compressed pattern: its busbw is the "
+            struct strbuf cap = {0};
+            sb_printf(&cap, " %s is a compressed pattern: its busbw is the "
                     "dense-equivalent one (the bus bandwidth a dense fp32 "
                     "allreduce would need to take the same time) while it "
                     "moves only %s of those bytes, so it can lie above the "
@@ -1065,8 +1029,8 @@ static int fig_compress(const char *run, const char *outdir,
     /* exact compressors first, then by growing error: reading down the
      * rows is reading from lossless to lossy */
     qsort(c, n, sizeof *c, cmp_crow);
-    struct txt d = {0}, a = {0};
-    tprintf(&d, "# row compressor stream_frac rel_err gbps stream_gbps "
+    struct strbuf d = {0}, a = {0};
+    sb_printf(&d, "# row compressor stream_frac rel_err gbps stream_gbps "
                 "elements decompress_frac ratio collective (rel_err 0 = "
                 "exact; -1 = not measured)\n");
     double elems = 0, sg = 0, flow = 1, fmx = 1, emin = 1, rmax = 10;
@@ -1077,7 +1041,7 @@ static int fig_compress(const char *run, const char *outdir,
         fmx = fmax(fmx, fmax(c[i].frac, isnan(c[i].dfrac) ? 0 : c[i].dfrac));
         emin = fmin_pos(emin, c[i].err);
         rmax = fmax(rmax, isnan(c[i].ratio) ? 0 : c[i].ratio);
-        tprintf(&d, "%zu %s %.6f %.6g %.4f %.4f %.0f %.6f %.6g %s\n", i,
+        sb_printf(&d, "%zu %s %.6f %.6g %.4f %.4f %.0f %.6f %.6g %s\n", i,
                 c[i].name, c[i].frac, c[i].err, c[i].gbps, c[i].stream,
                 c[i].elems, isnan(c[i].dfrac) ? -1 : c[i].dfrac,
                 isnan(c[i].ratio) ? -1 : c[i].ratio, c[i].coll);
@@ -1088,7 +1052,7 @@ static int fig_compress(const char *run, const char *outdir,
     if (n) {
         /* log axes in whole decades around the data; the error axis
          * reaches at least 1e-2 so "exact" has room on its left */
-        tprintf(&a, "n=%zu; elems=%.0f; stream=%.4f; flo=%g; fhi=%g; "
+        sb_printf(&a, "n=%zu; elems=%.0f; stream=%.4f; flo=%g; fhi=%g; "
                 "elo=%g; rhi=%g; hasdec=%d; ", n, elems, sg, decade_below(flow),
                 fmx > 1.5 ? decade_above(fmx * 1.05) : 2,
                 fmin(decade_below(emin), 1e-2), decade_above(rmax * 1.5),
@@ -1108,8 +1072,8 @@ static int fig_wire(const char *run, const char *outdir, struct lbs_err *err)
         return rc;
     json_t *rows = compress_rows(all);
     json_decref(all);
-    struct txt d = {0};
-    tprintf(&d, "# compressor bits_per_element wire_bytes ratio elements "
+    struct strbuf d = {0};
+    sb_printf(&d, "# compressor bits_per_element wire_bytes ratio elements "
                 "collective\n");
     size_t i;
     json_t *r;
@@ -1126,7 +1090,7 @@ static int fig_wire(const char *run, const char *outdir, struct lbs_err *err)
         double ratio = nget2(r, "compression_ratio", "ratio");
         if (isnan(ratio))
             ratio = 4 * el / w;
-        tprintf(&d, "%s %.6g %.0f %.6g %.0f %s\n", nm, 8 * w / el, w, ratio,
+        sb_printf(&d, "%s %.6g %.0f %.6g %.0f %s\n", nm, 8 * w / el, w, ratio,
                 el, coll);
         elems = fmax(elems, el);
         n++;
@@ -1232,13 +1196,13 @@ static int fig_convergence(const char *run, const char *outdir,
         }
     }
     json_decref(rows);
-    struct txt d = {0}, a = {0};
-    tprintf(&d, "# step test_accuracy_pct simulated_s (one block per run; "
+    struct strbuf d = {0}, a = {0};
+    sb_printf(&d, "# step test_accuracy_pct simulated_s (one block per run; "
                 "? = no simulator row for this optimizer)\n");
     int n = 0, nsim = 0;
-    struct txt simidx = {0}, nosim = {0};
-    tprintf(&simidx, "%s", "");
-    tprintf(&nosim, "%s", "");
+    struct strbuf simidx = {0}, nosim = {0};
+    sb_printf(&simidx, "%s", "");
+    sb_printf(&nosim, "%s", "");
     json_array_foreach(runs, i, x) {
         json_t *c = json_object_get(x, "curve");
         if (!json_array_size(c))
@@ -1266,7 +1230,7 @@ static int fig_convergence(const char *run, const char *outdir,
             snprintf(tmp, sizeof tmp, "%s",
                      dup > 1 ? sget(x, "spec") : sget(x, "optim"));
         safe(tmp, lab, sizeof lab);
-        tprintf(&d, "# %s\n", lab);
+        sb_printf(&d, "# %s\n", lab);
         json_array_foreach(c, k, y) {
             double acc = nget(y, "test_accuracy"), st = nget(y, "step");
             if (isnan(acc) || isnan(st))
@@ -1274,24 +1238,24 @@ static int fig_convergence(const char *run, const char *outdir,
             if (acc <= 1)
                 acc *= 100;
             if (isnan(iter_s))
-                tprintf(&d, "%.0f %.4f ?\n", st, acc);
+                sb_printf(&d, "%.0f %.4f ?\n", st, acc);
             else
-                tprintf(&d, "%.0f %.4f %.6g\n", st, acc, st * iter_s);
+                sb_printf(&d, "%.0f %.4f %.6g\n", st, acc, st * iter_s);
         }
-        tprintf(&d, "\n\n");
+        sb_printf(&d, "\n\n");
         n++;
         char var[16];
         snprintf(var, sizeof var, "t%d", n);
         assign_str(&a, var, lab);
         if (isnan(iter_s))
-            tprintf(&nosim, "%s%s", nosim.len ? " " : "", lab);
+            sb_printf(&nosim, "%s%s", nosim.len ? " " : "", lab);
         else
-            tprintf(&simidx, "%s%d", simidx.len ? " " : "", n);
+            sb_printf(&simidx, "%s%d", simidx.len ? " " : "", n);
     }
     json_decref(runs);
     json_decref(sim);
     if (n) {
-        tprintf(&a, "n=%d; has_sim=%d; ", n, nsim > 0);
+        sb_printf(&a, "n=%d; has_sim=%d; ", n, nsim > 0);
         assign_str(&a, "simdesc", desc);
         assign_str(&a, "simidx", simidx.p);
         assign_str(&a, "nosim", nosim.p);
@@ -1380,8 +1344,8 @@ static int fig_tradeoff(const char *run, const char *outdir,
     double P;
     json_t *acc = tradeoff_accuracy(run), *sim = tradeoff_sim(run, &P);
     json_t *plats = distinct(sim, "platform"), *pl, *r;
-    struct txt d = {0}, a = {0}, cap = {0};
-    tprintf(&d, "# simulated_ms_per_step accuracy_pct label (one block per "
+    struct strbuf d = {0}, a = {0}, cap = {0};
+    sb_printf(&d, "# simulated_ms_per_step accuracy_pct label (one block per "
                 "platform)\n");
     size_t i, j;
     int nb = 0, npts = 0, nocost = 0;
@@ -1398,15 +1362,15 @@ static int fig_tradeoff(const char *run, const char *outdir,
                 continue;
             double ac = nget(t, "test_accuracy");
             if (!n++)
-                tprintf(&d, "# %s\n", json_string_value(pl));
-            tprintf(&d, "%.4f %.4f \"%s\"\n", nget(r, "iter_ms"),
+                sb_printf(&d, "# %s\n", json_string_value(pl));
+            sb_printf(&d, "%.4f %.4f \"%s\"\n", nget(r, "iter_ms"),
                     ac <= 1 ? 100 * ac : ac, key);
             nocost |= strcmp(key, "none") && !(nget(r, "compress_ms") > 0);
             any = t;
         }
         if (!n)
             continue;
-        tprintf(&d, "\n\n");
+        sb_printf(&d, "\n\n");
         char var[32], pp[64];
         pretty(json_string_value(pl), pp, sizeof pp);
         snprintf(var, sizeof var, "t%d", ++nb);
@@ -1418,11 +1382,11 @@ static int fig_tradeoff(const char *run, const char *outdir,
     if (nb && npts > nb) {
         char ds[64];
         safe(sget(any, "dataset"), ds, sizeof ds);
-        tprintf(&a, "n=%d; gpus=%.0f; ranks=%.0f; ", nb, P,
+        sb_printf(&a, "n=%d; gpus=%.0f; ranks=%.0f; ", nb, P,
                 nget(any, "ranks"));
         assign_str(&a, "dataset", ds);
         if (nocost)
-            tprintf(&cap, " The simulated times leave out the compressors' "
+            sb_printf(&cap, " The simulated times leave out the compressors' "
                     "own GPU time: their traces carry no compress_traffic "
                     "model.");
         rc = draw(outdir, "compression_tradeoff", &d, "compression_tradeoff",
@@ -1467,8 +1431,8 @@ static int fig_netsweep(const char *run, const char *outdir,
             !strcmp(sget(r, "platform"), plat) && nget(r, "gpus") == gpus)
             json_array_append(g, r);
     json_t *optims = distinct(g, "optim"), *o;
-    struct txt d = {0}, a = {0};
-    tprintf(&d, "# node_gbps scaling_efficiency iter_ms (one block per "
+    struct strbuf d = {0}, a = {0};
+    sb_printf(&d, "# node_gbps scaling_efficiency iter_ms (one block per "
                 "optimizer)\n");
     int n = 0;
     json_array_foreach(optims, i, o) {
@@ -1478,11 +1442,11 @@ static int fig_netsweep(const char *run, const char *outdir,
             if (!strcmp(sget(r, "optim"), json_string_value(o)) && np < 512)
                 pr[np++] = r;
         qsort(pr, np, sizeof *pr, cmp_row_gbps);
-        tprintf(&d, "# %s\n", json_string_value(o));
+        sb_printf(&d, "# %s\n", json_string_value(o));
         for (size_t x = 0; x < np; x++)
-            tprintf(&d, "%.0f %.6f %.6f\n", nget(pr[x], "node_gbps"),
+            sb_printf(&d, "%.0f %.6f %.6f\n", nget(pr[x], "node_gbps"),
                     nget(pr[x], "scaling_efficiency"), nget(pr[x], "iter_ms"));
-        tprintf(&d, "\n\n");
+        sb_printf(&d, "\n\n");
         char var[16];
         snprintf(var, sizeof var, "t%d", ++n);
         assign_str(&a, var, json_string_value(o));
@@ -1493,7 +1457,7 @@ static int fig_netsweep(const char *run, const char *outdir,
     pretty(model, pm, sizeof pm);
     pretty(plat, pp, sizeof pp);
     snprintf(base, sizeof base, "netsweep_%s_%s_%.0f", sm, sp, gpus);
-    tprintf(&a, "n=%d; gpus=%.0f; ", n, gpus);
+    sb_printf(&a, "n=%d; gpus=%.0f; ", n, gpus);
     assign_str(&a, "model", pm);
     assign_str(&a, "platform", pp);
     rc = n ? draw(outdir, base, &d, "netsweep", a.p, err) : 0;
@@ -1537,11 +1501,11 @@ int plot_run(const char *run, struct lbs_err *err)
     return first;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-"usage: lbscale plot RUN_DIR [--scales LIST] [--json]\n"
-"\n"
+static const char plot_usage[] =
+"usage: lbscale plot RUN_DIR [--scales LIST] [--json]";
+
+/* %s: the gnuplot scripts' directory (plots_dir()). */
+static const char plot_about_fmt[] =
 "Draws every figure the run's results allow, as PNG and SVG under\n"
 "RUN_DIR/plots/ (with the .dat table each was drawn from), with the\n"
 "gnuplot scripts in %s (or $LBSCALE_PLOTS), and prints the PNG paths.\n"
@@ -1561,54 +1525,63 @@ static void usage(FILE *f)
 "               node, one line per optimizer (lbscale sim netsweep)\n"
 "  compression_tradeoff  train.jsonl + sim.jsonl: LAMB's final accuracy\n"
 "               with each compressor vs the simulated BERT-Large step at\n"
-"               the largest GPU count with a compressed trace\n"
-"\n"
-"  --scales LIST  GPU counts of the itersplit bars (default 8,128,1024;\n"
-"                 those present in the run are used)\n"
-"  --json         instead of the paths, one JSON object: {\"run\",\n"
-"                 \"figures\": [{\"figure\", \"png\", \"svg\", \"caption\"}]}\n"
-"  -h, --help     this help\n"
-"\n"
+"               the largest GPU count with a compressed trace";
+
+static const char plot_epilog[] =
 "Exit 0 when figures were drawn, 1 when gnuplot failed, 2 on bad input and\n"
-"when the run has nothing to draw (an empty directory, no results yet).\n",
-        plots_dir());
+"when the run has nothing to draw (an empty directory, no results yet).";
+
+/* --scales LIST: GPU counts, kept as the text the gnuplot script reads. */
+static int scales_opt(const char *opt, const char *v, void *unused)
+{
+    (void)opt, (void)unused;
+    if (!*v || strspn(v, "0123456789,") != strlen(v) ||
+        strlen(v) >= sizeof plot_scales) {
+        cli_error("--scales", "expected GPU counts like 8,128,1024");
+        return -EINVAL;
+    }
+    snprintf(plot_scales, sizeof plot_scales, "%s", v);
+    return 0;
+}
+
+/* The option table and parse of `lbscale plot`; 0 with *run set, CLI_EXIT
+ * after --help, or -EINVAL after one printed line. */
+static int plot_args(int argc, char **argv, const char **run, int *json)
+{
+    char about[sizeof plot_about_fmt + PATH_MAX];
+    snprintf(about, sizeof about, plot_about_fmt, plots_dir());
+    const struct cli_opt opts[] = {
+        {.name = "scales", .type = CLI_CALL, .fn = scales_opt, .arg = "LIST",
+         .help = "GPU counts of the itersplit bars (default 8,128,1024;\n"
+                 "those present in the run are used)"},
+        {.name = "json", .type = CLI_FLAG, .dst = json,
+         .help = "instead of the paths, one JSON object: {\"run\",\n"
+                 "\"figures\": [{\"figure\", \"png\", \"svg\", \"caption\"}]}"},
+        {0}};
+    const struct cli_verb verb = {.name = "plot", .usage = plot_usage,
+                                  .about = about, .opts = opts,
+                                  .epilog = plot_epilog};
+    char **pos;
+    int npos;
+    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
+    if (rc)
+        return rc;
+    if (npos != 1) {
+        cli_error("plot", "expected exactly one results directory (see "
+                  "--help)");
+        return -EINVAL;
+    }
+    *run = pos[0];
+    return 0;
 }
 
 int verb_plot(int argc, char **argv)
 {
     const char *run = NULL;
     int json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--scales")) {
-            const char *v = i + 1 < argc ? argv[++i] : NULL;
-            if (!v || !*v || strspn(v, "0123456789,") != strlen(v) ||
-                strlen(v) >= sizeof plot_scales) {
-                cli_error("--scales", "expected GPU counts like 8,128,1024");
-                return EXIT_BAD_INPUT;
-            }
-            snprintf(plot_scales, sizeof plot_scales, "%s", v);
-        } else if (a[0] == '-') {
-            cli_error("plot", "unknown option '%s' (see --help)", a);
-            return EXIT_BAD_INPUT;
-        } else if (run) {
-            cli_error("plot", "expected exactly one results directory (see "
-                      "--help)");
-            return EXIT_BAD_INPUT;
-        } else {
-            run = a;
-        }
-    }
-    if (!run) {
-        cli_error("plot", "expected exactly one results directory (see "
-                  "--help)");
-        return EXIT_BAD_INPUT;
-    }
+    int prc = plot_args(argc, argv, &run, &json);
+    if (prc)
+        return prc < 0 ? EXIT_BAD_INPUT : 0;
     struct lbs_err e;
     /* an empty directory: say so rather than "meta.json is missing" */
     DIR *d = opendir(run);

@@ -22,99 +22,22 @@
 #include "git_rev.h"
 #include "lbs_config.h"
 #include "lbscale/file.h"
-#include "suite.h"
-
-/* ------------------------------------------------------------------ */
-/* text building                                                        */
-
-struct sb {
-    char *p;
-    size_t len, cap;
-};
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *t = realloc(b->p, cap);
-        if (!t)
-            return;
-        b->p = t;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sb *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void sb_printf(struct sb *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    char *t = malloc((size_t)n + 1);
-    if (!t)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(t, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_add(b, t, (size_t)n);
-    free(t);
-}
-
-static void sb_html(struct sb *b, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': sb_puts(b, "&lt;"); break;
-        case '>': sb_puts(b, "&gt;"); break;
-        case '&': sb_puts(b, "&amp;"); break;
-        case '"': sb_puts(b, "&quot;"); break;
-        default: sb_add(b, s, 1);
-        }
-    }
-}
-
-static void sb_base64(struct sb *b, const unsigned char *d, size_t n)
-{
-    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                            "0123456789+/";
-    char q[4];
-    for (size_t i = 0; i < n; i += 3) {
-        unsigned v = (unsigned)d[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned)d[i + 1] << 8;
-        if (i + 2 < n)
-            v |= d[i + 2];
-        q[0] = t[v >> 18 & 63];
-        q[1] = t[v >> 12 & 63];
-        q[2] = i + 1 < n ? t[v >> 6 & 63] : '=';
-        q[3] = i + 2 < n ? t[v & 63] : '=';
-        sb_add(b, q, 4);
-    }
-}
+#include "strbuf.h"
+#include "report.h"
+#include "results.h"
 
 /* ------------------------------------------------------------------ */
 /* values                                                               */
 
 static const char *str(json_t *r, const char *k)
 {
-    const char *s = json_string_value(suite_field(r, k));
+    const char *s = json_string_value(lbs_row_field(r, k));
     return s ? s : "";
 }
 
 static const char *nz(const char *s) { return s ? s : ""; }
 
-static double num(json_t *r, const char *k) { return suite_num(suite_field(r, k)); }
+static double num(json_t *r, const char *k) { return lbs_row_num(lbs_row_field(r, k)); }
 
 /* First present numeric field of a list ("rel_err", "rel_error"). */
 static double num2(json_t *r, const char *a, const char *b)
@@ -1168,7 +1091,7 @@ static char *fig_caption(const char *run, const char *png)
 
 /* One figure: the PNG embedded, its caption, its file and a link to the
  * table of the numbers it draws (table_id, or NULL). */
-static void html_figure(struct sb *b, const char *run, const char *png,
+static void html_figure(struct strbuf *b, const char *run, const char *png,
                         const char *table_id, const char *table_title)
 {
     char path[PATH_MAX + 300], base[PATH_MAX];
@@ -1218,7 +1141,7 @@ static int bad_word(const char *s)
 /* A table: sortable by a click on a column header (header set), numeric
  * columns (any cell with a value) right-aligned and sorted on the value,
  * text left-aligned.  Without header (the machine): key/value rows. */
-static void html_table(struct sb *b, json_t *t, int header)
+static void html_table(struct strbuf *b, json_t *t, int header)
 {
     size_t i, j;
     json_t *r, *c, *rows = json_object_get(t, "rows");
@@ -1262,7 +1185,7 @@ static void html_table(struct sb *b, json_t *t, int header)
     sb_puts(b, "</tbody></table>\n");
 }
 
-static void sh_quote(struct sb *b, const char *s)
+static void sh_quote(struct strbuf *b, const char *s)
 {
     if (*s && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                         "0123456789_./:=,+-@%") == strlen(s)) {
@@ -1283,7 +1206,7 @@ static void sh_quote(struct sb *b, const char *s)
 
 /* One command line; a verb's own argv (meta.json "command" starts at the
  * verb) gets the "lbscale" it was run as. */
-static void sh_line(struct sb *b, json_t *argv)
+static void sh_line(struct strbuf *b, json_t *argv)
 {
     size_t i;
     json_t *a;
@@ -1298,7 +1221,7 @@ static void sh_line(struct sb *b, json_t *argv)
     sb_puts(b, "\n");
 }
 
-static void html_commands(struct sb *b, const char *run, json_t *meta)
+static void html_commands(struct strbuf *b, const char *run, json_t *meta)
 {
     sb_puts(b, "<h2 id=\"commands\">Command lines</h2>\n"
                "<p>The run directory was created by:</p>\n<pre>");
@@ -1308,7 +1231,7 @@ static void html_commands(struct sb *b, const char *run, json_t *meta)
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/suite.jsonl", run);
     struct lbs_err e;
-    json_t *rows = suite_load_jsonl(path, &e);
+    json_t *rows = lbs_jsonl_load(path, &e);
     if (rows && json_array_size(rows)) {
         sb_puts(b, "<p>Suite invocations and the exact command line of "
                    "every entry, in the order they ran:</p>\n<pre>");
@@ -1374,7 +1297,7 @@ static const char sort_js[] =
 "if(!up)d=-d}return d||x[1]-y[1]})"
 ".forEach(function(e){b.appendChild(e[2])})})});";
 
-static void html_findings(struct sb *b, json_t *f)
+static void html_findings(struct strbuf *b, json_t *f)
 {
     size_t i, j;
     json_t *x, *l;
@@ -1399,7 +1322,7 @@ static void html_findings(struct sb *b, json_t *f)
 }
 
 /* The check and compare verdicts as tables (ids check, compare). */
-static void html_verdicts(struct sb *b, json_t *v)
+static void html_verdicts(struct strbuf *b, json_t *v)
 {
     json_t *c = json_object_get(v, "check"), *m;
     size_t i;
@@ -1495,7 +1418,7 @@ int report_write_ex(const char *run, json_t *verdicts, json_t **found,
     const char *id = strrchr(run, '/');
     id = id && id[1] ? id + 1 : run;
 
-    struct sb b = {0};
+    struct strbuf b = {0};
     sb_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset="
                 "\"utf-8\">\n<title>lbscale results ");
     sb_html(&b, id);
@@ -1597,12 +1520,11 @@ int report_write(const char *run, struct lbs_err *err)
     return report_write_ex(run, NULL, NULL, err);
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char report_usage[] =
 "usage: lbscale report RUN_DIR [--baseline NAME...] [--compare RUN_B]\n"
-"                      [--text | --json]\n"
-"\n"
+"                      [--text | --json]";
+
+static const char report_about[] =
 "Writes RUN_DIR/report.html: one self-contained page (figures embedded,\n"
 "no external files, a few lines of inline script to sort tables) that\n"
 "opens with the findings (the headline numbers, each linked to its table\n"
@@ -1611,64 +1533,57 @@ static void usage(FILE *f)
 "compressors, collectives, training, simulator; click a header to sort),\n"
 "the machine, the suite's entries and the exact command lines.\n"
 "Run `lbscale plot RUN_DIR` first to (re)draw the figures.  The run's\n"
-"*.jsonl files must be regular files of at most 256 MiB each.\n"
-"\n"
-"  --baseline NAME  add `lbscale check RUN_DIR --baseline NAME`'s verdicts\n"
-"                   (repeatable; a metric the run lacks is skipped)\n"
-"  --compare RUN_B  add `lbscale compare RUN_DIR RUN_B`'s verdicts (A =\n"
-"                   this run)\n"
-"  --text           also print the findings and summary tables on stdout\n"
-"  --json           print one JSON object on stdout: the report's path,\n"
-"                   the findings and the verdicts' summaries\n"
-"  -h, --help       this help\n"
-"\n"
+"*.jsonl files must be regular files of at most 256 MiB each.";
+
+static const char report_epilog[] =
 "The page shows the verdicts; it does not gate on them: exit 0 when the\n"
-"page was written (use check or compare for a CI gate), 2 on bad input.\n");
+"page was written (use check or compare for a CI gate), 2 on bad input.";
+
+/* --compare RUN_B, once. */
+static int compare_opt(const char *opt, const char *value, void *dst)
+{
+    const char **cmp = dst;
+    if (*cmp) {
+        cli_error(opt, "one run to compare with only");
+        return -EINVAL;
+    }
+    *cmp = value;
+    return 0;
 }
 
 int verb_report(int argc, char **argv)
 {
-    const char *run = NULL, *names[16], *cmp = NULL;
-    int text = 0, json = 0, nb = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--text")) {
-            text = 1;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--baseline")) {
-            if (i + 1 >= argc) {
-                cli_error("--baseline", "missing name");
-                return EXIT_BAD_INPUT;
-            }
-            if (nb == 16) {
-                cli_error("--baseline", "at most 16 baselines");
-                return EXIT_BAD_INPUT;
-            }
-            names[nb++] = argv[++i];
-        } else if (!strcmp(a, "--compare")) {
-            if (i + 1 >= argc) {
-                cli_error("--compare", "missing results directory");
-                return EXIT_BAD_INPUT;
-            }
-            if (cmp) {
-                cli_error("--compare", "one run to compare with only");
-                return EXIT_BAD_INPUT;
-            }
-            cmp = argv[++i];
-        } else if (a[0] == '-') {
-            cli_error("report", "unknown option '%s' (see --help)", a);
-            return EXIT_BAD_INPUT;
-        } else if (run) {
-            cli_error("report", "one results directory only (see --help)");
-            return EXIT_BAD_INPUT;
-        } else {
-            run = a;
-        }
+    struct cli_names bl = {.n = 0};
+    const char *cmp = NULL;
+    int text = 0, json = 0;
+    const struct cli_opt opts[] = {
+        CLI_BASELINE_OPT(&bl,
+            "add `lbscale check RUN_DIR --baseline NAME`'s verdicts\n"
+            "(repeatable; a metric the run lacks is skipped)"),
+        {.name = "compare", .type = CLI_CALL, .fn = compare_opt, .dst = &cmp,
+         .arg = "RUN_B",
+         .help = "add `lbscale compare RUN_DIR RUN_B`'s verdicts (A =\n"
+                 "this run)"},
+        {.name = "text", .type = CLI_FLAG, .dst = &text,
+         .help = "also print the findings and summary tables on stdout"},
+        {.name = "json", .type = CLI_FLAG, .dst = &json,
+         .help = "print one JSON object on stdout: the report's path,\n"
+                 "the findings and the verdicts' summaries"},
+        {0}};
+    const struct cli_verb verb = {.name = "report", .usage = report_usage,
+                                  .about = report_about, .opts = opts,
+                                  .epilog = report_epilog};
+    char **pos;
+    int npos;
+    int prc = cli_parse(&verb, argc, argv, &pos, &npos);
+    if (prc)
+        return prc < 0 ? EXIT_BAD_INPUT : 0;
+    if (npos > 1) {
+        cli_error("report", "one results directory only (see --help)");
+        return EXIT_BAD_INPUT;
     }
+    const char *run = npos ? pos[0] : NULL, *const *names = bl.v;
+    int nb = bl.n;
     if (!run) {
         cli_error("report", "expected a results directory (see --help)");
         return EXIT_BAD_INPUT;

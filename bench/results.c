@@ -1,9 +1,11 @@
 /* results.c - run directories, meta.json, append-only JSONL files and the
  * attempt bookkeeping that makes a suite's rows land exactly once. */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <hwloc.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +19,12 @@
 #include <cblas.h>
 
 #include "blas.h"
+#include "lbscale/file.h"
 #include "lbscale/isa.h"
 #include "git_rev.h"
 #include "lbs_config.h"
 #include "lbs_cuda.h"
 #include "results.h"
-#include "suite.h"
 
 #if LBS_HAVE_MPI
 #include <mpi.h>
@@ -488,7 +490,7 @@ json_t *lbs_run_committed(const char *dir, struct lbs_err *err)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/suite.jsonl", dir);
-    json_t *rows = suite_load_jsonl(path, err);
+    json_t *rows = lbs_jsonl_load(path, err);
     if (!rows)
         return NULL;
     json_t *ok = json_object(), *r;
@@ -514,7 +516,7 @@ json_t *lbs_run_rows(const char *dir, const char *verb, struct lbs_err *err)
 {
     char path[PATH_MAX + 48];
     snprintf(path, sizeof path, "%s/%s.jsonl", dir, verb);
-    json_t *rows = suite_load_jsonl(path, err);
+    json_t *rows = lbs_jsonl_load(path, err);
     if (!rows || !strcmp(verb, "suite"))
         return rows;
     json_t *committed = NULL, *out = json_array(), *r;
@@ -546,7 +548,7 @@ static int purge_file(const char *dir, const char *name, json_t *committed,
     if (fd < 0)
         return 0;
     flock(fd, LOCK_EX);
-    json_t *rows = suite_load_jsonl(path, err);
+    json_t *rows = lbs_jsonl_load(path, err);
     int rc = rows ? 0 : -EINVAL;
     json_t *first = json_array_get(rows, 0);
     size_t n = json_array_size(rows), kept = 0;
@@ -603,4 +605,66 @@ int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err)
     closedir(d);
     json_decref(committed);
     return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* the reader behind report, check, plot, compare and --resume          */
+
+json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
+{
+    char *text;
+    size_t len;
+    /* a regular file within the cap: /dev/zero or a FIFO named like a
+     * results file must not hang report, check or plot */
+    int rc = lbs_read_file(path, LBS_JSONL_MAX_BYTES, &text, &len, err);
+    if (rc == -ENOENT)
+        return json_array();
+    if (rc)
+        return NULL;
+    json_t *rows = json_array();
+    int ln = 0;
+    for (size_t pos = 0; rows && pos < len;) {
+        const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
+        size_t ll = nl ? (size_t)(nl - line) : len - pos;
+        pos += ll + 1;
+        ln++;
+        if (strspn(line, " \t\r") >= ll)
+            continue;
+        json_error_t je;
+        /* the line's length, not strlen: a NUL inside is an error, not
+         * the end of the line */
+        json_t *r = json_loadb(line, ll, 0, &je);
+        if (!r && !nl)
+            break;      /* a row still being written, or torn by a kill */
+        if (!r || !json_is_object(r)) {
+            lbs_err_set(err, -EINVAL, "%s line %d: %s", path, ln,
+                        r ? "not a JSON object" : je.text);
+            json_decref(r);
+            json_decref(rows);
+            rows = NULL;
+            break;
+        }
+        json_array_append_new(rows, r);
+    }
+    free(text);
+    return rows;
+}
+
+json_t *lbs_row_field(json_t *row, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    json_t *v = row;
+    for (char *s = buf, *dot; v && s; s = dot ? dot + 1 : NULL) {
+        dot = strchr(s, '.');
+        if (dot)
+            *dot = '\0';
+        v = json_is_object(v) ? json_object_get(v, s) : NULL;
+    }
+    return v;
+}
+
+double lbs_row_num(json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
 }

@@ -56,6 +56,19 @@ json_t *lbs_run_committed(const char *dir, struct lbs_err *err);
 /* Drop the rows and whole-file traces of uncommitted attempts. */
 int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err);
 
+/* Reading results back (report, check, plot, compare, suite --resume). */
+/* Largest results file read back. */
+#define LBS_JSONL_MAX_BYTES ((size_t)256 << 20)
+/* Rows of a JSONL file (new reference; empty array when absent; NULL with
+ * err set when a line is not JSON, or the file is not a regular file or is
+ * larger than LBS_JSONL_MAX_BYTES).  An unterminated last line that does
+ * not parse is a row still being written: skipped. */
+json_t *lbs_jsonl_load(const char *path, struct lbs_err *err);
+/* Value of a dotted field path ("comm_by_kind.allreduce.bytes"). */
+json_t *lbs_row_field(json_t *row, const char *path);
+/* Number of a JSON value (integer or real); NAN when neither. */
+double lbs_row_num(json_t *v);
+
 /* mkdir -p; 0 or -1 with errno set (ENOTDIR when path is a file). */
 int lbs_mkdir_p(const char *path);
 /* Atomically write text to path. */

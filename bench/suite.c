@@ -34,6 +34,9 @@
 #include "lbscale/compress.h"
 #include "lbscale/file.h"
 #include "lbscale/optim.h"
+#include "strbuf.h"
+#include "report.h"
+#include "results.h"
 #include "suite.h"
 
 extern char **environ;
@@ -49,68 +52,6 @@ static const char *const suite_verbs[] = {"stream", "optim", "compress",
 /* A suite beyond this many entries (after foreach) is a typo, not a plan:
  * refused before expansion, so a 100 x 100 x 100 foreach cannot hang. */
 #define MAX_ENTRIES 10000
-
-/* ------------------------------------------------------------------ */
-/* small helpers shared with report.c and check.c                       */
-
-json_t *suite_load_jsonl(const char *path, struct lbs_err *err)
-{
-    char *text;
-    size_t len;
-    /* a regular file within the cap: /dev/zero or a FIFO named like a
-     * results file must not hang report, check or plot */
-    int rc = lbs_read_file(path, SUITE_JSONL_MAX_BYTES, &text, &len, err);
-    if (rc == -ENOENT)
-        return json_array();
-    if (rc)
-        return NULL;
-    json_t *rows = json_array();
-    int ln = 0;
-    for (size_t pos = 0; rows && pos < len;) {
-        const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
-        size_t ll = nl ? (size_t)(nl - line) : len - pos;
-        pos += ll + 1;
-        ln++;
-        if (strspn(line, " \t\r") >= ll)
-            continue;
-        json_error_t je;
-        /* the line's length, not strlen: a NUL inside is an error, not
-         * the end of the line */
-        json_t *r = json_loadb(line, ll, 0, &je);
-        if (!r && !nl)
-            break;      /* a row still being written, or torn by a kill */
-        if (!r || !json_is_object(r)) {
-            lbs_err_set(err, -EINVAL, "%s line %d: %s", path, ln,
-                        r ? "not a JSON object" : je.text);
-            json_decref(r);
-            json_decref(rows);
-            rows = NULL;
-            break;
-        }
-        json_array_append_new(rows, r);
-    }
-    free(text);
-    return rows;
-}
-
-json_t *suite_field(json_t *row, const char *path)
-{
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", path);
-    json_t *v = row;
-    for (char *s = buf, *dot; v && s; s = dot ? dot + 1 : NULL) {
-        dot = strchr(s, '.');
-        if (dot)
-            *dot = '\0';
-        v = json_is_object(v) ? json_object_get(v, s) : NULL;
-    }
-    return v;
-}
-
-double suite_num(json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -141,51 +82,6 @@ static char *slurp(const char *path, size_t *len)
 }
 
 /* ------------------------------------------------------------------ */
-/* growing buffers                                                      */
-
-struct buf {
-    char *p;
-    size_t len, cap;
-    int dropped;     /* the head was dropped to stay under KEEP_BYTES */
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *t = realloc(b->p, cap);
-        if (!t)
-            return;
-        b->p = t;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-    if (b->len > KEEP_BYTES) {   /* keep the newest half */
-        size_t cut = b->len - KEEP_BYTES / 2;
-        memmove(b->p, b->p + cut, b->len - cut + 1);
-        b->len -= cut;
-        b->dropped = 1;
-    }
-}
-
-static void buf_printf(struct buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void buf_printf(struct buf *b, const char *fmt, ...)
-{
-    char tmp[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        buf_add(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-/* ------------------------------------------------------------------ */
 /* child processes                                                      */
 
 static volatile sig_atomic_t interrupted;
@@ -202,7 +98,7 @@ struct child {
     int interrupted;
     int spawn_errno;    /* fork or exec set-up failed */
     double seconds;
-    struct buf out, err;
+    struct strbuf out, err;
 };
 
 typedef void (*tick_fn)(void *ctx, double running_s);
@@ -296,6 +192,7 @@ static void child_run(char *const argv[], const char *attempt,
                       struct child *c)
 {
     memset(c, 0, sizeof *c);
+    c->out.keep = c->err.keep = KEEP_BYTES;   /* the log keeps the tail */
     c->exit_code = -1;
     char exe[PATH_MAX];
     int rc = find_exe(argv[0], exe, sizeof exe);
@@ -375,7 +272,7 @@ static void child_run(char *const argv[], const char *attempt,
                 continue;
             ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
             if (r > 0) {
-                buf_add(i ? &c->err : &c->out, chunk, (size_t)r);
+                sb_add(i ? &c->err : &c->out, chunk, (size_t)r);
             } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
                 close(fds[i].fd);
                 fds[i].fd = -1;
@@ -490,14 +387,14 @@ static int var_text(json_t *v, char *out, size_t len)
  * Returns a malloc'ed string or NULL with why filled. */
 static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
 {
-    struct buf b = {0};
-    buf_add(&b, "", 0);
+    struct strbuf b = {0};
+    sb_add(&b, "", 0);
     for (const char *p = in; *p;) {
         if (p[0] == '{' && p[1] == '{') {
-            buf_add(&b, "{{", 2);   /* stays escaped until run time */
+            sb_add(&b, "{{", 2);   /* stays escaped until run time */
             p += 2;
         } else if (p[0] == '}' && p[1] == '}') {
-            buf_add(&b, "}}", 2);
+            sb_add(&b, "}}", 2);
             p += 2;
         } else if (*p == '{') {
             const char *q = strchr(p, '}');
@@ -516,7 +413,7 @@ static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
                 return NULL;
             }
             if (strchr(key, '.')) {
-                buf_add(&b, p, (size_t)(q - p + 1));
+                sb_add(&b, p, (size_t)(q - p + 1));
             } else {
                 char val[512];
                 json_t *v = json_object_get(vars, key);
@@ -527,11 +424,11 @@ static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
                     free(b.p);
                     return NULL;
                 }
-                buf_add(&b, val, strlen(val));
+                sb_add(&b, val, strlen(val));
             }
             p = q + 1;
         } else {
-            buf_add(&b, p, 1);
+            sb_add(&b, p, 1);
             p++;
         }
     }
@@ -1110,8 +1007,8 @@ static void tick(void *ctx, double running)
 static int resolve_runtime(const char *run, const char *in, char **out,
                            char *why, size_t wlen)
 {
-    struct buf b = {0};
-    buf_add(&b, "", 0);
+    struct strbuf b = {0};
+    sb_add(&b, "", 0);
     for (const char *p = in; *p;) {
         const char *q;
         if (p[0] == '{' && p[1] != '{' && (q = strchr(p, '}')) &&
@@ -1125,7 +1022,7 @@ static int resolve_runtime(const char *run, const char *in, char **out,
             json_t *rows = lbs_run_rows(run, file, &le);
             json_t *v = NULL;
             for (size_t i = rows ? json_array_size(rows) : 0; !v && i-- > 0;)
-                v = suite_field(json_array_get(rows, i), dot + 1);
+                v = lbs_row_field(json_array_get(rows, i), dot + 1);
             char val[512];
             if (!v || var_text(v, val, sizeof val)) {
                 snprintf(why, wlen, "no value for {%s.%s}: %s.jsonl in the "
@@ -1136,13 +1033,13 @@ static int resolve_runtime(const char *run, const char *in, char **out,
                 return -ENOENT;
             }
             json_decref(rows);
-            buf_add(&b, val, strlen(val));
+            sb_add(&b, val, strlen(val));
             p = q + 1;
         } else if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
-            buf_add(&b, p, 2);
+            sb_add(&b, p, 2);
             p += 2;
         } else {
-            buf_add(&b, p++, 1);
+            sb_add(&b, p++, 1);
         }
     }
     unescape(b.p);
@@ -1167,7 +1064,7 @@ static void utc_now(char *buf, size_t len)
 }
 
 /* The last non-empty lines of s, at most TAIL_BYTES. */
-static const char *tail_of(const struct buf *b)
+static const char *tail_of(const struct strbuf *b)
 {
     if (!b->p)
         return "";
@@ -1190,7 +1087,7 @@ static json_t *done_set(const char *run, struct lbs_err *err)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/suite.jsonl", run);
-    json_t *rows = suite_load_jsonl(path, err);
+    json_t *rows = lbs_jsonl_load(path, err);
     if (!rows)
         return NULL;
     json_t *done = json_object();
@@ -1252,6 +1149,109 @@ static void new_attempt(size_t idx, int rep, char *out, size_t len)
 
 /* Run one repetition of e; appends the suite.jsonl row.  Returns the row
  * (borrowed from *rows). */
+/* An entry's status from how its child ended; why says more. */
+static const char *child_status(const struct child *c, const struct entry *e,
+                                const char *argv0, char *why, size_t wlen)
+{
+    if (c->spawn_errno) {
+        snprintf(why, wlen, "cannot start %s: %s", argv0,
+                 strerror(c->spawn_errno));
+        return "failed";
+    }
+    if (c->interrupted) {
+        snprintf(why, wlen, "interrupted after %.1f s", c->seconds);
+        return "interrupted";
+    }
+    if (c->timed_out) {
+        snprintf(why, wlen, "timed out after %.0f s (entry timeout_s)",
+                 e->timeout_s);
+        return "failed";
+    }
+    if (c->exit_code != 0) {
+        if (c->signal)
+            snprintf(why, wlen, "killed by signal %d", c->signal);
+        else
+            snprintf(why, wlen, "exit status %d", c->exit_code);
+        return "failed";
+    }
+    return "ok";
+}
+
+/* RUN/logs/NNN-name.log: the child's output, kept whole (atomically);
+ * row gets its "log". */
+static void write_log(const struct suite *s, const struct entry *e, int rep,
+                      size_t idx, const char *status, const struct child *c,
+                      json_t *row)
+{
+    struct lbs_err le;
+    char dir[PATH_MAX + 8], path[PATH_MAX + 128], nm[96];
+    snprintf(dir, sizeof dir, "%s/logs", s->run);
+    mkdir(dir, 0755);
+    sanitize(e->name, nm, sizeof nm);
+    if (e->repeat > 1)
+        snprintf(nm + strlen(nm), sizeof nm - strlen(nm), ".%d", rep);
+    snprintf(path, sizeof path, "%s/%03zu-%s.log", dir, idx + 1, nm);
+    struct strbuf lg = {0};
+    sb_printf(&lg, "# entry %zu '%s': %s\n# stdout%s\n", idx + 1,
+               e->name, status, c->out.dropped ? " (head dropped)" : "");
+    if (c->out.p)
+        sb_add(&lg, c->out.p, c->out.len);
+    sb_printf(&lg, "\n# stderr%s\n", c->err.dropped ? " (head dropped)"
+                                                    : "");
+    if (c->err.p)
+        sb_add(&lg, c->err.p, strlen(c->err.p));
+    sb_add(&lg, "\n", 1);
+    if (!lbs_write_atomic(path, lg.p, lg.len, &le))
+        json_object_set_new(row, "log", json_string(path + strlen(s->run)
+                                                    + 1));
+    free(lg.p);
+}
+
+/* Tallies, progress and the entry's line (JSON on stdout; the progress
+ * line or the failure on stderr). */
+static void account(const struct suite *s, const struct entry *e, size_t idx,
+                    const char *status, double secs, const char *why,
+                    const struct child *c, json_t *row, struct progress *pg,
+                    struct tally *t)
+{
+    t->seconds += secs;
+    if (!strcmp(status, "ok"))
+        t->ok++;
+    else if (!strcmp(status, "skipped"))
+        t->skipped++;
+    else
+        t->failed++;
+    pg->done_s += secs;
+    pg->done_est += e->est_s;
+    pg->todo_est -= e->est_s;
+    pg->done_n++;
+    pg->todo_n--;
+    char d[32], el[32], et[32] = "0:00", ll[256];
+    fmt_dur(secs, d, sizeof d);
+    fmt_dur(cli_now() - pg->t0, el, sizeof el);
+    double eta_s = eta(pg, 0);
+    if (eta_s > 0)
+        fmt_dur(eta_s, et, sizeof et);
+    if (s->o->json) {
+        char *txt = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(txt);
+        fflush(stdout);
+        free(txt);
+    }
+    if (pg->tty) {
+        fprintf(stderr, "[%zu/%zu] %-8s %-28s %7s   (elapsed %s, ETA %s)%s%s\n",
+                pg->i, pg->n, status, e->name, d, el, et,
+                why[0] ? "\n        " : "", why);
+        if (strcmp(status, "ok") && c->err.p && c->err.p[0])
+            fprintf(stderr, "        stderr: %s\n",
+                    last_line(tail_of(&c->err), ll, sizeof ll));
+    } else if (!strcmp(status, "failed")) {
+        cli_error(s->o->what, "entry %zu '%s' failed: %s%s%s", idx + 1,
+                  e->name, why, c->err.p && c->err.p[0] ? ": " : "",
+                  c->err.p ? last_line(tail_of(&c->err), ll, sizeof ll) : "");
+    }
+}
+
 static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
                    int rep, size_t idx, struct progress *pg, json_t *rows,
                    struct tally *t)
@@ -1309,26 +1309,7 @@ static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
             ran = 1;
             if (pg->tty)
                 fprintf(stderr, "\r\033[K");
-            if (c.spawn_errno) {
-                status = "failed";
-                snprintf(why, sizeof why, "cannot start %s: %s", argv[0],
-                         strerror(c.spawn_errno));
-            } else if (c.interrupted) {
-                status = "interrupted";
-                snprintf(why, sizeof why, "interrupted after %.1f s",
-                         c.seconds);
-            } else if (c.timed_out) {
-                status = "failed";
-                snprintf(why, sizeof why, "timed out after %.0f s (entry "
-                         "timeout_s)", e->timeout_s);
-            } else if (c.exit_code != 0) {
-                status = "failed";
-                if (c.signal)
-                    snprintf(why, sizeof why, "killed by signal %d",
-                             c.signal);
-                else
-                    snprintf(why, sizeof why, "exit status %d", c.exit_code);
-            }
+            status = child_status(&c, e, argv[0], why, sizeof why);
         }
         for (size_t i = 0; i < na; i++)
             free(own[i]);
@@ -1345,72 +1326,14 @@ static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
         json_object_set_new(row, "note", json_string(why));
     json_object_set_new(row, "stderr_tail", json_string(tail_of(&c.err)));
     struct lbs_err le;
-    if (ran) {   /* the child's output, kept whole (atomically) */
-        char dir[PATH_MAX + 8], path[PATH_MAX + 128], nm[96];
-        snprintf(dir, sizeof dir, "%s/logs", s->run);
-        mkdir(dir, 0755);
-        sanitize(e->name, nm, sizeof nm);
-        if (e->repeat > 1)
-            snprintf(nm + strlen(nm), sizeof nm - strlen(nm), ".%d", rep);
-        snprintf(path, sizeof path, "%s/%03zu-%s.log", dir, idx + 1, nm);
-        struct buf lg = {0};
-        buf_printf(&lg, "# entry %zu '%s': %s\n# stdout%s\n", idx + 1,
-                   e->name, status, c.out.dropped ? " (head dropped)" : "");
-        if (c.out.p)
-            buf_add(&lg, c.out.p, c.out.len);
-        buf_printf(&lg, "\n# stderr%s\n", c.err.dropped ? " (head dropped)"
-                                                        : "");
-        if (c.err.p)
-            buf_add(&lg, c.err.p, strlen(c.err.p));
-        buf_add(&lg, "\n", 1);
-        if (!lbs_write_atomic(path, lg.p, lg.len, &le))
-            json_object_set_new(row, "log", json_string(path + strlen(s->run)
-                                                        + 1));
-        free(lg.p);
-    }
+    if (ran)
+        write_log(s, e, rep, idx, status, &c, row);
     int rc = lbs_run_append(run, "suite", json_incref(row), &le);
     if (rc)
         cli_error(s->o->what, "%s", le.msg);
     json_array_append(rows, row);
 
-    /* progress and tallies */
-    double secs = ran ? c.seconds : 0;
-    t->seconds += secs;
-    if (!strcmp(status, "ok"))
-        t->ok++;
-    else if (!strcmp(status, "skipped"))
-        t->skipped++;
-    else
-        t->failed++;
-    pg->done_s += secs;
-    pg->done_est += e->est_s;
-    pg->todo_est -= e->est_s;
-    pg->done_n++;
-    pg->todo_n--;
-    char d[32], el[32], et[32] = "0:00", ll[256];
-    fmt_dur(secs, d, sizeof d);
-    fmt_dur(cli_now() - pg->t0, el, sizeof el);
-    double eta_s = eta(pg, 0);
-    if (eta_s > 0)
-        fmt_dur(eta_s, et, sizeof et);
-    if (s->o->json) {
-        char *txt = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(txt);
-        fflush(stdout);
-        free(txt);
-    }
-    if (pg->tty) {
-        fprintf(stderr, "[%zu/%zu] %-8s %-28s %7s   (elapsed %s, ETA %s)%s%s\n",
-                pg->i, pg->n, status, e->name, d, el, et,
-                why[0] ? "\n        " : "", why);
-        if (strcmp(status, "ok") && c.err.p && c.err.p[0])
-            fprintf(stderr, "        stderr: %s\n",
-                    last_line(tail_of(&c.err), ll, sizeof ll));
-    } else if (!strcmp(status, "failed")) {
-        cli_error(s->o->what, "entry %zu '%s' failed: %s%s%s", idx + 1,
-                  e->name, why, c.err.p && c.err.p[0] ? ": " : "",
-                  c.err.p ? last_line(tail_of(&c.err), ll, sizeof ll) : "");
-    }
+    account(s, e, idx, status, ran ? c.seconds : 0, why, &c, row, pg, t);
     json_decref(row);
     child_free(&c);
     return rc;
@@ -1574,132 +1497,195 @@ static int purge_run(struct suite *s)
     return 0;
 }
 
-int suite_main(const struct suite_opts *o)
+/* Read, parse and validate the suite (nothing runs yet): 0, or the exit
+ * code after one printed line. */
+static int load_suite(struct suite *s)
 {
-    struct suite s = {.o = o, .file = o->file, .lock_fd = -1};
-    snprintf(s.name, sizeof s.name, "%s", o->what);
-    int rc = EXIT_BAD_INPUT;
+    const struct suite_opts *o = s->o;
     if (o->text) {
-        s.text = strdup(o->text);
+        s->text = strdup(o->text);
     } else {
-        s.text = slurp(o->file, NULL);
-        if (!s.text) {
+        s->text = slurp(o->file, NULL);
+        if (!s->text) {
             cli_error(o->what, "%s: %s", o->file, strerror(errno));
             return EXIT_BAD_INPUT;
         }
     }
-    if (readlink("/proc/self/exe", s.exe, sizeof s.exe - 1) <= 0) {
+    if (readlink("/proc/self/exe", s->exe, sizeof s->exe - 1) <= 0) {
         cli_error(o->what, "cannot find this binary (/proc/self/exe)");
-        free(s.text);
         return EXIT_RUNTIME;
     }
-    s.help_cache = json_object();
-    if (parse(&s))
-        goto out;
+    s->help_cache = json_object();
+    if (parse(s))
+        return EXIT_BAD_INPUT;
     int multi = 0;
-    for (size_t i = 0; i < s.n; i++)
-        multi |= s.e[i].ranks > 1;
+    for (size_t i = 0; i < s->n; i++)
+        multi |= s->e[i].ranks > 1;
     if (multi)
-        find_mpirun(&s);
-    if (probe_built(&s)) {
-        rc = EXIT_RUNTIME;
-        goto out;
-    }
-    for (size_t i = 0; i < s.n; i++)
-        if (validate_entry(&s, &s.e[i]))
-            goto out;
-    if (o->dry_run) {
-        dry_run_list(&s);
-        rc = 0;
-        goto out;
-    }
+        find_mpirun(s);
+    if (probe_built(s))
+        return EXIT_RUNTIME;
+    for (size_t i = 0; i < s->n; i++)
+        if (validate_entry(s, &s->e[i]))
+            return EXIT_BAD_INPUT;
+    return 0;
+}
 
-    /* the run directory */
+/* The run directory (new, or --resume's with *done the entries already
+ * ok there), locked and purged, with suite.json and the start row: 0, or
+ * the exit code after one printed line (nothing left open). */
+static int open_suite_run(struct suite *s, struct lbs_run **runp,
+                          json_t **donep)
+{
+    const struct suite_opts *o = s->o;
     struct lbs_err le;
     struct lbs_run *run = NULL;
     json_t *done = NULL;
+    int rc;
     if (o->resume) {
         char p[PATH_MAX + 32];
         snprintf(p, sizeof p, "%s/suite.jsonl", o->resume);
         if (access(p, R_OK)) {
             cli_error(o->what, "--resume %s: no suite.jsonl there (not a "
                       "suite run)", o->resume);
-            goto out;
+            return EXIT_BAD_INPUT;
         }
         done = done_set(o->resume, &le);
         if (!done) {
             cli_error(o->what, "--resume: %s", le.msg);
-            goto out;
+            return EXIT_BAD_INPUT;
         }
     }
     if (lbs_run_open(o->resume ? o->resume : o->out, o->argc, o->argv, &run,
                      &le)) {
         cli_error(o->what, "%s", le.msg);
         json_decref(done);
-        rc = EXIT_RUNTIME;
-        goto out;
+        return EXIT_RUNTIME;
     }
-    snprintf(s.run, sizeof s.run, "%s", lbs_run_dir(run));
-    if ((rc = lock_run(&s)) || (rc = purge_run(&s))) {
+    snprintf(s->run, sizeof s->run, "%s", lbs_run_dir(run));
+    if ((rc = lock_run(s)) || (rc = purge_run(s))) {
         lbs_run_close(run);
         json_decref(done);
-        goto out;
+        return rc;
     }
     char p[PATH_MAX + 32], started[32];
-    snprintf(p, sizeof p, "%s/suite.json", s.run);
+    snprintf(p, sizeof p, "%s/suite.json", s->run);
     if (access(p, F_OK))
-        lbs_write_atomic(p, s.text, strlen(s.text), &le);
+        lbs_write_atomic(p, s->text, strlen(s->text), &le);
     utc_now(started, sizeof started);
     json_t *cmd = json_array();
     for (int i = 0; i < o->argc; i++)
         json_array_append_new(cmd, json_string(o->argv[i]));
     json_t *start = json_pack("{s:s,s:s,s:s,s:o,s:O,s:I,s:b,s:s}", "event",
-        "start", "suite", s.name, "file", s.file, "command", cmd, "vars",
-        s.vars, "entries", (json_int_t)s.n, "resume", o->resume != NULL,
+        "start", "suite", s->name, "file", s->file, "command", cmd, "vars",
+        s->vars, "entries", (json_int_t)s->n, "resume", o->resume != NULL,
         "started_utc", started);
     if (lbs_run_append(run, "suite", start, &le))
         cli_error(o->what, "%s", le.msg);
+    *runp = run;
+    *donep = done;
+    return 0;
+}
 
-    /* signals: stop after the running entry is ended */
+/* Every entry and repetition not done before, until interrupted (SIGINT
+ * and SIGTERM stop after the running entry).  Returns whether it was. */
+static int run_entries(struct suite *s, struct lbs_run *run, json_t *done,
+                       struct progress *pg, json_t *rows, struct tally *t)
+{
     struct sigaction sa = {0}, old_int, old_term;
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-
-    struct progress pg = {.tty = isatty(2), .t0 = cli_now()};
-    pg.last = pg.t0;     /* non-tty: the first line after the interval */
-    struct tally t = {0};
-    for (size_t i = 0; i < s.n; i++)
-        for (int r = 1; r <= s.e[i].repeat; r++) {
+    for (size_t i = 0; i < s->n; i++)
+        for (int r = 1; r <= s->e[i].repeat; r++) {
             char key[1024];
-            entry_key(&s.e[i], r, key, sizeof key);
+            entry_key(&s->e[i], r, key, sizeof key);
             if (done && json_object_get(done, key)) {
-                t.done_before++;
+                t->done_before++;
                 continue;
             }
-            pg.n++;
-            pg.todo_n++;
-            pg.todo_est += s.e[i].est_s;
+            pg->n++;
+            pg->todo_n++;
+            pg->todo_est += s->e[i].est_s;
         }
-    if (pg.tty)
-        fprintf(stderr, "%s %s: %zu entries, %zu run(s)%s -> %s\n", o->what,
-                s.name, s.n, pg.n, t.done_before ? " still to do" : "",
-                s.run);
-    json_t *rows = json_array();
-    for (size_t i = 0; i < s.n && !interrupted; i++)
-        for (int r = 1; r <= s.e[i].repeat && !interrupted; r++) {
+    if (pg->tty)
+        fprintf(stderr, "%s %s: %zu entries, %zu run(s)%s -> %s\n",
+                s->o->what, s->name, s->n, pg->n,
+                t->done_before ? " still to do" : "", s->run);
+    for (size_t i = 0; i < s->n && !interrupted; i++)
+        for (int r = 1; r <= s->e[i].repeat && !interrupted; r++) {
             char key[1024];
-            entry_key(&s.e[i], r, key, sizeof key);
+            entry_key(&s->e[i], r, key, sizeof key);
             if (done && json_object_get(done, key))
                 continue;
-            pg.i++;
-            run_one(&s, run, &s.e[i], r, i, &pg, rows, &t);
+            pg->i++;
+            run_one(s, run, &s->e[i], r, i, pg, rows, t);
         }
     int was_interrupted = interrupted != 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    return was_interrupted;
+}
+
+/* Figures, report and the summary (text, or end as JSON); end consumed. */
+static void finish_suite(struct suite *s, json_t *end, json_t *rows,
+                         const struct tally *t, double wall,
+                         int was_interrupted)
+{
+    const struct suite_opts *o = s->o;
+    struct lbs_err le;
+    int plotted = 0, reported = 0;
+    if (!o->no_plot && !was_interrupted) {
+        if (plot_run(s->run, &le))
+            cli_error(o->what, "figures: %s", le.msg);
+        else
+            plotted = 1;
+        if (report_write(s->run, &le))
+            cli_error(o->what, "report: %s", le.msg);
+        else
+            reported = 1;
+    }
+    if (o->json) {
+        json_object_set_new(end, "run", json_string(s->run));
+        json_object_set_new(end, "suite", json_string(s->name));
+        if (reported) {
+            char rp[PATH_MAX + 16];
+            snprintf(rp, sizeof rp, "%s/report.html", s->run);
+            json_object_set_new(end, "report", json_string(rp));
+        }
+        char *txt = json_dumps(end, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        puts(txt);
+        free(txt);
+    } else {
+        print_summary(s, rows, t, wall, plotted, reported, stdout);
+    }
+    fflush(stdout);
+    json_decref(end);
+}
+
+int suite_main(const struct suite_opts *o)
+{
+    struct suite s = {.o = o, .file = o->file, .lock_fd = -1};
+    snprintf(s.name, sizeof s.name, "%s", o->what);
+    struct lbs_run *run = NULL;
+    json_t *done = NULL;
+    int rc = load_suite(&s);
+    if (rc)
+        goto out;
+    if (o->dry_run) {
+        dry_run_list(&s);
+        goto out;
+    }
+    if ((rc = open_suite_run(&s, &run, &done)))
+        goto out;
+    struct progress pg = {.tty = isatty(2), .t0 = cli_now()};
+    pg.last = pg.t0;     /* non-tty: the first line after the interval */
+    struct tally t = {0};
+    json_t *rows = json_array();
+    int was_interrupted = run_entries(&s, run, done, &pg, rows, &t);
     double wall = cli_now() - pg.t0;
     char ended[32];
+    struct lbs_err le;
     utc_now(ended, sizeof ended);
     json_t *end = json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:s,s:b}", "event",
         "end", "ok", t.ok, "failed", t.failed, "skipped", t.skipped,
@@ -1708,34 +1694,7 @@ int suite_main(const struct suite_opts *o)
     if (lbs_run_append(run, "suite", json_incref(end), &le))
         cli_error(o->what, "%s", le.msg);
     lbs_run_close(run);
-
-    int plotted = 0, reported = 0;
-    if (!o->no_plot && !was_interrupted) {
-        if (plot_run(s.run, &le))
-            cli_error(o->what, "figures: %s", le.msg);
-        else
-            plotted = 1;
-        if (report_write(s.run, &le))
-            cli_error(o->what, "report: %s", le.msg);
-        else
-            reported = 1;
-    }
-    if (o->json) {
-        json_object_set_new(end, "run", json_string(s.run));
-        json_object_set_new(end, "suite", json_string(s.name));
-        if (reported) {
-            char rp[PATH_MAX + 16];
-            snprintf(rp, sizeof rp, "%s/report.html", s.run);
-            json_object_set_new(end, "report", json_string(rp));
-        }
-        char *txt = json_dumps(end, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(txt);
-        free(txt);
-    } else {
-        print_summary(&s, rows, &t, wall, plotted, reported, stdout);
-    }
-    fflush(stdout);
-    json_decref(end);
+    finish_suite(&s, end, rows, &t, wall, was_interrupted);
     json_decref(rows);
     json_decref(done);
     if (was_interrupted) {
@@ -1754,12 +1713,11 @@ out:
 /* ------------------------------------------------------------------ */
 /* the verb                                                             */
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char suite_usage[] =
 "usage: lbscale suite FILE.json [--out DIR | --resume RUN] [--set KEY=VALUE]\n"
-"                     [--dry-run] [--no-plot] [--json]\n"
-"\n"
+"                     [--dry-run] [--no-plot] [--json]";
+
+static const char suite_about[] =
 "Runs the suite's entries (benchmark verbs with arguments, rank counts for\n"
 "mpirun, repetitions) as child processes into one results/<run-id>/, then\n"
 "draws the figures (lbscale plot), writes report.html (lbscale report) and\n"
@@ -1768,24 +1726,12 @@ static void usage(FILE *f)
 "stderr tail and the suite goes on; the exit status is then 1.\n"
 "Each entry is recorded in RUN/suite.jsonl; its output in RUN/logs/.\n"
 "Example suites: bench/suites/{quick,full,convergence,scaling,ci}.json;\n"
-"the format is described in bench/suites/README.md.\n"
-"\n"
-"  --out DIR        write into run directory DIR (default: a new\n"
-"                   results/<UTC time>-<git rev>/)\n"
-"  --resume RUN     continue an interrupted or partly failed run: entries\n"
-"                   recorded as ok there (same name and arguments) are\n"
-"                   skipped, the others run again\n"
-"  --set KEY=VALUE  override one of the suite's \"vars\" (repeatable)\n"
-"  --dry-run        validate and list the expanded entries; run nothing\n"
-"  --no-plot        no figures and no report at the end\n"
-"  --json           one JSON object per finished entry on stdout, and a\n"
-"                   final summary object (instead of the text summary)\n"
-"  -h, --help       this help\n"
-"\n"
+"the format is described in bench/suites/README.md.";
+
+static const char suite_epilog[] =
 "Progress (entry i of n, elapsed, ETA) goes to stderr when it is a\n"
 "terminal; otherwise only failures are reported there.  Ctrl-C stops the\n"
-"running entry and the suite (exit 130); --resume continues it.\n");
-}
+"running entry and the suite (exit 130); --resume continues it.";
 
 int suite_set_opt(json_t *vars, const char *what, const char *v)
 {
@@ -1800,47 +1746,43 @@ int suite_set_opt(json_t *vars, const char *what, const char *v)
     return 0;
 }
 
+int suite_set_call(const char *opt, const char *value, void *dst)
+{
+    (void)opt;
+    const struct suite_opts *o = dst;
+    return suite_set_opt(o->vars, o->what, value);
+}
+
 int verb_suite(int argc, char **argv)
 {
-    struct suite_opts o = {.what = "suite", .argc = argc, .argv = argv};
     json_t *vars = json_object();
-    int rc = EXIT_BAD_INPUT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            rc = 0;
-            goto out;
-        } else if (!strcmp(a, "--out") || !strcmp(a, "--resume") ||
-                   !strcmp(a, "--set")) {
-            if (!v) {
-                cli_error(a, "missing value");
-                goto out;
-            }
-            if (a[2] == 'o')
-                o.out = v;
-            else if (a[2] == 'r')
-                o.resume = v;
-            else if (suite_set_opt(vars, "suite", v))
-                goto out;
-            i++;
-        } else if (!strcmp(a, "--dry-run")) {
-            o.dry_run = 1;
-        } else if (!strcmp(a, "--no-plot")) {
-            o.no_plot = 1;
-        } else if (!strcmp(a, "--json")) {
-            o.json = 1;
-        } else if (a[0] == '-') {
-            cli_error("suite", "unknown option '%s' (see --help)", a);
-            goto out;
-        } else if (o.file) {
-            cli_error("suite", "one suite file only (got '%s' and '%s')",
-                      o.file, a);
-            goto out;
-        } else {
-            o.file = a;
-        }
+    struct suite_opts o = {.what = "suite", .argc = argc, .argv = argv,
+                           .vars = vars};
+    const struct cli_opt opts[] = {SUITE_RUN_OPTS(&o), {0}};
+    const struct cli_verb verb = {.name = "suite", .usage = suite_usage,
+                                  .about = suite_about, .opts = opts,
+                                  .epilog = suite_epilog};
+    char **pos;
+    int npos;
+    /* getopt_long moves the file behind the options; meta.json records
+     * the command line as typed, so the parser gets a copy */
+    char **args = malloc(((size_t)argc + 1) * sizeof *args);
+    int rc = EXIT_RUNTIME;
+    if (!args)
+        goto out;
+    memcpy(args, argv, ((size_t)argc + 1) * sizeof *args);
+    rc = cli_parse(&verb, argc, args, &pos, &npos);
+    if (rc) {
+        rc = rc < 0 ? EXIT_BAD_INPUT : 0;
+        goto out;
     }
+    rc = EXIT_BAD_INPUT;
+    if (npos > 1) {
+        cli_error("suite", "one suite file only (got '%s' and '%s')",
+                  pos[0], pos[1]);
+        goto out;
+    }
+    o.file = npos ? pos[0] : NULL;
     if (!o.file) {
         cli_error("suite", "a suite file is required (see --help)");
         goto out;
@@ -1850,9 +1792,9 @@ int verb_suite(int argc, char **argv)
                   "RUN writes into RUN)");
         goto out;
     }
-    o.vars = vars;
     rc = suite_main(&o);
 out:
+    free(args);
     json_decref(vars);
     return rc;
 }

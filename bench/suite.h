@@ -1,5 +1,5 @@
 /* suite.h - suites of benchmark entries, the HTML report and the plain-
- * text summary (bench/ only; suite.c, report.c, demo.c, check.c).
+ * text summary (bench/ only; suite.c and demo.c).
  *
  * A suite is a JSON file (format in bench/suites/README.md):
  *
@@ -50,22 +50,29 @@ int suite_parse_text(const char *text, size_t *entries);
 
 /* --set KEY=VALUE into vars (suite and demo); -EINVAL printed. */
 int suite_set_opt(json_t *vars, const char *what, const char *v);
+/* The same as a CLI_CALL (opt.h): dst is the struct suite_opts, whose
+ * vars and what are set before parsing. */
+int suite_set_call(const char *opt, const char *value, void *dst);
 
-/* report.c: RUN/report.html, self-contained (figures embedded). */
-int report_write(const char *run, struct lbs_err *err);
-/* report.c: the per-section summary tables as plain text. */
-void report_summary_text(const char *run, FILE *f);
-
-/* Small helpers shared by suite.c, report.c and check.c. */
-/* Largest results file read back (report, check, plot, --resume). */
-#define SUITE_JSONL_MAX_BYTES ((size_t)256 << 20)
-/* Rows of RUN/<name>.jsonl (new reference; empty array when absent;
- * NULL with err set when a line is not JSON, or the file is not a regular
- * file or is larger than SUITE_JSONL_MAX_BYTES). */
-json_t *suite_load_jsonl(const char *path, struct lbs_err *err);
-/* Value of a dotted field path ("comm_by_kind.allreduce.bytes"). */
-json_t *suite_field(json_t *row, const char *path);
-/* Number of a JSON value (integer or real); NAN when neither. */
-double suite_num(json_t *v);
+/* The option rows suite and demo share (opt.h), o a struct suite_opts *:
+ * --out, --resume, --set, --dry-run, --no-plot, --json. */
+#define SUITE_RUN_OPTS(o)                                                    \
+    {.name = "out", .type = CLI_STR, .dst = &(o)->out, .arg = "DIR",         \
+     .help = "write into run directory DIR (default: a new\n"               \
+             "results/<UTC time>-<git rev>/)"},                              \
+    {.name = "resume", .type = CLI_STR, .dst = &(o)->resume, .arg = "RUN",   \
+     .help = "continue an interrupted or partly failed run: entries\n"      \
+             "recorded as ok there (same name and arguments) are\n"         \
+             "skipped, the others run again"},                               \
+    {.name = "set", .type = CLI_CALL, .fn = suite_set_call, .dst = (o),      \
+     .arg = "KEY=VALUE",                                                     \
+     .help = "override one of the suite's \"vars\" (repeatable)"},          \
+    {.name = "dry-run", .type = CLI_FLAG, .dst = &(o)->dry_run,              \
+     .help = "validate and list the expanded entries; run nothing"},         \
+    {.name = "no-plot", .type = CLI_FLAG, .dst = &(o)->no_plot,              \
+     .help = "no figures and no report at the end"},                         \
+    {.name = "json", .type = CLI_FLAG, .dst = &(o)->json,                    \
+     .help = "one JSON object per finished entry on stdout, and a\n"        \
+             "final summary object (instead of the text summary)"}
 
 #endif

@@ -22,6 +22,7 @@
  * never hang the job; a NaN gradient on some rank makes every rank skip
  * that step (the optimizer driver), counted and reported.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -41,6 +42,7 @@
 #include "lbscale/param.h"
 #include "cnn.h"
 #include "mlp.h"
+#include "strbuf.h"
 
 /* ---- per-optimizer defaults -------------------------------------------
  *
@@ -127,115 +129,46 @@ struct train_opts {
     const char *fault_str;
 };
 
-static void usage(FILE *f)
-{
-    fprintf(f,
+static const char train_usage[] =
 "usage: [mpirun -np N] lbscale train --optim SPEC [--model mlp:784-512-256-10]\n"
 "           [--topology ring|exponential|onepeer|full] [--global-batch B]\n"
-"           [--epochs E] [--json] [options]\n"
-"\n"
+"           [--epochs E] [--json] [options]";
+
+static const char train_about[] =
 "Trains an MLP classifier (ReLU, softmax cross-entropy, OpenBLAS sgemm) on\n"
 "Fashion-MNIST from Debian's dataset-fashion-mnist package, every rank on its\n"
 "own shard, and reports test-set accuracy after every epoch (the last line is\n"
 "the final result).  Without the package a generated teacher-network task is\n"
 "used instead, and the output and results say so.  Same seed, same ranks,\n"
-"same --threads: bit-identical results.\n"
-"\n"
-"  --optim SPEC      optimizer spec (lbscale optim --list); an lr=... in it\n"
-"                    overrides the default rule below\n"
-"  --compress SPEC   compress the gradients before the optimizer (e.g.\n"
-"                    topk:k=0.01,ef=1; lbscale compress --list); only for\n"
-"                    data-parallel optimizers; applies on one rank too\n"
-"  --model M         mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT "), or\n"
-"                    mlp8 = " MLP8_SPEC "\n"
-"                    (8 weight layers, for JointSpar's layer sampling), or\n"
-"                    cnn = conv3x3(16)-ReLU-maxpool-conv3x3(32)-ReLU-maxpool-\n"
-"                    FC(128)-FC(10) (im2col + sgemm; Fashion-MNIST 28x28),\n"
-"                    trained with random crops (pad 2) and horizontal flips\n"
-"  --no-augment      the CNN without crops and flips\n"
-"  --export-layers F write the model's layer list (name, shape) as JSON to F\n"
-"                    (the format of optim --layers and sim --layers) and\n"
-"                    exit without training\n"
-"  --topology T      gossip graph for decentralized optimizers (ring,\n"
-"                    symexp, exponential, onepeer, full); passed as\n"
-"                    topology=T.  Default ring.  ring, symexp (offsets\n"
-"                    +-2^k, the symmetric exponential graph) and full have\n"
-"                    symmetric doubly stochastic mixing matrices, which\n"
-"                    DecentLaM's analysis assumes; exponential and onepeer\n"
-"                    are directed (W not symmetric): DecentLaM's momentum\n"
-"                    recursion then has complex eigenvalues and reached\n"
-"                    10%% test accuracy (4 ranks, batch 1024, 2 epochs).\n"
-"                    WARNING printed (and recorded in the result row as\n"
-"                    \"warning\") for decentlam on a directed graph\n"
-"  --global-batch B  samples per step over all ranks (default 1024); must\n"
-"                    be a multiple of the rank count\n"
-"  --micro-batch M   rows per forward/backward pass; local batches above it\n"
-"                    are accumulated (default min(local batch, 512))\n"
-"  --epochs E        passes over the training set (default 10)\n"
-"  --max-steps N     stop after N steps (tests)\n"
-"  --warmup F        linear lr warm-up over fraction F of the steps\n"
-"                    (default 0.1)\n"
-"  --lr-base LR      the learning rate at the reference batch\n"
-"                    (--lr-ref-batch, default 128), scaled to the global\n"
-"                    batch B by --lr-scaling; replaces the tuned table\n"
-"                    below (an lr= in the spec still wins)\n"
-"  --lr-scaling S    auto (default), linear (lr = base x B/ref), sqrt\n"
-"                    (base x sqrt(B/ref)), none.  auto: linear for sgd,\n"
-"                    lars, dmsgd, decentlam, jointspar, jointspar_lars\n"
-"                    (Goyal et al. 2017; You et al. 2017); sqrt for lamb,\n"
-"                    adamw, slamb, onebit_lamb (Krizhevsky 2014; the LAMB\n"
-"                    paper).  The result row states lr, lr_base,\n"
-"                    lr_scaling and lr_rule\n"
-"  --lr-ref-batch B  the batch --lr-base refers to (default 128)\n"
-"  --val N           hold out the last N training samples (same split for\n"
-"                    every seed) as a validation set, for choosing learning\n"
-"                    rates; val_accuracy/val_loss are reported next to the\n"
-"                    test set's (default 0: none)\n"
-"  --decay D         cosine (default), linear, step (x0.1 at 50%% and 75%%),\n"
-"                    none\n"
-"  --seed S          initialisation, shards, batches (default 1)\n"
-"  --dataset D       auto (default: fashion-mnist if installed, else\n"
-"                    teacher), fashion-mnist, teacher\n"
-"  --data DIR        IDX directory (default $LBSCALE_DATA or\n"
-"                    " DATA_FASHION_DIR ")\n"
-"  --subset N        use only the first N training samples\n"
-"  --test-subset N   use only the first N test samples\n"
-"  --threads T       OpenBLAS and OpenMP threads per rank (default 1; the\n"
-"                    sgemm results depend on it, so it is part of the\n"
-"                    reproducibility key)\n"
-"  --comm B          self or mpi (default: mpi under mpirun, else self)\n"
-"  --no-trace        do not write the trace\n"
-"  --trace-all-ranks every rank writes train-trace-OPTIM.rankR.jsonl\n"
-"                    (default: rank 0 writes train-trace-OPTIM.jsonl; with\n"
-"                    --compress train-trace-OPTIM-COMPRESSOR.jsonl).  A later\n"
-"                    run of the same into the same --out directory adds -2,\n"
-"                    -3, ...; the train.jsonl row names its file (\"trace\")\n"
-"  --stall-timeout S exit 1 when a rank makes no progress for S seconds, e.g.\n"
-"                    because a peer died or hangs; 0 = never.  Default auto:\n"
-"                    60 s until the first step (and evaluation) is timed,\n"
-"                    then 10 x the longest step (evaluation) so far, at\n"
-"                    least 30 s\n"
-"  --fault K:R:S     testing: at step S rank R injects a NaN gradient (K =\n"
-"                    nan), kills itself with SIGKILL (kill) or hangs (hang)\n"
-CLI_COMMON_HELP
-"\n"
+"same --threads: bit-identical results.";
+
+/* After the options: the tuned learning-rate table (printed from
+ * defaults[]) between these two paragraphs. */
+static const char train_lr_head[] =
 "Default learning rates (used unless the spec sets lr): lr = lr_ref x\n"
 "(B/1024)^alpha, at most lr_max (tuned on Fashion-MNIST, see train.c);\n"
-"linear warm-up, then the decay:\n");
-    fprintf(f, "  %-15s %8s %6s %8s\n", "optimizer", "lr_ref", "alpha",
-            "lr_max");
-    for (const struct optim_default *d = defaults; d->name; d++)
-        fprintf(f, "  %-15s %8g %6.3g %8g\n", d->name, d->lr_ref, d->alpha,
-                d->lr_max);
-    fprintf(f,
+"linear warm-up, then the decay:\n";
+
+static const char train_lr_tail[] =
 "Others: the optimizer's own lr, unscaled.  onebit_lamb: freeze_step =\n"
-"20%% of the steps unless given (DeepSpeed's 15-25%% of training).\n"
+"20% of the steps unless given (DeepSpeed's 15-25% of training).\n"
 "Optimizers with a seed key get --seed.\n"
 "\n"
 "Results: train.jsonl (one row per run: final test_accuracy, steps, wall\n"
 "time, bytes per rank, the per-epoch curve) and train-trace-OPTIM.jsonl (per\n"
 "step: forward/backward time per layer, optimizer time, every communication\n"
-"call; results/schema/train-trace-v1.md).\n");
+"call; results/schema/train-trace-v1.md).\n";
+
+static void print_help(const struct cli_verb *v, FILE *f)
+{
+    cli_usage(v, f);
+    fprintf(f, "\n%s", train_lr_head);
+    fprintf(f, "  %-15s %8s %6s %8s\n", "optimizer", "lr_ref", "alpha",
+            "lr_max");
+    for (const struct optim_default *d = defaults; d->name; d++)
+        fprintf(f, "  %-15s %8g %6.3g %8g\n", d->name, d->lr_ref, d->alpha,
+                d->lr_max);
+    fputs(train_lr_tail, f);
 }
 
 /* MPI rank from the launcher's environment, before MPI is initialised:
@@ -262,16 +195,6 @@ static int quiet_rank;   /* non-zero: suppress cli errors on this rank */
         return EXIT_BAD_INPUT;                                              \
     } while (0)
 
-static int need(const char *o, const char *v)
-{
-    if (!v) {
-        if (!quiet_rank)
-            cli_error(o, "missing value");
-        return -1;
-    }
-    return 0;
-}
-
 static int parse_fault(struct train_opts *t, const char *s)
 {
     char kind[16];
@@ -294,155 +217,240 @@ static int parse_fault(struct train_opts *t, const char *s)
     return 0;
 }
 
-/* Quiet variants of the cli_* value parsers (they print on failure). */
-static int q_int(const char *o, const char *v, long lo, long hi, long *out)
+/* A value from a fixed list, kept as the string (CLI_CALL's dst). */
+struct one_of {
+    const char **val;
+    const char *const *list;   /* NULL-terminated, in the message's order */
+};
+
+static int one_of_opt(const char *opt, const char *v, void *dst)
 {
-    if (quiet_rank) {
-        double d;
-        if (!v || lbs_parse_double(v, &d) || d < lo || d > hi ||
-            d != floor(d))
-            return -EINVAL;
-        *out = (long)d;
-        return 0;
+    const struct one_of *c = dst;
+    char list[128] = "";
+    for (int i = 0; c->list[i]; i++) {
+        if (!strcmp(v, c->list[i])) {
+            *c->val = v;
+            return 0;
+        }
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                 i ? ", " : "", c->list[i]);
     }
-    return cli_int(o, v, lo, hi, out);
+    cli_error(opt, "'%s' is not one of %s", v, list);
+    return -EINVAL;
 }
 
-static int q_double(const char *o, const char *v, double lo, double hi,
-                    double *out)
+/* --stall-timeout auto|S */
+static int stall_opt(const char *opt, const char *v, void *dst)
 {
-    if (quiet_rank) {
-        if (!v || lbs_parse_double(v, out) || *out < lo || *out > hi)
-            return -EINVAL;
+    long *stall = dst;
+    if (!strcmp(v, "auto")) {
+        *stall = STALL_AUTO;
         return 0;
     }
-    return cli_double(o, v, lo, hi, out);
+    return cli_int(opt, v, 0, 86400 * 30, stall);
+}
+
+static int fault_opt(const char *opt, const char *v, void *dst)
+{
+    if (parse_fault(dst, v)) {
+        cli_error(opt, "'%s': expected nan|kill|hang:RANK:STEP", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static const char *const topologies[] = {"ring", "symexp", "exponential",
+                                         "onepeer", "full", NULL};
+static const char *const decays[] = {"cosine", "linear", "step", "none",
+                                     NULL};
+static const char *const lr_scalings[] = {"auto", "linear", "sqrt", "none",
+                                          NULL};
+static const char *const datasets[] = {"auto", "fashion-mnist", "teacher",
+                                       NULL};
+static const char *const backends[] = {"self", "mpi", NULL};
+
+/* cli_parse with stderr silenced on ranks other than 0: every rank sees
+ * the same command line, so one error line reaches the terminal. */
+static int parse_quietly(const struct cli_verb *v, int argc, char **argv)
+{
+    if (!quiet_rank)
+        return cli_parse(v, argc, argv, NULL, NULL);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (saved >= 0 && null >= 0)
+        dup2(null, STDERR_FILENO);
+    int rc = cli_parse(v, argc, argv, NULL, NULL);
+    fflush(stderr);
+    if (saved >= 0 && null >= 0)
+        dup2(saved, STDERR_FILENO);
+    if (null >= 0)
+        close(null);
+    if (saved >= 0)
+        close(saved);
+    return rc;
+}
+
+/* The parse target of train's option table (one verb per process):
+ * parse_args copies the defaults in and the values out. */
+static struct train_opts targ;
+static struct cli_common tcom;
+static int help_opt(const char *opt, const char *value, void *unused);
+
+static const struct cli_opt train_opts[] = {
+    {.name = "optim", .type = CLI_STR, .dst = &targ.spec, .arg = "SPEC",
+     .help = "optimizer spec (lbscale optim --list); an lr=... in it\n"
+             "overrides the default rule below"},
+    {.name = "compress", .type = CLI_STR, .dst = &targ.compress,
+     .arg = "SPEC",
+     .help = "compress the gradients before the optimizer (e.g.\n"
+             "topk:k=0.01,ef=1; lbscale compress --list); only for\n"
+             "data-parallel optimizers; applies on one rank too"},
+    {.name = "model", .type = CLI_STR, .dst = &targ.model, .arg = "M",
+     .help = "mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT "), or\n"
+             "mlp8 = " MLP8_SPEC "\n"
+             "(8 weight layers, for JointSpar's layer sampling), or\n"
+             "cnn = conv3x3(16)-ReLU-maxpool-conv3x3(32)-ReLU-maxpool-\n"
+             "FC(128)-FC(10) (im2col + sgemm; Fashion-MNIST 28x28),\n"
+             "trained with random crops (pad 2) and horizontal flips"},
+    {.name = "no-augment", .type = CLI_FLAG, .dst = &targ.no_augment,
+     .help = "the CNN without crops and flips"},
+    {.name = "export-layers", .type = CLI_STR, .dst = &targ.export_layers,
+     .arg = "F",
+     .help = "write the model's layer list (name, shape) as JSON to F\n"
+             "(the format of optim --layers and sim --layers) and\n"
+             "exit without training"},
+    {.name = "topology", .type = CLI_CALL, .fn = one_of_opt,
+     .dst = &(struct one_of){&targ.topology, topologies}, .arg = "T",
+     .help = "gossip graph for decentralized optimizers (ring,\n"
+             "symexp, exponential, onepeer, full); passed as\n"
+             "topology=T.  Default ring.  ring, symexp (offsets\n"
+             "+-2^k, the symmetric exponential graph) and full have\n"
+             "symmetric doubly stochastic mixing matrices, which\n"
+             "DecentLaM's analysis assumes; exponential and onepeer\n"
+             "are directed (W not symmetric): DecentLaM's momentum\n"
+             "recursion then has complex eigenvalues and reached\n"
+             "10% test accuracy (4 ranks, batch 1024, 2 epochs).\n"
+             "WARNING printed (and recorded in the result row as\n"
+             "\"warning\") for decentlam on a directed graph"},
+    {.name = "global-batch", .type = CLI_LONG, .dst = &targ.global_batch,
+     .arg = "B", .lo = 1, .hi = 1L << 24,
+     .help = "samples per step over all ranks (default 1024); must\n"
+             "be a multiple of the rank count"},
+    {.name = "micro-batch", .type = CLI_LONG, .dst = &targ.micro_batch,
+     .arg = "M", .lo = 1, .hi = 1L << 20,
+     .help = "rows per forward/backward pass; local batches above it\n"
+             "are accumulated (default min(local batch, 512))"},
+    {.name = "epochs", .type = CLI_DOUBLE, .dst = &targ.epochs, .arg = "E",
+     .lo = 1e-3, .hi = 1e5,
+     .help = "passes over the training set (default 10)"},
+    {.name = "max-steps", .type = CLI_LONG, .dst = &targ.max_steps,
+     .arg = "N", .lo = 1, .hi = 1L << 40,
+     .help = "stop after N steps (tests)"},
+    {.name = "warmup", .type = CLI_DOUBLE, .dst = &targ.warmup, .arg = "F",
+     .lo = 0, .hi = 1,
+     .help = "linear lr warm-up over fraction F of the steps\n"
+             "(default 0.1)"},
+    {.name = "lr-base", .type = CLI_DOUBLE, .dst = &targ.lr_base,
+     .arg = "LR", .lo = 1e-9, .hi = 1e4,
+     .help = "the learning rate at the reference batch\n"
+             "(--lr-ref-batch, default 128), scaled to the global\n"
+             "batch B by --lr-scaling; replaces the tuned table\n"
+             "below (an lr= in the spec still wins)"},
+    {.name = "lr-scaling", .type = CLI_CALL, .fn = one_of_opt,
+     .dst = &(struct one_of){&targ.lr_scaling, lr_scalings}, .arg = "S",
+     .help = "auto (default), linear (lr = base x B/ref), sqrt\n"
+             "(base x sqrt(B/ref)), none.  auto: linear for sgd,\n"
+             "lars, dmsgd, decentlam, jointspar, jointspar_lars\n"
+             "(Goyal et al. 2017; You et al. 2017); sqrt for lamb,\n"
+             "adamw, slamb, onebit_lamb (Krizhevsky 2014; the LAMB\n"
+             "paper).  The result row states lr, lr_base,\n"
+             "lr_scaling and lr_rule"},
+    {.name = "lr-ref-batch", .type = CLI_LONG, .dst = &targ.lr_ref_batch,
+     .arg = "B", .lo = 1, .hi = 1L << 24,
+     .help = "the batch --lr-base refers to (default 128)"},
+    {.name = "val", .type = CLI_LONG, .dst = &targ.val, .arg = "N",
+     .lo = 0, .hi = 1L << 40,
+     .help = "hold out the last N training samples (same split for\n"
+             "every seed) as a validation set, for choosing learning\n"
+             "rates; val_accuracy/val_loss are reported next to the\n"
+             "test set's (default 0: none)"},
+    {.name = "decay", .type = CLI_CALL, .fn = one_of_opt,
+     .dst = &(struct one_of){&targ.decay, decays}, .arg = "D",
+     .help = "cosine (default), linear, step (x0.1 at 50% and 75%),\n"
+             "none"},
+    {.name = "seed", .type = CLI_LONG, .dst = &targ.seed, .arg = "S",
+     .lo = 0, .hi = (double)(1L << 52),
+     .help = "initialisation, shards, batches (default 1)"},
+    {.name = "dataset", .type = CLI_CALL, .fn = one_of_opt,
+     .dst = &(struct one_of){&targ.dataset, datasets}, .arg = "D",
+     .help = "auto (default: fashion-mnist if installed, else\n"
+             "teacher), fashion-mnist, teacher"},
+    {.name = "data", .type = CLI_STR, .dst = &targ.data_dir, .arg = "DIR",
+     .help = "IDX directory (default $LBSCALE_DATA or\n"
+             DATA_FASHION_DIR ")"},
+    {.name = "subset", .type = CLI_LONG, .dst = &targ.subset, .arg = "N",
+     .lo = 1, .hi = 1L << 40,
+     .help = "use only the first N training samples"},
+    {.name = "test-subset", .type = CLI_LONG, .dst = &targ.test_subset,
+     .arg = "N", .lo = 1, .hi = 1L << 40,
+     .help = "use only the first N test samples"},
+    {.name = "threads", .type = CLI_LONG, .dst = &targ.threads, .arg = "T",
+     .lo = 1, .hi = 4096,
+     .help = "OpenBLAS and OpenMP threads per rank (default 1; the\n"
+             "sgemm results depend on it, so it is part of the\n"
+             "reproducibility key)"},
+    {.name = "comm", .type = CLI_CALL, .fn = one_of_opt,
+     .dst = &(struct one_of){&targ.backend, backends}, .arg = "B",
+     .help = "self or mpi (default: mpi under mpirun, else self)"},
+    {.name = "no-trace", .type = CLI_CLEAR, .dst = &targ.trace,
+     .help = "do not write the trace"},
+    {.name = "trace-all-ranks", .type = CLI_FLAG, .dst = &targ.trace_all,
+     .help = "every rank writes train-trace-OPTIM.rankR.jsonl\n"
+             "(default: rank 0 writes train-trace-OPTIM.jsonl; with\n"
+             "--compress train-trace-OPTIM-COMPRESSOR.jsonl).  A later\n"
+             "run of the same into the same --out directory adds -2,\n"
+             "-3, ...; the train.jsonl row names its file (\"trace\")"},
+    {.name = "stall-timeout", .type = CLI_CALL, .fn = stall_opt,
+     .dst = &targ.stall, .arg = "S",
+     .help = "exit 1 when a rank makes no progress for S seconds, e.g.\n"
+             "because a peer died or hangs; 0 = never.  Default auto:\n"
+             "60 s until the first step (and evaluation) is timed,\n"
+             "then 10 x the longest step (evaluation) so far, at\n"
+             "least 30 s"},
+    {.name = "fault", .type = CLI_CALL, .fn = fault_opt, .dst = &targ,
+     .arg = "K:R:S",
+     .help = "testing: at step S rank R injects a NaN gradient (K =\n"
+             "nan), kills itself with SIGKILL (kill) or hangs (hang)"},
+    CLI_COMMON_OPTS(&tcom),
+    {.name = "help", .type = CLI_CALL, .fn = help_opt, .short_name = 'h',
+     .help = "this help"},
+    {0}};
+
+static const struct cli_verb train_verb = {
+    .name = "train", .usage = train_usage, .about = train_about,
+    .opts = train_opts};
+
+/* --help: the generated part, then the tuned lr table (rank 0 only). */
+static int help_opt(const char *opt, const char *value, void *unused)
+{
+    (void)opt, (void)value, (void)unused;
+    if (!quiet_rank)
+        print_help(&train_verb, stdout);
+    return CLI_EXIT;
 }
 
 /* 0 ok, 1 handled (help printed: exit 0), EXIT_BAD_INPUT. */
 static int parse_args(int argc, char **argv, struct train_opts *t,
                       struct cli_common *com)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int c = cli_common_opt(com, argc, argv, &i);
-        if (c < 0)
-            return EXIT_BAD_INPUT;
-        if (c)
-            continue;
-        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
-            if (!quiet_rank)
-                usage(stdout);
-            return 1;
-        } else if (!strcmp(o, "--optim")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->spec = v, i++;
-        } else if (!strcmp(o, "--compress")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->compress = v, i++;
-        } else if (!strcmp(o, "--model")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->model = v, i++;
-        } else if (!strcmp(o, "--topology")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "ring") && strcmp(v, "exponential") &&
-                strcmp(v, "symexp") &&
-                strcmp(v, "onepeer") && strcmp(v, "full"))
-                FAIL(o, "'%s' is not one of ring, symexp, exponential, "
-                     "onepeer, full", v);
-            t->topology = v, i++;
-        } else if (!strcmp(o, "--global-batch")) {
-            if (q_int(o, v, 1, 1L << 24, &t->global_batch))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--micro-batch")) {
-            if (q_int(o, v, 1, 1L << 20, &t->micro_batch))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--epochs")) {
-            if (q_double(o, v, 1e-3, 1e5, &t->epochs)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--max-steps")) {
-            if (q_int(o, v, 1, 1L << 40, &t->max_steps))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--warmup")) {
-            if (q_double(o, v, 0, 1, &t->warmup)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--decay")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "cosine") && strcmp(v, "linear") &&
-                strcmp(v, "step") && strcmp(v, "none"))
-                FAIL(o, "'%s' is not one of cosine, linear, step, none", v);
-            t->decay = v, i++;
-        } else if (!strcmp(o, "--val")) {
-            if (q_int(o, v, 0, 1L << 40, &t->val)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--lr-base")) {
-            if (q_double(o, v, 1e-9, 1e4, &t->lr_base))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--lr-ref-batch")) {
-            if (q_int(o, v, 1, 1L << 24, &t->lr_ref_batch))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--lr-scaling")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "auto") && strcmp(v, "linear") &&
-                strcmp(v, "sqrt") && strcmp(v, "none"))
-                FAIL(o, "'%s' is not one of auto, linear, sqrt, none", v);
-            t->lr_scaling = v, i++;
-        } else if (!strcmp(o, "--no-augment")) {
-            t->no_augment = 1;
-        } else if (!strcmp(o, "--export-layers")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->export_layers = v, i++;
-        } else if (!strcmp(o, "--seed")) {
-            if (q_int(o, v, 0, 1L << 52, &t->seed)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--dataset")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "auto") && strcmp(v, "fashion-mnist") &&
-                strcmp(v, "teacher"))
-                FAIL(o, "'%s' is not one of auto, fashion-mnist, teacher", v);
-            t->dataset = v, i++;
-        } else if (!strcmp(o, "--data")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            t->data_dir = v, i++;
-        } else if (!strcmp(o, "--subset")) {
-            if (q_int(o, v, 1, 1L << 40, &t->subset)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--test-subset")) {
-            if (q_int(o, v, 1, 1L << 40, &t->test_subset))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--threads")) {
-            if (q_int(o, v, 1, 4096, &t->threads)) return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--comm")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (strcmp(v, "self") && strcmp(v, "mpi"))
-                FAIL(o, "'%s' is not one of self, mpi", v);
-            t->backend = v, i++;
-        } else if (!strcmp(o, "--no-trace")) {
-            t->trace = 0;
-        } else if (!strcmp(o, "--trace-all-ranks")) {
-            t->trace_all = 1;
-        } else if (!strcmp(o, "--stall-timeout")) {
-            if (v && !strcmp(v, "auto"))
-                t->stall = STALL_AUTO;
-            else if (q_int(o, v, 0, 86400 * 30, &t->stall))
-                return EXIT_BAD_INPUT;
-            i++;
-        } else if (!strcmp(o, "--fault")) {
-            if (need(o, v)) return EXIT_BAD_INPUT;
-            if (parse_fault(t, v))
-                FAIL(o, "'%s': expected nan|kill|hang:RANK:STEP", v);
-            i++;
-        } else {
-            FAIL("train", "unknown option '%s' (see --help)", o);
-        }
-    }
+    targ = *t;
+    tcom = *com;
+    int rc = parse_quietly(&train_verb, argc, argv);
+    *t = targ;
+    *com = tcom;
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 1;
     if (!t->spec)
         FAIL("train", "--optim SPEC is required (see lbscale optim --list)");
     return 0;
@@ -746,46 +754,7 @@ static void watchdog_off(void)
 
 /* ---- string buffer for the trace ----------------------------------------- */
 
-struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        size_t room = b->cap - b->len;
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)n < room) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 1 << 16;
-        while (cap - b->len <= (size_t)n)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-static void sb_ms_array(struct sbuf *b, const char *key, const double *x,
+static void sb_ms_array(struct strbuf *b, const char *key, const double *x,
                         size_t n)
 {
     sb_printf(b, ",\"%s\":[", key);
@@ -816,7 +785,7 @@ struct run_state {
     size_t bytes[TRACE_KINDS], calls[TRACE_KINDS], sent;
     double ep_loss;
     long ep_correct, ep_samples;
-    struct sbuf tr;
+    struct strbuf tr;
     int tracing;                /* this rank collects a trace */
 };
 
@@ -989,7 +958,7 @@ static int train_step(struct run_state *s, long it, double *loss_out,
     s->t_comm += comm;
     s->t_data += t_data;
     if (s->tracing) {
-        struct sbuf *b = &s->tr;
+        struct strbuf *b = &s->tr;
         for (size_t i = 0; i < ne; i++) {
             sb_printf(b, "{\"step\":%ld,\"layer\":%d,\"coll\":\"%s\","
                       "\"bytes\":%zu,\"ms\":%.4f", it, e[i].layer,
@@ -1205,7 +1174,7 @@ static int write_trace(struct run_state *s, const char *dir,
     memcpy(all, hs, hl);
     all[hl] = '\n';
     if (s->tr.len)
-        memcpy(all + hl + 1, s->tr.s, s->tr.len);
+        memcpy(all + hl + 1, s->tr.p, s->tr.len);
     int rc = lbs_write_atomic(path, all, hl + 1 + s->tr.len, err);
     free(all);
     free(hs);
@@ -1240,33 +1209,51 @@ static int export_layers(const struct train_opts *t, const size_t *dims,
     return 0;
 }
 
-int verb_train(int argc, char **argv)
-{
-    struct cli_common com = {.save = 1};
-    struct train_opts t = {
-        .model = MLP_DEFAULT, .dataset = "auto", .decay = "cosine",
-        .global_batch = 1024, .epochs = 10, .warmup = 0.1, .seed = 1,
-        .threads = 1, .stall = STALL_AUTO, .trace = 1, .lr_ref_batch = 128,
-        .lr_scaling = "auto",
-    };
-    quiet_rank = env_rank() != 0;
-    int prc = parse_args(argc, argv, &t, &com);
-    if (prc)
-        return prc == 1 ? 0 : prc;
+/* Everything one training run carries from step to step (verb_train). */
+struct train_run {
+    struct train_opts t;
+    struct cli_common com;
+    int argc;
+    char **argv;
     struct lbs_err e;
     size_t dims[MLP_MAX_DENSE + 1];
-    int nd;
-    if (!strcmp(t.model, "mlp8"))
-        t.model = MLP8_SPEC;
-    int is_cnn = !strcmp(t.model, CNN_SPEC);
-    if (is_cnn) {
-        dims[0] = 784;
-        dims[1] = 10;
-        nd = 1;
-    } else if (mlp_parse(t.model, dims, &nd, &e))
+    int nd, is_cnn;
+    struct lbs_comm *comm;
+    int rank, P;
+    struct run_state s;
+    struct lbs_run *run;
+    json_t *curve;
+    char spec_eff[512], rule[128], note[300], warning[300];
+    double lr_used, wall0, n_used, train_s, last_loss, best;
+    long total, steps;
+    char rundir[4096], trbase[64];
+    struct eval_result ev;
+    double tm[7];                       /* step 5: times averaged */
+    int64_t by[2 * TRACE_KINDS + 1];    /* step 5: bytes, calls maximum */
+};
+
+/* The model's dimensions and the spec, before MPI starts or anything is
+ * written: 0, or EXIT_BAD_INPUT after one line (on rank 0). */
+static int check_input(struct train_run *r)
+{
+    struct lbs_err e;
+    if (!strcmp(r->t.model, "mlp8"))
+        r->t.model = MLP8_SPEC;
+    r->is_cnn = !strcmp(r->t.model, CNN_SPEC);
+    if (r->is_cnn) {
+        r->dims[0] = 784;
+        r->dims[1] = 10;
+        r->nd = 1;
+    } else if (mlp_parse(r->t.model, r->dims, &r->nd, &e))
         FAIL("--model", "%s", e.msg);
-    if (t.export_layers)
-        return export_layers(&t, dims, nd);
+    return 0;
+}
+
+/* Reject a bad spec (and compressor) before MPI starts or anything is
+ * written: 0, or EXIT_BAD_INPUT after one line (on rank 0). */
+static int check_spec(struct train_opts t)
+{
+    struct lbs_err e;
     /* Reject a bad spec before MPI starts or anything is written. */
     {
         char name[64];
@@ -1283,317 +1270,405 @@ int verb_train(int argc, char **argv)
         if (rc)
             FAIL("--optim", "%s", e.msg);
     }
-    cli_threads(t.threads);
-    openblas_set_num_threads((int)t.threads);
+    return 0;
+}
 
-    double wall0 = cli_now();
-    const char *backend = t.backend ? t.backend
-                          : (LBS_HAVE_MPI && under_mpirun()) ? "mpi" : "self";
-    struct lbs_comm *comm = NULL;
-    int rc = lbs_comm_new(backend, &comm, &e);
-    if (rc) {
-        if (!quiet_rank)
-            cli_error("--comm", "%s", e.msg);
-        return cli_exit_code(rc);
-    }
-    comm->err = &e;
-    int rank = comm->rank, P = comm->size, who;
-    quiet_rank = 0;
-    watchdog_init(rank, t.stall);
-
-    struct run_state s = {.t = &t, .comm = comm};
-    struct lbs_run *run = NULL;
-    json_t *curve = json_array();
-    char spec_eff[512] = "", rule[128] = "", note[300] = "",
-         warning[300] = "";
-    double lr_used = NAN;
-
-    /* 1. options agree across ranks */
+/* Step 1: every rank got the same options.  0 or the code to exit with
+ * (rank 0 printed why). */
+static int options_agree(struct train_run *r)
+{
     const char *const *names;
-    int k = options_differ(comm, &t, &names);
+    int k = options_differ(r->comm, &r->t, &names);
     if (k < -1) {
-        rc = -EIO;
-        if (rank == 0)
-            cli_error("train", "start-up option check failed: %s", e.msg);
-        goto out;
+        if (r->rank == 0)
+            cli_error("train", "start-up option check failed: %s", r->e.msg);
+        return -EIO;
     }
     if (k >= 0) {
-        rc = -EINVAL;
-        if (rank == 0)
+        if (r->rank == 0)
             cli_error(names[k], "differs across ranks (every rank must get "
                       "the same options); refusing to start");
-        goto out;
+        return -EINVAL;
     }
-    /* 2. shapes that depend on the rank count; data; model; optimizer */
-    rc = 0;
-    if (t.global_batch % P)
-        rc = lbs_err_set(&e, -EINVAL, "%ld is not a multiple of the %d "
-                         "ranks", t.global_batch, P);
-    if ((rc = agree(comm, rc, &who))) {
+    return 0;
+}
+
+/* Step 2a: batch shapes that depend on the rank count, the data, this
+ * rank's shard and the step count.  Returns a failure every rank agreed
+ * on (printed); *pending: the shard's, agreed on after the model. */
+static int setup_data(struct train_run *r, int *pending)
+{
+    const struct train_opts *t = &r->t;
+    struct run_state *s = &r->s;
+    struct lbs_err *e = &r->e;
+    int rc = 0, who, P = r->P, rank = r->rank;
+    if (t->global_batch % P)
+        rc = lbs_err_set(e, -EINVAL, "%ld is not a multiple of the %d "
+                         "ranks", t->global_batch, P);
+    if ((rc = agree(r->comm, rc, &who))) {
         if (who == rank)
-            cli_error("--global-batch", "%s", e.msg);
-        goto out;
+            cli_error("--global-batch", "%s", e->msg);
+        return rc;
     }
-    s.local = (size_t)(t.global_batch / P);
-    s.micro = t.micro_batch ? (size_t)t.micro_batch
-                            : s.local < 512 ? s.local : 512;
-    if (s.micro > s.local)
-        s.micro = s.local;
-    rc = load_data(&t, dims, nd, &s.data, note, sizeof note, &e);
-    if ((rc = agree(comm, rc, &who))) {
+    s->local = (size_t)(t->global_batch / P);
+    s->micro = t->micro_batch ? (size_t)t->micro_batch
+                              : s->local < 512 ? s->local : 512;
+    if (s->micro > s->local)
+        s->micro = s->local;
+    rc = load_data(t, r->dims, r->nd, &s->data, r->note, sizeof r->note, e);
+    if ((rc = agree(r->comm, rc, &who))) {
         if (who == rank)
-            cli_error("train", "%s", e.msg);
-        goto out;
+            cli_error("train", "%s", e->msg);
+        return rc;
     }
-    if (note[0] && rank == 0)
-        fprintf(stderr, "lbscale: train: note: %s\n", note);
-    rc = data_shard(&s.data, (uint64_t)t.seed, rank, P, &s.shard, &s.nshard,
-                    &e);
+    if (r->note[0] && rank == 0)
+        fprintf(stderr, "lbscale: train: note: %s\n", r->note);
+    rc = data_shard(&s->data, (uint64_t)t->seed, rank, P, &s->shard,
+                    &s->nshard, e);
     if (!rc)
-        data_shuffle(s.shard, s.nshard, (uint64_t)t.seed, 0, rank);
-    double n_used = (double)s.nshard * P;
-    long total = (long)llround(t.epochs * n_used / (double)t.global_batch);
+        data_shuffle(s->shard, s->nshard, (uint64_t)t->seed, 0, rank);
+    r->n_used = (double)s->nshard * P;
+    long total = (long)llround(t->epochs * r->n_used /
+                               (double)t->global_batch);
     if (total < 1)
         total = 1;
-    if (t.max_steps && total > t.max_steps)
-        total = t.max_steps;
-    s.total_steps = total;
-    s.warmup_steps = (long)llround(t.warmup * (double)total);
-    /* a fault that can never fire would pass as a clean run */
-    if (!rc && t.fault != FAULT_NONE && t.fault_rank >= P)
-        rc = lbs_err_set(&e, -EINVAL, "--fault %s: rank %ld is not one of "
-                         "the %d ranks (0..%d)", t.fault_str, t.fault_rank,
-                         P, P - 1);
-    if (!rc && t.fault != FAULT_NONE && t.fault_step > total)
-        rc = lbs_err_set(&e, -EINVAL, "--fault %s: step %ld is past the "
-                         "run's last step (%ld)", t.fault_str, t.fault_step,
-                         total);
-    if (!rc)
-        rc = is_cnn ? cnn_new(s.micro, &s.m, &e)
-                    : mlp_new(dims, nd, s.micro, &s.m, &e);
-    if (!rc) {
-        mlp_init(s.m, (uint64_t)t.seed);
-        rc = effective_spec(&t, total, spec_eff, sizeof spec_eff, rule,
-                            sizeof rule, &lr_used, &e);
-    }
-    if (!rc) {
-        /* DecentLaM's analysis assumes a symmetric doubly stochastic W */
-        char topo_w[32];
-        spec_value(spec_eff, "topology", topo_w, sizeof topo_w);
-        if (!strncmp(spec_eff, "decentlam", 9) &&
-            (!strcmp(topo_w, "exponential") || !strcmp(topo_w, "onepeer")))
-            snprintf(warning, sizeof warning, "decentlam on the directed "
-                     "'%s' graph: its mixing matrix is not symmetric, which "
-                     "DecentLaM's analysis assumes (use ring, symexp or "
-                     "full); such runs have diverged (10%% accuracy)",
-                     topo_w);
-        if (warning[0] && rank == 0)
-            fprintf(stderr, "lbscale: train: WARNING: %s\n", warning);
-    }
-    if (!rc)
-        rc = comm_trace_new(comm, &s.tcomm, &e);
-    if (!rc)
-        rc = lbs_optim_new(spec_eff, s.m->layers, s.m->nlayers, s.tcomm,
-                           &s.o, &e);
-    if (!rc && t.compress)
-        rc = lbs_optim_set_compressor(s.o, t.compress, &e);
-    if (!rc) {
-        s.xb = malloc(s.micro * dims[0] * sizeof(float));
-        s.yb = malloc(s.micro);
-        s.bidx = malloc(s.local * sizeof *s.bidx);
-        s.keep = malloc(s.m->nlayers);
-        s.wavg = malloc(s.m->nparams * sizeof(float));
-        if (!s.xb || !s.yb || !s.bidx || !s.keep || !s.wavg)
-            rc = lbs_err_set(&e, -ENOMEM, "out of memory");
-    }
-    if ((rc = agree(comm, rc, &who))) {
-        if (who == rank)
-            cli_error("train", "%s", e.msg);
-        goto out;
-    }
-    /* 3. the run directory (rank 0), only now that the input is good */
-    if (rank == 0)
-        rc = cli_open_run(&com, "train", argc, argv, &run);
-    if ((rc = agree(comm, rc, &who)))
-        goto out;
-    /* where the trace goes: every rank needs it with --trace-all-ranks */
-    char rundir[4096] = "", trbase[64] = "train-trace";
-    if (run) {
-        snprintf(rundir, sizeof rundir, "%s", lbs_run_dir(run));
-        pick_trace_base(rundir, spec_eff, t.compress, trbase,
-                        sizeof trbase);
-    }
-    if (P > 1 && t.trace_all && com.save &&
-        ((rc = lbs_bcast(comm, rundir, sizeof rundir, LBS_UINT8, 0, -1)) ||
-         (rc = lbs_bcast(comm, trbase, sizeof trbase, LBS_UINT8, 0, -1))))
-        goto out;
+    if (t->max_steps && total > t->max_steps)
+        total = t->max_steps;
+    r->total = s->total_steps = total;
+    s->warmup_steps = (long)llround(t->warmup * (double)total);
+    *pending = rc;
+    return 0;
+}
 
-    if (rank == 0 && !com.json) {
-        printf("# train %s on %s (%s%s), %d rank%s, global batch %ld = %d x "
-               "%zu (micro %zu), %ld steps, lr rule: %s\n", spec_eff,
-               t.model, s.data.name, note[0] ? ", fallback" : "", P,
-               P > 1 ? "s" : "", t.global_batch, P, s.local, s.micro, total,
-               rule);
-        printf("# %6s %7s %9s %9s %9s %9s %9s %7s %9s\n", "epoch", "step",
-               "lr", "trn_loss", "trn_acc", "tst_loss", "tst_acc", "skipped",
-               "wall(s)");
-        fflush(stdout);
+/* A fault that can never fire would pass as a clean run. */
+static int check_fault(const struct train_run *r, struct lbs_err *e)
+{
+    const struct train_opts *t = &r->t;
+    if (t->fault != FAULT_NONE && t->fault_rank >= r->P)
+        return lbs_err_set(e, -EINVAL, "--fault %s: rank %ld is not one of "
+                           "the %d ranks (0..%d)", t->fault_str,
+                           t->fault_rank, r->P, r->P - 1);
+    if (t->fault != FAULT_NONE && t->fault_step > r->total)
+        return lbs_err_set(e, -EINVAL, "--fault %s: step %ld is past the "
+                           "run's last step (%ld)", t->fault_str,
+                           t->fault_step, r->total);
+    return 0;
+}
+
+/* DecentLaM's analysis assumes a symmetric doubly stochastic W: warn (and
+ * record) when the graph is directed. */
+static void topology_warning(struct train_run *r)
+{
+    char topo_w[32];
+    spec_value(r->spec_eff, "topology", topo_w, sizeof topo_w);
+    if (!strncmp(r->spec_eff, "decentlam", 9) &&
+        (!strcmp(topo_w, "exponential") || !strcmp(topo_w, "onepeer")))
+        snprintf(r->warning, sizeof r->warning, "decentlam on the directed "
+                 "'%s' graph: its mixing matrix is not symmetric, which "
+                 "DecentLaM's analysis assumes (use ring, symexp or "
+                 "full); such runs have diverged (10%% accuracy)",
+                 topo_w);
+    if (r->warning[0] && r->rank == 0)
+        fprintf(stderr, "lbscale: train: WARNING: %s\n", r->warning);
+}
+
+/* Step 2b: model, effective spec, optimizer (over the traced comm) and
+ * the batch buffers; rc from setup_data goes in. */
+static int setup_model(struct train_run *r, int rc)
+{
+    const struct train_opts *t = &r->t;
+    struct run_state *s = &r->s;
+    struct lbs_err *e = &r->e;
+    int who;
+    if (!rc)
+        rc = check_fault(r, e);
+    if (!rc)
+        rc = r->is_cnn ? cnn_new(s->micro, &s->m, e)
+                       : mlp_new(r->dims, r->nd, s->micro, &s->m, e);
+    if (!rc) {
+        mlp_init(s->m, (uint64_t)t->seed);
+        rc = effective_spec(t, r->total, r->spec_eff, sizeof r->spec_eff,
+                            r->rule, sizeof r->rule, &r->lr_used, e);
     }
+    if (!rc)
+        topology_warning(r);
+    if (!rc)
+        rc = comm_trace_new(r->comm, &s->tcomm, e);
+    if (!rc)
+        rc = lbs_optim_new(r->spec_eff, s->m->layers, s->m->nlayers,
+                           s->tcomm, &s->o, e);
+    if (!rc && t->compress)
+        rc = lbs_optim_set_compressor(s->o, t->compress, e);
+    if (!rc) {
+        s->xb = malloc(s->micro * r->dims[0] * sizeof(float));
+        s->yb = malloc(s->micro);
+        s->bidx = malloc(s->local * sizeof *s->bidx);
+        s->keep = malloc(s->m->nlayers);
+        s->wavg = malloc(s->m->nparams * sizeof(float));
+        if (!s->xb || !s->yb || !s->bidx || !s->keep || !s->wavg)
+            rc = lbs_err_set(e, -ENOMEM, "out of memory");
+    }
+    if ((rc = agree(r->comm, rc, &who)) && who == r->rank)
+        cli_error("train", "%s", e->msg);
+    return rc;
+}
 
-    s.tracing = t.trace && com.save && (t.trace_all || rank == 0);
+/* Step 3: the run directory (rank 0), only now that the input is good,
+ * and where the trace goes: every rank needs it with --trace-all-ranks. */
+static int open_results(struct train_run *r)
+{
+    int rc = 0, who;
+    if (r->rank == 0)
+        rc = cli_open_run(&r->com, "train", r->argc, r->argv, &r->run);
+    if ((rc = agree(r->comm, rc, &who)))
+        return rc;
+    if (r->run) {
+        snprintf(r->rundir, sizeof r->rundir, "%s", lbs_run_dir(r->run));
+        pick_trace_base(r->rundir, r->spec_eff, r->t.compress, r->trbase,
+                        sizeof r->trbase);
+    }
+    if (r->P > 1 && r->t.trace_all && r->com.save &&
+        ((rc = lbs_bcast(r->comm, r->rundir, sizeof r->rundir, LBS_UINT8, 0,
+                         -1)) ||
+         (rc = lbs_bcast(r->comm, r->trbase, sizeof r->trbase, LBS_UINT8, 0,
+                         -1))))
+        return rc;
+    return 0;
+}
 
-    /* 4. train */
-    double train0 = cli_now(), last_loss = NAN, best = 0;
+static void print_header(const struct train_run *r)
+{
+    const struct train_opts *t = &r->t;
+    const struct run_state *s = &r->s;
+    printf("# train %s on %s (%s%s), %d rank%s, global batch %ld = %d x "
+           "%zu (micro %zu), %ld steps, lr rule: %s\n", r->spec_eff,
+           t->model, s->data.name, r->note[0] ? ", fallback" : "", r->P,
+           r->P > 1 ? "s" : "", t->global_batch, r->P, s->local, s->micro,
+           r->total, r->rule);
+    printf("# %6s %7s %9s %9s %9s %9s %9s %7s %9s\n", "epoch", "step",
+           "lr", "trn_loss", "trn_acc", "tst_loss", "tst_acc", "skipped",
+           "wall(s)");
+    fflush(stdout);
+}
+
+/* --fault: this rank at this step dies or hangs (NaN is train_step's). */
+static void inject_fault(const struct train_opts *t, int rank, long it)
+{
+    if (t->fault != FAULT_NONE && it == t->fault_step &&
+        rank == t->fault_rank) {
+        if (t->fault == FAULT_KILL)
+            raise(SIGKILL);
+        if (t->fault == FAULT_HANG)
+            for (;;)
+                pause();
+    }
+}
+
+/* The per-epoch row: evaluate, print (rank 0), append to the curve. */
+static int epoch_row(struct train_run *r, long it)
+{
+    const struct train_opts *t = &r->t;
+    struct run_state *s = &r->s;
+    struct eval_result *ev = &r->ev;
+    double e0 = cli_now();
+    watchdog_pet(UNIT_EVAL);
+    int rc = evaluate(s, ev, &r->e);
+    if (rc) {
+        cli_error("train", "rank %d, evaluation: %s", r->rank, r->e.msg);
+        return rc;
+    }
+    s->t_eval += cli_now() - e0;
+    watchdog_took(UNIT_EVAL, cli_now() - e0);
+    r->best = ev->test_acc > r->best ? ev->test_acc : r->best;
+    json_t *row = json_pack("{s:s,s:s,s:o}", "bench", "train",
+                            "event", "epoch", "compress",
+                            t->compress ? json_string(t->compress)
+                                        : json_null());
+    jset(row, "epoch", (double)it * (double)t->global_batch / r->n_used);
+    json_object_set_new(row, "step", json_integer((json_int_t)it));
+    jset(row, "lr", isnan(r->lr_used) ? lr_factor(s, it)
+                                      : r->lr_used * lr_factor(s, it));
+    jset(row, "train_loss", ev->train_loss);
+    jset(row, "train_accuracy", ev->train_acc);
+    jset(row, "test_loss", ev->test_loss);
+    jset(row, "test_accuracy", ev->test_acc);
+    jset(row, "val_loss", ev->val_loss);
+    jset(row, "val_accuracy", ev->val_acc);
+    jset(row, "consensus_rms", ev->consensus);
+    json_object_set_new(row, "skipped_steps",
+                        json_integer(lbs_optim_skipped(s->o)));
+    jset(row, "wall_s", cli_now() - r->wall0);
+    if (r->rank == 0)
+        print_row(row, r->com.json);
+    json_array_append_new(r->curve, row);
+    return 0;
+}
+
+/* Step 4: the steps, with an evaluation at every epoch's end and at the
+ * last step. */
+static int train_loop(struct train_run *r)
+{
+    const struct train_opts *t = &r->t;
+    double train0 = cli_now();
     long last_epoch = 0, it;
-    struct eval_result ev = {0};
-    for (it = 1; it <= total; it++) {
+    int rc = 0;
+    r->last_loss = NAN;
+    for (it = 1; it <= r->total; it++) {
         watchdog_pet(UNIT_STEP);
         double s0 = cli_now();
-        if (t.fault != FAULT_NONE && it == t.fault_step &&
-            rank == t.fault_rank) {
-            if (t.fault == FAULT_KILL)
-                raise(SIGKILL);
-            if (t.fault == FAULT_HANG)
-                for (;;)
-                    pause();
-        }
-        rc = train_step(&s, it, &last_loss, &e);
+        inject_fault(t, r->rank, it);
+        rc = train_step(&r->s, it, &r->last_loss, &r->e);
         if (rc < 0) {
-            cli_error("train", "rank %d, step %ld: %s", rank, it, e.msg);
-            goto out;
+            cli_error("train", "rank %d, step %ld: %s", r->rank, it,
+                      r->e.msg);
+            return rc;
         }
-        if (rc == 1 && rank == 0)
-            fprintf(stderr, "lbscale: train: %s\n", e.msg);
+        if (rc == 1 && r->rank == 0)
+            fprintf(stderr, "lbscale: train: %s\n", r->e.msg);
         watchdog_took(UNIT_STEP, cli_now() - s0);
-        long ep = (long)floor((double)it * (double)t.global_batch / n_used);
-        if (ep > last_epoch || it == total) {
-            double e0 = cli_now();
-            watchdog_pet(UNIT_EVAL);
-            if ((rc = evaluate(&s, &ev, &e))) {
-                cli_error("train", "rank %d, evaluation: %s", rank, e.msg);
-                goto out;
-            }
-            s.t_eval += cli_now() - e0;
-            watchdog_took(UNIT_EVAL, cli_now() - e0);
+        long ep = (long)floor((double)it * (double)t->global_batch /
+                              r->n_used);
+        if (ep > last_epoch || it == r->total) {
+            if ((rc = epoch_row(r, it)))
+                return rc;
             last_epoch = ep;
-            best = ev.test_acc > best ? ev.test_acc : best;
-            json_t *row = json_pack("{s:s,s:s,s:o}", "bench", "train",
-                                    "event", "epoch", "compress",
-                                    t.compress ? json_string(t.compress)
-                                               : json_null());
-            jset(row, "epoch", (double)it * (double)t.global_batch / n_used);
-            json_object_set_new(row, "step", json_integer((json_int_t)it));
-            jset(row, "lr", isnan(lr_used) ? lr_factor(&s, it)
-                                           : lr_used * lr_factor(&s, it));
-            jset(row, "train_loss", ev.train_loss);
-            jset(row, "train_accuracy", ev.train_acc);
-            jset(row, "test_loss", ev.test_loss);
-            jset(row, "test_accuracy", ev.test_acc);
-            jset(row, "val_loss", ev.val_loss);
-            jset(row, "val_accuracy", ev.val_acc);
-            jset(row, "consensus_rms", ev.consensus);
-            json_object_set_new(row, "skipped_steps",
-                                json_integer(lbs_optim_skipped(s.o)));
-            jset(row, "wall_s", cli_now() - wall0);
-            if (rank == 0)
-                print_row(row, com.json);
-            json_array_append_new(curve, row);
         }
     }
     watchdog_pet(UNIT_EVAL);   /* the closing reductions and writes */
-    double train_s = cli_now() - train0;
+    r->train_s = cli_now() - train0;
+    r->steps = it - 1;
+    return 0;
+}
 
-    /* 5. totals over ranks: times averaged, bytes the maximum */
-    double tm[7] = {s.t_fwd, s.t_bwd, s.t_wgrad, s.t_optim, s.t_comm,
-                    s.t_data, s.kept_w};
-    int64_t by[2 * TRACE_KINDS + 1];
+/* Step 5a: totals over ranks: times averaged, bytes the maximum. */
+static int reduce_totals(struct train_run *r)
+{
+    const struct run_state *s = &r->s;
+    double *tm = r->tm;
+    int64_t *by = r->by;
+    double t7[7] = {s->t_fwd, s->t_bwd, s->t_wgrad, s->t_optim, s->t_comm,
+                    s->t_data, s->kept_w};
+    memcpy(tm, t7, sizeof t7);
     for (int q = 0; q < TRACE_KINDS; q++) {
-        by[q] = (int64_t)s.bytes[q];
-        by[TRACE_KINDS + q] = (int64_t)s.calls[q];
+        by[q] = (int64_t)s->bytes[q];
+        by[TRACE_KINDS + q] = (int64_t)s->calls[q];
     }
-    by[2 * TRACE_KINDS] = (int64_t)s.sent;
-    comm->err = &e;
-    if (P > 1 && ((rc = lbs_allreduce(comm, tm, 7, LBS_FLOAT64, LBS_SUM, -1)) ||
-                  (rc = lbs_allreduce(comm, by, 2 * TRACE_KINDS + 1,
-                                      LBS_INT64, LBS_MAX, -1)))) {
-        cli_error("train", "rank %d: %s", rank, e.msg);
-        goto out;
+    by[2 * TRACE_KINDS] = (int64_t)s->sent;
+    r->comm->err = &r->e;
+    int rc;
+    if (r->P > 1 &&
+        ((rc = lbs_allreduce(r->comm, tm, 7, LBS_FLOAT64, LBS_SUM, -1)) ||
+         (rc = lbs_allreduce(r->comm, by, 2 * TRACE_KINDS + 1, LBS_INT64,
+                             LBS_MAX, -1)))) {
+        cli_error("train", "rank %d: %s", r->rank, r->e.msg);
+        return rc;
     }
     for (int q = 0; q < 7; q++)
-        tm[q] /= P;
+        tm[q] /= r->P;
+    return 0;
+}
+
+/* comm_by_kind of the final row; *bsum, *calls: the totals. */
+static json_t *bytes_by_kind(const int64_t *by, int64_t *bsum,
+                             int64_t *calls)
+{
     json_t *bk = json_object();
-    int64_t bsum = 0, calls = 0;
+    *bsum = *calls = 0;
     for (int q = 0; q < TRACE_KINDS; q++) {
-        bsum += by[q];
-        calls += by[TRACE_KINDS + q];
+        *bsum += by[q];
+        *calls += by[TRACE_KINDS + q];
         if (by[TRACE_KINDS + q])
             json_object_set_new(bk, trace_kind_name((enum trace_kind)q),
                                 json_pack("{s:I,s:I}", "bytes",
                                           (json_int_t)by[q], "calls",
                                           (json_int_t)by[TRACE_KINDS + q]));
     }
-    long steps = it - 1;
+    return bk;
+}
+
+/* The final row's head: the configuration. */
+static json_t *final_config(const struct train_run *r)
+{
+    const struct train_opts *t = &r->t;
+    const struct run_state *s = &r->s;
     char topo[32];
-    spec_value(spec_eff, "topology", topo, sizeof topo);
+    spec_value(r->spec_eff, "topology", topo, sizeof topo);
     json_t *row = json_pack(
         "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:s?,s:I,s:I,s:I,s:I,s:f,s:I,"
         "s:I,s:I,s:I,s:i,s:s,s:s}",
-        "bench", "train", "event", "final", "optim", lbs_optim_name(s.o),
-        "params", lbs_optim_params(s.o), "spec", t.spec, "model", t.model,
-        "dataset", s.data.name, "dataset_source", s.data.source, "ranks", P,
-        "topology", topo[0] ? topo : NULL, "global_batch", (json_int_t)t.global_batch,
-        "local_batch", (json_int_t)s.local, "micro_batch",
-        (json_int_t)s.micro, "accum_steps",
-        (json_int_t)((s.local + s.micro - 1) / s.micro), "epochs", t.epochs,
-        "steps", (json_int_t)steps, "skipped_steps",
-        (json_int_t)lbs_optim_skipped(s.o), "warmup_steps",
-        (json_int_t)s.warmup_steps, "seed", (json_int_t)t.seed, "threads",
-        (int)t.threads, "decay", t.decay, "lr_rule", rule);
-    json_object_set_new(row, "lr", isnan(lr_used) ? json_null()
-                                                   : json_real(lr_used));
-    json_object_set_new(row, "compress", t.compress ? json_string(t.compress)
-                                                    : json_null());
-    if (note[0])
-        json_object_set_new(row, "dataset_note", json_string(note));
-    json_object_set_new(row, "n_train", json_integer((json_int_t)n_used));
+        "bench", "train", "event", "final", "optim", lbs_optim_name(s->o),
+        "params", lbs_optim_params(s->o), "spec", t->spec, "model", t->model,
+        "dataset", s->data.name, "dataset_source", s->data.source, "ranks",
+        r->P, "topology", topo[0] ? topo : NULL, "global_batch",
+        (json_int_t)t->global_batch, "local_batch", (json_int_t)s->local,
+        "micro_batch", (json_int_t)s->micro, "accum_steps",
+        (json_int_t)((s->local + s->micro - 1) / s->micro), "epochs",
+        t->epochs, "steps", (json_int_t)r->steps, "skipped_steps",
+        (json_int_t)lbs_optim_skipped(s->o), "warmup_steps",
+        (json_int_t)s->warmup_steps, "seed", (json_int_t)t->seed, "threads",
+        (int)t->threads, "decay", t->decay, "lr_rule", r->rule);
+    json_object_set_new(row, "lr", isnan(r->lr_used)
+                                       ? json_null() : json_real(r->lr_used));
+    json_object_set_new(row, "compress", t->compress
+                                             ? json_string(t->compress)
+                                             : json_null());
+    if (r->note[0])
+        json_object_set_new(row, "dataset_note", json_string(r->note));
+    json_object_set_new(row, "n_train", json_integer((json_int_t)r->n_used));
     json_object_set_new(row, "n_test",
-                        json_integer((json_int_t)s.data.n_test));
-    jset(row, "test_accuracy", ev.test_acc);
-    jset(row, "test_loss", ev.test_loss);
-    jset(row, "best_test_accuracy", best);
-    jset(row, "val_accuracy", ev.val_acc);
-    jset(row, "val_loss", ev.val_loss);
+                        json_integer((json_int_t)s->data.n_test));
+    return row;
+}
+
+/* The final row's results: accuracies, divergence, the lr rule used. */
+static void final_results(const struct train_run *r, json_t *row)
+{
+    const struct train_opts *t = &r->t;
+    const struct eval_result *ev = &r->ev;
+    jset(row, "test_accuracy", ev->test_acc);
+    jset(row, "test_loss", ev->test_loss);
+    jset(row, "best_test_accuracy", r->best);
+    jset(row, "val_accuracy", ev->val_acc);
+    jset(row, "val_loss", ev->val_loss);
     json_object_set_new(row, "n_val",
-                        json_integer((json_int_t)s.data.n_val));
+                        json_integer((json_int_t)r->s.data.n_val));
     /* diverged: a NaN/Inf loss, or a final training loss above ten times
      * chance's (10 ln classes) */
-    double chance = log((double)dims[nd]);
+    double chance = log((double)r->dims[r->nd]);
     json_object_set_new(row, "diverged", json_boolean(
-        !isfinite(last_loss) || !isfinite(ev.test_loss) ||
-        !(ev.train_loss <= 10 * chance)));
-    {
-        char nm[64];
-        const char *args;
-        struct lbs_err e2;
-        const char *sc = NULL;
-        if (!lbs_spec_split(t.spec, nm, sizeof nm, &args, &e2))
-            sc = scaling_used(&t, nm);
-        json_object_set_new(row, "lr_scaling", sc ? json_string(sc)
-                                                  : json_null());
-        json_object_set_new(row, "lr_base", sc ? json_real(t.lr_base)
-                                               : json_null());
-        json_object_set_new(row, "lr_ref_batch", sc
-                            ? json_integer(t.lr_ref_batch) : json_null());
-        json_object_set_new(row, "warmup", json_real(t.warmup));
-        json_object_set_new(row, "warning", warning[0] ? json_string(warning)
-                                                       : json_null());
-    }
-    jset(row, "train_loss", ev.train_loss);
-    jset(row, "train_accuracy", ev.train_acc);
-    jset(row, "consensus_rms", ev.consensus);
-    jset(row, "wall_s", cli_now() - wall0);
-    jset(row, "train_s", train_s);
-    jset(row, "eval_s", s.t_eval);
+        !isfinite(r->last_loss) || !isfinite(ev->test_loss) ||
+        !(ev->train_loss <= 10 * chance)));
+    char nm[64];
+    const char *args;
+    struct lbs_err e2;
+    const char *sc = NULL;
+    if (!lbs_spec_split(t->spec, nm, sizeof nm, &args, &e2))
+        sc = scaling_used(t, nm);
+    json_object_set_new(row, "lr_scaling", sc ? json_string(sc)
+                                              : json_null());
+    json_object_set_new(row, "lr_base", sc ? json_real(t->lr_base)
+                                           : json_null());
+    json_object_set_new(row, "lr_ref_batch", sc
+                        ? json_integer(t->lr_ref_batch) : json_null());
+    json_object_set_new(row, "warmup", json_real(t->warmup));
+    json_object_set_new(row, "warning", r->warning[0]
+                                            ? json_string(r->warning)
+                                            : json_null());
+    jset(row, "train_loss", ev->train_loss);
+    jset(row, "train_accuracy", ev->train_acc);
+    jset(row, "consensus_rms", ev->consensus);
+}
+
+/* The final row's costs: times, bytes, the command line, the trace. */
+static void final_costs(const struct train_run *r, json_t *row)
+{
+    const struct run_state *s = &r->s;
+    const double *tm = r->tm;
+    int64_t bsum, calls;
+    json_t *bk = bytes_by_kind(r->by, &bsum, &calls);
+    jset(row, "wall_s", cli_now() - r->wall0);
+    jset(row, "train_s", r->train_s);
+    jset(row, "eval_s", s->t_eval);
     jset(row, "fwd_s", tm[0]);
     jset(row, "bwd_s", tm[1]);
     jset(row, "wgrad_s", tm[2]);
@@ -1601,63 +1676,137 @@ int verb_train(int argc, char **argv)
     jset(row, "comm_s", tm[4]);
     jset(row, "data_s", tm[5]);
     json_object_set_new(row, "wgrad_kept_frac",
-                        json_real(s.all_w > 0 ? tm[6] / s.all_w : 1));
+                        json_real(s->all_w > 0 ? tm[6] / s->all_w : 1));
     json_object_set_new(row, "comm_bytes_per_rank", json_integer(bsum));
     json_object_set_new(row, "sent_bytes_per_rank",
-                        json_integer(by[2 * TRACE_KINDS]));
+                        json_integer(r->by[2 * TRACE_KINDS]));
     json_object_set_new(row, "dense_bytes_per_step",
-                        json_integer((json_int_t)(4 * s.m->nparams)));
+                        json_integer((json_int_t)(4 * s->m->nparams)));
     json_object_set_new(row, "comm_calls_per_rank", json_integer(calls));
     json_object_set_new(row, "comm_by_kind", bk);
     json_t *av = json_array();
-    for (int q = 0; q < argc; q++)
-        json_array_append_new(av, json_string(argv[q]));
+    for (int q = 0; q < r->argc; q++)
+        json_array_append_new(av, json_string(r->argv[q]));
     json_object_set_new(row, "argv", av);
     json_object_set_new(row, "parameters",
-                        json_integer((json_int_t)s.m->nparams));
-    json_object_set_new(row, "trace", t.trace && com.save
-                        ? json_sprintf(t.trace_all ? "%s.rank*.jsonl"
-                                                   : "%s.jsonl", trbase)
+                        json_integer((json_int_t)s->m->nparams));
+    json_object_set_new(row, "trace", r->t.trace && r->com.save
+                        ? json_sprintf(r->t.trace_all ? "%s.rank*.jsonl"
+                                                      : "%s.jsonl",
+                                       r->trbase)
                         : json_null());
+}
 
-    /* 6. traces and results */
-    rc = 0;
-    if (t.trace && com.save && (t.trace_all || rank == 0))
-        rc = write_trace(&s, rundir, trbase, spec_eff,
-                         steps, &e);
+/* Step 6: traces and results; the row is consumed. */
+static int write_results(struct train_run *r, json_t *row)
+{
+    const struct train_opts *t = &r->t;
+    int rc = 0, who;
+    if (t->trace && r->com.save && (t->trace_all || r->rank == 0))
+        rc = write_trace(&r->s, r->rundir, r->trbase, r->spec_eff,
+                         r->steps, &r->e);
     if (rc)
-        cli_error("train", "rank %d: %s", rank, e.msg);
-    if (rank == 0) {
-        print_row(row, com.json);
-        if (run) {
+        cli_error("train", "rank %d: %s", r->rank, r->e.msg);
+    if (r->rank == 0) {
+        print_row(row, r->com.json);
+        if (r->run) {
             json_t *res = json_deep_copy(row);
-            json_object_set(res, "curve", curve);
+            json_object_set(res, "curve", r->curve);
             if (rc)
                 json_decref(res);
-            else if ((rc = lbs_run_append(run, "train", res, &e)))
-                cli_error("train", "%s", e.msg);
-            else if (!com.json)
+            else if ((rc = lbs_run_append(r->run, "train", res, &r->e)))
+                cli_error("train", "%s", r->e.msg);
+            else if (!r->com.json)
                 fprintf(stderr, "results: %s/train.jsonl\n",
-                        lbs_run_dir(run));
+                        lbs_run_dir(r->run));
         }
     }
     json_decref(row);
-    rc = agree(comm, rc, &who);
-out:
+    return agree(r->comm, rc, &who);
+}
+
+static void train_run_free(struct train_run *r)
+{
+    struct run_state *s = &r->s;
     watchdog_off();
-    json_decref(curve);
-    lbs_run_close(run);
-    lbs_optim_free(s.o);
-    lbs_comm_free(s.tcomm);
-    mlp_free(s.m);
-    data_free(&s.data);
-    free(s.shard);
-    free(s.xb);
-    free(s.yb);
-    free(s.bidx);
-    free(s.keep);
-    free(s.wavg);
-    free(s.tr.s);
-    lbs_comm_free(comm);
+    json_decref(r->curve);
+    lbs_run_close(r->run);
+    lbs_optim_free(s->o);
+    lbs_comm_free(s->tcomm);
+    mlp_free(s->m);
+    data_free(&s->data);
+    free(s->shard);
+    free(s->xb);
+    free(s->yb);
+    free(s->bidx);
+    free(s->keep);
+    free(s->wavg);
+    free(s->tr.p);
+    lbs_comm_free(r->comm);
+}
+
+/* After the input checks: MPI, the run and its results. */
+static int train_main(struct train_run *r)
+{
+    cli_threads(r->t.threads);
+    openblas_set_num_threads((int)r->t.threads);
+
+    r->wall0 = cli_now();
+    const char *backend = r->t.backend ? r->t.backend
+                          : (LBS_HAVE_MPI && under_mpirun()) ? "mpi" : "self";
+    int rc = lbs_comm_new(backend, &r->comm, &r->e);
+    if (rc) {
+        if (!quiet_rank)
+            cli_error("--comm", "%s", r->e.msg);
+        return cli_exit_code(rc);
+    }
+    r->comm->err = &r->e;
+    r->rank = r->comm->rank;
+    r->P = r->comm->size;
+    quiet_rank = 0;
+    watchdog_init(r->rank, r->t.stall);
+    r->s = (struct run_state){.t = &r->t, .comm = r->comm};
+    r->curve = json_array();
+    r->lr_used = NAN;
+    snprintf(r->trbase, sizeof r->trbase, "train-trace");
+
+    int pending = 0;
+    if (!(rc = options_agree(r)) && !(rc = setup_data(r, &pending)) &&
+        !(rc = setup_model(r, pending)) &&
+        !(rc = open_results(r))) {
+        if (r->rank == 0 && !r->com.json)
+            print_header(r);
+        r->s.tracing = r->t.trace && r->com.save &&
+                       (r->t.trace_all || r->rank == 0);
+        if (!(rc = train_loop(r)) && !(rc = reduce_totals(r))) {
+            json_t *row = final_config(r);
+            final_results(r, row);
+            final_costs(r, row);
+            rc = write_results(r, row);
+        }
+    }
+    train_run_free(r);
     return cli_exit_code(rc);
+}
+
+int verb_train(int argc, char **argv)
+{
+    struct train_run r = {
+        .argc = argc, .argv = argv, .com = {.save = 1},
+        .t = {.model = MLP_DEFAULT, .dataset = "auto", .decay = "cosine",
+              .global_batch = 1024, .epochs = 10, .warmup = 0.1, .seed = 1,
+              .threads = 1, .stall = STALL_AUTO, .trace = 1,
+              .lr_ref_batch = 128, .lr_scaling = "auto"},
+    };
+    quiet_rank = env_rank() != 0;
+    int prc = parse_args(argc, argv, &r.t, &r.com);
+    if (prc)
+        return prc == 1 ? 0 : prc;
+    if ((prc = check_input(&r)))
+        return prc;
+    if (r.t.export_layers)
+        return export_layers(&r.t, r.dims, r.nd);
+    if ((prc = check_spec(r.t)))
+        return prc;
+    return train_main(&r);
 }

@@ -1,9 +1,9 @@
 /* fuzz_jsonl.c - libFuzzer harness for the results readers behind
- * `lbscale report`, `check` and `plot`: suite_load_jsonl and what report
+ * `lbscale report`, `check` and `plot`: lbs_jsonl_load and what report
  * and check do with the rows.  Input: first byte picks the file of a run
  * directory (suite, stream, optim, compress, coll, train, sim .jsonl, or
  * meta.json), the rest is its content, written into a scratch run on
- * tmpfs.  Then: suite_load_jsonl must give NULL (with a message naming
+ * tmpfs.  Then: lbs_jsonl_load must give NULL (with a message naming
  * the file) or an array of objects; report's summary tables are built
  * from the run; `check` compares it with a small baseline for that file
  * (every rule, a dotted field).
@@ -18,7 +18,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "suite.h"
+#include "report.h"
+#include "results.h"
 
 static const char *const files[] = {"suite.jsonl", "stream.jsonl",
     "optim.jsonl", "compress.jsonl", "coll.jsonl", "train.jsonl",
@@ -68,7 +69,7 @@ static void setup(void)
 static void check_rows(const char *path)
 {
     struct lbs_err e = {{0}};
-    json_t *rows = suite_load_jsonl(path, &e);
+    json_t *rows = lbs_jsonl_load(path, &e);
     size_t i;
     json_t *r;
     if (!rows && !strstr(e.msg, path))
