@@ -175,7 +175,32 @@ int lbs_compressor_props(const char *spec, struct lbs_compressor_props *p,
         .params = ops->params,
         .coll = ops->coll,
         .ef_ok = ops->ef_ok,
+        .device = ops->device,
     };
+    return 0;
+}
+
+int lbs_compressor_device(const struct lbs_compressor *c,
+                          const struct lbs_compress_device **dev,
+                          struct lbs_compress_device_hp *hp,
+                          struct lbs_err *err)
+{
+    const struct lbs_compress_device *d = c->ops->device;
+    if (!d || !d->hparams) {
+        char have[256];
+        size_t at = 0;
+        have[0] = 0;
+        for (size_t i = 0; lbs_compress_registry[i] && at < sizeof have; i++)
+            if (lbs_compress_registry[i]->device)
+                at += (size_t)snprintf(have + at, sizeof have - at, "%s%s",
+                                       at ? ", " : "",
+                                       lbs_compress_registry[i]->name);
+        return lbs_err_set(err, -ENOTSUP, "compressor '%s' has no CUDA "
+                           "kernel (%s)", c->ops->name, have);
+    }
+    *hp = (struct lbs_compress_device_hp){0, 0, 0};
+    d->hparams(c->cfg, hp);
+    *dev = d;
     return 0;
 }
 

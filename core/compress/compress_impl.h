@@ -81,6 +81,9 @@ struct lbs_compress_ops {
      * beyond the driver's generic ones. */
     long (*wrong)(const struct lbs_compressor *c,
                   struct lbs_compress_check *ck);
+    /* Optional GPU override (lbscale/compress.h: struct
+     * lbs_compress_device); NULL = CPU only. */
+    const struct lbs_compress_device *device;
 };
 
 /* Per-layer state keyed by layer index, grown on demand. */

@@ -131,6 +131,29 @@ static long randk_wrong(const struct lbs_compressor *c,
     return bad;
 }
 
+/* The GPU kernel (core/cuda/compress.cu: the same mask from the counter
+ * generator on the device) and the cases tests/gpu/check_compress.c
+ * compares it with this file on: bit-identical. */
+static const struct lbs_compress_device_check randk_gpu_checks[] = {
+    {"randk:k=0.05", 0},
+    {"randk:k=0.2,seed=7,scale=1", 0},
+    {"randk:k=0.05,scale=1,ef=1", 1},
+    {NULL, 0},
+};
+static void randk_gpu_hp(const void *cfg, struct lbs_compress_device_hp *hp)
+{
+    const struct randk_cfg *k = cfg;
+    hp->k = k->k;
+    hp->seed = k->seed;
+    hp->scale = k->scale != 0;
+}
+static const struct lbs_compress_device randk_gpu = {
+    .kernel = LBS_CKERNEL_RANDK,
+    .exact = 1,
+    .checks = randk_gpu_checks,
+    .hparams = randk_gpu_hp,
+};
+
 const struct lbs_compress_ops lbs_cmp_randk = {
     .name = "randk",
     .summary = "random-k: shared-seed Bernoulli(k) mask, values only",
@@ -150,4 +173,5 @@ const struct lbs_compress_ops lbs_cmp_randk = {
     .compress = randk_compress,
     .decompress_add = randk_decompress_add,
     .wrong = randk_wrong,
+    .device = &randk_gpu,
 };

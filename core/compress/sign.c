@@ -130,6 +130,27 @@ static long sign_wrong(const struct lbs_compressor *c,
     return bad;
 }
 
+/* The GPU kernel (core/cuda/compress.cu: ballot packing, the scale summed
+ * in double) and the cases tests/gpu/check_compress.c compares it with
+ * this file on: the bits identical, the scale to a relative 1e-4. */
+static const struct lbs_compress_device_check sign_gpu_checks[] = {
+    {"sign", 1},
+    {"sign:scale=l2", 1},
+    {"sign:ef=1", 1},
+    {NULL, 0},
+};
+static void sign_gpu_hp(const void *cfg, struct lbs_compress_device_hp *hp)
+{
+    const struct sign_cfg *s = cfg;
+    hp->scale = s->scale == 1;   /* 0 = l1, 1 = l2 */
+}
+static const struct lbs_compress_device sign_gpu = {
+    .kernel = LBS_CKERNEL_SIGN,
+    .exact = 0,
+    .checks = sign_gpu_checks,
+    .hparams = sign_gpu_hp,
+};
+
 const struct lbs_compress_ops lbs_cmp_sign = {
     .name = "sign",
     .summary = "1 bit per element (packed 8 per byte) + one fp32 scale",
@@ -148,4 +169,5 @@ const struct lbs_compress_ops lbs_cmp_sign = {
     .compress = sign_compress,
     .decompress_add = sign_decompress_add,
     .wrong = sign_wrong,
+    .device = &sign_gpu,
 };

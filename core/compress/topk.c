@@ -499,6 +499,29 @@ static long topk_wrong(const struct lbs_compressor *c,
     return lbs_cmp_sparse_wrong(ck, 1) + (ck->bytes != 8 * K);
 }
 
+/* The GPU kernel (core/cuda/compress.cu: the same radix select on the
+ * device) and the cases tests/gpu/check_compress.c compares it with this
+ * file on: payload, decode and residual bit-identical. */
+static const struct lbs_compress_device_check topk_gpu_checks[] = {
+    {"topk:k=0.01", 0},
+    {"topk:k=0.001", 0},
+    {"topk:k=0.3", 0},
+    {"topk:k=1", 0},
+    {"topk:k=0.01,ef=1", 1},
+    {NULL, 0},
+};
+static void topk_gpu_hp(const void *cfg, struct lbs_compress_device_hp *hp)
+{
+    const struct topk_cfg *k = cfg;
+    hp->k = k->k;
+}
+static const struct lbs_compress_device topk_gpu = {
+    .kernel = LBS_CKERNEL_TOPK,
+    .exact = 1,
+    .checks = topk_gpu_checks,
+    .hparams = topk_gpu_hp,
+};
+
 const struct lbs_compress_ops lbs_cmp_topk = {
     .name = "topk",
     .summary = "exact top-k by |x| (parallel radix select), index+value pairs",
@@ -518,4 +541,5 @@ const struct lbs_compress_ops lbs_cmp_topk = {
     .compress = topk_compress,
     .decompress_add = topk_decompress_add,
     .wrong = topk_wrong,
+    .device = &topk_gpu,
 };

@@ -102,12 +102,17 @@ struct sel_state {
     uint32_t pad;
 };
 
-enum kind { K_TOPK, K_RANDK, K_SIGN };
+/* The kernel families are core's (enum lbs_compress_kernel): each
+ * compressor's ops table names its own (struct lbs_compress_device), so no
+ * list of compressor names lives here. */
+#define K_TOPK LBS_CKERNEL_TOPK
+#define K_RANDK LBS_CKERNEL_RANDK
+#define K_SIGN LBS_CKERNEL_SIGN
 
 }  // namespace
 
 struct lbs_cuda_compressor {
-    enum kind kind;
+    enum lbs_compress_kernel kind;
     char name[16];
     double k, seed;
     int scale;                  /* randk: decode x/k; sign: 1 = l2 */
@@ -501,25 +506,16 @@ extern "C" int lbs_cuda_compressor_new(const char *spec,
         lbs_compressor_free(ref);
         return lbs_err_set(err, -ENOMEM, "out of memory");
     }
-    double v = 0;
-    if (!strcmp(name, "topk")) {
-        c->kind = K_TOPK;
-        lbs_compressor_param(ref, "k", &c->k);
-    } else if (!strcmp(name, "randk")) {
-        c->kind = K_RANDK;
-        lbs_compressor_param(ref, "k", &c->k);
-        lbs_compressor_param(ref, "seed", &c->seed);
-        lbs_compressor_param(ref, "scale", &v);
-        c->scale = v != 0;
-    } else if (!strcmp(name, "sign")) {
-        c->kind = K_SIGN;
-        lbs_compressor_param(ref, "scale", &v);   /* 0 = l1, 1 = l2 */
-        c->scale = v == 1;
-    } else {
-        rc = lbs_err_set(err, -ENOTSUP, "compressor '%s' has no CUDA kernel "
-                         "(topk, randk, sign)", name);
-    }
+    /* the kernel family and its values from the compressor's device hook
+     * (its own mapping of its parsed config, in its file) */
+    const struct lbs_compress_device *dev;
+    struct lbs_compress_device_hp hp;
+    rc = lbs_compressor_device(ref, &dev, &hp, err);
     if (!rc) {
+        c->kind = dev->kernel;
+        c->k = hp.k;
+        c->seed = hp.seed;
+        c->scale = hp.scale;
         snprintf(c->name, sizeof c->name, "%s", name);
         c->ef = lbs_compressor_ef(ref);
     }

@@ -21,7 +21,9 @@
  *          e = x - D(p), residuals per layer index kept on the device
  * Decoding adds with explicit round-to-nearest multiply and add (no fused
  * multiply-add), as the CPU code computes it, so D(p) is bit-identical for
- * the same payload.  Other compressors: -ENOTSUP.
+ * the same payload.  Which compressors run here, with which kernel and
+ * values, is said by their ops tables' device hooks (struct
+ * lbs_compress_device, lbscale/compress.h); others: -ENOTSUP.
  *
  * Memory: d_* pointers are device memory (cudaMalloc'd, so payloads are
  * aligned as the 4-byte scale and uint32 indices need).  Every call runs

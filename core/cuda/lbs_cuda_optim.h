@@ -105,8 +105,12 @@ int lbs_cuda_optim_time(struct lbs_cuda_optim *h, long warmup, long iters,
 void lbs_cuda_optim_set_lr_scale(struct lbs_cuda_optim *h, double f);
 /* Steps counted so far (skips subtracted at each sync). */
 long lbs_cuda_optim_steps(const struct lbs_cuda_optim *h);
-/* The CPU optimizer's traffic model, bytes per element (the value
- * lbs_optim_bytes_per_elem gives for the same spec and layers). */
+/* The kernels' traffic model, bytes per element, from the optimizer's
+ * device hook (lbs_optim_config_device_bytes: beside the CPU model in the
+ * optimizer's file).  The same as lbs_optim_bytes_per_elem for the same
+ * spec and layers, except SLAMB with cyclic masks, whose kernels keep
+ * staleness counters where the CPU keeps chunk ids (64 + 24k per
+ * partial-layer element on the GPU, 50 + 20k on the CPU: slamb.c). */
 double lbs_cuda_optim_bytes_per_elem(const struct lbs_cuda_optim *h);
 /* The flat device buffers of parameters and gradients (layer i starts at
  * the sum of the earlier layers' n), for trainers that keep the model on

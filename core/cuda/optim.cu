@@ -691,10 +691,11 @@ k_slamb_apply(const struct tile *tiles, const struct dlayer *L,
 struct lbs_cuda_optim {
     enum lbs_optim_kernel kind;
     const char *name;                 /* the optimizer's (static) */
-    /* hyperparameters, from the CPU parser (lbs_optim_get) */
-    double lr, b1, b2, eps, wd, bias_correction, cmin, cmax, clip,
-        exclude_1d, momentum, nesterov, k, beta3, H, small, bernoulli, seed,
-        clamp_1d;
+    /* hyperparameters: the parsed config through the optimizer's device
+     * hook (struct lbs_optim_device) */
+    struct lbs_optim_device_hp hp;
+    struct lbs_optim_config *conf;    /* the parsed spec (owned) */
+    double bpe;                       /* the hook's bytes model + 4 */
     size_t nlayers, total, ntiles, nstiles, partial_total;
     size_t *off, *n;                  /* host copy of the layout */
     int has_v, has_c;
@@ -716,60 +717,31 @@ struct lbs_cuda_optim {
 
 static const struct dstate dstate_init = {1.0f, 1, INT_MAX, 0, 0, 0, ~0ull};
 
-/* "lamb, slamb, ..." : the optimizers whose ops table has GPU kernels. */
-static void device_names(char *buf, size_t len)
-{
-    size_t at = 0;
-    buf[0] = 0;
-    for (const char *const *n = lbs_optim_names(); *n && at < len; n++) {
-        struct lbs_optim_props p;
-        if (!lbs_optim_props(*n, &p, NULL) && p.device)
-            at += (size_t)snprintf(buf + at, len - at, "%s%s",
-                                   at ? ", " : "", *n);
-    }
-}
-
 /* Parse spec with the CPU parser (lbs_optim_config: the same keys, ranges
- * and cross-checks, no layers), take the kernel family from the ops
- * table's device hook and read the values back. */
+ * and cross-checks, no layers) and take the kernel family and the
+ * hyperparameters from the optimizer's device hook (its own mapping of its
+ * parsed config, in its file): no list of keys or names lives here.  With
+ * h, the config is kept in h->conf (for the bytes model). */
 static int parse(const char *spec, struct lbs_cuda_optim *h,
                  struct lbs_err *err)
 {
     struct lbs_optim_config *o;
     struct lbs_optim_props p;
+    struct lbs_optim_device_hp hp;
     int rc = lbs_optim_config_new(spec, &o, err);
     if (rc)
         return rc;
     lbs_optim_props(lbs_optim_config_name(o), &p, NULL);
-    if (!p.device) {
-        char have[256];
-        device_names(have, sizeof have);
-        rc = lbs_err_set(err, -ENOTSUP, "optimizer '%s' has no CUDA kernels "
-                         "(%s have)", p.name, have);
-        lbs_optim_config_free(o);
-        return rc;
-    }
-    if (h) {
-        struct { const char *key; double *val; } keys[] = {
-            {"lr", &h->lr}, {"b1", &h->b1}, {"b2", &h->b2}, {"eps", &h->eps},
-            {"wd", &h->wd}, {"bias_correction", &h->bias_correction},
-            {"cmin", &h->cmin}, {"cmax", &h->cmax}, {"clip", &h->clip},
-            {"exclude_1d", &h->exclude_1d}, {"momentum", &h->momentum},
-            {"nesterov", &h->nesterov}, {"k", &h->k}, {"beta3", &h->beta3},
-            {"H", &h->H}, {"small", &h->small}, {"mask", &h->bernoulli},
-            {"seed", &h->seed}, {"clamp_1d", &h->clamp_1d},
-        };
+    rc = lbs_optim_config_device(o, &hp, err);
+    if (!rc && h) {
         h->kind = p.device->kernel;
         h->name = p.name;
-        /* keys the optimizer lacks keep these neutral values */
-        h->bias_correction = 1;
-        h->cmax = 1e300;
-        h->clamp_1d = 1;
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-            lbs_optim_config_get(o, keys[i].key, keys[i].val, NULL);
+        h->hp = hp;
+        h->conf = o;
+        return 0;
     }
     lbs_optim_config_free(o);
-    return 0;
+    return rc;
 }
 
 extern "C" int lbs_cuda_optim_check(const char *spec, struct lbs_err *err)
@@ -789,7 +761,7 @@ static size_t make_tiles(const struct lbs_cuda_optim *h, struct dlayer *L,
         if (sync) {
             if (!L[l].partial)
                 continue;
-            len = h->bernoulli ? L[l].n
+            len = h->hp.bernoulli ? L[l].n
                                : (L[l].n + L[l].chunks - 1) / L[l].chunks;
             base = 0;
         } else {
@@ -836,8 +808,8 @@ static int upload_perms(struct lbs_cuda_optim *h, struct lbs_err *err)
         if (!D->partial)
             continue;
         struct lbs_mask_cyclic *mc;
-        int rc = lbs_mask_cyclic_new((uint64_t)h->seed, (int)l, D->n, h->k,
-                                     &mc, err);
+        int rc = lbs_mask_cyclic_new((uint64_t)h->hp.seed, (int)l, D->n,
+                                     h->hp.k, &mc, err);
         if (rc)
             return rc;
         D->chunks = lbs_mask_cyclic_chunks(mc);
@@ -874,11 +846,14 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
         return rc;
     }
     if ((rc = lbs_layers_check(layers, nlayers, 0, err)) < 0) {
+        lbs_optim_config_free(h->conf);
         free(h);
         return rc;
     }
+    h->bpe = lbs_optim_config_device_bytes(h->conf, layers, nlayers);
     char gpu[256];
     if ((rc = lbs_cuda_probe(gpu, sizeof gpu, err)) < 0) {
+        lbs_optim_config_free(h->conf);
         free(h);
         return rc;
     }
@@ -901,13 +876,13 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
         h->n[l] = Ly->n;
         D->off = h->total;
         D->n = Ly->n;
-        D->plain = h->exclude_1d != 0 && is1d;
+        D->plain = h->hp.exclude_1d != 0 && is1d;
         D->noclamp = h->kind == SLAMB && is1d && !D->plain &&
-                     h->clamp_1d == 0;
+                     h->hp.clamp_1d == 0;
         /* lamb/slamb exclude 1-D layers from wd; adamw and sgd never do */
         D->wd = (float)((h->kind == LAMB || h->kind == SLAMB) && D->plain
-                            ? 0.0 : h->wd);
-        if (h->kind == SLAMB && !is1d && (double)Ly->n >= h->small) {
+                            ? 0.0 : h->hp.wd);
+        if (h->kind == SLAMB && !is1d && (double)Ly->n >= h->hp.small) {
             if (Ly->n > UINT32_MAX) {
                 rc = lbs_err_set(err, -EINVAL, "slamb: layer %zu has %zu "
                                  "elements (masks index with uint32)", l,
@@ -937,7 +912,7 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
         ALLOC(c, h->total, "c");
     if (h->kind == SLAMB && h->partial_total) {
         ALLOC(vals, h->partial_total, "vals");
-        if (h->bernoulli)
+        if (h->hp.bernoulli)
             ALLOC(idx, h->partial_total, "idx");
         else {
             ALLOC(perm, h->partial_total, "perm");
@@ -970,7 +945,7 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
     if (h->kind == SLAMB) {
         float spow[SPOW_TABLE];   /* slamb_init's table, same expression */
         for (size_t j = 0; j < SPOW_TABLE; j++)
-            spow[j] = (float)pow(h->beta3, (double)j);
+            spow[j] = (float)pow(h->hp.beta3, (double)j);
         ALLOC(spow, SPOW_TABLE, "spow");
         ALLOC(bl, nlayers, "blend");
         ALLOC(cnt, nlayers, "counts");
@@ -1014,6 +989,7 @@ extern "C" void lbs_cuda_optim_free(struct lbs_cuda_optim *h)
     free(h->off);
     free(h->n);
     free(h->L_host);
+    lbs_optim_config_free(h->conf);
     free(h);
 }
 
@@ -1076,32 +1052,33 @@ static struct args step_args(const struct lbs_cuda_optim *h)
 {
     struct args a;
     memset(&a, 0, sizeof a);
-    a.b1 = (float)h->b1;
-    a.b2 = (float)h->b2;
-    a.c1 = (float)(1 - h->b1);
-    a.c2 = (float)(1 - h->b2);
+    a.b1 = (float)h->hp.b1;
+    a.b2 = (float)h->hp.b2;
+    a.c1 = (float)(1 - h->hp.b1);
+    a.c2 = (float)(1 - h->hp.b2);
     a.ibc1 = a.ibc2 = 1.0f;
-    if (h->bias_correction) {
-        a.ibc1 = (float)(1.0 / (1.0 - pow(h->b1, (double)h->t)));
-        a.ibc2 = (float)(1.0 / (1.0 - pow(h->b2, (double)h->t)));
+    if (h->hp.bias_correction) {
+        a.ibc1 = (float)(1.0 / (1.0 - pow(h->hp.b1, (double)h->t)));
+        a.ibc2 = (float)(1.0 / (1.0 - pow(h->hp.b2, (double)h->t)));
     }
-    a.eps = (float)h->eps;
-    a.wd = (float)h->wd;
-    a.mu = (float)h->momentum;
-    a.nesterov = h->nesterov != 0;
-    a.beta3 = (float)h->beta3;
-    a.lr = h->lr * h->lr_scale;
+    a.eps = (float)h->hp.eps;
+    a.wd = (float)h->hp.wd;
+    a.mu = (float)h->hp.momentum;
+    a.nesterov = h->hp.nesterov != 0;
+    a.beta3 = (float)h->hp.beta3;
+    a.lr = h->hp.lr * h->lr_scale;
     a.lr_min = a.lr / sqrt(1.0);  /* lr / sqrt(N), one rank */
-    a.cmin = h->cmin;
-    a.cmax = h->cmax;
-    a.fcmin = (float)h->cmin;
-    a.fcmax = (float)h->cmax;
-    a.clip = h->kind == LAMB ? h->clip : 0;
+    a.cmin = h->hp.cmin;
+    a.cmax = h->hp.cmax;
+    a.fcmin = (float)h->hp.cmin;
+    a.fcmax = (float)h->hp.cmax;
+    a.clip = h->kind == LAMB ? h->hp.clip : 0;
     a.t = h->t;
-    a.bernoulli = h->bernoulli != 0;
-    a.seed = (unsigned long long)h->seed;
-    a.thr = h->k >= 1.0 ? UINT64_MAX
-                        : (unsigned long long)(h->k * 9007199254740992.0);
+    a.bernoulli = h->hp.bernoulli != 0;
+    a.seed = (unsigned long long)h->hp.seed;
+    a.thr = h->hp.k >= 1.0
+                ? UINT64_MAX
+                : (unsigned long long)(h->hp.k * 9007199254740992.0);
     return a;
 }
 
@@ -1138,7 +1115,7 @@ static int enqueue_step(struct lbs_cuda_optim *h, struct lbs_err *err)
                                            h->ctr, h->cnt, h->clo, h->st);
         LBS_CU_LAUNCHED();
         if (ns) {
-            if (h->bernoulli)
+            if (h->hp.bernoulli)
                 k_slamb_pick<<<nt, THREADS, 0, s>>>(h->tiles, h->L, a, h->m,
                                                     h->tbase, h->idx,
                                                     h->vals, h->st);
@@ -1149,7 +1126,7 @@ static int enqueue_step(struct lbs_cuda_optim *h, struct lbs_err *err)
                                                       h->st);
             LBS_CU_LAUNCHED();
             k_slamb_scatter<<<ns, THREADS, 0, s>>>(
-                h->stiles, h->L, h->bernoulli ? h->idx : h->perm, h->cnt,
+                h->stiles, h->L, h->hp.bernoulli ? h->idx : h->perm, h->cnt,
                 h->clo, h->vals, h->m, h->c, h->st);
             LBS_CU_LAUNCHED();
         }
@@ -1235,20 +1212,11 @@ extern "C" long lbs_cuda_optim_steps(const struct lbs_cuda_optim *h)
     return h->t;
 }
 
-/* The CPU files' models plus the driver's 4-byte gradient check:
- * lamb.c 40, adamw.c 28, sgd.c 20, slamb.c 48 per always-synced element
- * and 64 + 24k per partial-layer element. */
+/* The optimizer's GPU bytes model (its device hook, beside the CPU model
+ * in its file) plus the driver's 4-byte gradient check, for these layers. */
 extern "C" double lbs_cuda_optim_bytes_per_elem(const struct lbs_cuda_optim *h)
 {
-    double own = h->kind == LAMB ? 40 : h->kind == ADAMW ? 28 : 20;
-    if (h->kind == SLAMB) {
-        double bytes = 0;
-        for (size_t l = 0; l < h->nlayers; l++)
-            bytes += (double)h->n[l] *
-                     (h->L_host[l].partial ? 64.0 + 24.0 * h->k : 48.0);
-        own = bytes / (double)h->total;
-    }
-    return own + 4.0;
+    return h->bpe;
 }
 
 extern "C" float *lbs_cuda_optim_params(struct lbs_cuda_optim *h)

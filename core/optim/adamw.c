@@ -99,10 +99,14 @@ static void adamw_fini(struct lbs_optim *o)
     free(s);
 }
 
+/* Bytes per element of a step, CPU and GPU alike: one pass reading g, m,
+ * v, w and writing m, v, w. */
+#define ADAMW_BYTES 28.0
+
 static double adamw_bytes(const struct lbs_optim *o)
 {
     (void)o;
-    return 28.0;
+    return ADAMW_BYTES;
 }
 
 /* The GPU kernels (core/cuda/optim.cu) and the specs tests/gpu/
@@ -112,7 +116,26 @@ static const char *const adamw_gpu_checks[] = {
     "adamw:lr=0.01,wd=0,bias_correction=0",
     NULL,
 };
+static void adamw_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
+{
+    const struct adamw_cfg *c = cfg;
+    hp->lr = c->lr;
+    hp->b1 = c->b1;
+    hp->b2 = c->b2;
+    hp->eps = c->eps;
+    hp->wd = c->wd;
+    hp->bias_correction = c->bias_correction;
+}
+/* The GPU kernel (k_adamw) is the same single pass. */
+static double adamw_gpu_bytes(const void *cfg, const struct lbs_layer *l,
+                              size_t nl)
+{
+    (void)cfg, (void)l, (void)nl;
+    return ADAMW_BYTES;
+}
 static const struct lbs_optim_device adamw_gpu = {
+    .hparams = adamw_gpu_hp,
+    .bytes_per_elem = adamw_gpu_bytes,
     .kernel = LBS_KERNEL_ADAMW,
     .exact = 1,
     .checks = adamw_gpu_checks,

@@ -152,10 +152,15 @@ static void lamb_fini(struct lbs_optim *o)
     free(s);
 }
 
+/* Bytes per element of a step, CPU and GPU alike: moments + norms read
+ * g, m, v, w and write m, v, u (28); the update reads u, w and writes w
+ * (12). */
+#define LAMB_BYTES 40.0
+
 static double lamb_bytes(const struct lbs_optim *o)
 {
     (void)o;
-    return 40.0;
+    return LAMB_BYTES;
 }
 
 /* The GPU kernels (core/cuda/optim.cu) and the specs tests/gpu/
@@ -166,10 +171,33 @@ static const char *const lamb_gpu_checks[] = {
     "lamb:bias_correction=0,wd=0,lr=0.002",
     NULL,
 };
+static void lamb_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
+{
+    const struct lamb_cfg *c = cfg;
+    hp->lr = c->lr;
+    hp->b1 = c->b1;
+    hp->b2 = c->b2;
+    hp->eps = c->eps;
+    hp->wd = c->wd;
+    hp->bias_correction = c->bias_correction;
+    hp->cmin = c->cmin;
+    hp->cmax = c->cmax;
+    hp->clip = c->clip;
+    hp->exclude_1d = c->exclude_1d;
+}
+/* The GPU kernels (k_lamb1, k_apply) make the same passes as this file. */
+static double lamb_gpu_bytes(const void *cfg, const struct lbs_layer *l,
+                             size_t nl)
+{
+    (void)cfg, (void)l, (void)nl;
+    return LAMB_BYTES;
+}
 static const struct lbs_optim_device lamb_gpu = {
     .kernel = LBS_KERNEL_LAMB,
     .exact = 0,
     .checks = lamb_gpu_checks,
+    .hparams = lamb_gpu_hp,
+    .bytes_per_elem = lamb_gpu_bytes,
 };
 
 const struct lbs_optim_ops lbs_optim_lamb = {

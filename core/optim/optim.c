@@ -423,6 +423,46 @@ int lbs_optim_config_get(const struct lbs_optim_config *c, const char *key,
     return cfg_get(c->ops, c->cfg, key, value, err);
 }
 
+/* "lamb, slamb, ...": the optimizers whose ops table has GPU kernels. */
+static void device_names(char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; lbs_optim_registry[i] && at < len; i++)
+        if (lbs_optim_registry[i]->device)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s",
+                                   at ? ", " : "",
+                                   lbs_optim_registry[i]->name);
+}
+
+int lbs_optim_config_device(const struct lbs_optim_config *c,
+                            struct lbs_optim_device_hp *hp,
+                            struct lbs_err *err)
+{
+    const struct lbs_optim_device *d = c->ops->device;
+    if (!d || !d->hparams) {
+        char have[256];
+        device_names(have, sizeof have);
+        return lbs_err_set(err, -ENOTSUP, "optimizer '%s' has no CUDA "
+                           "kernels (%s have)", c->ops->name, have);
+    }
+    /* keys the optimizer lacks keep these neutral values */
+    *hp = (struct lbs_optim_device_hp){.bias_correction = 1, .cmax = 1e300,
+                                       .clamp_1d = 1};
+    d->hparams(c->cfg, hp);
+    return 0;
+}
+
+double lbs_optim_config_device_bytes(const struct lbs_optim_config *c,
+                                     const struct lbs_layer *layers,
+                                     size_t nlayers)
+{
+    const struct lbs_optim_device *d = c->ops->device;
+    if (!d || !d->bytes_per_elem)
+        return 0;
+    return d->bytes_per_elem(c->cfg, layers, nlayers) + 4.0;
+}
+
 int lbs_optim_check(const char *spec, const char *compress,
                     struct lbs_err *err)
 {

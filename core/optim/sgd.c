@@ -65,10 +65,14 @@ static void sgd_fini(struct lbs_optim *o)
     lbs_free_layer_state(o, o->state);
 }
 
+/* Bytes per element of a step, CPU and GPU alike: one pass reading g, b,
+ * w and writing b, w. */
+#define SGD_BYTES 20.0
+
 static double sgd_bytes(const struct lbs_optim *o)
 {
     (void)o;
-    return 20.0;
+    return SGD_BYTES;
 }
 
 /* The GPU kernels (core/cuda/optim.cu) and the specs tests/gpu/
@@ -78,7 +82,24 @@ static const char *const sgd_gpu_checks[] = {
     "sgd:lr=0.05,momentum=0.8,nesterov=1,wd=0.001",
     NULL,
 };
+static void sgd_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
+{
+    const struct sgd_cfg *c = cfg;
+    hp->lr = c->lr;
+    hp->momentum = c->momentum;
+    hp->wd = c->wd;
+    hp->nesterov = c->nesterov;
+}
+/* The GPU kernel (k_sgd) is the same single pass. */
+static double sgd_gpu_bytes(const void *cfg, const struct lbs_layer *l,
+                            size_t nl)
+{
+    (void)cfg, (void)l, (void)nl;
+    return SGD_BYTES;
+}
 static const struct lbs_optim_device sgd_gpu = {
+    .hparams = sgd_gpu_hp,
+    .bytes_per_elem = sgd_gpu_bytes,
     .kernel = LBS_KERNEL_SGD,
     .exact = 1,
     .checks = sgd_gpu_checks,

@@ -527,10 +527,50 @@ static const char *const slamb_gpu_checks[] = {
     "slamb:k=0.05,small=0,exclude_1d=0,mask=bernoulli",
     NULL,
 };
+static void slamb_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
+{
+    const struct slamb_cfg *c = cfg;
+    hp->lr = c->lr;
+    hp->b1 = c->b1;
+    hp->b2 = c->b2;
+    hp->eps = c->eps;
+    hp->wd = c->wd;
+    hp->k = c->k;
+    hp->beta3 = c->beta3;
+    hp->H = c->H;
+    hp->cmin = c->cmin;
+    hp->cmax = c->cmax;
+    hp->small = c->small;
+    hp->bernoulli = c->mask;      /* MASK_BERNOULLI = 1, MASK_CYCLIC = 0 */
+    hp->seed = c->seed;
+    hp->exclude_1d = c->exclude_1d;
+    hp->clamp_1d = c->clamp_1d;
+}
+/* What the GPU kernels move (core/cuda/optim.cu).  They keep uint32
+ * staleness counters for every partial layer, cyclic masks included (no
+ * per-element chunk ids), so a partial layer costs 64 + 24k whatever the
+ * mask, where this file's cyclic layers with chunk ids cost 50 + 20k
+ * (slamb_bytes); always-synced layers move 48 on both.  The GPU's
+ * partial rule is this file's: 2-D and at least `small` elements. */
+static double slamb_gpu_bytes(const void *cfg, const struct lbs_layer *l,
+                              size_t nl)
+{
+    const struct slamb_cfg *c = cfg;
+    double bytes = 0, n = 0;
+    for (size_t i = 0; i < nl; i++) {
+        double ni = (double)l[i].n;
+        int partial = l[i].ndim > 1 && ni >= c->small;
+        bytes += ni * (partial ? 64.0 + 24.0 * c->k : 48.0);
+        n += ni;
+    }
+    return n > 0 ? bytes / n : 0;
+}
 static const struct lbs_optim_device slamb_gpu = {
     .kernel = LBS_KERNEL_SLAMB,
     .exact = 0,
     .checks = slamb_gpu_checks,
+    .hparams = slamb_gpu_hp,
+    .bytes_per_elem = slamb_gpu_bytes,
 };
 
 const struct lbs_optim_ops lbs_optim_slamb = {

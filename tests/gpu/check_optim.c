@@ -21,7 +21,9 @@
  *               the global norm) enters m and v too, within the same bound.
  *   all         a NaN gradient at step SKIP: both skip that step (CPU step
  *               returns 1, GPU sync returns 1) and agree afterwards; the
- *               bytes-per-element model is the CPU's.
+ *               GPU's bytes-per-element figure is its device hook's model
+ *               (lbs_optim_config_device_bytes; how it compares with the
+ *               CPU's model is a unit test, tests/test_optim.c).
  *
  * Output: one line per case with the measured maxima, then a timing table
  * (median step time on CPU and GPU, GPU GB/s by the CPU's bytes model).
@@ -176,10 +178,16 @@ static int check_case(const char *spec, int exact)
         snprintf(why, sizeof why, "setup: %s", e.msg);
         goto fail;
     }
-    if (lbs_cuda_optim_bytes_per_elem(h) != lbs_optim_bytes_per_elem(o)) {
-        snprintf(why, sizeof why, "bytes/elem %g, CPU model says %g",
-                 lbs_cuda_optim_bytes_per_elem(h),
-                 lbs_optim_bytes_per_elem(o));
+    struct lbs_optim_config *conf;
+    if (lbs_optim_config_new(spec, &conf, &e)) {
+        snprintf(why, sizeof why, "config: %s", e.msg);
+        goto fail;
+    }
+    double model = lbs_optim_config_device_bytes(conf, s.l, NL);
+    lbs_optim_config_free(conf);
+    if (lbs_cuda_optim_bytes_per_elem(h) != model || !(model > 4)) {
+        snprintf(why, sizeof why, "bytes/elem %g, the device hook's model "
+                 "says %g", lbs_cuda_optim_bytes_per_elem(h), model);
         goto fail;
     }
     for (long t = 1; t <= STEPS; t++) {

@@ -175,12 +175,49 @@ void lbs_compressor_reset(struct lbs_compressor *c);
 
 /* ---- questions answered from the ops tables (no state needed) ---- */
 
+/* A GPU implementation hung on a compressor's ops table (as optimizers'
+ * struct lbs_optim_device, lbscale/optim.h): the C file stays the
+ * reference, core/cuda/compress.cu runs the kernel family named here with
+ * the values the hook maps from the same parsed configuration, and
+ * tests/gpu/check_compress.c checks every compressor in the registry that
+ * has one, on the cases listed here, against the C table. */
+enum lbs_compress_kernel {
+    LBS_CKERNEL_TOPK,    /* radix select, (index, value) pairs */
+    LBS_CKERNEL_RANDK,   /* Bernoulli mask from the counter generator */
+    LBS_CKERNEL_SIGN,    /* one bit per element + a float scale */
+};
+/* What the kernels read (ef comes from the common key). */
+struct lbs_compress_device_hp {
+    double k;            /* topk, randk: density */
+    double seed;         /* randk: mask seed */
+    int scale;           /* randk: decode x/k; sign: 1 = l2, 0 = l1 */
+};
+struct lbs_compress_device_check {
+    const char *spec;    /* NULL ends the list */
+    /* 1: finite inputs only (sums and ef residuals of inf/NaN are NaN) */
+    int finite_only;
+};
+struct lbs_compress_device {
+    enum lbs_compress_kernel kernel;  /* which family in compress.cu */
+    /* 1: payload, decode and ef residual bit-identical to the CPU's;
+     * 0: the payload starts with a float scale the GPU sums in another
+     * order (sign: relative 1e-4, see check_compress.c), the rest of the
+     * payload bit-identical. */
+    int exact;
+    const struct lbs_compress_device_check *checks;
+    /* The compressor's parsed config (its own struct) -> the kernels'
+     * values: the one mapping, beside the config's definition. */
+    void (*hparams)(const void *cfg, struct lbs_compress_device_hp *hp);
+};
+
 /* What a compressor is, from its ops table.  All pointers are static. */
 struct lbs_compressor_props {
     const char *name, *summary;
     const struct lbs_param_spec *params; /* its own keys ("ef" is common) */
     enum lbs_coll coll;      /* what lbs_compress_exchange moves it with */
     int ef_ok;               /* 0: ef=1 is refused */
+    /* GPU kernels, or NULL when the compressor runs on the CPU only. */
+    const struct lbs_compress_device *device;
 };
 /* The properties of the compressor spec names (only the name is read):
  * 0, or -ENOENT / -EINVAL as lbs_compressor_new. */
@@ -189,6 +226,13 @@ int lbs_compressor_props(const char *spec, struct lbs_compressor_props *p,
 /* Check a spec without making a compressor: 0, or exactly the code and
  * message lbs_compressor_new would give. */
 int lbs_compressor_check(const char *spec, struct lbs_err *err);
+/* The GPU's view of c's configuration through its device hook: 0 with
+ * *dev and *hp filled (zeros first, then the hook's mapping), or -ENOTSUP
+ * naming the compressors that have GPU kernels. */
+int lbs_compressor_device(const struct lbs_compressor *c,
+                          const struct lbs_compress_device **dev,
+                          struct lbs_compress_device_hp *hp,
+                          struct lbs_err *err);
 
 /* The compressor's own invariant of one round trip out = D(C(x)) of an
  * n-element layer at (layer 0, step 0), whose payload is payload/bytes

@@ -149,6 +149,23 @@ enum lbs_optim_kernel {
     LBS_KERNEL_ADAMW,
     LBS_KERNEL_SGD,
 };
+/* What the kernels of core/cuda/optim.cu read: one flat set of
+ * hyperparameters for every kernel family, each the double the parser
+ * stored (booleans and enums as 0/1/index, as lbs_optim_get gives them).
+ * An optimizer's device hook fills the fields of the keys it has from its
+ * own parsed config (hparams below); the others keep the neutral values
+ * lbs_optim_config_device sets first: bias_correction = 1, cmax = 1e300,
+ * clamp_1d = 1, everything else 0. */
+struct lbs_optim_device_hp {
+    double lr, b1, b2, eps, wd;
+    double bias_correction;         /* lamb, adamw: 0 = off */
+    double cmin, cmax;              /* trust-ratio clamp (lamb, slamb) */
+    double clip;                    /* lamb: global-norm clip, 0 = off */
+    double exclude_1d, clamp_1d;    /* lamb, slamb: 1-D layer rules */
+    double momentum, nesterov;      /* sgd */
+    double k, beta3, H, small, seed;   /* slamb */
+    double bernoulli;               /* slamb: 1 = Bernoulli masks, 0 = cyclic */
+};
 struct lbs_optim_device {
     enum lbs_optim_kernel kernel;   /* which family in core/cuda/optim.cu */
     /* 1: w is bit-identical to the CPU's after every step (element-wise
@@ -156,6 +173,17 @@ struct lbs_optim_device {
      * another order (bounded relative error, see check_optim.c). */
     int exact;
     const char *const *checks;      /* specs the check runs, NULL-ended */
+    /* The optimizer's parsed config (its own struct, the one its ops
+     * table's params point into) -> the kernels' hyperparameters: the one
+     * mapping between the two, beside the config's definition. */
+    void (*hparams)(const void *cfg, struct lbs_optim_device_hp *hp);
+    /* Bytes per element the kernels move in one step, without the 4 of
+     * the gradient check (as ops->bytes_per_elem, for the GPU figure of
+     * lbs_cuda_optim_bytes_per_elem); layers as given to the GPU handle.
+     * Lives next to the CPU model in the optimizer's file, which says why
+     * the two differ where they do. */
+    double (*bytes_per_elem)(const void *cfg, const struct lbs_layer *layers,
+                             size_t nlayers);
 };
 
 /* What an optimizer is, from its ops table.  All pointers are static. */
@@ -210,6 +238,19 @@ const char *lbs_optim_config_params(const struct lbs_optim_config *c);
 /* As lbs_optim_get: the effective value of key, or -ENOENT. */
 int lbs_optim_config_get(const struct lbs_optim_config *c, const char *key,
                          double *value, struct lbs_err *err);
+/* The GPU's view of the same config, through the optimizer's device hook
+ * (struct lbs_optim_device): 0 and *hp filled (neutral values first, then
+ * the hook's mapping), or -ENOTSUP naming the optimizers that have GPU
+ * kernels when this one has none. */
+int lbs_optim_config_device(const struct lbs_optim_config *c,
+                            struct lbs_optim_device_hp *hp,
+                            struct lbs_err *err);
+/* The device hook's bytes model for layers, plus the driver's 4-byte
+ * gradient check: what lbs_cuda_optim_bytes_per_elem reports.  0 when
+ * the optimizer has no device hook or the layers hold no elements. */
+double lbs_optim_config_device_bytes(const struct lbs_optim_config *c,
+                                     const struct lbs_layer *layers,
+                                     size_t nlayers);
 
 /* Registry: the names in registration order, NULL-terminated. */
 const char *const *lbs_optim_names(void);
