@@ -191,15 +191,4 @@ int lbs_ef_end(struct lbs_compressor *c, float *e, const void *payload,
                size_t bytes, size_t n, const struct lbs_cctx *ctx,
                struct lbs_err *err);
 
-extern const struct lbs_compress_ops lbs_cmp_none;
-extern const struct lbs_compress_ops lbs_cmp_fp16;
-extern const struct lbs_compress_ops lbs_cmp_bf16;
-extern const struct lbs_compress_ops lbs_cmp_topk;
-extern const struct lbs_compress_ops lbs_cmp_thresh;
-extern const struct lbs_compress_ops lbs_cmp_randk;
-extern const struct lbs_compress_ops lbs_cmp_cyclick;
-extern const struct lbs_compress_ops lbs_cmp_sign;
-extern const struct lbs_compress_ops lbs_cmp_qsgd;
-extern const struct lbs_compress_ops lbs_cmp_powersgd;
-
 #endif

@@ -85,6 +85,9 @@
 #include "lbscale/rng.h"
 #include "optim_impl.h"
 
+/* Defined at the end of this file; a state asks which of the two it is. */
+extern const struct lbs_optim_ops lbs_optim_jointspar_lars;
+
 struct js_cfg {
     double lr, momentum, wd, s, pmin, eta_p, sampler, seed, lazy;
     double eta, exclude_1d;     /* jointspar_lars only */

@@ -159,15 +159,4 @@ static inline int lbs_layer_is_1d(const struct lbs_optim *o, size_t i)
     return o->layers[i].ndim <= 1;
 }
 
-extern const struct lbs_optim_ops lbs_optim_sgd;
-extern const struct lbs_optim_ops lbs_optim_lars;
-extern const struct lbs_optim_ops lbs_optim_lamb;
-extern const struct lbs_optim_ops lbs_optim_adamw;
-extern const struct lbs_optim_ops lbs_optim_jointspar;
-extern const struct lbs_optim_ops lbs_optim_jointspar_lars;
-extern const struct lbs_optim_ops lbs_optim_dmsgd;
-extern const struct lbs_optim_ops lbs_optim_decentlam;
-extern const struct lbs_optim_ops lbs_optim_slamb;
-extern const struct lbs_optim_ops lbs_optim_onebit_lamb;
-
 #endif
