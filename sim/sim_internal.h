@@ -70,6 +70,9 @@ double sj_median(double *x, size_t n);
 double lbs_sim_nccl_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
                          enum lbs_sim_proto p, double bytes,
                          enum lbs_sim_topo topo, long step, double *wire);
+/* preset.c: 1 when s names a file rather than a preset (has a '/' or
+ * ends in ext). */
+int sim_is_path(const char *s, const char *ext);
 /* Copy a path into a fixed buffer, keeping the tail when too long. */
 void sj_copy_path(char *dst, size_t len, const char *path);
 
