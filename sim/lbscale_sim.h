@@ -2,8 +2,12 @@
  * plans (trace-v1 files or the data-parallel contract), alpha-beta
  * collective cost models and the per-step event engine.
  *
- * Layering: sim depends on libm, jansson and core's error.h/param.h only;
- * it never needs MPI, NCCL or CUDA.  bench/sim_cli.c is the command line.
+ * Layering: sim depends on libm, jansson and core's error.h/param.h/file.h,
+ * and on core's optimizer registry for an optimizer's bytes per element
+ * (entry.c); it never needs MPI, NCCL or CUDA.  The simulator owns its
+ * data: presets, optimizer entries, the anchors, the speed benchmark and
+ * the calibrated platform writer are here; bench/sim_cli.c only parses
+ * options and prints.
  *
  * Units: times are seconds, sizes bytes, bandwidths bytes/s inside the
  * library (the JSON files use GB/s, Gb/s, us and GFLOP as their field
