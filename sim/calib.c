@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lbscale_sim.h"
+#include "sim_internal.h"
 
 #define NV 4                   /* bandwidth columns: allreduce, allgather, */
 #define NF (4 + NV)            /* alltoall, bcast */
@@ -226,12 +226,6 @@ static int cmp_sample(const void *a, const void *b, void *ctx)
     return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Fit on tr, then the relative errors on te into re (sorted); returns the
  * count, 0 when the training half determines no fit. */
 static size_t held_out(const struct lbs_sim_sample *s, const size_t *tr,
@@ -251,8 +245,7 @@ static void summarise(double *re, size_t n, struct lbs_sim_heldout *h)
     h->med = h->max = -1;
     if (!n)
         return;
-    qsort(re, n, sizeof *re, cmp_d);
-    h->med = n % 2 ? re[n / 2] : 0.5 * (re[n / 2 - 1] + re[n / 2]);
+    h->med = sj_median(re, n);   /* sorts re */
     h->max = re[n - 1];
 }
 

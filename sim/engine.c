@@ -441,129 +441,140 @@ static void emit_compute(const struct lbs_sim_opts *o, size_t L,
     o->on_event(o->ctx, &ev);
 }
 
-int lbs_sim_run(const struct lbs_sim_platform *pl,
-                const struct lbs_sim_model *m,
-                const struct lbs_sim_plan *plan, long P,
-                const struct lbs_sim_opts *o, struct lbs_sim_result *r,
-                struct lbs_err *err)
-{
+/* What every step of one lbs_sim_run shares. */
+struct runctx {
+    const struct lbs_sim_platform *pl;
+    const struct lbs_sim_model *m;
+    const struct lbs_sim_plan *plan;
+    const struct lbs_sim_opts *o;
     struct lbs_sim_net net;
-    struct work w = {0};
-    memset(r, 0, sizeof *r);
-    int rc = lbs_sim_net_init(&net, pl, P, err);
+    long P, accum;
+    double cap;             /* bucket cap, bytes */
+    double opt;             /* optimizer step, s */
+    double slow;            /* compute slowdown while overlapped */
+    double F, Bfull;        /* forward, full backward of one micro-batch */
+    int overlap;
+};
+
+/* Check the run's inputs and fill x; nothing allocated. */
+static int run_setup(struct runctx *x, struct lbs_err *err)
+{
+    const struct lbs_sim_model *m = x->m;
+    const struct lbs_sim_opts *o = x->o;
+    int rc = lbs_sim_net_init(&x->net, x->pl, x->P, err);
     if (rc)
         return rc;
-    if (plan->nlayers != m->nlayers)
+    if (x->plan->nlayers != m->nlayers)
         return lbs_err_set(err, -EINVAL, "plan %s: %zu layers, model %s has "
                            "%zu (bind the plan to the model first)",
-                           plan->optim, plan->nlayers, m->name, m->nlayers);
-    double cap = o && o->bucket_bytes > 0 ? o->bucket_bytes : m->bucket_bytes;
-    if (cap > 4 * m->params)
+                           x->plan->optim, x->plan->nlayers, m->name,
+                           m->nlayers);
+    x->cap = o && o->bucket_bytes > 0 ? o->bucket_bytes : m->bucket_bytes;
+    if (x->cap > 4 * m->params)
         return lbs_err_set(err, -EINVAL, "bucket of %.4g MiB is larger than "
                            "model %s (%.4g MiB of fp32 gradients)",
-                           cap / 1048576.0, m->name,
+                           x->cap / 1048576.0, m->name,
                            4 * m->params / 1048576.0);
     double bpe = o ? o->optim_bytes_per_elem : 0;
     if (!(bpe >= 0) || !isfinite(bpe))
         return lbs_err_set(err, -EINVAL, "optimizer bytes per element must "
                            "be >= 0");
-    long accum = o && o->accum > 0 ? o->accum : 1;
-    if (accum > 1000000)
+    x->accum = o && o->accum > 0 ? o->accum : 1;
+    if (x->accum > 1000000)
         return lbs_err_set(err, -EINVAL, "%ld micro-batches per step: at "
-                           "most 1000000", accum);
-    int overlap = !(o && o->no_overlap);
-    double slow = o && o->no_slowdown ? 0 : pl->overlap_slowdown;
-    size_t L = m->nlayers, maxcalls = 0;
-    for (size_t i = 0; i < plan->nsteps; i++)
-        if (plan->step[i].ncalls > maxcalls)
-            maxcalls = plan->step[i].ncalls;
-    w.m = m;
-    if (work_alloc(&w, L, maxcalls)) {
-        work_free(&w);
-        return lbs_err_set(err, -ENOMEM, "out of memory");
+                           "most 1000000", x->accum);
+    x->overlap = !(o && o->no_overlap);
+    x->slow = o && o->no_slowdown ? 0 : x->pl->overlap_slowdown;
+    x->F = 0;
+    x->Bfull = 0;
+    for (size_t i = 0; i < m->nlayers; i++) {
+        x->F += lbs_sim_layer_fwd(m, x->pl, i);
+        x->Bfull += lbs_sim_layer_bwd(m, x->pl, i);
     }
-    double F = 0, Bfull = 0;
-    for (size_t i = 0; i < L; i++) {
-        F += lbs_sim_layer_fwd(m, pl, i);
-        Bfull += lbs_sim_layer_bwd(m, pl, i);
-    }
-    double opt = m->params * bpe / pl->mem_bw;
-    double W = 0, FW = 0;
-    r->P = P;
-    r->final_from = plan->final_from;
-    long stampv = 0;
+    x->opt = m->params * bpe / x->pl->mem_bw;
+    return 0;
+}
 
-    for (size_t si = 0; si < plan->nsteps; si++) {
-        const struct lbs_sim_step *st = &plan->step[si];
-        const struct lbs_sim_call *calls =
-            lbs_sim_step_calls(plan, st, P, w.at);
-        int emit = o && o->on_event && si == 0;
-        stampv++;
-        build_units(&w, calls, st->ncalls, L, stampv, cap, overlap);
-        /* backward work (JointSpar: layers without a call skip wgrad;
-         * compressed exchanges: compressing a layer follows its gradient
-         * on the same stream) */
-        double B = 0, comp = 0;
-        for (size_t i = 0; i < L; i++) {
-            double b = lbs_sim_layer_bwd(m, pl, i);
-            if (plan->skip_wgrad && w.stamp[i] != stampv)
-                b *= 1 - m->wgrad_frac;
-            if (w.stamp[i] == stampv && plan->comp_bpe > 0) {
-                double c = compress_s(pl, o, plan, m->l[i].n, 0, P);
-                b += c;
-                comp += c;
-            }
-            w.bwd[i] = b;
-            B += b;
+/* One distinct step si, its times added to r with the step's weight (and
+ * its weights to W, FW). */
+static int run_one(struct runctx *x, struct work *w, size_t si, long stampv,
+                   struct lbs_sim_result *r, double *W, double *FW,
+                   struct lbs_err *err)
+{
+    const struct lbs_sim_platform *pl = x->pl;
+    const struct lbs_sim_model *m = x->m;
+    const struct lbs_sim_plan *plan = x->plan;
+    const struct lbs_sim_opts *o = x->o;
+    const struct lbs_sim_step *st = &plan->step[si];
+    size_t L = m->nlayers;
+    long P = x->P;
+    const struct lbs_sim_call *calls = lbs_sim_step_calls(plan, st, P, w->at);
+    int emit = o && o->on_event && si == 0;
+    build_units(w, calls, st->ncalls, L, stampv, x->cap, x->overlap);
+    /* backward work (JointSpar: layers without a call skip wgrad;
+     * compressed exchanges: compressing a layer follows its gradient
+     * on the same stream) */
+    double B = 0, comp = 0;
+    for (size_t i = 0; i < L; i++) {
+        double b = lbs_sim_layer_bwd(m, pl, i);
+        if (plan->skip_wgrad && w->stamp[i] != stampv)
+            b *= 1 - m->wgrad_frac;
+        if (w->stamp[i] == stampv && plan->comp_bpe > 0) {
+            double c = compress_s(pl, o, plan, m->l[i].n, 0, P);
+            b += c;
+            comp += c;
         }
-        /* the accum - 1 earlier micro-batches: compute only */
-        double f0 = (double)(accum - 1) * (F + Bfull);
-        struct stepsim s = {&net, plan, o, st->first, emit, 0, 0, 0, 0, 0, 0,
-                            0, 0};
-        run_step(&s, &w, L, f0 + F, slow);
-        if (s.bad) {
-            work_free(&w);
-            return lbs_err_set(err, -EINVAL, "%s: no enabled algorithm can "
-                               "run %s of %.0f bytes on %ld GPUs",
-                               pl->name, lbs_sim_coll_name(s.bad_coll),
-                               s.bad_bytes, P);
-        }
-        /* decompressing each exchange as it arrives, after the backward
-         * pass, on the compute stream */
-        double dec = 0, dec_end = s.bwd_end;
-        for (size_t k = 0; k < w.ndone && plan->decomp_bpe > 0; k++) {
-            const struct unit *u = &w.u[w.done[k]];
-            double d = compress_s(pl, o, plan, u->nelem, 1, P);
-            dec_end = fmax(dec_end, u->end) + d;
-            dec += d;
-        }
-        double end = fmax(dec_end, s.comm_end) + opt;
-        if (emit) {
-            emit_compute(o, L, &w, F, f0);
-            struct lbs_sim_event e = {LBS_SIM_EV_OPTIM, 0, (int)L - 1, 0, 1,
-                                      end - opt, end - opt, end, 0, NOCOST,
-                                      0};
-            o->on_event(o->ctx, &e);
-        }
-        double bytes = 0;
-        for (size_t j = 0; j < st->ncalls; j++)
-            bytes += calls[j].bytes;
-        double wt = st->weight, compute = f0 + F + B + dec;
-        W += wt;
-        FW += st->final_weight;
-        r->iter += wt * end;
-        r->compute += wt * compute;
-        r->slowdown += wt * fmax(0, s.bwd_end - (f0 + F + B));
-        r->compress += wt * (comp + dec);
-        r->comm += wt * s.busy;
-        r->bytes += wt * bytes;
-        r->wire += wt * s.wire;
-        r->calls += wt * s.nops;
-        r->final_iter += st->final_weight * end;
+        w->bwd[i] = b;
+        B += b;
     }
-    work_free(&w);
-    if (W <= 0)
-        return lbs_err_set(err, -EINVAL, "plan %s has no steps", plan->optim);
+    /* the accum - 1 earlier micro-batches: compute only */
+    double F = x->F, f0 = (double)(x->accum - 1) * (F + x->Bfull);
+    struct stepsim s = {&x->net, plan, o, st->first, emit, 0, 0, 0, 0, 0, 0,
+                        0, 0};
+    run_step(&s, w, L, f0 + F, x->slow);
+    if (s.bad)
+        return lbs_err_set(err, -EINVAL, "%s: no enabled algorithm can "
+                           "run %s of %.0f bytes on %ld GPUs",
+                           pl->name, lbs_sim_coll_name(s.bad_coll),
+                           s.bad_bytes, P);
+    /* decompressing each exchange as it arrives, after the backward
+     * pass, on the compute stream */
+    double dec = 0, dec_end = s.bwd_end;
+    for (size_t k = 0; k < w->ndone && plan->decomp_bpe > 0; k++) {
+        const struct unit *u = &w->u[w->done[k]];
+        double d = compress_s(pl, o, plan, u->nelem, 1, P);
+        dec_end = fmax(dec_end, u->end) + d;
+        dec += d;
+    }
+    double opt = x->opt, end = fmax(dec_end, s.comm_end) + opt;
+    if (emit) {
+        emit_compute(o, L, w, F, f0);
+        struct lbs_sim_event e = {LBS_SIM_EV_OPTIM, 0, (int)L - 1, 0, 1,
+                                  end - opt, end - opt, end, 0, NOCOST, 0};
+        o->on_event(o->ctx, &e);
+    }
+    double bytes = 0;
+    for (size_t j = 0; j < st->ncalls; j++)
+        bytes += calls[j].bytes;
+    double wt = st->weight, compute = f0 + F + B + dec;
+    *W += wt;
+    *FW += st->final_weight;
+    r->iter += wt * end;
+    r->compute += wt * compute;
+    r->slowdown += wt * fmax(0, s.bwd_end - (f0 + F + B));
+    r->compress += wt * (comp + dec);
+    r->comm += wt * s.busy;
+    r->bytes += wt * bytes;
+    r->wire += wt * s.wire;
+    r->calls += wt * s.nops;
+    r->final_iter += st->final_weight * end;
+    return 0;
+}
+
+/* The weighted sums of r turned into averages. */
+static void run_average(struct lbs_sim_result *r, double W, double FW,
+                        double opt)
+{
     r->iter /= W;
     r->compute /= W;
     r->slowdown /= W;
@@ -577,5 +588,39 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
     if (r->exposed < 0)
         r->exposed = 0;
     r->final_iter = FW > 0 ? r->final_iter / FW : r->iter;
+}
+
+int lbs_sim_run(const struct lbs_sim_platform *pl,
+                const struct lbs_sim_model *m,
+                const struct lbs_sim_plan *plan, long P,
+                const struct lbs_sim_opts *o, struct lbs_sim_result *r,
+                struct lbs_err *err)
+{
+    struct runctx x = {.pl = pl, .m = m, .plan = plan, .o = o, .P = P};
+    struct work w = {0};
+    memset(r, 0, sizeof *r);
+    int rc = run_setup(&x, err);
+    if (rc)
+        return rc;
+    size_t maxcalls = 0;
+    for (size_t i = 0; i < plan->nsteps; i++)
+        if (plan->step[i].ncalls > maxcalls)
+            maxcalls = plan->step[i].ncalls;
+    w.m = m;
+    if (work_alloc(&w, m->nlayers, maxcalls)) {
+        work_free(&w);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    double W = 0, FW = 0;
+    r->P = P;
+    r->final_from = plan->final_from;
+    for (size_t si = 0; si < plan->nsteps && !rc; si++)
+        rc = run_one(&x, &w, si, (long)si + 1, r, &W, &FW, err);
+    work_free(&w);
+    if (rc)
+        return rc;
+    if (W <= 0)
+        return lbs_err_set(err, -EINVAL, "plan %s has no steps", plan->optim);
+    run_average(r, W, FW, x.opt);
     return 0;
 }

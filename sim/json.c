@@ -136,6 +136,31 @@ int sj_read_file(const char *path, size_t cap, int nul_ok, char **text,
     return rc;
 }
 
+int sj_load_file(const char *path, size_t cap, int nul_ok,
+                 sj_parse_fn parse, void *out, struct lbs_err *err)
+{
+    char *text;
+    size_t len;
+    int rc = sj_read_file(path, cap, nul_ok, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = parse(text, len, path, out, err);
+    free(text);
+    return rc;
+}
+
+int sj_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double sj_median(double *x, size_t n)
+{
+    qsort(x, n, sizeof *x, sj_cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
 void sj_copy_path(char *dst, size_t len, const char *path)
 {
     size_t n = strlen(path);

@@ -2,8 +2,12 @@
  * plans (trace-v1 files or the data-parallel contract), alpha-beta
  * collective cost models and the per-step event engine.
  *
- * Layering: sim depends on libm, jansson and core's error.h/param.h only;
- * it never needs MPI, NCCL or CUDA.  bench/sim_cli.c is the command line.
+ * Layering: sim depends on libm, jansson and core's error.h/param.h/file.h,
+ * and on core's optimizer registry for an optimizer's bytes per element
+ * (entry.c); it never needs MPI, NCCL or CUDA.  The simulator owns its
+ * data: presets, optimizer entries, the anchors, the speed benchmark and
+ * the calibrated platform writer are here; bench/sim_cli.c only parses
+ * options and prints.
  *
  * Units: times are seconds, sizes bytes, bandwidths bytes/s inside the
  * library (the JSON files use GB/s, Gb/s, us and GFLOP as their field
@@ -474,6 +478,190 @@ struct lbs_sim_fit {
  * -EINVAL when the data cannot determine the fit. */
 int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
                 struct lbs_sim_fit *fit, struct lbs_err *err);
+
+/* ------------------------------------------------------------------ */
+/* Presets (preset.c)                                                   */
+
+/* Where presets live: $LBSCALE_SIM_DATA, else the source tree's sim/data,
+ * else the installed copy.  Holds platforms/NAME.json, models/NAME.json
+ * and traces/OPTIM-MODEL*.jsonl. */
+const char *lbs_sim_data_dir(void);
+/* kind "platform" or "model": arg as it is when it is a path (has a '/'
+ * or ends in .json), else <data>/KINDs/ARG.json, which must exist
+ * (-ENOENT naming the presets there; 'local' says how to make it). */
+int lbs_sim_preset_path(const char *kind, const char *arg, char *buf,
+                        size_t len, struct lbs_err *err);
+/* A platform or model by preset name or file (lbs_sim_preset_path, then
+ * the reader); the caller frees *out. */
+int lbs_sim_platform_find(const char *arg, struct lbs_sim_platform **out,
+                          struct lbs_err *err);
+int lbs_sim_model_find(const char *arg, struct lbs_sim_model **out,
+                       struct lbs_err *err);
+/* The names in <data>/DIR_NAME whose file name ends in ext, less ext,
+ * sorted (strcmp): a NULL-terminated malloc'ed array (empty when the
+ * directory is missing; NULL only without memory), freed with
+ * lbs_sim_names_free. */
+char **lbs_sim_preset_names(const char *dir_name, const char *ext);
+void lbs_sim_names_free(char **names);
+
+/* ------------------------------------------------------------------ */
+/* Optimizer entries (entry.c): what --optim LIST names                 */
+
+/* One item of the list: a trace-v1 file, a preset name with traces
+ * <data>/traces/NAME-MODEL*.jsonl (one per recorded rank count), or for
+ * sgd, lars, lamb and adamw without a trace the data-parallel contract.
+ * Owns its plans, each bound to the model it was loaded for. */
+struct lbs_sim_entry {
+    char name[LBS_SIM_NAME_MAX];    /* "lamb", "lamb+topk:k=0.01" */
+    char source[LBS_SIM_FILE_MAX];  /* "data-parallel" or trace file(s) */
+    struct lbs_sim_plan **plans;
+    size_t nplans;
+    double bpe;                     /* optimizer bytes per element, from
+                                       core's model of the optimizer */
+    int bpe_assumed;                /* 1: this build does not know it (44,
+                                       LAMB's, assumed) */
+};
+/* Load every item of the comma list for model m; grad_bytes (4 or 2) is
+ * what the data-parallel contract allreduces per element.  *out is
+ * malloc'ed: lbs_sim_entries_free(*out, *n). */
+int lbs_sim_entries_load(const char *list, const struct lbs_sim_model *m,
+                         double grad_bytes, struct lbs_sim_entry **out,
+                         size_t *n, struct lbs_err *err);
+void lbs_sim_entries_free(struct lbs_sim_entry *e, size_t n);
+/* Is optimizer `name` planned without a trace (the data-parallel
+ * contract)?  Core's properties decide: dense and every layer. */
+int lbs_sim_is_data_parallel(const char *name);
+/* The plan recorded at P ranks, else the nearest rank count (log
+ * scale); any-P plans (the contract) always. */
+const struct lbs_sim_plan *lbs_sim_entry_plan(const struct lbs_sim_entry *e,
+                                              long P);
+/* lbs_sim_run of e at base_p, then at every P[i] into res[i], with
+ * eff[i] = T(base_p) / T(P[i]) (1 when T(P[i]) is 0): one sweep line. */
+int lbs_sim_entry_sweep(const struct lbs_sim_platform *pl,
+                        const struct lbs_sim_model *m,
+                        const struct lbs_sim_entry *e, const long *P,
+                        size_t n, long base_p, const struct lbs_sim_opts *o,
+                        struct lbs_sim_result *res, double *eff,
+                        struct lbs_err *err);
+
+/* ------------------------------------------------------------------ */
+/* Network sweeps (sweep.c)                                             */
+
+/* pl (a copy of ref) with its NICs at gbps Gb/s per node; NCCL's
+ * multi-node graph and point-to-point rate move in proportion to the
+ * line rate; latencies, NVLink and the fabric stay. */
+void lbs_sim_set_node_gbps(struct lbs_sim_platform *pl,
+                           const struct lbs_sim_platform *ref, double gbps);
+/* e at P GPUs with every node bandwidth gbps[i] into res[i], and
+ * eff[i] = T(base_p on pl) / T(P at gbps[i]). */
+int lbs_sim_netsweep(const struct lbs_sim_platform *pl,
+                     const struct lbs_sim_model *m,
+                     const struct lbs_sim_entry *e, long P, long base_p,
+                     const long *gbps, size_t n,
+                     const struct lbs_sim_opts *o, struct lbs_sim_result *res,
+                     double *eff, struct lbs_err *err);
+/* The lowest bandwidth at which eff first reaches target, interpolated
+ * log-linearly between the points (ascending gbps); NAN when it never
+ * does. */
+double lbs_sim_eff_reaches(const double *gbps, const double *eff, size_t n,
+                           double target);
+
+/* ------------------------------------------------------------------ */
+/* Anchors (anchors.c): published figures beside the predictions        */
+
+/* band > 0: the prediction must lie within published x (1 +- band)
+ * (kind 'r'), published +- band ('a'), or a factor of band ('f');
+ * band 0: shown, not gated.  Strings are static. */
+struct lbs_sim_anchor {
+    const char *what, *source;
+    double published, predicted;    /* NAN: none */
+    const char *unit;
+    char kind;
+    double band;
+    const char *note;
+    /* where `lbscale plot` marks it (model NULL: nowhere): the scaling
+     * figure of model on platform, at gpus, beside optim's line; setup
+     * says how it differs from the figure's lines */
+    const char *model, *platform, *optim;
+    long gpus;
+    const char *setup;
+};
+#define LBS_SIM_ANCHORS_MAX 20
+/* Every anchor into an[LBS_SIM_ANCHORS_MAX], from the presets; slamb: a
+ * SLAMB trace of bert-xl to use (NULL: the preset lookup, and no trace
+ * leaves that prediction NAN; a named one must load). */
+int lbs_sim_anchors(const char *slamb, struct lbs_sim_anchor *an, int *n,
+                    struct lbs_err *err);
+int lbs_sim_anchor_in_band(const struct lbs_sim_anchor *a);
+
+/* ------------------------------------------------------------------ */
+/* The simulator's own speed (speed.c)                                  */
+
+#define LBS_SIM_SPEED_STEPS 51      /* timed steps at 1,024 GPUs */
+#define LBS_SIM_SPEED_SWEEPS 5      /* timed sweeps over 8..16384 */
+struct lbs_sim_speed_in {
+    const char *model, *platform, *optims;   /* names or files */
+};
+struct lbs_sim_speed_cost {
+    long gpus;
+    double net_init;                /* s per lbs_sim_net_init */
+    double coll[4];                 /* s per lbs_sim_coll_cost: allreduce,
+                                       allgather, alltoall, neighbor */
+};
+struct lbs_sim_speed {
+    char model[LBS_SIM_NAME_MAX], platform[LBS_SIM_NAME_MAX];
+    char step_optim[LBS_SIM_NAME_MAX];  /* lamb, else the first entry */
+    double step_s[LBS_SIM_SPEED_STEPS];
+    double sweep_s[LBS_SIM_SPEED_SWEEPS];   /* loading included */
+    size_t nent;                    /* optimizers in a sweep */
+    struct lbs_sim_speed_cost *cost;    /* one per scale, best of 7 */
+    size_t ncost;                   /* scales (8..16384: 12) */
+};
+/* Load and check every point, then time: one step (lamb's plan or the
+ * first entry's) at 1,024 GPUs, a sweep of every entry over 8..16384
+ * with loading, and one collective's cost per scale.  Raw seconds;
+ * lbs_sim_speed_free releases out->cost. */
+int lbs_sim_speed(const struct lbs_sim_speed_in *in,
+                  struct lbs_sim_speed *out, struct lbs_err *err);
+void lbs_sim_speed_free(struct lbs_sim_speed *s);
+
+/* ------------------------------------------------------------------ */
+/* Calibration input and output (samples.c, platform_write.c)           */
+
+/* The rows of `lbscale coll` JSONL files (rows with 1 rank, other
+ * benches, wrong > 0, several nodes of several ranks and collectives
+ * without a fitted form are counted in skipped). */
+struct lbs_sim_samples {
+    struct lbs_sim_sample *s;       /* malloc'ed */
+    size_t n, cap, skipped;
+};
+/* Append path's rows (a regular file of at most
+ * LBS_SIM_SAMPLES_MAX_BYTES); -EINVAL naming path:line and the field. */
+int lbs_sim_samples_read(const char *path, struct lbs_sim_samples *set,
+                         struct lbs_err *err);
+/* Keep the samples whose bytes lie in [lo, hi]; the others are skipped. */
+void lbs_sim_samples_keep_bytes(struct lbs_sim_samples *set, double lo,
+                                double hi);
+void lbs_sim_samples_free(struct lbs_sim_samples *set);
+
+/* What a calibrated platform says besides the fit. */
+struct lbs_sim_calibrated {
+    const struct lbs_sim_fit *fit;
+    const char *name;               /* the platform's name */
+    const char *const *files;       /* the samples' files (calibration) */
+    size_t nfiles, skipped;
+    long ranks;                     /* largest rank count: the node */
+    double peak_tflops;             /* <= 0: 1, marked as assumed */
+    double mem_bw_gbs;
+    int mem_measured;               /* mem_bw_gbs is STREAM's triad */
+};
+/* The platform document (lbscale-platform v1, ring forms on one flat
+ * node; with an eager limit LL stands for MPI's eager protocol and
+ * Simple for rendezvous) as malloc'ed text ending in a newline, checked
+ * to read back as file; the caller writes and frees it. */
+int lbs_sim_platform_calibrated(const struct lbs_sim_calibrated *c,
+                                const char *file, char **text, size_t *len,
+                                struct lbs_err *err);
 
 #ifdef __cplusplus
 }

@@ -20,18 +20,6 @@
 
 #define MAX_STEP_LINES 1000000
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *x, size_t n)
-{
-    qsort(x, n, sizeof *x, cmp_d);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 /* The header: layers (name, n, ndim) and the local batch. */
 static int read_header(const struct sj *c, const json_t *h,
                        struct lbs_sim_model *m)
@@ -136,7 +124,7 @@ static int summarise(struct steps *st, struct lbs_sim_model *m)
         for (int kind = 0; kind < 2; kind++) {
             for (size_t s = 0; s < k; s++)
                 col[s] = st->t[((s + skip) * 3 + (size_t)kind) * L + i];
-            double v = 1e-3 * median(col, k);
+            double v = 1e-3 * sj_median(col, k);
             *(kind ? &m->l[i].bwd_s : &m->l[i].fwd_s) = v;
         }
     for (size_t s = skip; s < st->n; s++)
@@ -149,28 +137,21 @@ static int summarise(struct steps *st, struct lbs_sim_model *m)
     return 0;
 }
 
-int lbs_sim_model_from_trace(const char *path, struct lbs_sim_model **out,
-                             struct lbs_err *err)
+/* The train trace's text (sj_parse_fn): one JSON object per line. */
+static int parse_trace(const char *text, size_t len, const char *path,
+                       void *out, struct lbs_err *err)
 {
     struct sj c = {path, err};
-    char *text = NULL;
-    size_t len;
-    *out = NULL;
-    int rc = sj_read_file(path, LBS_SIM_TRACE_MAX_BYTES, 1, &text, &len,
-                          err);
-    if (rc)
-        return rc;
+    int rc = 0;
     struct lbs_sim_model *m = calloc(1, sizeof *m);
     struct steps st = {0};
-    if (!m) {
-        free(text);
+    if (!m)
         return lbs_err_set(err, -ENOMEM, "out of memory");
-    }
     sj_copy_path(m->file, sizeof m->file, path);
     m->efficiency = 1;
     m->seq_len = 1;
     m->bucket_bytes = 25 * 1048576.0;
-    for (char *p = text, *nl; !rc && p < text + len; p = nl + 1) {
+    for (const char *p = text, *nl; !rc && p < text + len; p = nl + 1) {
         nl = memchr(p, '\n', (size_t)(text + len - p));
         if (!nl)
             nl = text + len;
@@ -199,13 +180,20 @@ int lbs_sim_model_from_trace(const char *path, struct lbs_sim_model **out,
             m->bucket_bytes = 4 * m->params;
     }
     free(st.t);
-    free(text);
     if (rc) {
         lbs_sim_model_free(m);
         return rc;
     }
-    *out = m;
+    *(struct lbs_sim_model **)out = m;
     return 0;
+}
+
+int lbs_sim_model_from_trace(const char *path, struct lbs_sim_model **out,
+                             struct lbs_err *err)
+{
+    *out = NULL;
+    return sj_load_file(path, LBS_SIM_TRACE_MAX_BYTES, 1, parse_trace, out,
+                        err);
 }
 
 int lbs_sim_model_use_times(struct lbs_sim_model *m,

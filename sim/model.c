@@ -170,19 +170,19 @@ int lbs_sim_model_parse(const char *text, const char *file,
     return 0;
 }
 
+static int parse_file(const char *text, size_t len, const char *file,
+                      void *out, struct lbs_err *err)
+{
+    (void)len;   /* a C string: sj_read_file refused NUL bytes */
+    return lbs_sim_model_parse(text, file, out, err);
+}
+
 int lbs_sim_model_load(const char *path, struct lbs_sim_model **out,
                        struct lbs_err *err)
 {
-    char *text;
-    size_t len;
     *out = NULL;
-    int rc = sj_read_file(path, LBS_SIM_MODEL_MAX_BYTES, 0, &text, &len,
-                          err);
-    if (rc)
-        return rc;
-    rc = lbs_sim_model_parse(text, path, out, err);
-    free(text);
-    return rc;
+    return sj_load_file(path, LBS_SIM_MODEL_MAX_BYTES, 0, parse_file, out,
+                        err);
 }
 
 void lbs_sim_model_free(struct lbs_sim_model *m)

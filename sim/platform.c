@@ -266,29 +266,15 @@ static int read_nccl(const struct sj *c, const json_t *root,
     return 0;
 }
 
-static int parse_root(const struct sj *c, const json_t *root,
-                      struct lbs_sim_platform *p)
+/* "gpu": its name, peak and memory bandwidth. */
+static int read_gpu(const struct sj *c, const json_t *root,
+                    struct lbs_sim_platform *p)
 {
-    static const char *const top[] = {"format", "version", "name",
-        "description", "sources", "notes", "gpu", "node", "fabric",
-        "max_gpus", "protocols", "algorithms", "coll_bw_factor",
-        "calibration", "nccl", "overlap", NULL};
     static const char *const gk[] = {"name", "peak_tflops", "mem_bw_gbs",
                                      "note", NULL};
-    static const char *const nk[] = {"gpus", "intra", "intra_bw_gbs", "nics",
-                                     "nic_gbps", "reduce_gbs", "note", NULL};
-    static const char *const fk[] = {"kind", "nodes_per_leaf",
-        "oversubscription", "lat_us", "lat_spine_us", "note", NULL};
-    json_t *gpu, *node, *fab, *protos;
+    json_t *gpu;
     double v = 0;
-    char kind[32];
-    int rc = sj_header(c, root, "lbscale-platform", 1);
-    if (!rc) rc = sj_known(c, root, "", top);
-    if (!rc) rc = sj_str(c, root, "", "name", SJ_REQ, NULL, p->name,
-                         sizeof p->name);
-    if (!rc && !p->name[0])
-        rc = sj_fail(c, "", "name", "must not be empty");
-    if (!rc) rc = sj_obj(c, root, "", "gpu", SJ_REQ, &gpu);
+    int rc = sj_obj(c, root, "", "gpu", SJ_REQ, &gpu);
     if (!rc) rc = sj_known(c, gpu, "gpu.", gk);
     if (!rc) rc = sj_str(c, gpu, "gpu.", "name", 0, "gpu", p->gpu,
                          sizeof p->gpu);
@@ -298,8 +284,18 @@ static int parse_root(const struct sj *c, const json_t *root,
     if (!rc) rc = sj_num(c, gpu, "gpu.", "mem_bw_gbs", SJ_REQ, 0, RATE_MIN,
                          RATE_MAX, &v);
     p->mem_bw = v * 1e9;
+    return rc;
+}
 
-    if (!rc) rc = sj_obj(c, root, "", "node", SJ_REQ, &node);
+/* "node": GPUs, the links between them, the NICs, the reduction rate. */
+static int read_node(const struct sj *c, const json_t *root,
+                     struct lbs_sim_platform *p)
+{
+    static const char *const nk[] = {"gpus", "intra", "intra_bw_gbs", "nics",
+                                     "nic_gbps", "reduce_gbs", "note", NULL};
+    json_t *node;
+    double v = 0;
+    int rc = sj_obj(c, root, "", "node", SJ_REQ, &node);
     if (!rc) rc = sj_known(c, node, "node.", nk);
     if (!rc) rc = sj_num(c, node, "node.", "gpus", SJ_REQ | SJ_INT, 0, 1,
                          1 << 16, &v);
@@ -323,8 +319,19 @@ static int parse_root(const struct sj *c, const json_t *root,
         rc = sj_fail(c, "node.", "reduce_gbs", "must be 0 (free) or >= %g "
                      "(got %g)", RATE_MIN, v);
     p->reduce_bw = v * 1e9;
+    return rc;
+}
 
-    if (!rc) rc = sj_obj(c, root, "", "fabric", SJ_REQ, &fab);
+/* "fabric": flat or fat-tree, and its latencies. */
+static int read_fabric(const struct sj *c, const json_t *root,
+                       struct lbs_sim_platform *p)
+{
+    static const char *const fk[] = {"kind", "nodes_per_leaf",
+        "oversubscription", "lat_us", "lat_spine_us", "note", NULL};
+    json_t *fab;
+    double v = 0;
+    char kind[32];
+    int rc = sj_obj(c, root, "", "fabric", SJ_REQ, &fab);
     if (!rc) rc = sj_known(c, fab, "fabric.", fk);
     if (!rc) rc = sj_str(c, fab, "fabric.", "kind", SJ_REQ, NULL, kind,
                          sizeof kind);
@@ -354,6 +361,110 @@ static int parse_root(const struct sj *c, const json_t *root,
     if (!rc && p->spine_lat < p->net_lat)
         rc = sj_fail(c, "fabric.", "lat_spine_us", "must be >= lat_us (a "
                      "path across the spine contains one under a leaf)");
+    return rc;
+}
+
+/* The MPI model's "protocols" (default: NCCL-like values for all three). */
+static int read_protocols(const struct sj *c, const json_t *root,
+                          struct lbs_sim_platform *p)
+{
+    json_t *protos;
+    int rc = sj_obj(c, root, "", "protocols", 0, &protos);
+    if (rc)
+        return rc;
+    if (!protos) {
+        for (int i = 0; i < LBS_SIM_NPROTO; i++)
+            p->proto[i] = (struct lbs_sim_proto_params){
+                1, nccl_def[i][0] * 1e-6, nccl_def[i][1] * 1e-6,
+                nccl_def[i][2] * 1e-6, nccl_def[i][3], 0};
+        return 0;
+    }
+    const char *k;
+    json_t *o;
+    int any = 0;
+    json_object_foreach(protos, k, o) {
+        int i;
+        char path[48];
+        for (i = 0; i < LBS_SIM_NPROTO; i++)
+            if (!strcmp(k, lbs_sim_proto_name(i)))
+                break;
+        if (i == LBS_SIM_NPROTO)
+            return sj_fail(c, "protocols.", k, "unknown protocol (LL, "
+                           "LL128, Simple)");
+        snprintf(path, sizeof path, "protocols.%s.", k);
+        if (!json_is_object(o))
+            return sj_fail(c, "protocols.", k, "must be an object");
+        if ((rc = read_proto(c, o, path, &p->proto[i])))
+            return rc;
+        any |= p->proto[i].enabled;
+    }
+    if (!any)
+        return sj_fail(c, "", "protocols", "no protocol enabled");
+    return 0;
+}
+
+/* The MPI model's "algorithms" (default: all), at least one per
+ * collective. */
+static int read_algorithms(const struct sj *c, const json_t *root,
+                           struct lbs_sim_platform *p)
+{
+    const json_t *al = json_object_get(root, "algorithms");
+    if (!al) {
+        p->algos = (1u << LBS_SIM_NALGO) - 1;
+        return 0;
+    }
+    if (!json_is_array(al))
+        return sj_fail(c, "", "algorithms", "must be an array of names");
+    p->algos = 0;
+    for (size_t i = 0; i < json_array_size(al); i++) {
+        const char *s = json_string_value(json_array_get(al, i));
+        int a = s ? lbs_sim_algo_from_name(s) : -1;
+        char key[48];
+        snprintf(key, sizeof key, "algorithms[%zu]", i);
+        if (!s)
+            return sj_fail(c, "", key, "must be a string");
+        if (a < 0)
+            return sj_fail(c, "", key, "unknown algorithm \"%.40s\"", s);
+        p->algos |= 1u << a;
+    }
+    for (int k = 0; k < LBS_SIM_NCOLL; k++) {
+        int have = 0;
+        if (k == LBS_SIM_NEIGHBOR)
+            continue;   /* falls back to allgather for dense graphs */
+        for (int a = 0; a < LBS_SIM_NALGO; a++) {
+            enum lbs_sim_coll ak = lbs_sim_algo_coll(a);
+            if ((p->algos >> a & 1) &&
+                (ak == (enum lbs_sim_coll)k ||
+                 (k == LBS_SIM_ALLGATHERV && ak == LBS_SIM_ALLGATHER)))
+                have = 1;
+        }
+        if (!have)
+            return sj_fail(c, "", "algorithms", "no algorithm enabled "
+                           "for %s", lbs_sim_coll_name(k));
+    }
+    if (!(p->algos >> LBS_SIM_NB_DIRECT & 1))
+        return sj_fail(c, "", "algorithms", "no algorithm enabled for "
+                       "neighbor (neighbor-direct)");
+    return 0;
+}
+
+static int parse_root(const struct sj *c, const json_t *root,
+                      struct lbs_sim_platform *p)
+{
+    static const char *const top[] = {"format", "version", "name",
+        "description", "sources", "notes", "gpu", "node", "fabric",
+        "max_gpus", "protocols", "algorithms", "coll_bw_factor",
+        "calibration", "nccl", "overlap", NULL};
+    double v = 0;
+    int rc = sj_header(c, root, "lbscale-platform", 1);
+    if (!rc) rc = sj_known(c, root, "", top);
+    if (!rc) rc = sj_str(c, root, "", "name", SJ_REQ, NULL, p->name,
+                         sizeof p->name);
+    if (!rc && !p->name[0])
+        rc = sj_fail(c, "", "name", "must not be empty");
+    if (!rc) rc = read_gpu(c, root, p);
+    if (!rc) rc = read_node(c, root, p);
+    if (!rc) rc = read_fabric(c, root, p);
     if (!rc) rc = read_overlap(c, root, p);
     if (!rc) rc = sj_num(c, root, "", "max_gpus", SJ_INT, 16384, 1, 1e8, &v);
     p->max_gpus = (long)v;
@@ -367,76 +478,9 @@ static int parse_root(const struct sj *c, const json_t *root,
                      "model's \"protocols\"/\"algorithms\" do not apply");
     if (rc || p->nccl_model)
         return rc;
-    if (!rc) rc = sj_obj(c, root, "", "protocols", 0, &protos);
-    if (rc)
+    if ((rc = read_protocols(c, root, p)))
         return rc;
-    if (protos) {
-        const char *k;
-        json_t *o;
-        int any = 0;
-        json_object_foreach(protos, k, o) {
-            int i;
-            char path[48];
-            for (i = 0; i < LBS_SIM_NPROTO; i++)
-                if (!strcmp(k, lbs_sim_proto_name(i)))
-                    break;
-            if (i == LBS_SIM_NPROTO)
-                return sj_fail(c, "protocols.", k, "unknown protocol (LL, "
-                               "LL128, Simple)");
-            snprintf(path, sizeof path, "protocols.%s.", k);
-            if (!json_is_object(o))
-                return sj_fail(c, "protocols.", k, "must be an object");
-            if ((rc = read_proto(c, o, path, &p->proto[i])))
-                return rc;
-            any |= p->proto[i].enabled;
-        }
-        if (!any)
-            return sj_fail(c, "", "protocols", "no protocol enabled");
-    } else {
-        for (int i = 0; i < LBS_SIM_NPROTO; i++)
-            p->proto[i] = (struct lbs_sim_proto_params){
-                1, nccl_def[i][0] * 1e-6, nccl_def[i][1] * 1e-6,
-                nccl_def[i][2] * 1e-6, nccl_def[i][3], 0};
-    }
-
-    const json_t *al = json_object_get(root, "algorithms");
-    if (!al) {
-        p->algos = (1u << LBS_SIM_NALGO) - 1;
-    } else {
-        if (!json_is_array(al))
-            return sj_fail(c, "", "algorithms", "must be an array of names");
-        p->algos = 0;
-        for (size_t i = 0; i < json_array_size(al); i++) {
-            const char *s = json_string_value(json_array_get(al, i));
-            int a = s ? lbs_sim_algo_from_name(s) : -1;
-            char key[48];
-            snprintf(key, sizeof key, "algorithms[%zu]", i);
-            if (!s)
-                return sj_fail(c, "", key, "must be a string");
-            if (a < 0)
-                return sj_fail(c, "", key, "unknown algorithm \"%.40s\"", s);
-            p->algos |= 1u << a;
-        }
-        for (int k = 0; k < LBS_SIM_NCOLL; k++) {
-            int have = 0;
-            if (k == LBS_SIM_NEIGHBOR)
-                continue;   /* falls back to allgather for dense graphs */
-            for (int a = 0; a < LBS_SIM_NALGO; a++) {
-                enum lbs_sim_coll ak = lbs_sim_algo_coll(a);
-                if ((p->algos >> a & 1) &&
-                    (ak == (enum lbs_sim_coll)k ||
-                     (k == LBS_SIM_ALLGATHERV && ak == LBS_SIM_ALLGATHER)))
-                    have = 1;
-            }
-            if (!have)
-                return sj_fail(c, "", "algorithms", "no algorithm enabled "
-                               "for %s", lbs_sim_coll_name(k));
-        }
-        if (!(p->algos >> LBS_SIM_NB_DIRECT & 1))
-            return sj_fail(c, "", "algorithms", "no algorithm enabled for "
-                           "neighbor (neighbor-direct)");
-    }
-    return 0;
+    return read_algorithms(c, root, p);
 }
 
 int lbs_sim_platform_parse(const char *text, const char *file,
@@ -464,19 +508,19 @@ int lbs_sim_platform_parse(const char *text, const char *file,
     return 0;
 }
 
+static int parse_file(const char *text, size_t len, const char *file,
+                      void *out, struct lbs_err *err)
+{
+    (void)len;   /* a C string: sj_read_file refused NUL bytes */
+    return lbs_sim_platform_parse(text, file, out, err);
+}
+
 int lbs_sim_platform_load(const char *path, struct lbs_sim_platform **out,
                           struct lbs_err *err)
 {
-    char *text;
-    size_t len;
     *out = NULL;
-    int rc = sj_read_file(path, LBS_SIM_PLATFORM_MAX_BYTES, 0, &text, &len,
-                          err);
-    if (rc)
-        return rc;
-    rc = lbs_sim_platform_parse(text, path, out, err);
-    free(text);
-    return rc;
+    return sj_load_file(path, LBS_SIM_PLATFORM_MAX_BYTES, 0, parse_file, out,
+                        err);
 }
 
 void lbs_sim_platform_free(struct lbs_sim_platform *p)

@@ -52,11 +52,27 @@ int sj_load(const struct sj *c, const char *text, size_t len, json_t **out);
  * documents are C strings). */
 int sj_read_file(const char *path, size_t cap, int nul_ok, char **text,
                  size_t *len, struct lbs_err *err);
+/* Parse the text of one file (len bytes, NUL-terminated) into *out (a
+ * reader's own object pointer), naming file in messages. */
+typedef int (*sj_parse_fn)(const char *text, size_t len, const char *file,
+                           void *out, struct lbs_err *err);
+/* The one way the readers open their files: sj_read_file (a regular file
+ * of at most cap bytes; NUL bytes refused unless nul_ok), then parse;
+ * the text is freed before returning. */
+int sj_load_file(const char *path, size_t cap, int nul_ok,
+                 sj_parse_fn parse, void *out, struct lbs_err *err);
+/* qsort comparator of doubles (ascending), and the median of x[0..n-1]
+ * (n >= 1; sorts x in place). */
+int sj_cmp_double(const void *a, const void *b);
+double sj_median(double *x, size_t n);
 /* nccl.c: time (s) of one call under NCCL's tuner model (platforms with
  * "nccl"); INFINITY when the algorithm/protocol does not apply. */
 double lbs_sim_nccl_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
                          enum lbs_sim_proto p, double bytes,
                          enum lbs_sim_topo topo, long step, double *wire);
+/* preset.c: 1 when s names a file rather than a preset (has a '/' or
+ * ends in ext). */
+int sim_is_path(const char *s, const char *ext);
 /* Copy a path into a fixed buffer, keeping the tail when too long. */
 void sj_copy_path(char *dst, size_t len, const char *path);
 

@@ -5,6 +5,7 @@
  * the node-equivalent being min(gpus_per_node, max_gpus) GPUs of the same
  * platform running the same plan. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,4 +100,50 @@ int lbs_sim_sweep(const struct lbs_sim_platform *pl,
         eff[i] = rc ? 0 : base.iter / res[i].iter;
     }
     return rc;
+}
+
+void lbs_sim_set_node_gbps(struct lbs_sim_platform *pl,
+                           const struct lbs_sim_platform *ref, double gbps)
+{
+    double nic = gbps * 1e9 / 8 / ref->nics_per_node;
+    double f = nic / ref->nic_bw;
+    pl->nic_bw = nic;
+    pl->nccl.inter.bw = ref->nccl.inter.bw * f;
+    pl->nccl.p2p_bw = ref->nccl.p2p_bw * f;
+}
+
+int lbs_sim_netsweep(const struct lbs_sim_platform *pl,
+                     const struct lbs_sim_model *m,
+                     const struct lbs_sim_entry *e, long P, long base_p,
+                     const long *gbps, size_t n,
+                     const struct lbs_sim_opts *o, struct lbs_sim_result *res,
+                     double *eff, struct lbs_err *err)
+{
+    struct lbs_sim_platform work = *pl;
+    struct lbs_sim_result base;
+    int rc = lbs_sim_run(pl, m, lbs_sim_entry_plan(e, base_p), base_p, o,
+                         &base, err);
+    for (size_t i = 0; i < n && !rc; i++) {
+        lbs_sim_set_node_gbps(&work, pl, (double)gbps[i]);
+        rc = lbs_sim_run(&work, m, lbs_sim_entry_plan(e, P), P, o, &res[i],
+                         err);
+        if (!rc)
+            eff[i] = base.iter / res[i].iter;
+    }
+    return rc;
+}
+
+double lbs_sim_eff_reaches(const double *gbps, const double *eff, size_t n,
+                           double target)
+{
+    double prev_b = NAN, prev_e = NAN;
+    for (size_t i = 0; i < n; i++) {
+        double b = gbps[i], ef = eff[i];
+        if (ef >= target)
+            return isnan(prev_b) ? b : exp(log(prev_b) + (target - prev_e) /
+                   (ef - prev_e) * (log(b) - log(prev_b)));
+        prev_b = b;
+        prev_e = ef;
+    }
+    return NAN;
 }
