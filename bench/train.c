@@ -17,9 +17,7 @@
  * reported.
  */
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
