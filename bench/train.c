@@ -1,31 +1,23 @@
-/* train.c - `lbscale train`: data-parallel (or decentralized) training of
- * an MLP classifier with any registered optimizer, under mpirun or on one
- * process, with per-step traces for the simulator.
+/* train.c - `lbscale train`: the verb around train/'s training run
+ * (train/train.h: data-parallel or decentralized training of an MLP or CNN
+ * classifier with any registered optimizer): its options, the checks of
+ * input, agreement across MPI ranks, the printed rows, the results row and
+ * the per-step trace files.
  *
- * One step (iteration i, 1-based) on every rank:
- *   lr factor from the schedule -> lbs_optim_set_lr_scale
- *   keep[] = lbs_optim_next_keep (JointSpar drops layers; others keep all)
- *   local batch = global / ranks samples from this rank's shard, in
- *   micro-batches (gradient accumulation): forward, softmax CE, backward
- *   without the weight-gradient GEMMs of dropped layers
- *   lbs_optim_step over the timing record wrapper around the real comm
- *   (every collective logged: kind, bytes, layer, duration)
- * At every epoch boundary (and after the last step) the test set is
- * evaluated on the ranks' average model (identical to every rank's model
- * for data-parallel optimizers; the consensus for decentralized ones),
- * each rank scoring its slice of the test set.
+ * Every step's optimizer runs over the timing record wrapper around the
+ * real comm (comm_trace.h: every collective logged: kind, bytes, layer,
+ * duration); this verb meters it and writes the trace.
  *
  * Robustness: options are hashed and compared across ranks before
  * anything else (a mismatch is refused, exit 2); every collective error
- * path agrees across ranks; a watchdog (SIGALRM, --stall-timeout) ends a
- * rank that made no progress for that long, so a dead or hung peer can
- * never hang the job; a NaN gradient on some rank makes every rank skip
- * that step (the optimizer driver), counted and reported.
+ * path agrees across ranks; a watchdog (SIGALRM, --stall-timeout;
+ * train/watchdog.h) ends a rank that made no progress for that long, so a
+ * dead or hung peer can never hang the job; a NaN gradient on some rank
+ * makes every rank skip that step (the optimizer driver), counted and
+ * reported.
  */
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,92 +33,22 @@
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
 #include "cnn.h"
+#include "lr.h"
 #include "mlp.h"
 #include "strbuf.h"
-
-/* ---- per-optimizer defaults -------------------------------------------
- *
- * lr(B) = min(lr_max, lr_ref * (B / 1024)^alpha), B = the global batch,
- * unless the spec sets lr itself: the square-root rule (alpha 0.5;
- * Krizhevsky 2014, the LAMB paper) except for JointSpar and JointSpar-LARS
- * (below).  lr_ref, alpha and the caps come from
- * sweeps on Fashion-MNIST with mlp:784-512-256-10, 10 epochs, cosine
- * decay, 10% warm-up (1 process; test accuracy):
- *   B=1024: sgd 0.05/0.1/0.2 -> 88.4/89.1/88.9%; lamb 0.005/0.01/0.02 ->
- *     89.5/89.9/88.9%; adamw 0.001/0.002/0.004 -> 88.6/89.1/89.6%;
- *     lars 2/5/10/20 -> 88.8/89.8/86.2/88.6%
- *   B=8192: sgd 0.1/0.2/0.4/0.8 -> 83.1/82.0/10/10% (linear scaling
- *     diverges, hence the low cap); lamb 0.02/0.04/0.08 -> 86.2/86.7/80.9%;
- *     adamw 0.008/0.016/0.032 -> 84.4/84.5/83.7%; lars 10/20/40 ->
- *     82.4/81.7/67.5%
- * LARS at 5 was unstable on 4 ranks with seed 1 (86.5%; seeds 2, 3:
- * 89.6%), hence 3 (1 process: 89.2%).  SLAMB, 1-bit LAMB take LAMB's
- * rates, DmSGD and DecentLaM (momentum SGD underneath) SGD's.  JointSpar
- * (4 ranks): B=1024 lr 0.05/0.1 -> 87.6/88.4%, B=8192 lr 0.05/0.1/0.15 ->
- * 78.1/70.7/diverged: its 1/p-rescaled gradients make the best rate FALL
- * with the batch when a large batch leaves few steps, hence alpha = -1/3
- * (capped at 0.1: smaller batches keep 0.1; 0.15 failed a 2-rank tiny run).
- * JointSpar-LARS (4 ranks): B=1024 lr 3/5 -> 87.2/83.4%, B=8192 lr
- * 3/5/8.5 -> 77.2/77.9/66.4%, hence a constant 3. */
-struct optim_default {
-    const char *name;
-    double lr_ref, alpha, lr_max;
-};
-static const struct optim_default defaults[] = {
-    {"sgd", 0.1, 0.5, 0.15},
-    {"lars", 3.0, 0.5, 20.0},
-    {"lamb", 0.01, 0.5, 0.04},
-    {"adamw", 0.004, 0.5, 0.03},
-    {"slamb", 0.01, 0.5, 0.04},
-    {"onebit_lamb", 0.01, 0.5, 0.04},
-    {"jointspar", 0.1, -1.0 / 3, 0.1},
-    {"jointspar_lars", 3.0, 0.0, 3.0},
-    {"dmsgd", 0.1, 0.5, 0.15},
-    {"decentlam", 0.1, 0.5, 0.15},
-    {NULL, 0, 0, 0},
-};
-#define REF_BATCH 1024.0
-
-static const struct optim_default *find_default(const char *name)
-{
-    for (const struct optim_default *d = defaults; d->name; d++)
-        if (!strcmp(d->name, name))
-            return d;
-    return NULL;
-}
+#include "train.h"
+#include "watchdog.h"
 
 /* ---- options ---------------------------------------------------------- */
 
-/* --stall-timeout auto (the default): a harness should notice a hung
- * peer in seconds, not minutes, yet never kill a slow but healthy run.  The
- * limit for the next unit of work (a step, an evaluation) is
- * STALL_FACTOR x the longest such unit measured so far, at least
- * STALL_FLOOR_S; before the first one has been timed, STALL_FIRST_S
- * (start-up, first touch of the data). */
-#define STALL_AUTO (-1)
-#define STALL_FLOOR_S 30.0
-#define STALL_FIRST_S 60.0
-#define STALL_FACTOR 10.0
-
-enum fault_kind { FAULT_NONE, FAULT_NAN, FAULT_KILL, FAULT_HANG };
-
+/* The parsed command line: the run's configuration (train.h) and what only
+ * the verb uses. */
 struct train_opts {
-    const char *spec, *model, *topology, *dataset, *data_dir, *decay;
+    struct lbs_train_config c;
     const char *backend;
-    const char *compress;   /* --compress SPEC or NULL */
-    long global_batch, micro_batch, max_steps, subset, test_subset, seed;
-    long threads, stall;
-    long val;               /* --val: held-out training samples */
-    double lr_base;         /* --lr-base (0: the tuned table) */
-    long lr_ref_batch;      /* --lr-ref-batch */
-    const char *lr_scaling; /* --lr-scaling auto|linear|sqrt|none */
     const char *export_layers;
-    int no_augment;         /* --no-augment (CNN) */
-    double epochs, warmup;
+    long stall;             /* --stall-timeout: s, 0, LBS_STALL_AUTO */
     int trace, trace_all;
-    enum fault_kind fault;
-    long fault_rank, fault_step;
-    const char *fault_str;
 };
 
 static const char train_usage[] =
@@ -165,7 +87,8 @@ static void print_help(const struct cli_verb *v, FILE *f)
     fprintf(f, "\n%s", train_lr_head);
     fprintf(f, "  %-15s %8s %6s %8s\n", "optimizer", "lr_ref", "alpha",
             "lr_max");
-    for (const struct optim_default *d = defaults; d->name; d++)
+    for (const struct lbs_train_lr_default *d = lbs_train_lr_defaults;
+         d->name; d++)
         fprintf(f, "  %-15s %8g %6.3g %8g\n", d->name, d->lr_ref, d->alpha,
                 d->lr_max);
     fputs(train_lr_tail, f);
@@ -195,7 +118,7 @@ static int quiet_rank;   /* non-zero: suppress cli errors on this rank */
         return EXIT_BAD_INPUT;                                              \
     } while (0)
 
-static int parse_fault(struct train_opts *t, const char *s)
+static int parse_fault(struct lbs_train_config *t, const char *s)
 {
     char kind[16];
     long r, st;
@@ -204,11 +127,11 @@ static int parse_fault(struct train_opts *t, const char *s)
         st < 1)
         return -1;
     if (!strcmp(kind, "nan"))
-        t->fault = FAULT_NAN;
+        t->fault = LBS_TRAIN_FAULT_NAN;
     else if (!strcmp(kind, "kill"))
-        t->fault = FAULT_KILL;
+        t->fault = LBS_TRAIN_FAULT_KILL;
     else if (!strcmp(kind, "hang"))
-        t->fault = FAULT_HANG;
+        t->fault = LBS_TRAIN_FAULT_HANG;
     else
         return -1;
     t->fault_rank = r;
@@ -244,7 +167,7 @@ static int stall_opt(const char *opt, const char *v, void *dst)
 {
     long *stall = dst;
     if (!strcmp(v, "auto")) {
-        *stall = STALL_AUTO;
+        *stall = LBS_STALL_AUTO;
         return 0;
     }
     return cli_int(opt, v, 0, 86400 * 30, stall);
@@ -298,22 +221,22 @@ static struct cli_common tcom;
 static int help_opt(const char *opt, const char *value, void *unused);
 
 static const struct cli_opt train_opts[] = {
-    {.name = "optim", .type = CLI_STR, .dst = &targ.spec, .arg = "SPEC",
+    {.name = "optim", .type = CLI_STR, .dst = &targ.c.spec, .arg = "SPEC",
      .help = "optimizer spec (lbscale optim --list); an lr=... in it\n"
              "overrides the default rule below"},
-    {.name = "compress", .type = CLI_STR, .dst = &targ.compress,
+    {.name = "compress", .type = CLI_STR, .dst = &targ.c.compress,
      .arg = "SPEC",
      .help = "compress the gradients before the optimizer (e.g.\n"
              "topk:k=0.01,ef=1; lbscale compress --list); only for\n"
              "data-parallel optimizers; applies on one rank too"},
-    {.name = "model", .type = CLI_STR, .dst = &targ.model, .arg = "M",
+    {.name = "model", .type = CLI_STR, .dst = &targ.c.model, .arg = "M",
      .help = "mlp:IN-H1-...-CLASSES (default " MLP_DEFAULT "), or\n"
              "mlp8 = " MLP8_SPEC "\n"
              "(8 weight layers, for JointSpar's layer sampling), or\n"
              "cnn = conv3x3(16)-ReLU-maxpool-conv3x3(32)-ReLU-maxpool-\n"
              "FC(128)-FC(10) (im2col + sgemm; Fashion-MNIST 28x28),\n"
              "trained with random crops (pad 2) and horizontal flips"},
-    {.name = "no-augment", .type = CLI_FLAG, .dst = &targ.no_augment,
+    {.name = "no-augment", .type = CLI_FLAG, .dst = &targ.c.no_augment,
      .help = "the CNN without crops and flips"},
     {.name = "export-layers", .type = CLI_STR, .dst = &targ.export_layers,
      .arg = "F",
@@ -321,7 +244,7 @@ static const struct cli_opt train_opts[] = {
              "(the format of optim --layers and sim --layers) and\n"
              "exit without training"},
     {.name = "topology", .type = CLI_CALL, .fn = one_of_opt,
-     .dst = &(struct one_of){&targ.topology, topologies}, .arg = "T",
+     .dst = &(struct one_of){&targ.c.topology, topologies}, .arg = "T",
      .help = "gossip graph for decentralized optimizers (ring,\n"
              "symexp, exponential, onepeer, full); passed as\n"
              "topology=T.  Default ring.  ring, symexp (offsets\n"
@@ -333,32 +256,32 @@ static const struct cli_opt train_opts[] = {
              "10% test accuracy (4 ranks, batch 1024, 2 epochs).\n"
              "WARNING printed (and recorded in the result row as\n"
              "\"warning\") for decentlam on a directed graph"},
-    {.name = "global-batch", .type = CLI_LONG, .dst = &targ.global_batch,
+    {.name = "global-batch", .type = CLI_LONG, .dst = &targ.c.global_batch,
      .arg = "B", .lo = 1, .hi = 1L << 24,
      .help = "samples per step over all ranks (default 1024); must\n"
              "be a multiple of the rank count"},
-    {.name = "micro-batch", .type = CLI_LONG, .dst = &targ.micro_batch,
+    {.name = "micro-batch", .type = CLI_LONG, .dst = &targ.c.micro_batch,
      .arg = "M", .lo = 1, .hi = 1L << 20,
      .help = "rows per forward/backward pass; local batches above it\n"
              "are accumulated (default min(local batch, 512))"},
-    {.name = "epochs", .type = CLI_DOUBLE, .dst = &targ.epochs, .arg = "E",
+    {.name = "epochs", .type = CLI_DOUBLE, .dst = &targ.c.epochs, .arg = "E",
      .lo = 1e-3, .hi = 1e5,
      .help = "passes over the training set (default 10)"},
-    {.name = "max-steps", .type = CLI_LONG, .dst = &targ.max_steps,
+    {.name = "max-steps", .type = CLI_LONG, .dst = &targ.c.max_steps,
      .arg = "N", .lo = 1, .hi = 1L << 40,
      .help = "stop after N steps (tests)"},
-    {.name = "warmup", .type = CLI_DOUBLE, .dst = &targ.warmup, .arg = "F",
+    {.name = "warmup", .type = CLI_DOUBLE, .dst = &targ.c.warmup, .arg = "F",
      .lo = 0, .hi = 1,
      .help = "linear lr warm-up over fraction F of the steps\n"
              "(default 0.1)"},
-    {.name = "lr-base", .type = CLI_DOUBLE, .dst = &targ.lr_base,
+    {.name = "lr-base", .type = CLI_DOUBLE, .dst = &targ.c.lr_base,
      .arg = "LR", .lo = 1e-9, .hi = 1e4,
      .help = "the learning rate at the reference batch\n"
              "(--lr-ref-batch, default 128), scaled to the global\n"
              "batch B by --lr-scaling; replaces the tuned table\n"
              "below (an lr= in the spec still wins)"},
     {.name = "lr-scaling", .type = CLI_CALL, .fn = one_of_opt,
-     .dst = &(struct one_of){&targ.lr_scaling, lr_scalings}, .arg = "S",
+     .dst = &(struct one_of){&targ.c.lr_scaling, lr_scalings}, .arg = "S",
      .help = "auto (default), linear (lr = base x B/ref), sqrt\n"
              "(base x sqrt(B/ref)), none.  auto: linear for sgd,\n"
              "lars, dmsgd, decentlam, jointspar, jointspar_lars\n"
@@ -366,36 +289,36 @@ static const struct cli_opt train_opts[] = {
              "adamw, slamb, onebit_lamb (Krizhevsky 2014; the LAMB\n"
              "paper).  The result row states lr, lr_base,\n"
              "lr_scaling and lr_rule"},
-    {.name = "lr-ref-batch", .type = CLI_LONG, .dst = &targ.lr_ref_batch,
+    {.name = "lr-ref-batch", .type = CLI_LONG, .dst = &targ.c.lr_ref_batch,
      .arg = "B", .lo = 1, .hi = 1L << 24,
      .help = "the batch --lr-base refers to (default 128)"},
-    {.name = "val", .type = CLI_LONG, .dst = &targ.val, .arg = "N",
+    {.name = "val", .type = CLI_LONG, .dst = &targ.c.val, .arg = "N",
      .lo = 0, .hi = 1L << 40,
      .help = "hold out the last N training samples (same split for\n"
              "every seed) as a validation set, for choosing learning\n"
              "rates; val_accuracy/val_loss are reported next to the\n"
              "test set's (default 0: none)"},
     {.name = "decay", .type = CLI_CALL, .fn = one_of_opt,
-     .dst = &(struct one_of){&targ.decay, decays}, .arg = "D",
+     .dst = &(struct one_of){&targ.c.decay, decays}, .arg = "D",
      .help = "cosine (default), linear, step (x0.1 at 50% and 75%),\n"
              "none"},
-    {.name = "seed", .type = CLI_LONG, .dst = &targ.seed, .arg = "S",
+    {.name = "seed", .type = CLI_LONG, .dst = &targ.c.seed, .arg = "S",
      .lo = 0, .hi = (double)(1L << 52),
      .help = "initialisation, shards, batches (default 1)"},
     {.name = "dataset", .type = CLI_CALL, .fn = one_of_opt,
-     .dst = &(struct one_of){&targ.dataset, datasets}, .arg = "D",
+     .dst = &(struct one_of){&targ.c.dataset, datasets}, .arg = "D",
      .help = "auto (default: fashion-mnist if installed, else\n"
              "teacher), fashion-mnist, teacher"},
-    {.name = "data", .type = CLI_STR, .dst = &targ.data_dir, .arg = "DIR",
+    {.name = "data", .type = CLI_STR, .dst = &targ.c.data_dir, .arg = "DIR",
      .help = "IDX directory (default $LBSCALE_DATA or\n"
              DATA_FASHION_DIR ")"},
-    {.name = "subset", .type = CLI_LONG, .dst = &targ.subset, .arg = "N",
+    {.name = "subset", .type = CLI_LONG, .dst = &targ.c.subset, .arg = "N",
      .lo = 1, .hi = 1L << 40,
      .help = "use only the first N training samples"},
-    {.name = "test-subset", .type = CLI_LONG, .dst = &targ.test_subset,
+    {.name = "test-subset", .type = CLI_LONG, .dst = &targ.c.test_subset,
      .arg = "N", .lo = 1, .hi = 1L << 40,
      .help = "use only the first N test samples"},
-    {.name = "threads", .type = CLI_LONG, .dst = &targ.threads, .arg = "T",
+    {.name = "threads", .type = CLI_LONG, .dst = &targ.c.threads, .arg = "T",
      .lo = 1, .hi = 4096,
      .help = "OpenBLAS and OpenMP threads per rank (default 1; the\n"
              "sgemm results depend on it, so it is part of the\n"
@@ -418,7 +341,7 @@ static const struct cli_opt train_opts[] = {
              "60 s until the first step (and evaluation) is timed,\n"
              "then 10 x the longest step (evaluation) so far, at\n"
              "least 30 s"},
-    {.name = "fault", .type = CLI_CALL, .fn = fault_opt, .dst = &targ,
+    {.name = "fault", .type = CLI_CALL, .fn = fault_opt, .dst = &targ.c,
      .arg = "K:R:S",
      .help = "testing: at step S rank R injects a NaN gradient (K =\n"
              "nan), kills itself with SIGKILL (kill) or hangs (hang)"},
@@ -451,7 +374,7 @@ static int parse_args(int argc, char **argv, struct train_opts *t,
     *com = tcom;
     if (rc)
         return rc < 0 ? EXIT_BAD_INPUT : 1;
-    if (!t->spec)
+    if (!t->c.spec)
         FAIL("train", "--optim SPEC is required (see lbscale optim --list)");
     return 0;
 }
@@ -491,7 +414,8 @@ static uint64_t fnv1a(const char *s)
 /* Hash every option that must be equal on all ranks and compare with MIN
  * and MAX allreduces.  Returns the index of the first differing option or
  * -1; <-1 on a communication failure. */
-static int options_differ(struct lbs_comm *c, const struct train_opts *t,
+static int options_differ(struct lbs_comm *c,
+                          const struct lbs_train_config *t,
                           const char *const **names_out)
 {
     static const char *const names[] = {
@@ -536,222 +460,6 @@ static int options_differ(struct lbs_comm *c, const struct train_opts *t,
     return -1;
 }
 
-/* ---- the effective optimizer spec ------------------------------------- */
-
-static int spec_has_key(const char *spec, const char *key)
-{
-    const char *a = strchr(spec, ':');
-    size_t kl = strlen(key);
-    while (a && *a) {
-        a++;
-        while (*a == ' ')
-            a++;
-        if (!strncmp(a, key, kl) && (a[kl] == '=' || a[kl] == ' '))
-            return 1;
-        a = strchr(a, ',');
-    }
-    return 0;
-}
-
-/* The value of key in spec into out ("" when absent). */
-static void spec_value(const char *spec, const char *key, char *out,
-                       size_t len)
-{
-    out[0] = '\0';
-    const char *a = strchr(spec, ':');
-    size_t kl = strlen(key);
-    while (a && *a) {
-        a++;
-        if (!strncmp(a, key, kl) && a[kl] == '=') {
-            size_t n = strcspn(a + kl + 1, ",");
-            snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1),
-                     a + kl + 1);
-            return;
-        }
-        a = strchr(a, ',');
-    }
-}
-
-/* Does optimizer `name` accept `key`? (its key table in core) */
-static int optim_has_key(const char *name, const char *key, const char *val)
-{
-    (void)val;
-    return lbs_optim_has_key(name, key);
-}
-
-static void append_kv(char *spec, size_t len, const char *kv)
-{
-    size_t l = strlen(spec);
-    snprintf(spec + l, len - l, "%s%s", strchr(spec, ':') ? "," : ":", kv);
-}
-
-/* --lr-scaling auto: linear for momentum-SGD-like methods (Goyal et al.;
- * LARS), square root for the Adam family (Krizhevsky; the LAMB paper). */
-static const char *auto_scaling(const char *name)
-{
-    static const char *const sq[] = {"lamb", "adamw", "slamb",
-                                     "onebit_lamb", NULL};
-    for (const char *const *p = sq; *p; p++)
-        if (!strcmp(*p, name))
-            return "sqrt";
-    return "linear";
-}
-
-/* The scaling actually applied under --lr-base ("linear", "sqrt",
- * "none"); NULL without --lr-base. */
-static const char *scaling_used(const struct train_opts *t, const char *name)
-{
-    if (!(t->lr_base > 0))
-        return NULL;
-    if (!t->lr_scaling || !strcmp(t->lr_scaling, "auto"))
-        return auto_scaling(name);
-    return t->lr_scaling;
-}
-
-/* Build the spec actually used: the user's keys win; lr from the default
- * table, topology from --topology, freeze_step and seed as documented. */
-static int effective_spec(const struct train_opts *t, long total_steps,
-                          char *spec, size_t len, char *rule, size_t rlen,
-                          double *lr_used, struct lbs_err *err)
-{
-    char name[64];
-    const char *args;
-    int rc = lbs_spec_split(t->spec, name, sizeof name, &args, err);
-    if (rc)
-        return rc;
-    snprintf(spec, len, "%s", t->spec);
-    if (spec[strlen(spec) - 1] == ':')
-        spec[strlen(spec) - 1] = '\0';
-    *lr_used = NAN;
-    const struct optim_default *d = find_default(name);
-    char kv[96];
-    const char *sc = scaling_used(t, name);
-    if (spec_has_key(spec, "lr")) {
-        snprintf(rule, rlen, "given in the spec");
-    } else if (sc) {
-        double r = (double)t->global_batch / (double)t->lr_ref_batch;
-        double lr = t->lr_base * (!strcmp(sc, "linear") ? r
-                                  : !strcmp(sc, "sqrt") ? sqrt(r) : 1.0);
-        *lr_used = lr;
-        snprintf(kv, sizeof kv, "lr=%.6g", lr);
-        append_kv(spec, len, kv);
-        if (!strcmp(sc, "none"))
-            snprintf(rule, rlen, "none: %g at every batch", t->lr_base);
-        else
-            snprintf(rule, rlen, "%s: %g x %s(%ld/%ld)", sc, t->lr_base,
-                     !strcmp(sc, "sqrt") ? "sqrt" : "", t->global_batch,
-                     t->lr_ref_batch);
-    } else if (d) {
-        double lr = d->lr_ref * pow((double)t->global_batch / REF_BATCH,
-                                    d->alpha);
-        if (lr > d->lr_max)
-            lr = d->lr_max;
-        *lr_used = lr;
-        snprintf(kv, sizeof kv, "lr=%.6g", lr);
-        append_kv(spec, len, kv);
-        snprintf(rule, rlen, "%g x (%ld/1024)^%g, max %g", d->lr_ref,
-                 t->global_batch, d->alpha, d->lr_max);
-    } else {
-        snprintf(rule, rlen, "the optimizer's default (no tuned entry)");
-    }
-    if (t->topology && !spec_has_key(spec, "topology") &&
-        !optim_has_key(name, "topology", t->topology))
-        return lbs_err_set(err, -EINVAL, "--topology: optimizer '%s' has no "
-                           "topology (only decentralized ones do)", name);
-    if (!spec_has_key(spec, "topology") &&
-        optim_has_key(name, "topology", "ring")) {
-        /* ring unless told: symmetric W for both gossip methods (see
-         * --help: DecentLaM diverges on the directed exponential graph) */
-        snprintf(kv, sizeof kv, "topology=%s",
-                 t->topology ? t->topology : "ring");
-        append_kv(spec, len, kv);
-    }
-    if (!strcmp(name, "onebit_lamb") && !spec_has_key(spec, "freeze_step")) {
-        /* DeepSpeed: 15-25% of training (issue 17: not a fixed step
-         * count that a short run never leaves).  Earlier short runs at
-         * B=8192 (73 steps) diverged at 20% and needed 50%: the study
-         * reports such runs as diverged rather than hiding them. */
-        long f = lround(0.2 * (double)total_steps);
-        snprintf(kv, sizeof kv, "freeze_step=%ld", f < 1 ? 1 : f);
-        append_kv(spec, len, kv);
-    }
-    if (!spec_has_key(spec, "seed") && optim_has_key(name, "seed", "1")) {
-        snprintf(kv, sizeof kv, "seed=%ld", t->seed);
-        append_kv(spec, len, kv);
-    }
-    return 0;
-}
-
-/* ---- watchdog ------------------------------------------------------------ */
-
-enum stall_unit { UNIT_STEP, UNIT_EVAL, NUNITS };
-
-static char stall_msg[200];
-static size_t stall_len;
-static long stall_fixed;             /* seconds; 0 = never; STALL_AUTO */
-static int stall_rank;
-static double stall_longest[NUNITS];  /* auto: longest unit so far (s) */
-static unsigned stall_armed;
-
-static void on_alarm(int sig)
-{
-    (void)sig;
-    ssize_t w = write(STDERR_FILENO, stall_msg, stall_len);
-    (void)w;
-    _exit(EXIT_RUNTIME);
-}
-
-/* Arm the alarm for s seconds; the message is formatted here, outside the
- * signal handler, which may only write it. */
-static void watchdog_arm(unsigned s)
-{
-    if (s != stall_armed) {
-        int n = snprintf(stall_msg, sizeof stall_msg, "lbscale: train: rank "
-                         "%d made no progress for %u s (a peer died or "
-                         "hung?); exiting\n", stall_rank, s);
-        stall_len = n > 0 ? (size_t)n : 0;
-        stall_armed = s;
-    }
-    alarm(s);
-}
-
-static void watchdog_init(int rank, long s)
-{
-    stall_fixed = s;
-    stall_rank = rank;
-    if (!s)
-        return;
-    struct sigaction sa = {0};
-    sa.sa_handler = on_alarm;
-    sigaction(SIGALRM, &sa, NULL);
-    watchdog_arm(s > 0 ? (unsigned)s : (unsigned)STALL_FIRST_S);
-}
-
-/* Progress: re-arm for the next unit of kind u. */
-static void watchdog_pet(enum stall_unit u)
-{
-    if (stall_fixed > 0)
-        watchdog_arm((unsigned)stall_fixed);
-    else if (stall_fixed == STALL_AUTO) {
-        double l = stall_longest[u] > 0 ? STALL_FACTOR * stall_longest[u]
-                                        : STALL_FIRST_S;
-        watchdog_arm((unsigned)ceil(l > STALL_FLOOR_S ? l : STALL_FLOOR_S));
-    }
-}
-
-/* A unit of kind u took secs: what the auto limit scales with. */
-static void watchdog_took(enum stall_unit u, double secs)
-{
-    if (secs > stall_longest[u])
-        stall_longest[u] = secs;
-}
-
-static void watchdog_off(void)
-{
-    if (stall_fixed)
-        alarm(0);
-}
-
 /* ---- string buffer for the trace ----------------------------------------- */
 
 static void sb_ms_array(struct strbuf *b, const char *key, const double *x,
@@ -761,248 +469,6 @@ static void sb_ms_array(struct strbuf *b, const char *key, const double *x,
     for (size_t i = 0; i < n; i++)
         sb_printf(b, "%s%.4f", i ? "," : "", x[i] * 1e3);
     sb_printf(b, "]");
-}
-
-/* ---- the run --------------------------------------------------------------- */
-
-struct run_state {
-    const struct train_opts *t;
-    struct lbs_comm *comm;      /* the real comm (mpi or self) */
-    struct lbs_comm *tcomm;     /* the timing record wrapper around it */
-    struct dataset data;
-    struct mlp *m;
-    struct lbs_optim *o;
-    size_t *shard, nshard, cursor;
-    long pass;
-    size_t local, micro;
-    long total_steps, warmup_steps;
-    float *xb, *wavg;
-    uint8_t *yb, *keep;
-    size_t *bidx;
-    /* totals */
-    double t_fwd, t_bwd, t_wgrad, t_optim, t_comm, t_data, t_eval;
-    double kept_w, all_w;       /* weight layers computed / possible */
-    size_t bytes[TRACE_KINDS], calls[TRACE_KINDS], sent;
-    double ep_loss;
-    long ep_correct, ep_samples;
-    struct strbuf tr;
-    int tracing;                /* this rank collects a trace */
-};
-
-static double lr_factor(const struct run_state *s, long it)
-{
-    const char *d = s->t->decay;
-    long w = s->warmup_steps, T = s->total_steps;
-    if (it <= w)
-        return (double)it / (double)(w + 1);
-    double p = T > w ? (double)(it - w - 1) / (double)(T - w) : 0;
-    if (!strcmp(d, "cosine"))
-        return 0.5 * (1 + cos(M_PI * p));
-    if (!strcmp(d, "linear"))
-        return 1 - p;
-    if (!strcmp(d, "step"))
-        return p < 0.5 ? 1 : p < 0.75 ? 0.1 : 0.01;
-    return 1;
-}
-
-/* Next local batch indices (reshuffling the shard at each pass). */
-static void next_batch(struct run_state *s)
-{
-    for (size_t i = 0; i < s->local; i++) {
-        if (s->cursor == s->nshard) {
-            s->pass++;
-            data_shuffle(s->shard, s->nshard, (uint64_t)s->t->seed, s->pass,
-                         s->comm->rank);
-            s->cursor = 0;
-        }
-        s->bidx[i] = s->shard[s->cursor++];
-    }
-}
-
-/* Test accuracy of the ranks' average model; also the RMS distance of the
- * ranks' models from it.  Collectives on the real comm (not traced). */
-struct eval_result {
-    double test_loss, test_acc, consensus, train_loss, train_acc;
-    double val_loss, val_acc;   /* NaN without --val */
-};
-
-static int evaluate(struct run_state *s, struct eval_result *r,
-                    struct lbs_err *err)
-{
-    struct mlp *m = s->m;
-    size_t np = m->nparams;
-    int P = s->comm->size;
-    memcpy(s->wavg, m->w, np * sizeof(float));
-    s->comm->err = err;
-    if (P > 1) {
-        int rc = lbs_allreduce(s->comm, s->wavg, np, LBS_FLOAT32, LBS_SUM, -1);
-        if (rc)
-            return rc;
-        const float inv = 1.0f / (float)P;
-        for (size_t i = 0; i < np; i++)
-            s->wavg[i] *= inv;
-    }
-    double dist = 0;
-    for (size_t i = 0; i < np; i++) {
-        double d = (double)m->w[i] - (double)s->wavg[i];
-        dist += d * d;
-    }
-    size_t nt = s->data.n_test;
-    size_t lo = nt * (size_t)s->comm->rank / (size_t)P,
-           hi = nt * (size_t)(s->comm->rank + 1) / (size_t)P;
-    double loss = 0;
-    long correct = 0;
-    for (size_t a = lo; a < hi; a += s->micro) {
-        size_t b = hi - a < s->micro ? hi - a : s->micro;
-        data_gather_test(&s->data, a, b, s->xb, s->yb);
-        mlp_forward(m, s->wavg, s->xb, b);
-        loss += mlp_loss(m, s->yb, b, 0, 0, &correct);
-    }
-    double vloss = 0;
-    long vcorrect = 0;
-    size_t nv = s->data.n_val;
-    size_t vlo = nv * (size_t)s->comm->rank / (size_t)P,
-           vhi = nv * (size_t)(s->comm->rank + 1) / (size_t)P;
-    for (size_t a = vlo; a < vhi; a += s->micro) {
-        size_t b = vhi - a < s->micro ? vhi - a : s->micro;
-        data_gather_val(&s->data, a, b, s->xb, s->yb);
-        mlp_forward(m, s->wavg, s->xb, b);
-        vloss += mlp_loss(m, s->yb, b, 0, 0, &vcorrect);
-    }
-    double v[8] = {loss, (double)correct, dist, s->ep_loss,
-                   (double)s->ep_correct, (double)s->ep_samples, vloss,
-                   (double)vcorrect};
-    if (P > 1) {
-        int rc = lbs_allreduce(s->comm, v, 8, LBS_FLOAT64, LBS_SUM, -1);
-        if (rc)
-            return rc;
-    }
-    r->val_loss = nv ? v[6] / (double)nv : NAN;
-    r->val_acc = nv ? v[7] / (double)nv : NAN;
-    r->test_loss = v[0] / (double)nt;
-    r->test_acc = v[1] / (double)nt;
-    r->consensus = sqrt(v[2] / P);
-    r->train_loss = v[5] > 0 ? v[3] / v[5] : NAN;
-    r->train_acc = v[5] > 0 ? v[4] / v[5] : NAN;
-    s->ep_loss = 0;
-    s->ep_correct = s->ep_samples = 0;
-    return 0;
-}
-
-/* One training step.  Returns lbs_optim_step's code (0, 1 skipped, <0). */
-static int train_step(struct run_state *s, long it, double *loss_out,
-                      struct lbs_err *err)
-{
-    struct mlp *m = s->m;
-    const struct train_opts *t = s->t;
-    double t0 = cli_now();
-    comm_trace_set_iter(s->tcomm, it);
-    comm_trace_clear(s->tcomm);
-    double f = lr_factor(s, it);
-    lbs_optim_set_lr_scale(s->o, f);
-    lbs_optim_next_keep(s->o, s->keep);
-    mlp_reset_times(m);
-    next_batch(s);
-    double t_data = 0, loss = 0;
-    long correct = 0;
-    const float scale = 1.0f / (float)s->local;
-    for (size_t a = 0; a < s->local; a += s->micro) {
-        size_t b = s->local - a < s->micro ? s->local - a : s->micro;
-        double d0 = cli_now();
-        data_gather(&s->data, s->bidx + a, b, s->xb, s->yb);
-        if (m->cnn && !t->no_augment)
-            cnn_augment(s->xb, b, 2, s->data.lut[0], (uint64_t)t->seed,
-                        (uint64_t)it, (uint64_t)s->comm->rank * s->local + a);
-        t_data += cli_now() - d0;
-        mlp_forward(m, m->w, s->xb, b);
-        loss += mlp_loss(m, s->yb, b, 1, scale, &correct);
-        mlp_backward(m, s->xb, b, s->keep, a > 0);
-    }
-    if (t->fault == FAULT_NAN && it == t->fault_step &&
-        s->comm->rank == t->fault_rank)
-        m->g[0] = NAN;
-    double t1 = cli_now();
-    int rc = lbs_optim_step(s->o, err);
-    double t2 = cli_now();
-    if (rc < 0)
-        return rc;
-    s->ep_loss += loss;
-    s->ep_correct += correct;
-    s->ep_samples += (long)s->local;
-    *loss_out = loss / (double)s->local;
-
-    /* totals and the trace */
-    size_t ne;
-    const struct trace_entry *e = comm_trace_entries(s->tcomm, &ne);
-    double comm = 0;
-    for (size_t i = 0; i < ne; i++) {
-        comm += e[i].seconds;
-        s->bytes[e[i].kind] += e[i].bytes;
-        s->calls[e[i].kind]++;
-        s->sent += e[i].sent;
-    }
-    double fw = 0, bw = 0, wg = 0;
-    for (size_t l = 0; l < m->nlayers; l++) {
-        fw += m->t_fwd[l];
-        bw += m->t_bwd[l];
-        wg += m->t_wgrad[l];
-        if (m->layers[l].ndim >= 2) {
-            s->all_w += 1;
-            s->kept_w += s->keep[l] != 0;
-        }
-    }
-    s->t_fwd += fw;
-    s->t_bwd += bw;
-    s->t_wgrad += wg;
-    s->t_optim += t2 - t1;
-    s->t_comm += comm;
-    s->t_data += t_data;
-    if (s->tracing) {
-        struct strbuf *b = &s->tr;
-        for (size_t i = 0; i < ne; i++) {
-            sb_printf(b, "{\"step\":%ld,\"layer\":%d,\"coll\":\"%s\","
-                      "\"bytes\":%zu,\"ms\":%.4f", it, e[i].layer,
-                      trace_kind_name(e[i].kind), e[i].bytes,
-                      e[i].seconds * 1e3);
-            if (e[i].kind == TRACE_NEIGHBOR)
-                sb_printf(b, ",\"peers\":%d", e[i].peers);
-            sb_printf(b, "}\n");
-        }
-        sb_printf(b, "{\"type\":\"step\",\"step\":%ld,\"skipped\":%d,"
-                  "\"lr_scale\":%.6g,\"loss\":%.6g,\"keep\":[", it, rc == 1,
-                  f, *loss_out);
-        for (size_t l = 0; l < m->nlayers; l++)
-            sb_printf(b, "%s%d", l ? "," : "", s->keep[l]);
-        sb_printf(b, "]");
-        sb_ms_array(b, "fwd_ms", m->t_fwd, m->nlayers);
-        sb_ms_array(b, "bwd_ms", m->t_bwd, m->nlayers);
-        sb_ms_array(b, "wgrad_ms", m->t_wgrad, m->nlayers);
-        sb_printf(b, ",\"data_ms\":%.4f,\"optim_ms\":%.4f,\"comm_ms\":%.4f,"
-                  "\"comm_calls\":%zu,\"step_ms\":%.4f}\n", t_data * 1e3,
-                  (t2 - t1) * 1e3, comm * 1e3, ne, (cli_now() - t0) * 1e3);
-    }
-    return rc;
-}
-
-static json_t *layers_json(const struct mlp *m)
-{
-    json_t *a = json_array();
-    for (size_t l = 0; l < m->nlayers; l++) {
-        const struct lbs_layer *L = &m->layers[l];
-        json_t *sh = json_array();
-        for (int d = 0; d < L->ndim; d++)
-            json_array_append_new(sh, json_integer((json_int_t)L->shape[d]));
-        json_array_append_new(a, json_pack("{s:s,s:I,s:i,s:o}", "name",
-                                           L->name, "n", (json_int_t)L->n,
-                                           "ndim", L->ndim, "shape", sh));
-    }
-    return a;
-}
-
-/* A number, or null when it is not finite (jansson refuses NaN). */
-static void jset(json_t *o, const char *k, double x)
-{
-    json_object_set_new(o, k, isfinite(x) ? json_real(x) : json_null());
 }
 
 static void print_row(const json_t *row, int json)
@@ -1048,52 +514,6 @@ static void print_row(const json_t *row, int json)
     fflush(stdout);
 }
 
-/* Data set per --dataset/--data.  *note gets a sentence when the teacher
- * fallback was taken without being asked for. */
-static int load_data(const struct train_opts *t, const size_t *dims,
-                     int nd, struct dataset *d, char *note, size_t nlen,
-                     struct lbs_err *err)
-{
-    note[0] = '\0';
-    const char *dir = t->data_dir ? t->data_dir : getenv("LBSCALE_DATA");
-    if (!dir || !*dir)
-        dir = DATA_FASHION_DIR;
-    int want_teacher = !strcmp(t->dataset, "teacher");
-    if (!strcmp(t->dataset, "auto") && !t->data_dir &&
-        !data_idx_dir_present(dir)) {
-        want_teacher = 1;
-        snprintf(note, nlen, "Fashion-MNIST not found in %s (install "
-                 "dataset-fashion-mnist); trained on the generated teacher "
-                 "task instead", dir);
-    }
-    int rc;
-    if (want_teacher) {
-        /* the task is fixed (data seed 1); --seed varies init and order */
-        rc = data_make_teacher(1, (t->subset ? (size_t)t->subset : 60000) +
-                               (size_t)t->val, t->test_subset
-                               ? (size_t)t->test_subset : 10000, dims[0],
-                               dims[nd], d, err);
-        if (!rc && t->val && (rc = data_hold_out(d, (size_t)t->val, err)))
-            data_free(d);
-    } else {
-        rc = data_load_idx_dir(dir, d, err);
-        /* the validation samples come off the end before --subset */
-        if (!rc && t->val && (rc = data_hold_out(d, (size_t)t->val, err)))
-            data_free(d);
-        if (!rc)
-            data_truncate(d, (size_t)t->subset, (size_t)t->test_subset);
-    }
-    if (rc)
-        return rc;
-    if (d->dim != dims[0] || d->classes > dims[nd]) {
-        rc = lbs_err_set(err, -EINVAL, "--model: input width %zu / %zu "
-                         "classes do not fit the %s data (%zu features, %zu "
-                         "classes)", dims[0], dims[nd], d->name, d->dim,
-                         d->classes);
-        data_free(d);
-    }
-    return rc;
-}
 
 /* The trace file name for this run, by what it holds:
  * train-trace-OPTIM[-COMPRESSOR] (the optimizer's and the compressor's
@@ -1130,30 +550,55 @@ static void pick_trace_base(const char *dir, const char *spec,
     }
 }
 
-static int write_trace(struct run_state *s, const char *dir,
-                       const char *base, const char *spec_eff, long steps,
-                       struct lbs_err *err)
+
+/* Everything one training run carries from step to step (verb_train). */
+struct train_run {
+    struct train_opts t;
+    struct cli_common com;
+    int argc;
+    char **argv;
+    struct lbs_err e;
+    struct lbs_comm *comm;              /* the real comm (mpi or self) */
+    struct lbs_comm *tcomm;             /* the timing wrapper around it */
+    int rank, P;
+    struct lbs_train *tr;
+    const struct lbs_train_info *info;  /* tr's */
+    struct lbs_run *run;
+    json_t *curve;
+    double train_s, comm_s;
+    long steps;
+    char rundir[4096], trbase[64];
+    /* the optimizer's communication, metered over tcomm */
+    double t_comm;
+    size_t bytes[TRACE_KINDS], calls[TRACE_KINDS], sent;
+    int64_t by[2 * TRACE_KINDS + 1];    /* step 5: bytes, calls maximum */
+    struct strbuf tr_lines;             /* the trace after its header */
+    int tracing;                        /* this rank collects a trace */
+};
+
+static int write_trace(struct train_run *r, struct lbs_err *err)
 {
-    const struct train_opts *t = s->t;
+    const struct train_opts *t = &r->t;
+    const struct lbs_train_info *i = r->info;
     char path[4200];
     if (t->trace_all)
-        snprintf(path, sizeof path, "%s/%s.rank%d.jsonl", dir, base,
-                 s->comm->rank);
+        snprintf(path, sizeof path, "%s/%s.rank%d.jsonl", r->rundir,
+                 r->trbase, r->rank);
     else
-        snprintf(path, sizeof path, "%s/%s.jsonl", dir, base);
+        snprintf(path, sizeof path, "%s/%s.jsonl", r->rundir, r->trbase);
     json_t *h = json_pack(
         "{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:i,s:I,s:o,s:s,s:s,s:s,s:I,s:I,s:I,"
         "s:i,s:I,s:s}",
         "format", "lbscale-train-trace", "version", 1, "extends",
-        "lbscale-trace/1", "optim", lbs_optim_name(s->o), "params",
-        lbs_optim_params(s->o), "compress",
-        t->compress ? json_string(t->compress) : json_null(), "ranks", s->comm->size, "rank",
-        s->comm->rank, "steps", (json_int_t)steps, "layers",
-        layers_json(s->m), "spec", spec_eff, "model", t->model, "dataset",
-        s->data.name, "global_batch", (json_int_t)t->global_batch,
-        "local_batch", (json_int_t)s->local, "micro_batch",
-        (json_int_t)s->micro, "threads", (int)t->threads, "seed",
-        (json_int_t)t->seed, "time_unit", "ms");
+        "lbscale-trace/1", "optim", lbs_optim_name(i->optim), "params",
+        lbs_optim_params(i->optim), "compress",
+        t->c.compress ? json_string(t->c.compress) : json_null(), "ranks",
+        r->P, "rank", r->rank, "steps", (json_int_t)r->steps, "layers",
+        lbs_train_layers_json(i->model), "spec", i->spec, "model",
+        t->c.model, "dataset", i->data->name, "global_batch",
+        (json_int_t)t->c.global_batch, "local_batch", (json_int_t)i->local,
+        "micro_batch", (json_int_t)i->micro, "threads", (int)t->c.threads,
+        "seed", (json_int_t)t->c.seed, "time_unit", "ms");
     /* under a suite: the attempt that wrote this file, so that a resumed
      * suite can remove the trace of an attempt that never committed */
     const char *att = getenv(LBS_ATTEMPT_ENV);
@@ -1161,21 +606,22 @@ static int write_trace(struct run_state *s, const char *dir,
         json_object_set_new(h, "attempt", json_string(att));
     char *hs = json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(h);
-    if (!hs || s->tr.oom) {
+    const struct strbuf *tl = &r->tr_lines;
+    if (!hs || tl->oom) {
         free(hs);
         return lbs_err_set(err, -ENOMEM, "trace: out of memory");
     }
     size_t hl = strlen(hs);
-    char *all = malloc(hl + 1 + s->tr.len);
+    char *all = malloc(hl + 1 + tl->len);
     if (!all) {
         free(hs);
         return lbs_err_set(err, -ENOMEM, "trace: out of memory");
     }
     memcpy(all, hs, hl);
     all[hl] = '\n';
-    if (s->tr.len)
-        memcpy(all + hl + 1, s->tr.p, s->tr.len);
-    int rc = lbs_write_atomic(path, all, hl + 1 + s->tr.len, err);
+    if (tl->len)
+        memcpy(all + hl + 1, tl->p, tl->len);
+    int rc = lbs_write_atomic(path, all, hl + 1 + tl->len, err);
     free(all);
     free(hs);
     return rc;
@@ -1183,18 +629,17 @@ static int write_trace(struct run_state *s, const char *dir,
 
 /* --export-layers FILE: the model's tensors as {"model":..., "layers":
  * [{"name":..., "shape":[...]}]}, the format optim/sim --layers read. */
-static int export_layers(const struct train_opts *t, const size_t *dims,
-                         int nd)
+static int export_layers(const struct train_opts *t)
 {
     struct mlp *m;
     struct lbs_err e;
-    if (!strcmp(t->model, CNN_SPEC) ? cnn_new(1, &m, &e)
-                                    : mlp_new(dims, nd, 1, &m, &e)) {
+    if (t->c.is_cnn ? cnn_new(1, &m, &e)
+                    : mlp_new(t->c.dims, t->c.nd, 1, &m, &e)) {
         cli_error("train", "%s", e.msg);
         return EXIT_RUNTIME;
     }
-    json_t *root = json_pack("{s:s,s:o,s:I}", "model", t->model, "layers",
-                             layers_json(m), "parameters",
+    json_t *root = json_pack("{s:s,s:o,s:I}", "model", t->c.model, "layers",
+                             lbs_train_layers_json(m), "parameters",
                              (json_int_t)m->nparams);
     mlp_free(m);
     char *txt = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
@@ -1209,49 +654,19 @@ static int export_layers(const struct train_opts *t, const size_t *dims,
     return 0;
 }
 
-/* Everything one training run carries from step to step (verb_train). */
-struct train_run {
-    struct train_opts t;
-    struct cli_common com;
-    int argc;
-    char **argv;
-    struct lbs_err e;
-    size_t dims[MLP_MAX_DENSE + 1];
-    int nd, is_cnn;
-    struct lbs_comm *comm;
-    int rank, P;
-    struct run_state s;
-    struct lbs_run *run;
-    json_t *curve;
-    char spec_eff[512], rule[128], note[300], warning[300];
-    double lr_used, wall0, n_used, train_s, last_loss, best;
-    long total, steps;
-    char rundir[4096], trbase[64];
-    struct eval_result ev;
-    double tm[7];                       /* step 5: times averaged */
-    int64_t by[2 * TRACE_KINDS + 1];    /* step 5: bytes, calls maximum */
-};
-
-/* The model's dimensions and the spec, before MPI starts or anything is
- * written: 0, or EXIT_BAD_INPUT after one line (on rank 0). */
+/* The model's dimensions, before MPI starts or anything is written: 0, or
+ * EXIT_BAD_INPUT after one line (on rank 0). */
 static int check_input(struct train_run *r)
 {
     struct lbs_err e;
-    if (!strcmp(r->t.model, "mlp8"))
-        r->t.model = MLP8_SPEC;
-    r->is_cnn = !strcmp(r->t.model, CNN_SPEC);
-    if (r->is_cnn) {
-        r->dims[0] = 784;
-        r->dims[1] = 10;
-        r->nd = 1;
-    } else if (mlp_parse(r->t.model, r->dims, &r->nd, &e))
+    if (lbs_train_parse_model(&r->t.c, &e))
         FAIL("--model", "%s", e.msg);
     return 0;
 }
 
 /* Reject a bad spec (and compressor) before MPI starts or anything is
  * written: 0, or EXIT_BAD_INPUT after one line (on rank 0). */
-static int check_spec(struct train_opts t)
+static int check_spec(struct lbs_train_config t)
 {
     struct lbs_err e;
     /* Reject a bad spec before MPI starts or anything is written. */
@@ -1278,7 +693,7 @@ static int check_spec(struct train_opts t)
 static int options_agree(struct train_run *r)
 {
     const char *const *names;
-    int k = options_differ(r->comm, &r->t, &names);
+    int k = options_differ(r->comm, &r->t.c, &names);
     if (k < -1) {
         if (r->rank == 0)
             cli_error("train", "start-up option check failed: %s", r->e.msg);
@@ -1293,13 +708,12 @@ static int options_agree(struct train_run *r)
     return 0;
 }
 
-/* Step 2a: batch shapes that depend on the rank count, the data, this
- * rank's shard and the step count.  Returns a failure every rank agreed
- * on (printed); *pending: the shard's, agreed on after the model. */
+/* Step 2a: the run, batch shapes that depend on the rank count, the data,
+ * this rank's shard and the step count.  Returns a failure every rank
+ * agreed on (printed); *pending: the shard's, agreed on after the model. */
 static int setup_data(struct train_run *r, int *pending)
 {
-    const struct train_opts *t = &r->t;
-    struct run_state *s = &r->s;
+    const struct lbs_train_config *t = &r->t.c;
     struct lbs_err *e = &r->e;
     int rc = 0, who, P = r->P, rank = r->rank;
     if (t->global_batch % P)
@@ -1310,104 +724,55 @@ static int setup_data(struct train_run *r, int *pending)
             cli_error("--global-batch", "%s", e->msg);
         return rc;
     }
-    s->local = (size_t)(t->global_batch / P);
-    s->micro = t->micro_batch ? (size_t)t->micro_batch
-                              : s->local < 512 ? s->local : 512;
-    if (s->micro > s->local)
-        s->micro = s->local;
-    rc = load_data(t, r->dims, r->nd, &s->data, r->note, sizeof r->note, e);
+    rc = lbs_train_new(t, r->comm, &r->tr, e);
+    if (!rc) {
+        r->info = lbs_train_info(r->tr);
+        rc = lbs_train_load(r->tr, e);
+    }
     if ((rc = agree(r->comm, rc, &who))) {
         if (who == rank)
             cli_error("train", "%s", e->msg);
         return rc;
     }
-    if (r->note[0] && rank == 0)
-        fprintf(stderr, "lbscale: train: note: %s\n", r->note);
-    rc = data_shard(&s->data, (uint64_t)t->seed, rank, P, &s->shard,
-                    &s->nshard, e);
-    if (!rc)
-        data_shuffle(s->shard, s->nshard, (uint64_t)t->seed, 0, rank);
-    r->n_used = (double)s->nshard * P;
-    long total = (long)llround(t->epochs * r->n_used /
-                               (double)t->global_batch);
-    if (total < 1)
-        total = 1;
-    if (t->max_steps && total > t->max_steps)
-        total = t->max_steps;
-    r->total = s->total_steps = total;
-    s->warmup_steps = (long)llround(t->warmup * (double)total);
-    *pending = rc;
+    if (r->info->note[0] && rank == 0)
+        fprintf(stderr, "lbscale: train: note: %s\n", r->info->note);
+    *pending = lbs_train_shard(r->tr, e);
     return 0;
 }
 
 /* A fault that can never fire would pass as a clean run. */
 static int check_fault(const struct train_run *r, struct lbs_err *e)
 {
-    const struct train_opts *t = &r->t;
-    if (t->fault != FAULT_NONE && t->fault_rank >= r->P)
+    const struct lbs_train_config *t = &r->t.c;
+    long total = r->info->total_steps;
+    if (t->fault != LBS_TRAIN_FAULT_NONE && t->fault_rank >= r->P)
         return lbs_err_set(e, -EINVAL, "--fault %s: rank %ld is not one of "
                            "the %d ranks (0..%d)", t->fault_str,
                            t->fault_rank, r->P, r->P - 1);
-    if (t->fault != FAULT_NONE && t->fault_step > r->total)
+    if (t->fault != LBS_TRAIN_FAULT_NONE && t->fault_step > total)
         return lbs_err_set(e, -EINVAL, "--fault %s: step %ld is past the "
                            "run's last step (%ld)", t->fault_str,
-                           t->fault_step, r->total);
+                           t->fault_step, total);
     return 0;
-}
-
-/* DecentLaM's analysis assumes a symmetric doubly stochastic W: warn (and
- * record) when the graph is directed. */
-static void topology_warning(struct train_run *r)
-{
-    char topo_w[32];
-    spec_value(r->spec_eff, "topology", topo_w, sizeof topo_w);
-    if (!strncmp(r->spec_eff, "decentlam", 9) &&
-        (!strcmp(topo_w, "exponential") || !strcmp(topo_w, "onepeer")))
-        snprintf(r->warning, sizeof r->warning, "decentlam on the directed "
-                 "'%s' graph: its mixing matrix is not symmetric, which "
-                 "DecentLaM's analysis assumes (use ring, symexp or "
-                 "full); such runs have diverged (10%% accuracy)",
-                 topo_w);
-    if (r->warning[0] && r->rank == 0)
-        fprintf(stderr, "lbscale: train: WARNING: %s\n", r->warning);
 }
 
 /* Step 2b: model, effective spec, optimizer (over the traced comm) and
  * the batch buffers; rc from setup_data goes in. */
 static int setup_model(struct train_run *r, int rc)
 {
-    const struct train_opts *t = &r->t;
-    struct run_state *s = &r->s;
     struct lbs_err *e = &r->e;
     int who;
     if (!rc)
         rc = check_fault(r, e);
     if (!rc)
-        rc = r->is_cnn ? cnn_new(s->micro, &s->m, e)
-                       : mlp_new(r->dims, r->nd, s->micro, &s->m, e);
-    if (!rc) {
-        mlp_init(s->m, (uint64_t)t->seed);
-        rc = effective_spec(t, r->total, r->spec_eff, sizeof r->spec_eff,
-                            r->rule, sizeof r->rule, &r->lr_used, e);
-    }
+        rc = lbs_train_model(r->tr, e);
+    /* DecentLaM on a directed graph (recorded in the row as "warning") */
+    if (!rc && r->info->warning[0] && r->rank == 0)
+        fprintf(stderr, "lbscale: train: WARNING: %s\n", r->info->warning);
     if (!rc)
-        topology_warning(r);
+        rc = comm_trace_new(r->comm, &r->tcomm, e);
     if (!rc)
-        rc = comm_trace_new(r->comm, &s->tcomm, e);
-    if (!rc)
-        rc = lbs_optim_new(r->spec_eff, s->m->layers, s->m->nlayers,
-                           s->tcomm, &s->o, e);
-    if (!rc && t->compress)
-        rc = lbs_optim_set_compressor(s->o, t->compress, e);
-    if (!rc) {
-        s->xb = malloc(s->micro * r->dims[0] * sizeof(float));
-        s->yb = malloc(s->micro);
-        s->bidx = malloc(s->local * sizeof *s->bidx);
-        s->keep = malloc(s->m->nlayers);
-        s->wavg = malloc(s->m->nparams * sizeof(float));
-        if (!s->xb || !s->yb || !s->bidx || !s->keep || !s->wavg)
-            rc = lbs_err_set(e, -ENOMEM, "out of memory");
-    }
+        rc = lbs_train_optim(r->tr, r->tcomm, e);
     if ((rc = agree(r->comm, rc, &who)) && who == r->rank)
         cli_error("train", "%s", e->msg);
     return rc;
@@ -1424,7 +789,7 @@ static int open_results(struct train_run *r)
         return rc;
     if (r->run) {
         snprintf(r->rundir, sizeof r->rundir, "%s", lbs_run_dir(r->run));
-        pick_trace_base(r->rundir, r->spec_eff, r->t.compress, r->trbase,
+        pick_trace_base(r->rundir, r->info->spec, r->t.c.compress, r->trbase,
                         sizeof r->trbase);
     }
     if (r->P > 1 && r->t.trace_all && r->com.save &&
@@ -1438,66 +803,100 @@ static int open_results(struct train_run *r)
 
 static void print_header(const struct train_run *r)
 {
-    const struct train_opts *t = &r->t;
-    const struct run_state *s = &r->s;
+    const struct lbs_train_config *t = &r->t.c;
+    const struct lbs_train_info *i = r->info;
     printf("# train %s on %s (%s%s), %d rank%s, global batch %ld = %d x "
-           "%zu (micro %zu), %ld steps, lr rule: %s\n", r->spec_eff,
-           t->model, s->data.name, r->note[0] ? ", fallback" : "", r->P,
-           r->P > 1 ? "s" : "", t->global_batch, r->P, s->local, s->micro,
-           r->total, r->rule);
+           "%zu (micro %zu), %ld steps, lr rule: %s\n", i->spec,
+           t->model, i->data->name, i->note[0] ? ", fallback" : "", r->P,
+           r->P > 1 ? "s" : "", t->global_batch, r->P, i->local, i->micro,
+           i->total_steps, i->lr_rule);
     printf("# %6s %7s %9s %9s %9s %9s %9s %7s %9s\n", "epoch", "step",
            "lr", "trn_loss", "trn_acc", "tst_loss", "tst_acc", "skipped",
            "wall(s)");
     fflush(stdout);
 }
 
-/* --fault: this rank at this step dies or hangs (NaN is train_step's). */
-static void inject_fault(const struct train_opts *t, int rank, long it)
+/* --fault: this rank at this step dies or hangs (NaN is the library's). */
+static void inject_fault(const struct lbs_train_config *t, int rank, long it)
 {
-    if (t->fault != FAULT_NONE && it == t->fault_step &&
+    if (t->fault != LBS_TRAIN_FAULT_NONE && it == t->fault_step &&
         rank == t->fault_rank) {
-        if (t->fault == FAULT_KILL)
+        if (t->fault == LBS_TRAIN_FAULT_KILL)
             raise(SIGKILL);
-        if (t->fault == FAULT_HANG)
+        if (t->fault == LBS_TRAIN_FAULT_HANG)
             for (;;)
                 pause();
     }
 }
 
+/* The step's trace lines: its communication calls, then the step. */
+static void trace_step(struct train_run *r, const struct lbs_train_step *st,
+                       const struct trace_entry *e, size_t ne, double comm,
+                       double t0)
+{
+    struct strbuf *b = &r->tr_lines;
+    long it = st->it;
+    for (size_t i = 0; i < ne; i++) {
+        sb_printf(b, "{\"step\":%ld,\"layer\":%d,\"coll\":\"%s\","
+                  "\"bytes\":%zu,\"ms\":%.4f", it, e[i].layer,
+                  trace_kind_name(e[i].kind), e[i].bytes,
+                  e[i].seconds * 1e3);
+        if (e[i].kind == TRACE_NEIGHBOR)
+            sb_printf(b, ",\"peers\":%d", e[i].peers);
+        sb_printf(b, "}\n");
+    }
+    sb_printf(b, "{\"type\":\"step\",\"step\":%ld,\"skipped\":%d,"
+              "\"lr_scale\":%.6g,\"loss\":%.6g,\"keep\":[", it, st->skipped,
+              st->lr_scale, st->loss);
+    for (size_t l = 0; l < st->nlayers; l++)
+        sb_printf(b, "%s%d", l ? "," : "", st->keep[l]);
+    sb_printf(b, "]");
+    sb_ms_array(b, "fwd_ms", st->fwd_s, st->nlayers);
+    sb_ms_array(b, "bwd_ms", st->bwd_s, st->nlayers);
+    sb_ms_array(b, "wgrad_ms", st->wgrad_s, st->nlayers);
+    sb_printf(b, ",\"data_ms\":%.4f,\"optim_ms\":%.4f,\"comm_ms\":%.4f,"
+              "\"comm_calls\":%zu,\"step_ms\":%.4f}\n", st->data_s * 1e3,
+              st->optim_s * 1e3, comm * 1e3, ne, (cli_now() - t0) * 1e3);
+}
+
+/* One step over the traced comm: its calls metered, traced when asked.
+ * Returns lbs_train_step's code (0, 1 skipped, <0). */
+static int traced_step(struct train_run *r, long it,
+                       struct lbs_train_step *st)
+{
+    double t0 = cli_now();
+    comm_trace_set_iter(r->tcomm, it);
+    comm_trace_clear(r->tcomm);
+    int rc = lbs_train_step(r->tr, it, st, &r->e);
+    if (rc < 0)
+        return rc;
+    size_t ne;
+    const struct trace_entry *e = comm_trace_entries(r->tcomm, &ne);
+    double comm = 0;
+    for (size_t i = 0; i < ne; i++) {
+        comm += e[i].seconds;
+        r->bytes[e[i].kind] += e[i].bytes;
+        r->calls[e[i].kind]++;
+        r->sent += e[i].sent;
+    }
+    r->t_comm += comm;
+    if (r->tracing)
+        trace_step(r, st, e, ne, comm, t0);
+    return rc;
+}
+
 /* The per-epoch row: evaluate, print (rank 0), append to the curve. */
 static int epoch_row(struct train_run *r, long it)
 {
-    const struct train_opts *t = &r->t;
-    struct run_state *s = &r->s;
-    struct eval_result *ev = &r->ev;
+    json_t *row;
     double e0 = cli_now();
-    watchdog_pet(UNIT_EVAL);
-    int rc = evaluate(s, ev, &r->e);
+    lbs_watchdog_pet(LBS_UNIT_EVAL);
+    int rc = lbs_train_evaluate(r->tr, it, &row, &r->e);
     if (rc) {
         cli_error("train", "rank %d, evaluation: %s", r->rank, r->e.msg);
         return rc;
     }
-    s->t_eval += cli_now() - e0;
-    watchdog_took(UNIT_EVAL, cli_now() - e0);
-    r->best = ev->test_acc > r->best ? ev->test_acc : r->best;
-    json_t *row = json_pack("{s:s,s:s,s:o}", "bench", "train",
-                            "event", "epoch", "compress",
-                            t->compress ? json_string(t->compress)
-                                        : json_null());
-    jset(row, "epoch", (double)it * (double)t->global_batch / r->n_used);
-    json_object_set_new(row, "step", json_integer((json_int_t)it));
-    jset(row, "lr", isnan(r->lr_used) ? lr_factor(s, it)
-                                      : r->lr_used * lr_factor(s, it));
-    jset(row, "train_loss", ev->train_loss);
-    jset(row, "train_accuracy", ev->train_acc);
-    jset(row, "test_loss", ev->test_loss);
-    jset(row, "test_accuracy", ev->test_acc);
-    jset(row, "val_loss", ev->val_loss);
-    jset(row, "val_accuracy", ev->val_acc);
-    jset(row, "consensus_rms", ev->consensus);
-    json_object_set_new(row, "skipped_steps",
-                        json_integer(lbs_optim_skipped(s->o)));
-    jset(row, "wall_s", cli_now() - r->wall0);
+    lbs_watchdog_took(LBS_UNIT_EVAL, cli_now() - e0);
     if (r->rank == 0)
         print_row(row, r->com.json);
     json_array_append_new(r->curve, row);
@@ -1508,16 +907,14 @@ static int epoch_row(struct train_run *r, long it)
  * last step. */
 static int train_loop(struct train_run *r)
 {
-    const struct train_opts *t = &r->t;
     double train0 = cli_now();
-    long last_epoch = 0, it;
-    int rc = 0;
-    r->last_loss = NAN;
-    for (it = 1; it <= r->total; it++) {
-        watchdog_pet(UNIT_STEP);
+    long it;
+    struct lbs_train_step st;
+    for (it = 1; it <= r->info->total_steps; it++) {
+        lbs_watchdog_pet(LBS_UNIT_STEP);
         double s0 = cli_now();
-        inject_fault(t, r->rank, it);
-        rc = train_step(&r->s, it, &r->last_loss, &r->e);
+        inject_fault(&r->t.c, r->rank, it);
+        int rc = traced_step(r, it, &st);
         if (rc < 0) {
             cli_error("train", "rank %d, step %ld: %s", r->rank, it,
                       r->e.msg);
@@ -1525,16 +922,11 @@ static int train_loop(struct train_run *r)
         }
         if (rc == 1 && r->rank == 0)
             fprintf(stderr, "lbscale: train: %s\n", r->e.msg);
-        watchdog_took(UNIT_STEP, cli_now() - s0);
-        long ep = (long)floor((double)it * (double)t->global_batch /
-                              r->n_used);
-        if (ep > last_epoch || it == r->total) {
-            if ((rc = epoch_row(r, it)))
-                return rc;
-            last_epoch = ep;
-        }
+        lbs_watchdog_took(LBS_UNIT_STEP, cli_now() - s0);
+        if (st.evaluate && (rc = epoch_row(r, it)))
+            return rc;
     }
-    watchdog_pet(UNIT_EVAL);   /* the closing reductions and writes */
+    lbs_watchdog_pet(LBS_UNIT_EVAL);   /* the closing reductions and writes */
     r->train_s = cli_now() - train0;
     r->steps = it - 1;
     return 0;
@@ -1543,34 +935,30 @@ static int train_loop(struct train_run *r)
 /* Step 5a: totals over ranks: times averaged, bytes the maximum. */
 static int reduce_totals(struct train_run *r)
 {
-    const struct run_state *s = &r->s;
-    double *tm = r->tm;
     int64_t *by = r->by;
-    double t7[7] = {s->t_fwd, s->t_bwd, s->t_wgrad, s->t_optim, s->t_comm,
-                    s->t_data, s->kept_w};
-    memcpy(tm, t7, sizeof t7);
     for (int q = 0; q < TRACE_KINDS; q++) {
-        by[q] = (int64_t)s->bytes[q];
-        by[TRACE_KINDS + q] = (int64_t)s->calls[q];
+        by[q] = (int64_t)r->bytes[q];
+        by[TRACE_KINDS + q] = (int64_t)r->calls[q];
     }
-    by[2 * TRACE_KINDS] = (int64_t)s->sent;
+    by[2 * TRACE_KINDS] = (int64_t)r->sent;
+    double comm = r->t_comm;
     r->comm->err = &r->e;
-    int rc;
-    if (r->P > 1 &&
-        ((rc = lbs_allreduce(r->comm, tm, 7, LBS_FLOAT64, LBS_SUM, -1)) ||
-         (rc = lbs_allreduce(r->comm, by, 2 * TRACE_KINDS + 1, LBS_INT64,
-                             LBS_MAX, -1)))) {
+    int rc = lbs_train_totals(r->tr, &r->e);
+    if (!rc && r->P > 1 &&
+        !(rc = lbs_allreduce(r->comm, &comm, 1, LBS_FLOAT64, LBS_SUM, -1)))
+        rc = lbs_allreduce(r->comm, by, 2 * TRACE_KINDS + 1, LBS_INT64,
+                           LBS_MAX, -1);
+    if (rc) {
         cli_error("train", "rank %d: %s", r->rank, r->e.msg);
         return rc;
     }
-    for (int q = 0; q < 7; q++)
-        tm[q] /= r->P;
+    r->comm_s = comm / r->P;
     return 0;
 }
 
 /* comm_by_kind of the final row; *bsum, *calls: the totals. */
-static json_t *bytes_by_kind(const int64_t *by, int64_t *bsum,
-                             int64_t *calls)
+static json_t *bytes_by_kind(const int64_t *by, long long *bsum,
+                             long long *calls)
 {
     json_t *bk = json_object();
     *bsum = *calls = 0;
@@ -1586,115 +974,27 @@ static json_t *bytes_by_kind(const int64_t *by, int64_t *bsum,
     return bk;
 }
 
-/* The final row's head: the configuration. */
-static json_t *final_config(const struct train_run *r)
+/* Step 5b: the final row: the run's, then the command line and the trace. */
+static json_t *final_row(struct train_run *r)
 {
-    const struct train_opts *t = &r->t;
-    const struct run_state *s = &r->s;
-    char topo[32];
-    spec_value(r->spec_eff, "topology", topo, sizeof topo);
-    json_t *row = json_pack(
-        "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:s?,s:I,s:I,s:I,s:I,s:f,s:I,"
-        "s:I,s:I,s:I,s:i,s:s,s:s}",
-        "bench", "train", "event", "final", "optim", lbs_optim_name(s->o),
-        "params", lbs_optim_params(s->o), "spec", t->spec, "model", t->model,
-        "dataset", s->data.name, "dataset_source", s->data.source, "ranks",
-        r->P, "topology", topo[0] ? topo : NULL, "global_batch",
-        (json_int_t)t->global_batch, "local_batch", (json_int_t)s->local,
-        "micro_batch", (json_int_t)s->micro, "accum_steps",
-        (json_int_t)((s->local + s->micro - 1) / s->micro), "epochs",
-        t->epochs, "steps", (json_int_t)r->steps, "skipped_steps",
-        (json_int_t)lbs_optim_skipped(s->o), "warmup_steps",
-        (json_int_t)s->warmup_steps, "seed", (json_int_t)t->seed, "threads",
-        (int)t->threads, "decay", t->decay, "lr_rule", r->rule);
-    json_object_set_new(row, "lr", isnan(r->lr_used)
-                                       ? json_null() : json_real(r->lr_used));
-    json_object_set_new(row, "compress", t->compress
-                                             ? json_string(t->compress)
-                                             : json_null());
-    if (r->note[0])
-        json_object_set_new(row, "dataset_note", json_string(r->note));
-    json_object_set_new(row, "n_train", json_integer((json_int_t)r->n_used));
-    json_object_set_new(row, "n_test",
-                        json_integer((json_int_t)s->data.n_test));
-    return row;
-}
-
-/* The final row's results: accuracies, divergence, the lr rule used. */
-static void final_results(const struct train_run *r, json_t *row)
-{
-    const struct train_opts *t = &r->t;
-    const struct eval_result *ev = &r->ev;
-    jset(row, "test_accuracy", ev->test_acc);
-    jset(row, "test_loss", ev->test_loss);
-    jset(row, "best_test_accuracy", r->best);
-    jset(row, "val_accuracy", ev->val_acc);
-    jset(row, "val_loss", ev->val_loss);
-    json_object_set_new(row, "n_val",
-                        json_integer((json_int_t)r->s.data.n_val));
-    /* diverged: a NaN/Inf loss, or a final training loss above ten times
-     * chance's (10 ln classes) */
-    double chance = log((double)r->dims[r->nd]);
-    json_object_set_new(row, "diverged", json_boolean(
-        !isfinite(r->last_loss) || !isfinite(ev->test_loss) ||
-        !(ev->train_loss <= 10 * chance)));
-    char nm[64];
-    const char *args;
-    struct lbs_err e2;
-    const char *sc = NULL;
-    if (!lbs_spec_split(t->spec, nm, sizeof nm, &args, &e2))
-        sc = scaling_used(t, nm);
-    json_object_set_new(row, "lr_scaling", sc ? json_string(sc)
-                                              : json_null());
-    json_object_set_new(row, "lr_base", sc ? json_real(t->lr_base)
-                                           : json_null());
-    json_object_set_new(row, "lr_ref_batch", sc
-                        ? json_integer(t->lr_ref_batch) : json_null());
-    json_object_set_new(row, "warmup", json_real(t->warmup));
-    json_object_set_new(row, "warning", r->warning[0]
-                                            ? json_string(r->warning)
-                                            : json_null());
-    jset(row, "train_loss", ev->train_loss);
-    jset(row, "train_accuracy", ev->train_acc);
-    jset(row, "consensus_rms", ev->consensus);
-}
-
-/* The final row's costs: times, bytes, the command line, the trace. */
-static void final_costs(const struct train_run *r, json_t *row)
-{
-    const struct run_state *s = &r->s;
-    const double *tm = r->tm;
-    int64_t bsum, calls;
-    json_t *bk = bytes_by_kind(r->by, &bsum, &calls);
-    jset(row, "wall_s", cli_now() - r->wall0);
-    jset(row, "train_s", r->train_s);
-    jset(row, "eval_s", s->t_eval);
-    jset(row, "fwd_s", tm[0]);
-    jset(row, "bwd_s", tm[1]);
-    jset(row, "wgrad_s", tm[2]);
-    jset(row, "optim_s", tm[3]);
-    jset(row, "comm_s", tm[4]);
-    jset(row, "data_s", tm[5]);
-    json_object_set_new(row, "wgrad_kept_frac",
-                        json_real(s->all_w > 0 ? tm[6] / s->all_w : 1));
-    json_object_set_new(row, "comm_bytes_per_rank", json_integer(bsum));
-    json_object_set_new(row, "sent_bytes_per_rank",
-                        json_integer(r->by[2 * TRACE_KINDS]));
-    json_object_set_new(row, "dense_bytes_per_step",
-                        json_integer((json_int_t)(4 * s->m->nparams)));
-    json_object_set_new(row, "comm_calls_per_rank", json_integer(calls));
-    json_object_set_new(row, "comm_by_kind", bk);
+    struct lbs_train_costs c = {.train_s = r->train_s, .comm_s = r->comm_s,
+                                .sent_bytes = r->by[2 * TRACE_KINDS]};
+    c.comm_by_kind = bytes_by_kind(r->by, &c.comm_bytes, &c.comm_calls);
+    json_t *row = lbs_train_final_row(r->tr, &c);
+    if (!row)
+        return NULL;
     json_t *av = json_array();
     for (int q = 0; q < r->argc; q++)
         json_array_append_new(av, json_string(r->argv[q]));
     json_object_set_new(row, "argv", av);
     json_object_set_new(row, "parameters",
-                        json_integer((json_int_t)s->m->nparams));
+                        json_integer((json_int_t)r->info->model->nparams));
     json_object_set_new(row, "trace", r->t.trace && r->com.save
                         ? json_sprintf(r->t.trace_all ? "%s.rank*.jsonl"
                                                       : "%s.jsonl",
                                        r->trbase)
                         : json_null());
+    return row;
 }
 
 /* Step 6: traces and results; the row is consumed. */
@@ -1703,8 +1003,7 @@ static int write_results(struct train_run *r, json_t *row)
     const struct train_opts *t = &r->t;
     int rc = 0, who;
     if (t->trace && r->com.save && (t->trace_all || r->rank == 0))
-        rc = write_trace(&r->s, r->rundir, r->trbase, r->spec_eff,
-                         r->steps, &r->e);
+        rc = write_trace(r, &r->e);
     if (rc)
         cli_error("train", "rank %d: %s", r->rank, r->e.msg);
     if (r->rank == 0) {
@@ -1727,31 +1026,22 @@ static int write_results(struct train_run *r, json_t *row)
 
 static void train_run_free(struct train_run *r)
 {
-    struct run_state *s = &r->s;
-    watchdog_off();
+    lbs_watchdog_off();
     json_decref(r->curve);
     lbs_run_close(r->run);
-    lbs_optim_free(s->o);
-    lbs_comm_free(s->tcomm);
-    mlp_free(s->m);
-    data_free(&s->data);
-    free(s->shard);
-    free(s->xb);
-    free(s->yb);
-    free(s->bidx);
-    free(s->keep);
-    free(s->wavg);
-    free(s->tr.p);
+    lbs_train_free(r->tr);
+    lbs_comm_free(r->tcomm);
+    free(r->tr_lines.p);
     lbs_comm_free(r->comm);
 }
 
 /* After the input checks: MPI, the run and its results. */
 static int train_main(struct train_run *r)
 {
-    cli_threads(r->t.threads);
-    openblas_set_num_threads((int)r->t.threads);
+    cli_threads(r->t.c.threads);
+    openblas_set_num_threads((int)r->t.c.threads);
 
-    r->wall0 = cli_now();
+    r->t.c.wall0 = lbs_train_now();
     const char *backend = r->t.backend ? r->t.backend
                           : (LBS_HAVE_MPI && under_mpirun()) ? "mpi" : "self";
     int rc = lbs_comm_new(backend, &r->comm, &r->e);
@@ -1764,10 +1054,8 @@ static int train_main(struct train_run *r)
     r->rank = r->comm->rank;
     r->P = r->comm->size;
     quiet_rank = 0;
-    watchdog_init(r->rank, r->t.stall);
-    r->s = (struct run_state){.t = &r->t, .comm = r->comm};
+    lbs_watchdog_init(r->rank, r->t.stall);
     r->curve = json_array();
-    r->lr_used = NAN;
     snprintf(r->trbase, sizeof r->trbase, "train-trace");
 
     int pending = 0;
@@ -1776,13 +1064,14 @@ static int train_main(struct train_run *r)
         !(rc = open_results(r))) {
         if (r->rank == 0 && !r->com.json)
             print_header(r);
-        r->s.tracing = r->t.trace && r->com.save &&
-                       (r->t.trace_all || r->rank == 0);
+        r->tracing = r->t.trace && r->com.save &&
+                     (r->t.trace_all || r->rank == 0);
         if (!(rc = train_loop(r)) && !(rc = reduce_totals(r))) {
-            json_t *row = final_config(r);
-            final_results(r, row);
-            final_costs(r, row);
-            rc = write_results(r, row);
+            json_t *row = final_row(r);
+            rc = row ? write_results(r, row)
+                     : lbs_err_set(&r->e, -ENOMEM, "out of memory");
+            if (!row)
+                cli_error("train", "rank %d: %s", r->rank, r->e.msg);
         }
     }
     train_run_free(r);
@@ -1793,10 +1082,11 @@ int verb_train(int argc, char **argv)
 {
     struct train_run r = {
         .argc = argc, .argv = argv, .com = {.save = 1},
-        .t = {.model = MLP_DEFAULT, .dataset = "auto", .decay = "cosine",
-              .global_batch = 1024, .epochs = 10, .warmup = 0.1, .seed = 1,
-              .threads = 1, .stall = STALL_AUTO, .trace = 1,
-              .lr_ref_batch = 128, .lr_scaling = "auto"},
+        .t = {.c = {.model = MLP_DEFAULT, .dataset = "auto",
+                    .decay = "cosine", .global_batch = 1024, .epochs = 10,
+                    .warmup = 0.1, .seed = 1, .threads = 1,
+                    .lr_ref_batch = 128, .lr_scaling = "auto"},
+              .stall = LBS_STALL_AUTO, .trace = 1},
     };
     quiet_rank = env_rank() != 0;
     int prc = parse_args(argc, argv, &r.t, &r.com);
@@ -1805,8 +1095,8 @@ int verb_train(int argc, char **argv)
     if ((prc = check_input(&r)))
         return prc;
     if (r.t.export_layers)
-        return export_layers(&r.t, r.dims, r.nd);
-    if ((prc = check_spec(r.t)))
+        return export_layers(&r.t);
+    if ((prc = check_spec(r.t.c)))
         return prc;
     return train_main(&r);
 }

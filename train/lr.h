@@ -1,0 +1,39 @@
+/* lr.h - the learning-rate rules of `lbscale train` (train/ only): the
+ * tuned per-optimizer table, --lr-base scaling, the effective spec the
+ * optimizer is built from, and the warm-up/decay schedule.
+ */
+#ifndef LBS_TRAIN_LR_H
+#define LBS_TRAIN_LR_H
+
+#include <stddef.h>
+
+#include "lbscale/error.h"
+#include "train.h"
+
+/* lr(B) = min(lr_max, lr_ref * (B / 1024)^alpha) (see lr.c). */
+struct lbs_train_lr_default {
+    const char *name;
+    double lr_ref, alpha, lr_max;
+};
+/* The tuned table, ended by a NULL name (train --help prints it). */
+extern const struct lbs_train_lr_default lbs_train_lr_defaults[];
+
+/* Build the spec actually used: the user's keys win; lr from the default
+ * table (or --lr-base), topology from --topology, freeze_step and seed as
+ * documented.  rule: how lr was chosen; *lr_used: NaN when not set. */
+int lbs_train_effective_spec(const struct lbs_train_config *t,
+                             long total_steps, char *spec, size_t len,
+                             char *rule, size_t rlen, double *lr_used,
+                             struct lbs_err *err);
+/* The scaling applied under --lr-base ("linear", "sqrt", "none") for
+ * optimizer `name`; NULL without --lr-base. */
+const char *lbs_train_lr_scaling(const struct lbs_train_config *t,
+                                 const char *name);
+/* The schedule's factor at step it of total (warm-up, then decay). */
+double lbs_train_lr_factor(const char *decay, long warmup_steps,
+                           long total_steps, long it);
+/* The value of key in spec into out ("" when absent). */
+void lbs_train_spec_value(const char *spec, const char *key, char *out,
+                          size_t len);
+
+#endif
