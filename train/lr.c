@@ -105,15 +105,13 @@ static void append_kv(char *spec, size_t len, const char *kv)
 }
 
 /* --lr-scaling auto: linear for momentum-SGD-like methods (Goyal et al.;
- * LARS), square root for the Adam family (Krizhevsky; the LAMB paper). */
+ * LARS), square root for the Adam family (Krizhevsky; the LAMB paper):
+ * the optimizer's ops table says which it is (props.adaptive). */
 static const char *auto_scaling(const char *name)
 {
-    static const char *const sq[] = {"lamb", "adamw", "slamb",
-                                     "onebit_lamb", NULL};
-    for (const char *const *p = sq; *p; p++)
-        if (!strcmp(*p, name))
-            return "sqrt";
-    return "linear";
+    struct lbs_optim_props p;
+    return !lbs_optim_props(name, &p, NULL) && p.adaptive ? "sqrt"
+                                                          : "linear";
 }
 
 /* lr.h */
@@ -185,13 +183,15 @@ int lbs_train_effective_spec(const struct lbs_train_config *t,
                  t->topology ? t->topology : "ring");
         append_kv(spec, len, kv);
     }
-    if (!strcmp(name, "onebit_lamb") && !spec_has_key(spec, "freeze_step")) {
-        /* DeepSpeed: 15-25% of training (issue 17: not a fixed step
-         * count that a short run never leaves).  Earlier short runs at
-         * B=8192 (73 steps) diverged at 20% and needed 50%: the study
-         * reports such runs as diverged rather than hiding them. */
-        long f = lround(0.2 * (double)total_steps);
-        snprintf(kv, sizeof kv, "freeze_step=%ld", f < 1 ? 1 : f);
+    struct lbs_optim_props p;
+    if (!lbs_optim_props(name, &p, NULL) && p.run_key &&
+        !spec_has_key(spec, p.run_key)) {
+        /* a key sized to the run (1-bit LAMB's freeze_step: issue 17, not
+         * a fixed step count that a short run never leaves).  Earlier
+         * short runs at B=8192 (73 steps) diverged at 20% and needed 50%:
+         * the study reports such runs as diverged rather than hiding them */
+        long f = lround(p.run_fraction * (double)total_steps);
+        snprintf(kv, sizeof kv, "%s=%ld", p.run_key, f < 1 ? 1 : f);
         append_kv(spec, len, kv);
     }
     if (!spec_has_key(spec, "seed") && optim_has_key(name, "seed", "1")) {

@@ -146,6 +146,7 @@ const struct lbs_optim_ops lbs_optim_adamw = {
     .summary = "AdamW: Adam with decoupled weight decay",
     .params = adamw_params,
     .dense = 1,
+    .adaptive = 1,
     .cfg_size = sizeof(struct adamw_cfg),
     .bytes_per_elem = adamw_bytes,
     .init = adamw_init,

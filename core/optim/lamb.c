@@ -205,6 +205,7 @@ const struct lbs_optim_ops lbs_optim_lamb = {
     .summary = "LAMB: Adam direction scaled per layer by ||w||/||u||",
     .params = lamb_params,
     .dense = 1,
+    .adaptive = 1,
     .cfg_size = sizeof(struct lamb_cfg),
     .bytes_per_elem = lamb_bytes,
     .check = lamb_check,

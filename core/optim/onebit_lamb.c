@@ -528,6 +528,12 @@ const struct lbs_optim_ops lbs_optim_onebit_lamb = {
                "1-bit momentum with two-sided error feedback",
     .params = onebit_params,
     .dense = 0,
+    .adaptive = 1,
+    /* DeepSpeed: warm-up for 15-25% of training; 20% as lbscale train
+     * has used since issue 17 (a fixed step count a short run never
+     * leaves would keep it dense) */
+    .run_key = "freeze_step",
+    .run_fraction = 0.2,
     .cfg_size = sizeof(struct onebit_cfg),
     .bytes_per_elem = onebit_bytes,
     .check = onebit_check,

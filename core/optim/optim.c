@@ -363,6 +363,9 @@ int lbs_optim_props(const char *spec, struct lbs_optim_props *p,
         .dense = ops->dense,
         .samples_layers = ops->plan != NULL,
         .own_comm = !ops->dense,
+        .adaptive = ops->adaptive,
+        .run_key = ops->run_key,
+        .run_fraction = ops->run_fraction,
         .device = ops->device,
     };
     return 0;

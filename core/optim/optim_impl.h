@@ -28,6 +28,15 @@ struct lbs_optim_ops {
      * they do their own communication and refuse a compressor
      * (lbs_optim_props: dense, own_comm). */
     int dense;
+    /* Per-coordinate adaptive step (Adam's second moment underneath):
+     * the learning rate is scaled with the square root of the batch
+     * (Krizhevsky 2014; the LAMB paper), not linearly (Goyal et al.). */
+    int adaptive;
+    /* Optional: a key whose default is a fraction of the run's steps, for
+     * a trainer that knows the run's length (1-bit LAMB's freeze_step:
+     * DeepSpeed warms up for 15-25% of training), or NULL. */
+    const char *run_key;
+    double run_fraction;
     /* Optional: cross-key checks of a parsed config (cmin <= cmax, ...)
      * that need no layers, so lbs_optim_check answers exactly what
      * lbs_optim_new would; name is ops->name for the message.  Called

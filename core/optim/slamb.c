@@ -579,6 +579,7 @@ const struct lbs_optim_ops lbs_optim_slamb = {
                "staleness-blended lr and trust ratio, params averaged every H",
     .params = slamb_params,
     .dense = 0,
+    .adaptive = 1,
     .cfg_size = sizeof(struct slamb_cfg),
     .bytes_per_elem = slamb_bytes,
     .check = slamb_check,

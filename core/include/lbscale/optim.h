@@ -201,6 +201,12 @@ struct lbs_optim_props {
     /* Does its own communication (SLAMB, 1-bit LAMB, DmSGD, DecentLaM):
      * not data-parallel, refuses a compressor (= !dense). */
     int own_comm;
+    /* Adam family: lr scales with sqrt(batch) rather than linearly. */
+    int adaptive;
+    /* A key whose default is run_fraction x the run's steps (1-bit LAMB's
+     * freeze_step), or NULL. */
+    const char *run_key;
+    double run_fraction;
     /* GPU kernels, or NULL when the optimizer runs on the CPU only. */
     const struct lbs_optim_device *device;
 };
