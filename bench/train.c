@@ -8,8 +8,9 @@
  *   local batch = global / ranks samples from this rank's shard, in
  *   micro-batches (gradient accumulation): forward, softmax CE, backward
  *   without the weight-gradient GEMMs of dropped layers
- *   lbs_optim_step over the timing record wrapper around the real comm
- *   (every collective logged: kind, bytes, layer, duration)
+ *   lbs_optim_step over a record comm wrapping the real comm
+ *   (lbs_comm_record_wrap: every collective logged: kind, bytes, layer,
+ *   duration)
  * At every epoch boundary (and after the last step) the test set is
  * evaluated on the ranks' average model (identical to every rank's model
  * for data-parallel optimizers; the consensus for decentralized ones),
@@ -34,7 +35,6 @@
 #include <cblas.h>
 
 #include "cli.h"
-#include "comm_trace.h"
 #include "data.h"
 #include "lbs_config.h"
 #include "lbscale/optim.h"
@@ -808,7 +808,7 @@ static void sb_ms_array(struct sbuf *b, const char *key, const double *x,
 struct run_state {
     const struct train_opts *t;
     struct lbs_comm *comm;      /* the real comm (mpi or self) */
-    struct lbs_comm *tcomm;     /* the timing record wrapper around it */
+    struct lbs_comm *tcomm;     /* the timing record comm wrapping it */
     struct dataset data;
     struct mlp *m;
     struct lbs_optim *o;
@@ -822,7 +822,7 @@ struct run_state {
     /* totals */
     double t_fwd, t_bwd, t_wgrad, t_optim, t_comm, t_data, t_eval;
     double kept_w, all_w;       /* weight layers computed / possible */
-    size_t bytes[TRACE_KINDS], calls[TRACE_KINDS], sent;
+    size_t bytes[LBS_COLL_COUNT], calls[LBS_COLL_COUNT], sent;
     double ep_loss;
     long ep_correct, ep_samples;
     struct sbuf tr;
@@ -936,8 +936,7 @@ static int train_step(struct run_state *s, long it, double *loss_out,
     struct mlp *m = s->m;
     const struct train_opts *t = s->t;
     double t0 = cli_now();
-    comm_trace_set_iter(s->tcomm, it);
-    comm_trace_clear(s->tcomm);
+    lbs_comm_record_clear(s->tcomm);
     double f = lr_factor(s, it);
     lbs_optim_set_lr_scale(s->o, f);
     lbs_optim_next_keep(s->o, s->keep);
@@ -973,13 +972,16 @@ static int train_step(struct run_state *s, long it, double *loss_out,
 
     /* totals and the trace */
     size_t ne;
-    const struct trace_entry *e = comm_trace_entries(s->tcomm, &ne);
+    const struct lbs_comm_record_entry *e =
+        lbs_comm_record_entries(s->tcomm, &ne);
     double comm = 0;
     for (size_t i = 0; i < ne; i++) {
         comm += e[i].seconds;
         s->bytes[e[i].kind] += e[i].bytes;
         s->calls[e[i].kind]++;
-        s->sent += e[i].sent;
+        /* what this rank injects: a neighbour buffer goes to each peer */
+        s->sent += e[i].kind == LBS_COLL_NEIGHBOR
+                       ? e[i].bytes * (size_t)e[i].peers : e[i].bytes;
     }
     double fw = 0, bw = 0, wg = 0;
     for (size_t l = 0; l < m->nlayers; l++) {
@@ -1000,13 +1002,11 @@ static int train_step(struct run_state *s, long it, double *loss_out,
     if (s->tracing) {
         struct sbuf *b = &s->tr;
         for (size_t i = 0; i < ne; i++) {
-            sb_printf(b, "{\"step\":%ld,\"layer\":%d,\"coll\":\"%s\","
-                      "\"bytes\":%zu,\"ms\":%.4f", it, e[i].layer,
-                      trace_kind_name(e[i].kind), e[i].bytes,
-                      e[i].seconds * 1e3);
-            if (e[i].kind == TRACE_NEIGHBOR)
-                sb_printf(b, ",\"peers\":%d", e[i].peers);
-            sb_printf(b, "}\n");
+            struct lbs_comm_record_entry x = e[i];
+            char line[LBS_TRACE_LINE_MAX];
+            x.step = it;        /* the trainer's iteration */
+            lbs_trace_call_line(line, sizeof line, &x, 0, LBS_TRACE_TIMED);
+            sb_printf(b, "%s\n", line);
         }
         sb_printf(b, "{\"type\":\"step\",\"step\":%ld,\"skipped\":%d,"
                   "\"lr_scale\":%.6g,\"loss\":%.6g,\"keep\":[", it, rc == 1,
@@ -1406,7 +1406,7 @@ int verb_train(int argc, char **argv)
             fprintf(stderr, "lbscale: train: WARNING: %s\n", warning);
     }
     if (!rc)
-        rc = comm_trace_new(comm, &s.tcomm, &e);
+        rc = lbs_comm_record_wrap(comm, &s.tcomm, &e);
     if (!rc)
         rc = lbs_optim_new(spec_eff, s.m->layers, s.m->nlayers, s.tcomm,
                            &s.o, &e);
@@ -1521,15 +1521,15 @@ int verb_train(int argc, char **argv)
     /* 5. totals over ranks: times averaged, bytes the maximum */
     double tm[7] = {s.t_fwd, s.t_bwd, s.t_wgrad, s.t_optim, s.t_comm,
                     s.t_data, s.kept_w};
-    int64_t by[2 * TRACE_KINDS + 1];
-    for (int q = 0; q < TRACE_KINDS; q++) {
+    int64_t by[2 * LBS_COLL_COUNT + 1];
+    for (int q = 0; q < LBS_COLL_COUNT; q++) {
         by[q] = (int64_t)s.bytes[q];
-        by[TRACE_KINDS + q] = (int64_t)s.calls[q];
+        by[LBS_COLL_COUNT + q] = (int64_t)s.calls[q];
     }
-    by[2 * TRACE_KINDS] = (int64_t)s.sent;
+    by[2 * LBS_COLL_COUNT] = (int64_t)s.sent;
     comm->err = &e;
     if (P > 1 && ((rc = lbs_allreduce(comm, tm, 7, LBS_FLOAT64, LBS_SUM, -1)) ||
-                  (rc = lbs_allreduce(comm, by, 2 * TRACE_KINDS + 1,
+                  (rc = lbs_allreduce(comm, by, 2 * LBS_COLL_COUNT + 1,
                                       LBS_INT64, LBS_MAX, -1)))) {
         cli_error("train", "rank %d: %s", rank, e.msg);
         goto out;
@@ -1538,14 +1538,14 @@ int verb_train(int argc, char **argv)
         tm[q] /= P;
     json_t *bk = json_object();
     int64_t bsum = 0, calls = 0;
-    for (int q = 0; q < TRACE_KINDS; q++) {
+    for (int q = 0; q < LBS_COLL_COUNT; q++) {
         bsum += by[q];
-        calls += by[TRACE_KINDS + q];
-        if (by[TRACE_KINDS + q])
-            json_object_set_new(bk, trace_kind_name((enum trace_kind)q),
+        calls += by[LBS_COLL_COUNT + q];
+        if (by[LBS_COLL_COUNT + q])
+            json_object_set_new(bk, lbs_coll_name((enum lbs_coll)q),
                                 json_pack("{s:I,s:I}", "bytes",
                                           (json_int_t)by[q], "calls",
-                                          (json_int_t)by[TRACE_KINDS + q]));
+                                          (json_int_t)by[LBS_COLL_COUNT + q]));
     }
     long steps = it - 1;
     char topo[32];
@@ -1619,7 +1619,7 @@ int verb_train(int argc, char **argv)
                         json_real(s.all_w > 0 ? tm[6] / s.all_w : 1));
     json_object_set_new(row, "comm_bytes_per_rank", json_integer(bsum));
     json_object_set_new(row, "sent_bytes_per_rank",
-                        json_integer(by[2 * TRACE_KINDS]));
+                        json_integer(by[2 * LBS_COLL_COUNT]));
     json_object_set_new(row, "dense_bytes_per_step",
                         json_integer((json_int_t)(4 * s.m->nparams)));
     json_object_set_new(row, "comm_calls_per_rank", json_integer(calls));
