@@ -2,8 +2,9 @@
  * plans (trace-v1 files or the data-parallel contract), alpha-beta
  * collective cost models and the per-step event engine.
  *
- * Layering: sim depends on libm, jansson and core's error.h/param.h only;
- * it never needs MPI, NCCL or CUDA.  bench/sim_cli.c is the command line.
+ * Layering: sim depends on libm, jansson and core (error.h, param.h, the
+ * collectives of comm.h and the graphs of topology.h); it never needs
+ * MPI, NCCL or CUDA.  bench/sim_cli.c is the command line.
  *
  * Units: times are seconds, sizes bytes, bandwidths bytes/s inside the
  * library (the JSON files use GB/s, Gb/s, us and GFLOP as their field
@@ -25,7 +26,9 @@
 
 #include <stddef.h>
 
+#include "lbscale/comm.h"       /* enum lbs_coll */
 #include "lbscale/error.h"
+#include "lbscale/topology.h"   /* enum lbs_topo */
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,22 +37,31 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 /* Collectives, algorithms, protocols                                  */
 
-/* The kinds of trace-v1 (results/schema/trace-v1.md), same order. */
-enum lbs_sim_coll {
-    LBS_SIM_ALLREDUCE,
-    LBS_SIM_ALLGATHER,
-    LBS_SIM_ALLGATHERV,
-    LBS_SIM_ALLTOALL,
-    LBS_SIM_BCAST,
-    LBS_SIM_BARRIER,
-    LBS_SIM_NEIGHBOR,
-    LBS_SIM_NCOLL
-};
-const char *lbs_sim_coll_name(enum lbs_sim_coll c);
+/* The collectives are core's enum lbs_coll and its names (lbscale/comm.h:
+ * the kinds of trace-v1, one table for the record backend and the
+ * simulator).  The LBS_SIM_ spellings are aliases of core's, kept for
+ * the code not yet moved to the core names. */
+#define lbs_sim_coll lbs_coll
+#define LBS_SIM_ALLREDUCE LBS_COLL_ALLREDUCE
+#define LBS_SIM_ALLGATHER LBS_COLL_ALLGATHER
+#define LBS_SIM_ALLGATHERV LBS_COLL_ALLGATHERV
+#define LBS_SIM_ALLTOALL LBS_COLL_ALLTOALL
+#define LBS_SIM_BCAST LBS_COLL_BCAST
+#define LBS_SIM_BARRIER LBS_COLL_BARRIER
+#define LBS_SIM_NEIGHBOR LBS_COLL_NEIGHBOR
+#define LBS_SIM_NCOLL LBS_COLL_COUNT
+static inline const char *lbs_sim_coll_name(enum lbs_coll c)
+{
+    return lbs_coll_name(c);
+}
 /* -1 when s names no collective. */
-int lbs_sim_coll_from_name(const char *s);
+static inline int lbs_sim_coll_from_name(const char *s)
+{
+    return lbs_coll_from_name(s);
+}
 
-/* Algorithms (coll.c states each formula and its source). */
+/* Algorithms: one row each in coll.c's table (name, collective, cost
+ * function, constraints; coll.c states each formula and its source). */
 enum lbs_sim_algo {
     LBS_SIM_AR_RING,        /* allreduce: flat ring over all P */
     LBS_SIM_AR_TREE,        /* allreduce: NCCL double binary tree */
@@ -71,7 +83,7 @@ const char *lbs_sim_algo_name(enum lbs_sim_algo a);
 int lbs_sim_algo_from_name(const char *s);
 /* Which collective an algorithm implements (allgather algorithms serve
  * allgatherv too, and a "full" neighbour graph). */
-enum lbs_sim_coll lbs_sim_algo_coll(enum lbs_sim_algo a);
+enum lbs_coll lbs_sim_algo_coll(enum lbs_sim_algo a);
 
 /* NCCL's three protocols: LL (8-byte flag+data stores), LL128 (128-byte
  * lines, 120 of payload), Simple (bulk copies with fences). */
@@ -221,12 +233,18 @@ double lbs_sim_layer_bwd(const struct lbs_sim_model *m,
 /* ------------------------------------------------------------------ */
 /* Communication plans                                                  */
 
-enum lbs_sim_topo { LBS_SIM_TOPO_RING, LBS_SIM_TOPO_EXP,
-                    LBS_SIM_TOPO_ONEPEER, LBS_SIM_TOPO_FULL };
+/* Neighbour graphs are core's (lbscale/topology.h); the sim prices ring,
+ * exponential and onepeer by direct sends and full as an allgather.  The
+ * LBS_SIM_TOPO_ spellings are aliases of core's. */
+#define lbs_sim_topo lbs_topo
+#define LBS_SIM_TOPO_RING LBS_TOPO_RING
+#define LBS_SIM_TOPO_EXP LBS_TOPO_EXPONENTIAL
+#define LBS_SIM_TOPO_ONEPEER LBS_TOPO_ONEPEER
+#define LBS_SIM_TOPO_FULL LBS_TOPO_FULL
 
 struct lbs_sim_call {
     int layer;                  /* -1: not about one layer */
-    enum lbs_sim_coll coll;
+    enum lbs_coll coll;
     double bytes;               /* trace-v1 convention, this rank, at the
                                    plan's ranks */
     double split;               /* the trace's bytes_split (b of the bytes
@@ -259,7 +277,7 @@ struct lbs_sim_plan {
     char **layer_name;
     size_t nsteps;                  /* distinct steps */
     struct lbs_sim_step *step;
-    enum lbs_sim_topo topo;         /* neighbour graph (from params) */
+    enum lbs_topo topo;             /* neighbour graph (from params) */
     int skip_wgrad;                 /* JointSpar: no wgrad for dropped layers */
     int bytes_rule;                 /* some call has a split: bytes depend
                                        on P (lbs_sim_step_calls) */
@@ -361,16 +379,16 @@ struct lbs_sim_cost {
  * disabled).  topo/step matter for neighbour exchanges only. */
 double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
                          enum lbs_sim_proto p, double bytes,
-                         enum lbs_sim_topo topo, long step, double *wire);
+                         enum lbs_topo topo, long step, double *wire);
 /* The message one step of the collective's ring form carries (allreduce
  * and alltoall n/P, allgather and bcast n, neighbour n): what a
  * protocol's max_bytes is compared with, here and in calibration. */
-double lbs_sim_step_bytes(enum lbs_sim_coll c, long P, double bytes);
+double lbs_sim_step_bytes(enum lbs_coll c, long P, double bytes);
 /* The fastest enabled (algorithm, protocol) for the call, as NCCL's tuner
  * picks per call.  Zero time when P == 1. */
 struct lbs_sim_cost lbs_sim_coll_cost(const struct lbs_sim_net *net,
-                                      enum lbs_sim_coll c, double bytes,
-                                      enum lbs_sim_topo topo, long step);
+                                      enum lbs_coll c, double bytes,
+                                      enum lbs_topo topo, long step);
 
 /* ------------------------------------------------------------------ */
 /* The engine                                                           */
@@ -386,7 +404,7 @@ struct lbs_sim_event {
     double ready, start, end;   /* s */
     double bytes;
     struct lbs_sim_cost cost;
-    enum lbs_sim_coll coll;
+    enum lbs_coll coll;
 };
 typedef void (*lbs_sim_event_fn)(void *ctx, const struct lbs_sim_event *e);
 
@@ -444,7 +462,7 @@ int lbs_sim_sweep(const struct lbs_sim_platform *pl,
 /* Calibration: least-squares alpha-beta fit of measured collectives    */
 
 struct lbs_sim_sample {
-    enum lbs_sim_coll coll;
+    enum lbs_coll coll;
     long ranks;
     double bytes;               /* trace-v1 convention */
     double t;                   /* measured seconds */

@@ -52,11 +52,23 @@ int sj_load(const struct sj *c, const char *text, size_t len, json_t **out);
  * documents are C strings). */
 int sj_read_file(const char *path, size_t cap, int nul_ok, char **text,
                  size_t *len, struct lbs_err *err);
-/* nccl.c: time (s) of one call under NCCL's tuner model (platforms with
- * "nccl"); INFINITY when the algorithm/protocol does not apply. */
-double lbs_sim_nccl_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
-                         enum lbs_sim_proto p, double bytes,
-                         enum lbs_sim_topo topo, long step, double *wire);
+/* nccl.c: the time (s) of one call under NCCL's tuner model (platforms
+ * with "nccl"), one function per family of algorithms, hung on coll.c's
+ * algorithm table; *wire gets the bytes one GPU moves; INFINITY when the
+ * algorithm/protocol does not apply. */
+typedef double lbs_sim_nccl_fn(const struct lbs_sim_net *net,
+                               enum lbs_sim_algo a, enum lbs_sim_proto p,
+                               double bytes, enum lbs_topo topo, long step,
+                               double *wire);
+lbs_sim_nccl_fn lbs_sim_nccl_allreduce, lbs_sim_nccl_allgather,
+    lbs_sim_nccl_bcast, lbs_sim_nccl_barrier, lbs_sim_nccl_alltoall,
+    lbs_sim_nccl_neighbor;
+/* coll.c: the destinations of one rank (offsets, core's lbs_topo_offsets)
+ * in a graph priced by direct sends (ring, exponential, onepeer) at
+ * `step` (steps < 1 read as 1); 0 for any other graph (full is priced as
+ * an allgather). */
+int lbs_sim_nb_offsets(enum lbs_topo topo, long P, long step,
+                       long d[LBS_SIM_LOGMAX]);
 /* Copy a path into a fixed buffer, keeping the tail when too long. */
 void sj_copy_path(char *dst, size_t len, const char *path);
 

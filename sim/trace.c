@@ -27,7 +27,8 @@
  *
  * Neighbour graphs: trace-v1 records bytes per neighbour, not the graph,
  * so the graph comes from the header's params ("topology=" or "topo=":
- * ring, exp, onepeer, full; default ring).
+ * ring, exp, onepeer, full; default ring), as core's enum lbs_topo, whose
+ * offsets (lbs_topo_offsets) coll.c and nccl.c price.
  */
 #include <errno.h>
 #include <math.h>
@@ -61,18 +62,35 @@ void lbs_sim_plan_free(struct lbs_sim_plan *p)
     free(p);
 }
 
-static int topo_from_params(const struct sj *c, const char *params,
-                            enum lbs_sim_topo *t)
+/* The graph a value of "topology=" names: core's names (lbs_topo_names)
+ * of the graphs the sim prices, plus the spellings traces written by
+ * other tools use.  symexp is refused: coll.c has no cost for it yet. */
+static int topo_named(const char *v, size_t vl, enum lbs_topo *t)
 {
-    static const struct { const char *name; enum lbs_sim_topo t; } names[] = {
-        {"ring", LBS_SIM_TOPO_RING}, {"exp", LBS_SIM_TOPO_EXP},
-        {"exponential", LBS_SIM_TOPO_EXP}, {"static_exp", LBS_SIM_TOPO_EXP},
-        {"onepeer", LBS_SIM_TOPO_ONEPEER}, {"one_peer", LBS_SIM_TOPO_ONEPEER},
-        {"one-peer", LBS_SIM_TOPO_ONEPEER},
-        {"onepeer_exp", LBS_SIM_TOPO_ONEPEER},
-        {"full", LBS_SIM_TOPO_FULL}, {"fully_connected", LBS_SIM_TOPO_FULL},
+    static const struct { const char *name; enum lbs_topo t; } alias[] = {
+        {"exp", LBS_TOPO_EXPONENTIAL}, {"static_exp", LBS_TOPO_EXPONENTIAL},
+        {"one_peer", LBS_TOPO_ONEPEER}, {"one-peer", LBS_TOPO_ONEPEER},
+        {"onepeer_exp", LBS_TOPO_ONEPEER},
+        {"fully_connected", LBS_TOPO_FULL},
     };
-    *t = LBS_SIM_TOPO_RING;
+    for (int k = 0; k < LBS_TOPO_COUNT; k++)
+        if (k != LBS_TOPO_SYMEXP && strlen(lbs_topo_names[k]) == vl &&
+            !strncmp(v, lbs_topo_names[k], vl)) {
+            *t = (enum lbs_topo)k;
+            return 1;
+        }
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (strlen(alias[i].name) == vl && !strncmp(v, alias[i].name, vl)) {
+            *t = alias[i].t;
+            return 1;
+        }
+    return 0;
+}
+
+static int topo_from_params(const struct sj *c, const char *params,
+                            enum lbs_topo *t)
+{
+    *t = LBS_TOPO_RING;
     for (const char *s = params; s && *s;) {
         const char *end = strchr(s, ',');
         size_t len = end ? (size_t)(end - s) : strlen(s);
@@ -80,12 +98,8 @@ static int topo_from_params(const struct sj *c, const char *params,
         if (eq && ((eq - s == 8 && !strncmp(s, "topology", 8)) ||
                    (eq - s == 4 && !strncmp(s, "topo", 4)))) {
             size_t vl = len - (size_t)(eq + 1 - s);
-            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-                if (strlen(names[i].name) == vl &&
-                    !strncmp(eq + 1, names[i].name, vl)) {
-                    *t = names[i].t;
-                    return 0;
-                }
+            if (topo_named(eq + 1, vl, t))
+                return 0;
             return sj_fail(c, "", "params", "unknown topology '%.*s' (ring, "
                            "exp, onepeer, full)", (int)(vl > 40 ? 40 : vl),
                            eq + 1);
