@@ -81,31 +81,36 @@ static json_t *trace_header(const struct lbs_optim *o,
     return h;
 }
 
-static int append_line(char **buf, size_t *len, size_t *cap, json_t *j)
+static int append_text(char **buf, size_t *len, size_t *cap, const char *s)
 {
-    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-    json_decref(j);
-    if (!s)
-        return -ENOMEM;
     size_t n = strlen(s);
     if (*len + n + 2 > *cap) {
         size_t c = (*len + n + 2) * 2;
         char *t = realloc(*buf, c);
-        if (!t) {
-            free(s);
+        if (!t)
             return -ENOMEM;
-        }
         *buf = t;
         *cap = c;
     }
     memcpy(*buf + *len, s, n);
     *len += n;
     (*buf)[(*len)++] = '\n';
-    free(s);
     return 0;
 }
 
-/* The whole log as trace-v1 text; written atomically by the caller.
+static int append_line(char **buf, size_t *len, size_t *cap, json_t *j)
+{
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (!s)
+        return -ENOMEM;
+    int rc = append_text(buf, len, cap, s);
+    free(s);
+    return rc;
+}
+
+/* The whole log as trace-v1 text; written atomically by the caller.  The
+ * header is jansson's, the call lines core's (lbs_trace_call_line).
  * split (NULL: no rule): each call's bytes_split, written when non-zero,
  * so calls whose bytes do not depend on P read as before. */
 static int trace_text(const struct lbs_optim *o, const struct layer_set *s,
@@ -122,14 +127,10 @@ static int trace_text(const struct lbs_optim *o, const struct layer_set *s,
                          trace_header(o, s, c, ranks, steps, rule_ranks));
     const struct lbs_comm_record_entry *e = lbs_comm_record_entries(c, &n);
     for (size_t i = 0; i < n && !rc; i++) {
-        json_t *j = json_pack("{s:I,s:i,s:s,s:I}", "step",
-                              (json_int_t)e[i].step, "layer", e[i].layer,
-                              "coll", lbs_coll_name(e[i].kind), "bytes",
-                              (json_int_t)e[i].bytes);
-        if (j && split && split[i])
-            json_object_set_new(j, "bytes_split",
-                                json_integer((json_int_t)split[i]));
-        rc = append_line(out, len, &cap, j);
+        char line[LBS_TRACE_LINE_MAX];
+        lbs_trace_call_line(line, sizeof line, &e[i], split ? split[i] : 0,
+                            0);
+        rc = append_text(out, len, &cap, line);
     }
     return rc;
 }

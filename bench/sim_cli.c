@@ -595,7 +595,7 @@ static void on_event(void *ctx, const struct lbs_sim_event *ev)
                               ev->start * 1e3, "end_ms", ev->end * 1e3);
         if (o && ev->kind == LBS_SIM_EV_COMM) {
             json_object_set_new(o, "coll", json_string(
-                                    lbs_sim_coll_name(ev->coll)));
+                                    lbs_coll_name(ev->coll)));
             json_object_set_new(o, "bytes", json_real(ev->bytes));
             json_object_set_new(o, "algo", json_string(
                                     lbs_sim_algo_name(ev->cost.algo)));
@@ -621,7 +621,7 @@ static void on_event(void *ctx, const struct lbs_sim_event *ev)
     printf("  %-9s %10.3f %10.3f %10.3f %10.2f  %-9s %-17s %-6s layers "
            "%d..%d (%d call%s)%s\n", kinds[ev->kind], ev->ready * 1e3,
            ev->start * 1e3, ev->end * 1e3, ev->bytes / 1e6,
-           lbs_sim_coll_name(ev->coll), lbs_sim_algo_name(ev->cost.algo),
+           lbs_coll_name(ev->coll), lbs_sim_algo_name(ev->cost.algo),
            lbs_sim_proto_name(ev->cost.proto), ev->layer, ev->layer_last,
            ev->calls, ev->calls == 1 ? "" : "s",
            ev->post ? (ev->layer < 0 ? " whole-model" : " needs an earlier call")
@@ -721,22 +721,22 @@ static int coll_row(const struct lbs_sim_net *net,
                     double bytes, json_t **out, struct lbs_err *e)
 {
     struct lbs_sim_cost c = lbs_sim_coll_cost(net, k, bytes,
-                                              LBS_SIM_TOPO_RING, 1);
+                                              LBS_TOPO_RING, 1);
     *out = NULL;
     if (!isfinite(c.t))
         return lbs_err_set(e, -EINVAL, "%s: no enabled algorithm and "
                            "protocol can run %s of %.0f bytes on %ld GPUs",
-                           pl->file, lbs_sim_coll_name(k), bytes, P);
+                           pl->file, lbs_coll_name(k), bytes, P);
     double Pd = (double)P;
     double algbw = c.t > 0 ? bytes / c.t / 1e9 : 0;
     /* nccl-tests bus bandwidth factors */
-    double f = k == LBS_SIM_ALLREDUCE ? 2 * (Pd - 1) / Pd
-               : k == LBS_SIM_ALLGATHER || k == LBS_SIM_ALLGATHERV
+    double f = k == LBS_COLL_ALLREDUCE ? 2 * (Pd - 1) / Pd
+               : k == LBS_COLL_ALLGATHER || k == LBS_COLL_ALLGATHERV
                    ? (Pd - 1)
-               : k == LBS_SIM_ALLTOALL ? (Pd - 1) / Pd : 1;
+               : k == LBS_COLL_ALLTOALL ? (Pd - 1) / Pd : 1;
     json_t *row = json_pack("{s:s,s:s,s:I,s:f,s:f,s:s,s:s,s:f,s:f}",
                             "platform", pl->name, "coll",
-                            lbs_sim_coll_name(k), "gpus", (json_int_t)P,
+                            lbs_coll_name(k), "gpus", (json_int_t)P,
                             "bytes", bytes, "time_us", c.t * 1e6, "algo",
                             lbs_sim_algo_name(c.algo), "proto",
                             lbs_sim_proto_name(c.proto), "algbw_gbs", algbw,
@@ -750,11 +750,11 @@ static int coll_row(const struct lbs_sim_net *net,
     for (int al = 0; al < LBS_SIM_NALGO; al++)
         for (int p = 0; p < LBS_SIM_NPROTO; p++) {
             double t = lbs_sim_algo_time(net, al, p, bytes,
-                                         LBS_SIM_TOPO_RING, 1, NULL);
+                                         LBS_TOPO_RING, 1, NULL);
             char key[48];
             if (!isfinite(t) || lbs_sim_algo_coll(al) !=
-                (k == LBS_SIM_ALLGATHERV ? LBS_SIM_ALLGATHER
-                                         : (enum lbs_sim_coll)k))
+                (k == LBS_COLL_ALLGATHERV ? LBS_COLL_ALLGATHER
+                                         : (enum lbs_coll)k))
                 continue;
             snprintf(key, sizeof key, "%s/%s", lbs_sim_algo_name(al),
                      lbs_sim_proto_name(p));
@@ -851,7 +851,7 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
         cli_error("sim coll", "--platform is required (see --help)");
         return EXIT_BAD_INPUT;
     }
-    k = lbs_sim_coll_from_name(a->coll ? a->coll : "allreduce");
+    k = lbs_coll_from_name(a->coll ? a->coll : "allreduce");
     if (k < 0) {
         cli_error("--coll", "unknown collective '%s'", a->coll);
         return EXIT_BAD_INPUT;
@@ -872,7 +872,7 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
     if (!a->com.json)
         printf("# %s on %s: time (us) of every algorithm/protocol, the "
                "choice, and busbw\n# %-6s %12s  %-22s %10s %9s %9s\n",
-               lbs_sim_coll_name(k), pl->name, "gpus", "bytes", "choice",
+               lbs_coll_name(k), pl->name, "gpus", "bytes", "choice",
                "time(us)", "algbw", "busbw");
     rc = emit_rows(a, run, "sim_coll", "sim coll", rows, print_coll_row);
 out:
@@ -1369,9 +1369,9 @@ static void print_calibrated(const char *name, const struct lbs_sim_fit *fit,
         printf("  rendezvous: +%.3f us per step above %.0f bytes\n",
                fit->rndv_lat * 1e6, fit->eager_max);
     printf("  per collective (GB/s):");
-    for (int k = 0; k < LBS_SIM_NCOLL; k++)
-        if (k != LBS_SIM_ALLGATHERV && fit->coll_bw[k] > 0)
-            printf(" %s %.3f", lbs_sim_coll_name(k), fit->coll_bw[k] / 1e9);
+    for (int k = 0; k < LBS_COLL_COUNT; k++)
+        if (k != LBS_COLL_ALLGATHERV && fit->coll_bw[k] > 0)
+            printf(" %s %.3f", lbs_coll_name(k), fit->coll_bw[k] / 1e9);
     printf("\n");
     if (fit->reduce_bw > 0)
         printf("  reduction: %.3f GB/s\n", fit->reduce_bw / 1e9);

@@ -4,8 +4,8 @@
  * input, agreement across MPI ranks, the printed rows, the results row and
  * the per-step trace files.
  *
- * Every step's optimizer runs over the timing record wrapper around the
- * real comm (comm_trace.h: every collective logged: kind, bytes, layer,
+ * Every step's optimizer runs over a record comm wrapping the real comm
+ * (lbs_comm_record_wrap: every collective logged: kind, bytes, layer,
  * duration); this verb meters it and writes the trace.
  *
  * Robustness: options are hashed and compared across ranks before
@@ -27,7 +27,6 @@
 #include <cblas.h>
 
 #include "cli.h"
-#include "comm_trace.h"
 #include "data.h"
 #include "lbs_config.h"
 #include "lbscale/optim.h"
@@ -570,8 +569,8 @@ struct train_run {
     char rundir[4096], trbase[64];
     /* the optimizer's communication, metered over tcomm */
     double t_comm;
-    size_t bytes[TRACE_KINDS], calls[TRACE_KINDS], sent;
-    int64_t by[2 * TRACE_KINDS + 1];    /* step 5: bytes, calls maximum */
+    size_t bytes[LBS_COLL_COUNT], calls[LBS_COLL_COUNT], sent;
+    int64_t by[2 * LBS_COLL_COUNT + 1];    /* step 5: bytes, calls maximum */
     struct strbuf tr_lines;             /* the trace after its header */
     int tracing;                        /* this rank collects a trace */
 };
@@ -770,7 +769,7 @@ static int setup_model(struct train_run *r, int rc)
     if (!rc && r->info->warning[0] && r->rank == 0)
         fprintf(stderr, "lbscale: train: WARNING: %s\n", r->info->warning);
     if (!rc)
-        rc = comm_trace_new(r->comm, &r->tcomm, e);
+        rc = lbs_comm_record_wrap(r->comm, &r->tcomm, e);
     if (!rc)
         rc = lbs_train_optim(r->tr, r->tcomm, e);
     if ((rc = agree(r->comm, rc, &who)) && who == r->rank)
@@ -831,19 +830,18 @@ static void inject_fault(const struct lbs_train_config *t, int rank, long it)
 
 /* The step's trace lines: its communication calls, then the step. */
 static void trace_step(struct train_run *r, const struct lbs_train_step *st,
-                       const struct trace_entry *e, size_t ne, double comm,
+                       const struct lbs_comm_record_entry *e, size_t ne,
+                       double comm,
                        double t0)
 {
     struct strbuf *b = &r->tr_lines;
     long it = st->it;
     for (size_t i = 0; i < ne; i++) {
-        sb_printf(b, "{\"step\":%ld,\"layer\":%d,\"coll\":\"%s\","
-                  "\"bytes\":%zu,\"ms\":%.4f", it, e[i].layer,
-                  trace_kind_name(e[i].kind), e[i].bytes,
-                  e[i].seconds * 1e3);
-        if (e[i].kind == TRACE_NEIGHBOR)
-            sb_printf(b, ",\"peers\":%d", e[i].peers);
-        sb_printf(b, "}\n");
+        struct lbs_comm_record_entry x = e[i];
+        char line[LBS_TRACE_LINE_MAX];
+        x.step = it;        /* the trainer's iteration */
+        lbs_trace_call_line(line, sizeof line, &x, 0, LBS_TRACE_TIMED);
+        sb_printf(b, "%s\n", line);
     }
     sb_printf(b, "{\"type\":\"step\",\"step\":%ld,\"skipped\":%d,"
               "\"lr_scale\":%.6g,\"loss\":%.6g,\"keep\":[", it, st->skipped,
@@ -865,19 +863,21 @@ static int traced_step(struct train_run *r, long it,
                        struct lbs_train_step *st)
 {
     double t0 = cli_now();
-    comm_trace_set_iter(r->tcomm, it);
-    comm_trace_clear(r->tcomm);
+    lbs_comm_record_clear(r->tcomm);
     int rc = lbs_train_step(r->tr, it, st, &r->e);
     if (rc < 0)
         return rc;
     size_t ne;
-    const struct trace_entry *e = comm_trace_entries(r->tcomm, &ne);
+    const struct lbs_comm_record_entry *e =
+        lbs_comm_record_entries(r->tcomm, &ne);
     double comm = 0;
     for (size_t i = 0; i < ne; i++) {
         comm += e[i].seconds;
         r->bytes[e[i].kind] += e[i].bytes;
         r->calls[e[i].kind]++;
-        r->sent += e[i].sent;
+        /* what this rank injects: a neighbour buffer goes to each peer */
+        r->sent += e[i].kind == LBS_COLL_NEIGHBOR
+                       ? e[i].bytes * (size_t)e[i].peers : e[i].bytes;
     }
     r->t_comm += comm;
     if (r->tracing)
@@ -936,17 +936,17 @@ static int train_loop(struct train_run *r)
 static int reduce_totals(struct train_run *r)
 {
     int64_t *by = r->by;
-    for (int q = 0; q < TRACE_KINDS; q++) {
+    for (int q = 0; q < LBS_COLL_COUNT; q++) {
         by[q] = (int64_t)r->bytes[q];
-        by[TRACE_KINDS + q] = (int64_t)r->calls[q];
+        by[LBS_COLL_COUNT + q] = (int64_t)r->calls[q];
     }
-    by[2 * TRACE_KINDS] = (int64_t)r->sent;
+    by[2 * LBS_COLL_COUNT] = (int64_t)r->sent;
     double comm = r->t_comm;
     r->comm->err = &r->e;
     int rc = lbs_train_totals(r->tr, &r->e);
     if (!rc && r->P > 1 &&
         !(rc = lbs_allreduce(r->comm, &comm, 1, LBS_FLOAT64, LBS_SUM, -1)))
-        rc = lbs_allreduce(r->comm, by, 2 * TRACE_KINDS + 1, LBS_INT64,
+        rc = lbs_allreduce(r->comm, by, 2 * LBS_COLL_COUNT + 1, LBS_INT64,
                            LBS_MAX, -1);
     if (rc) {
         cli_error("train", "rank %d: %s", r->rank, r->e.msg);
@@ -962,14 +962,14 @@ static json_t *bytes_by_kind(const int64_t *by, long long *bsum,
 {
     json_t *bk = json_object();
     *bsum = *calls = 0;
-    for (int q = 0; q < TRACE_KINDS; q++) {
+    for (int q = 0; q < LBS_COLL_COUNT; q++) {
         *bsum += by[q];
-        *calls += by[TRACE_KINDS + q];
-        if (by[TRACE_KINDS + q])
-            json_object_set_new(bk, trace_kind_name((enum trace_kind)q),
+        *calls += by[LBS_COLL_COUNT + q];
+        if (by[LBS_COLL_COUNT + q])
+            json_object_set_new(bk, lbs_coll_name((enum lbs_coll)q),
                                 json_pack("{s:I,s:I}", "bytes",
                                           (json_int_t)by[q], "calls",
-                                          (json_int_t)by[TRACE_KINDS + q]));
+                                          (json_int_t)by[LBS_COLL_COUNT + q]));
     }
     return bk;
 }
@@ -978,7 +978,7 @@ static json_t *bytes_by_kind(const int64_t *by, long long *bsum,
 static json_t *final_row(struct train_run *r)
 {
     struct lbs_train_costs c = {.train_s = r->train_s, .comm_s = r->comm_s,
-                                .sent_bytes = r->by[2 * TRACE_KINDS]};
+                                .sent_bytes = r->by[2 * LBS_COLL_COUNT]};
     c.comm_by_kind = bytes_by_kind(r->by, &c.comm_bytes, &c.comm_calls);
     json_t *row = lbs_train_final_row(r->tr, &c);
     if (!row)

@@ -28,12 +28,79 @@ struct lbs_topology {
 };
 
 /* ceil(log2 n) for n >= 1: the number of powers of two below n. */
-static int ceil_log2(int n)
+static int ceil_log2(long n)
 {
     int t = 0;
     while ((1L << t) < n)
         t++;
     return t;
+}
+
+static int period_of(enum lbs_topo kind, long n)
+{
+    return kind == LBS_TOPO_ONEPEER && n > 1 ? ceil_log2(n) : 1;
+}
+
+static int phase_of(enum lbs_topo kind, long n, long step)
+{
+    int period = period_of(kind, n);
+    long k = (step - 1) % period;
+    return (int)(k < 0 ? k + period : k);
+}
+
+/* Store o as the next of the offsets [0, *cnt), if it fits in cap. */
+static void put(long *off, int cap, int *cnt, long o)
+{
+    if (*cnt < cap)
+        off[*cnt] = o;
+    (*cnt)++;
+}
+
+/* The one definition of every graph (topology.h): what the optimizers'
+ * mixing matrices and the simulator's neighbour costs are built from. */
+int lbs_topo_offsets(enum lbs_topo kind, long n, long step, long *off,
+                     int cap)
+{
+    int tau = ceil_log2(n), cnt = 0;
+    switch (kind) {
+    case LBS_TOPO_RING:
+        put(off, cap, &cnt, 1);
+        put(off, cap, &cnt, -1);
+        break;
+    case LBS_TOPO_EXPONENTIAL:
+        for (int k = 0; k < tau; k++)
+            put(off, cap, &cnt, 1L << k);
+        break;
+    case LBS_TOPO_SYMEXP: {
+        /* the undirected exponential graph: neighbours i +- 2^k, each
+         * distinct one once, so the uniform weight stays symmetric and
+         * doubly stochastic, as DecentLaM's analysis assumes */
+        long seen[2 * 64];
+        int deg = 0;
+        for (int k = 0; k < tau; k++) {
+            long c[2] = {1L << k, n - (1L << k)};
+            for (int q = 0; q < 2; q++) {
+                int dup = 0;
+                for (int j = 0; j < deg && !dup; j++)
+                    dup = seen[j] == c[q];
+                if (!dup) {
+                    seen[deg++] = c[q];
+                    put(off, cap, &cnt, c[q]);
+                }
+            }
+        }
+        break;
+    }
+    case LBS_TOPO_ONEPEER:
+        put(off, cap, &cnt, 1L << phase_of(kind, n, step));
+        break;
+    case LBS_TOPO_FULL:
+    case LBS_TOPO_COUNT:
+        for (long o = 1; o < n; o++)
+            put(off, cap, &cnt, o);
+        break;
+    }
+    return cnt;
 }
 
 /* Add weight w at offset o (mod n) to the phase being built in t at
@@ -63,9 +130,16 @@ static void add_offset(struct lbs_topology *t, int ph, int s, int *end,
     (*end)++;
 }
 
-static void build(struct lbs_topology *t)
+/* Every phase from lbs_topo_offsets: weight 1/(offsets + 1) for each
+ * offset and for self, merged mod n (topology.h's small-n rule).  -ENOMEM
+ * when the phase's offsets do not fit in memory. */
+static int build(struct lbs_topology *t)
 {
-    int n = t->n, tau = ceil_log2(n), end = 0;
+    int n = t->n, end = 0;
+    int most = lbs_topo_offsets(t->kind, n, 1, NULL, 0);
+    long *offs = malloc((size_t)(most > 0 ? most : 1) * sizeof *offs);
+    if (!offs)
+        return -ENOMEM;
     for (int ph = 0; ph < t->period; ph++) {
         int s = end;
         t->start[ph] = s;
@@ -74,54 +148,17 @@ static void build(struct lbs_topology *t)
             t->wself[ph] = 1;
             continue;
         }
-        switch (t->kind) {
-        case LBS_TOPO_RING:
-            t->wself[ph] = 1.0 / 3;
-            add_offset(t, ph, s, &end, 1, 1.0 / 3);
-            add_offset(t, ph, s, &end, -1, 1.0 / 3);
-            break;
-        case LBS_TOPO_EXPONENTIAL:
-            t->wself[ph] = 1.0 / (tau + 1);
-            for (int k = 0; k < tau; k++)
-                add_offset(t, ph, s, &end, 1L << k, 1.0 / (tau + 1));
-            break;
-        case LBS_TOPO_SYMEXP: {
-            /* the undirected exponential graph: neighbours i +- 2^k, each
-             * distinct one (and self) weighted 1/(degree + 1): symmetric
-             * and doubly stochastic, as DecentLaM's analysis assumes */
-            long offs[64];
-            int deg = 0;
-            for (int k = 0; k < tau; k++) {
-                long c[2] = {1L << k, (long)n - (1L << k)};
-                for (int q = 0; q < 2; q++) {
-                    int dup = 0;
-                    for (int j = 0; j < deg && !dup; j++)
-                        dup = offs[j] == c[q];
-                    if (!dup)
-                        offs[deg++] = c[q];
-                }
-            }
-            double w = 1.0 / (deg + 1);
-            t->wself[ph] = w;
-            for (int j = 0; j < deg; j++)
-                add_offset(t, ph, s, &end, offs[j], w);
-            break;
-        }
-        case LBS_TOPO_ONEPEER:
-            t->wself[ph] = 0.5;
-            add_offset(t, ph, s, &end, 1L << ph, 0.5);
-            break;
-        case LBS_TOPO_FULL:
-        case LBS_TOPO_COUNT:
-            t->wself[ph] = 1.0 / n;
-            for (int o = 1; o < n; o++)
-                add_offset(t, ph, s, &end, o, 1.0 / n);
-            break;
-        }
+        int cnt = lbs_topo_offsets(t->kind, n, ph + 1, offs, most);
+        double w = 1.0 / (cnt + 1);
+        t->wself[ph] = w;
+        for (int j = 0; j < cnt; j++)
+            add_offset(t, ph, s, &end, offs[j], w);
         if (end - s > t->degree)
             t->degree = end - s;
     }
     t->start[t->period] = end;
+    free(offs);
+    return 0;
 }
 
 /* ---- validation: one routine over rows, for dense matrices and ours ---- */
@@ -313,7 +350,7 @@ int lbs_topology_new(enum lbs_topo kind, int n, struct lbs_topology **out,
         return lbs_err_set(err, -ENOMEM, "out of memory");
     t->kind = kind;
     t->n = n;
-    t->period = (kind == LBS_TOPO_ONEPEER && n > 1) ? ceil_log2(n) : 1;
+    t->period = period_of(kind, n);
     size_t cap = (size_t)t->period * (kind == LBS_TOPO_FULL ? (size_t)n
                                       : 2 * (size_t)ceil_log2(n) + 2);
     t->start = calloc((size_t)t->period + 1, sizeof *t->start);
@@ -325,7 +362,10 @@ int lbs_topology_new(enum lbs_topo kind, int n, struct lbs_topology **out,
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
         goto fail;
     }
-    build(t);
+    if (build(t)) {
+        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+        goto fail;
+    }
     char what[64];
     snprintf(what, sizeof what, "topology %s (%d ranks)", lbs_topo_names[kind],
              n);
@@ -371,8 +411,7 @@ int lbs_topology_degree(const struct lbs_topology *t) { return t->degree; }
 
 int lbs_topology_phase(const struct lbs_topology *t, long step)
 {
-    long k = (step - 1) % t->period;
-    return (int)(k < 0 ? k + t->period : k);
+    return phase_of(t->kind, t->n, step);
 }
 
 void lbs_topology_peers(const struct lbs_topology *t, int rank, long step,

@@ -18,14 +18,14 @@ static double coll_fig(const struct lbs_sim_platform *pl, int k, long P,
     struct lbs_sim_net net;
     if (lbs_sim_net_init(&net, pl, P, NULL))
         return NAN;
-    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, k, n, LBS_SIM_TOPO_RING,
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, k, n, LBS_TOPO_RING,
                                               1);
     if (want_time)
         return c.t * 1e6;
     double Pd = (double)P;
     /* nccl-tests: allgather's algbw counts the whole output (P n) */
-    double algbw = (k == LBS_SIM_ALLGATHER ? Pd * n : n) / c.t / 1e9;
-    double f = k == LBS_SIM_ALLREDUCE ? 2 * (Pd - 1) / Pd : (Pd - 1) / Pd;
+    double algbw = (k == LBS_COLL_ALLGATHER ? Pd * n : n) / c.t / 1e9;
+    double f = k == LBS_COLL_ALLREDUCE ? 2 * (Pd - 1) / Pd : (Pd - 1) / Pd;
     return algbw * f;
 }
 
@@ -130,40 +130,40 @@ static int coll_anchors(const struct lbs_sim_platform *a100,
     int na = 0;
     an[na++] = anchor("8xA100 NVLink allreduce busbw, 1 GiB",
         "S. Jeaugey, NVIDIA/nccl-tests#149 (~230 GB/s)", 230,
-        coll_fig(a100, LBS_SIM_ALLREDUCE, 8, GiB, 0), "GB/s", 'r', 0.05,
+        coll_fig(a100, LBS_COLL_ALLREDUCE, 8, GiB, 0), "GB/s", 'r', 0.05,
         "NCCL's model: 12 ch x 20 GB/s = 240 before latency");
     an[na++] = anchor(
         "8xH100 NVLink allreduce busbw (ring), 1 GiB",
         "S. Jeaugey, NVIDIA/nccl-tests#212 (~370 GB/s ring)", 370,
-        coll_fig(h100, LBS_SIM_ALLREDUCE, 8, GiB, 0), "GB/s", 'r', 0.05,
+        coll_fig(h100, LBS_COLL_ALLREDUCE, 8, GiB, 0), "GB/s", 'r', 0.05,
         "graph 12 x 30 GB/s derived from NCCL's search (not logged)");
     an[na++] = anchor(
         "2 x DGX-A100 allreduce busbw / HDR NIC, 1 GiB",
         "AddyLaddy, NVIDIA/nccl#812 (192 GB/s over 8 NICs)", 24,
-        coll_fig(a100, LBS_SIM_ALLREDUCE, 16, GiB, 0) / a100->nics_per_node,
+        coll_fig(a100, LBS_COLL_ALLREDUCE, 16, GiB, 0) / a100->nics_per_node,
         "GB/s", 'r', 0.05, "8 channels x 24 GB/s");
     an[na++] = anchor(
         "2 x DGX-H100 allreduce busbw / NDR NIC, 1 GiB",
         "AddyLaddy, NVIDIA/nccl-tests#267 (48-49 GB/s per CX-7)", 48,
-        coll_fig(h100, LBS_SIM_ALLREDUCE, 16, GiB, 0) / h100->nics_per_node,
+        coll_fig(h100, LBS_COLL_ALLREDUCE, 16, GiB, 0) / h100->nics_per_node,
         "GB/s", 'r', 0.05, "8 channels x 48 GB/s");
     an[na++] = anchor("8xA100 allreduce time, 1 KB", ndmv4,
-        16.96, coll_fig(a100, LBS_SIM_ALLREDUCE, 8, 1024, 1), "us", 'f', 2,
+        16.96, coll_fig(a100, LBS_COLL_ALLREDUCE, 8, 1024, 1), "us", 'f', 2,
         "");
     an[na++] = anchor("2 x 8 A100 (HDR) allreduce time, 1 KB",
-        ndmv4, 35.85, coll_fig(a100, LBS_SIM_ALLREDUCE, 16, 1024, 1), "us",
+        ndmv4, 35.85, coll_fig(a100, LBS_COLL_ALLREDUCE, 16, 1024, 1), "us",
         'f', 2, "");
     an[na++] = anchor("8xH100 allreduce time, 1 KB", ndv5,
-        13.12, coll_fig(h100, LBS_SIM_ALLREDUCE, 8, 1024, 1), "us", 'f', 2,
+        13.12, coll_fig(h100, LBS_COLL_ALLREDUCE, 8, 1024, 1), "us", 'f', 2,
         "");
     an[na++] = anchor("8xH100 allreduce time, 1 MiB", ndv5,
-        31.94, coll_fig(h100, LBS_SIM_ALLREDUCE, 8, 1048576, 1), "us", 'f', 2,
+        31.94, coll_fig(h100, LBS_COLL_ALLREDUCE, 8, 1048576, 1), "us", 'f', 2,
         "");
     an[na++] = anchor("8xA100 allgather busbw, 1 GiB", ndmv4,
-        253.59, coll_fig(a100, LBS_SIM_ALLGATHER, 8, GiB / 8, 0), "GB/s", 'r',
+        253.59, coll_fig(a100, LBS_COLL_ALLGATHER, 8, GiB / 8, 0), "GB/s", 'r',
         0.10, "no reduction: above NCCL's 240 model");
     an[na++] = anchor("2 x 8 A100 alltoall busbw, 1 GiB",
-        ndmv4, 37.80, coll_fig(a100, LBS_SIM_ALLTOALL, 16, GiB, 0), "GB/s",
+        ndmv4, 37.80, coll_fig(a100, LBS_COLL_ALLTOALL, 16, GiB, 0), "GB/s",
         'r', 0.25, "p2p model (NCCL's tuner has none): one NIC per GPU");
     return na;
 }

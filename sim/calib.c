@@ -50,14 +50,14 @@ static int clog2l(long x)
 }
 
 /* The bandwidth column of a collective, -1 for none (barrier). */
-static int vcol(enum lbs_sim_coll c)
+static int vcol(enum lbs_coll c)
 {
     switch (c) {
-    case LBS_SIM_ALLREDUCE: return 0;
-    case LBS_SIM_ALLGATHER:
-    case LBS_SIM_ALLGATHERV: return 1;
-    case LBS_SIM_ALLTOALL: return 2;
-    case LBS_SIM_BCAST: return 3;
+    case LBS_COLL_ALLREDUCE: return 0;
+    case LBS_COLL_ALLGATHER:
+    case LBS_COLL_ALLGATHERV: return 1;
+    case LBS_COLL_ALLTOALL: return 2;
+    case LBS_COLL_BCAST: return 3;
     default: return -1;
     }
 }
@@ -69,16 +69,16 @@ static int features(const struct lbs_sim_sample *s, double E, double x[NF])
     memset(x, 0, NF * sizeof *x);
     x[0] = 1;
     switch (s->coll) {
-    case LBS_SIM_ALLREDUCE:
+    case LBS_COLL_ALLREDUCE:
         x[1] = 2 * (P - 1);
         vol = 2 * (P - 1) / P * n;
         x[3] = (P - 1) / P * n;
         break;
-    case LBS_SIM_ALLGATHER:
-    case LBS_SIM_ALLGATHERV: x[1] = P - 1; vol = (P - 1) * n; break;
-    case LBS_SIM_ALLTOALL: x[1] = P - 1; vol = (P - 1) / P * n; break;
-    case LBS_SIM_BCAST: x[1] = P - 1; vol = n; break;
-    case LBS_SIM_BARRIER: x[1] = clog2l(s->ranks); break;
+    case LBS_COLL_ALLGATHER:
+    case LBS_COLL_ALLGATHERV: x[1] = P - 1; vol = (P - 1) * n; break;
+    case LBS_COLL_ALLTOALL: x[1] = P - 1; vol = (P - 1) / P * n; break;
+    case LBS_COLL_BCAST: x[1] = P - 1; vol = n; break;
+    case LBS_COLL_BARRIER: x[1] = clog2l(s->ranks); break;
     default: return -1;
     }
     if (vcol(s->coll) >= 0)
@@ -289,15 +289,15 @@ int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
     fit->rndv_lat = c[2];
     fit->eager_max = c[2] > 0 ? E : 0;
     fit->reduce_bw = c[3] > 0 ? 1 / c[3] : 0;
-    static const enum lbs_sim_coll vc[NV] = {LBS_SIM_ALLREDUCE,
-        LBS_SIM_ALLGATHER, LBS_SIM_ALLTOALL, LBS_SIM_BCAST};
+    static const enum lbs_coll vc[NV] = {LBS_COLL_ALLREDUCE,
+        LBS_COLL_ALLGATHER, LBS_COLL_ALLTOALL, LBS_COLL_BCAST};
     for (int k = 0; k < NV; k++) {
         double b = c[4 + k] > 0 ? 1 / c[4 + k] : 0;
         fit->coll_bw[vc[k]] = b;
         if (b > fit->bw)
             fit->bw = b;
     }
-    fit->coll_bw[LBS_SIM_ALLGATHERV] = fit->coll_bw[LBS_SIM_ALLGATHER];
+    fit->coll_bw[LBS_COLL_ALLGATHERV] = fit->coll_bw[LBS_COLL_ALLGATHER];
     fit->used = m;
     /* held-out sizes: fit on every other sample of the sorted list, test
      * on the rest (each (coll, ranks) class is split, so both halves span

@@ -1,5 +1,8 @@
 /* coll.c - alpha-beta cost models of the collectives, one function per
- * algorithm, and the per-call choice of the fastest (algorithm, protocol).
+ * algorithm, the table of algorithms (algos[] at the end: name,
+ * collective, cost functions, constraints) and the per-call choice of the
+ * fastest (algorithm, protocol).  Adding an algorithm is an enum value
+ * (lbscale_sim.h), its cost function here and one row of algos[].
  *
  * Notation (per call): P GPUs = N nodes x g GPUs (g = min(P, GPUs per
  * node)); n the payload in the trace-v1 convention; for protocol p
@@ -76,52 +79,8 @@
 
 #include "sim_internal.h"
 
-static const char *const coll_names[LBS_SIM_NCOLL] = {
-    "allreduce", "allgather", "allgatherv", "alltoall", "bcast", "barrier",
-    "neighbor"};
-static const char *const algo_names[LBS_SIM_NALGO] = {
-    "ring", "tree", "rhd", "hier", "allgather-ring", "allgather-rd",
-    "allgather-bruck", "alltoall-pairwise", "alltoall-bruck",
-    "bcast-pipeline", "bcast-binomial", "barrier-dissemination",
-    "neighbor-direct", "nvls"};
-static const enum lbs_sim_coll algo_colls[LBS_SIM_NALGO] = {
-    LBS_SIM_ALLREDUCE, LBS_SIM_ALLREDUCE, LBS_SIM_ALLREDUCE,
-    LBS_SIM_ALLREDUCE, LBS_SIM_ALLGATHER, LBS_SIM_ALLGATHER,
-    LBS_SIM_ALLGATHER, LBS_SIM_ALLTOALL, LBS_SIM_ALLTOALL, LBS_SIM_BCAST,
-    LBS_SIM_BCAST, LBS_SIM_BARRIER, LBS_SIM_NEIGHBOR, LBS_SIM_ALLREDUCE};
 static const char *const proto_names[LBS_SIM_NPROTO] = {"LL", "LL128",
                                                         "Simple"};
-
-const char *lbs_sim_coll_name(enum lbs_sim_coll c)
-{
-    return (unsigned)c < LBS_SIM_NCOLL ? coll_names[c] : "?";
-}
-
-int lbs_sim_coll_from_name(const char *s)
-{
-    for (int i = 0; i < LBS_SIM_NCOLL; i++)
-        if (!strcmp(s, coll_names[i]))
-            return i;
-    return -1;
-}
-
-const char *lbs_sim_algo_name(enum lbs_sim_algo a)
-{
-    return (unsigned)a < LBS_SIM_NALGO ? algo_names[a] : "?";
-}
-
-int lbs_sim_algo_from_name(const char *s)
-{
-    for (int i = 0; i < LBS_SIM_NALGO; i++)
-        if (!strcmp(s, algo_names[i]))
-            return i;
-    return -1;
-}
-
-enum lbs_sim_coll lbs_sim_algo_coll(enum lbs_sim_algo a)
-{
-    return (unsigned)a < LBS_SIM_NALGO ? algo_colls[a] : LBS_SIM_NCOLL;
-}
 
 const char *lbs_sim_proto_name(enum lbs_sim_proto p)
 {
@@ -480,6 +439,8 @@ struct ctx {
     const struct lbs_sim_net *net;
     long P, g, N;
     double a0, ai, an, as, Bi, Bn, Bg, Bgpu, mem;
+    enum lbs_topo topo;     /* the neighbour graph and the step that picks */
+    long step;              /* its phase (neighbour exchanges only) */
 };
 
 /* Latency of an inter-node step that crosses the spine (spine != 0) or
@@ -589,11 +550,9 @@ static double ar_rhd(const struct ctx *c, double n, double *w)
  * own rail (g rails in parallel), ring allgather inside the node:
  *   a0 + 2(g-1) ai + 2(g-1)/g n/Bi + 2(N-1) an + 2(N-1)/N (n/g)/(Bg sh_ring)
  * (the ring's hops out of a leaf pay as: ring_lat).
- * Single node: not applicable (it is the ring). */
+ * Single node: not applicable (it is the ring; NEED_NODES). */
 static double ar_hier(const struct ctx *c, double n, double *w)
 {
-    if (c->N == 1)
-        return INFINITY;
     double g = (double)c->g, N = (double)c->N;
     *w = 2 * (g - 1) / g * n + 2 * (N - 1) / N * n / g;
     return c->a0 + 2 * (g - 1) * c->ai + 2 * (g - 1) / g * n / c->Bi +
@@ -614,14 +573,13 @@ static double ag_ring(const struct ctx *c, double m, double *w)
     return c->a0 + ring_time(c, 1, m);
 }
 
-/* Allgather, recursive doubling [T05] (P a power of two), nodes first so
- * that data from other nodes enters each node once per rail:
+/* Allgather, recursive doubling [T05] (P and g powers of two: NEED_POW2),
+ * nodes first so that data from other nodes enters each node once per
+ * rail:
  *   a0 + log2 N an + sum_{j<log2 N} m 2^j / (Bg sh_xor(2^j))
  *      + log2 g ai + (g-1) N m / Bi. */
 static double ag_rd(const struct ctx *c, double m, double *w)
 {
-    if (!is_pow2(c->P) || !is_pow2(c->g))
-        return INFINITY;
     *w = (double)(c->P - 1) * m;
     double t = c->a0 + (double)ilog2(c->g) * c->ai +
                (double)(c->g - 1) * (double)c->N * m / c->Bi;
@@ -743,29 +701,15 @@ static double bar_dissem(const struct ctx *c, double n, double *w)
  *   a0 + hop + max(intra bytes / Bi, off-node bytes / Bgpu,
  *                  node's off-node bytes / (Bn sh))
  * where the node's off-node flows are sum_d min(d, g) (ring: 2). */
-static double nb_direct(const struct ctx *c, double b, enum lbs_sim_topo topo,
-                        long step, double *w)
+static double nb_direct(const struct ctx *c, double b, double *w)
 {
     long d[LBS_SIM_LOGMAX];
-    int nd = 0;
+    int nd = lbs_sim_nb_offsets(c->topo, c->P, c->step, d);
     long maxd = 1;
-    switch (topo) {
-    case LBS_SIM_TOPO_RING:
-        d[nd++] = 1;
-        d[nd++] = 1;
-        break;
-    case LBS_SIM_TOPO_EXP:
-        for (int t = 0; t < clog2(c->P) && nd < LBS_SIM_LOGMAX; t++)
-            d[nd++] = (long)1 << t;
-        break;
-    case LBS_SIM_TOPO_ONEPEER: {
-        int L = clog2(c->P);
-        d[nd++] = (long)1 << (int)((step > 0 ? step - 1 : 0) % (L ? L : 1));
-        break;
-    }
-    default:
+    if (!nd)
         return INFINITY;
-    }
+    for (int i = 0; i < nd; i++)
+        d[i] = d[i] < 0 ? -d[i] : d[i];     /* the ring's -1: distance 1 */
     *w = b * nd;
     if (c->N == 1)
         return c->a0 + c->ai + b * nd / c->Bi;
@@ -775,7 +719,7 @@ static double nb_direct(const struct ctx *c, double b, enum lbs_sim_topo topo,
         if (d[i] > maxd)
             maxd = d[i];
     }
-    int inter_msgs = topo == LBS_SIM_TOPO_RING ? 1 : nd;
+    int inter_msgs = c->topo == LBS_TOPO_RING ? 1 : nd;
     int intra_msgs = nd - inter_msgs;
     long dn = maxd / c->g;
     int lv = dn > 1 ? ilog2(dn) : 0;
@@ -785,22 +729,132 @@ static double nb_direct(const struct ctx *c, double b, enum lbs_sim_topo topo,
     return c->a0 + lvl(c, c->net->spine_shift[lv]) + t;
 }
 
-double lbs_sim_step_bytes(enum lbs_sim_coll c, long P, double bytes)
+double lbs_sim_step_bytes(enum lbs_coll c, long P, double bytes)
 {
     switch (c) {
-    case LBS_SIM_ALLREDUCE:
-    case LBS_SIM_ALLTOALL: return bytes / (double)(P > 0 ? P : 1);
-    case LBS_SIM_BARRIER: return 0;
+    case LBS_COLL_ALLREDUCE:
+    case LBS_COLL_ALLTOALL: return bytes / (double)(P > 0 ? P : 1);
+    case LBS_COLL_BARRIER: return 0;
     default: return bytes;
     }
 }
 
-double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
+/* ---- the table of algorithms ------------------------------------------ */
+
+/* Constraints of an algorithm's alpha-beta formula: where one fails the
+ * algorithm does not apply (INFINITY).  NCCL's model states its own. */
+#define NEED_NODES 1u       /* two or more nodes */
+#define NEED_POW2 2u        /* P and GPUs per node powers of two */
+
+/* One row per algorithm: adding one is its enum value, its cost
+ * function(s) and this row.  nccl: the cost under NCCL's tuner model
+ * (nccl.c; NULL: NCCL does not run it). */
+static const struct algo {
+    const char *name;
+    enum lbs_coll coll;
+    double (*cost)(const struct ctx *c, double bytes, double *wire);
+    lbs_sim_nccl_fn *nccl;
+    unsigned needs;
+} algos[LBS_SIM_NALGO] = {
+    [LBS_SIM_AR_RING] = {"ring", LBS_COLL_ALLREDUCE, ar_ring,
+                         lbs_sim_nccl_allreduce, 0},
+    [LBS_SIM_AR_TREE] = {"tree", LBS_COLL_ALLREDUCE, ar_tree,
+                         lbs_sim_nccl_allreduce, 0},
+    [LBS_SIM_AR_RHD] = {"rhd", LBS_COLL_ALLREDUCE, ar_rhd, NULL, 0},
+    [LBS_SIM_AR_HIER] = {"hier", LBS_COLL_ALLREDUCE, ar_hier, NULL,
+                         NEED_NODES},
+    [LBS_SIM_AG_RING] = {"allgather-ring", LBS_COLL_ALLGATHER, ag_ring,
+                         lbs_sim_nccl_allgather, 0},
+    [LBS_SIM_AG_RD] = {"allgather-rd", LBS_COLL_ALLGATHER, ag_rd, NULL,
+                       NEED_POW2},
+    [LBS_SIM_AG_BRUCK] = {"allgather-bruck", LBS_COLL_ALLGATHER, ag_bruck,
+                          NULL, 0},
+    [LBS_SIM_A2A_PAIRWISE] = {"alltoall-pairwise", LBS_COLL_ALLTOALL,
+                              a2a_pairwise, lbs_sim_nccl_alltoall, 0},
+    [LBS_SIM_A2A_BRUCK] = {"alltoall-bruck", LBS_COLL_ALLTOALL, a2a_bruck,
+                           NULL, 0},
+    [LBS_SIM_BC_PIPELINE] = {"bcast-pipeline", LBS_COLL_BCAST, bc_pipeline,
+                             lbs_sim_nccl_bcast, 0},
+    [LBS_SIM_BC_BINOMIAL] = {"bcast-binomial", LBS_COLL_BCAST, bc_binomial,
+                             NULL, 0},
+    [LBS_SIM_BAR_DISSEM] = {"barrier-dissemination", LBS_COLL_BARRIER,
+                            bar_dissem, lbs_sim_nccl_barrier, 0},
+    [LBS_SIM_NB_DIRECT] = {"neighbor-direct", LBS_COLL_NEIGHBOR, nb_direct,
+                           lbs_sim_nccl_neighbor, 0},
+    /* NVLink SHARP exists only in NCCL: no alpha-beta formula */
+    [LBS_SIM_AR_NVLS] = {"nvls", LBS_COLL_ALLREDUCE, NULL,
+                         lbs_sim_nccl_allreduce, 0},
+};
+
+const char *lbs_sim_algo_name(enum lbs_sim_algo a)
+{
+    return (unsigned)a < LBS_SIM_NALGO ? algos[a].name : "?";
+}
+
+int lbs_sim_algo_from_name(const char *s)
+{
+    for (int i = 0; i < LBS_SIM_NALGO; i++)
+        if (!strcmp(s, algos[i].name))
+            return i;
+    return -1;
+}
+
+enum lbs_coll lbs_sim_algo_coll(enum lbs_sim_algo a)
+{
+    return (unsigned)a < LBS_SIM_NALGO ? algos[a].coll : LBS_COLL_COUNT;
+}
+
+int lbs_sim_nb_offsets(enum lbs_topo topo, long P, long step,
+                       long d[LBS_SIM_LOGMAX])
+{
+    if (topo != LBS_TOPO_RING && topo != LBS_TOPO_EXPONENTIAL &&
+        topo != LBS_TOPO_ONEPEER)
+        return 0;
+    int n = lbs_topo_offsets(topo, P, step > 0 ? step : 1, d,
+                             LBS_SIM_LOGMAX);
+    return n < LBS_SIM_LOGMAX ? n : LBS_SIM_LOGMAX;
+}
+
+static int meets(const struct ctx *c, unsigned needs)
+{
+    if ((needs & NEED_NODES) && c->N == 1)
+        return 0;
+    if ((needs & NEED_POW2) && (!is_pow2(c->P) || !is_pow2(c->g)))
+        return 0;
+    return 1;
+}
+
+/* The alpha-beta path of lbs_sim_algo_time (a platform without "nccl"). */
+static double alpha_beta(const struct lbs_sim_net *net, const struct algo *A,
                          enum lbs_sim_proto p, double bytes,
-                         enum lbs_sim_topo topo, long step, double *wire)
+                         enum lbs_topo topo, long step, double *w)
 {
     const struct lbs_sim_platform *pl = net->pl;
-    double w = 0;
+    const struct lbs_sim_proto_params *pp = &pl->proto[p];
+    if (pp->max_bytes > 0 &&
+        lbs_sim_step_bytes(A->coll, net->P, bytes) > pp->max_bytes)
+        return INFINITY;
+    double f = pp->bw_factor * pl->coll_bw[A->coll];
+    struct ctx c = {
+        .net = net, .P = net->P, .g = net->g, .N = net->N,
+        .a0 = pp->base_lat, .ai = pp->intra_hop,
+        .an = pp->inter_hop + pl->net_lat, .as = pp->inter_hop + pl->spine_lat,
+        .Bi = f * net->Bi, .Bn = f * net->Bn, .Bg = f * net->Bg,
+        .Bgpu = f * net->gpu_nic, .mem = pl->mem_bw,
+        .topo = topo, .step = step};
+    double t = A->cost && meets(&c, A->needs) ? A->cost(&c, bytes, w)
+                                              : INFINITY;
+    if (A->coll == LBS_COLL_ALLREDUCE && pl->reduce_bw > 0)
+        t += (double)(net->P - 1) / (double)net->P * bytes / pl->reduce_bw;
+    return t;
+}
+
+double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
+                         enum lbs_sim_proto p, double bytes,
+                         enum lbs_topo topo, long step, double *wire)
+{
+    const struct lbs_sim_platform *pl = net->pl;
+    double w = 0, t;
     if ((unsigned)a >= LBS_SIM_NALGO || (unsigned)p >= LBS_SIM_NPROTO ||
         !pl->proto[p].enabled || !(pl->algos >> a & 1))
         return INFINITY;
@@ -808,56 +862,27 @@ double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
         *wire = 0;
     if (net->P == 1)
         return 0;
-    if (pl->nccl_model) {
-        double t = lbs_sim_nccl_time(net, a, p, bytes, topo, step, &w);
-        if (wire)
-            *wire = w;
-        return t;
-    }
-    const struct lbs_sim_proto_params *pp = &pl->proto[p];
-    if (pp->max_bytes > 0 &&
-        lbs_sim_step_bytes(algo_colls[a], net->P, bytes) > pp->max_bytes)
-        return INFINITY;
-    double f = pp->bw_factor * pl->coll_bw[algo_colls[a]];
-    struct ctx c = {net, net->P, net->g, net->N, pp->base_lat, pp->intra_hop,
-                    pp->inter_hop + pl->net_lat, pp->inter_hop + pl->spine_lat,
-                    f * net->Bi, f * net->Bn, f * net->Bg, f * net->gpu_nic,
-                    pl->mem_bw};
-    double t;
-    switch (a) {
-    case LBS_SIM_AR_RING: t = ar_ring(&c, bytes, &w); break;
-    case LBS_SIM_AR_TREE: t = ar_tree(&c, bytes, &w); break;
-    case LBS_SIM_AR_RHD: t = ar_rhd(&c, bytes, &w); break;
-    case LBS_SIM_AR_HIER: t = ar_hier(&c, bytes, &w); break;
-    case LBS_SIM_AG_RING: t = ag_ring(&c, bytes, &w); break;
-    case LBS_SIM_AG_RD: t = ag_rd(&c, bytes, &w); break;
-    case LBS_SIM_AG_BRUCK: t = ag_bruck(&c, bytes, &w); break;
-    case LBS_SIM_A2A_PAIRWISE: t = a2a_pairwise(&c, bytes, &w); break;
-    case LBS_SIM_A2A_BRUCK: t = a2a_bruck(&c, bytes, &w); break;
-    case LBS_SIM_BC_PIPELINE: t = bc_pipeline(&c, bytes, &w); break;
-    case LBS_SIM_BC_BINOMIAL: t = bc_binomial(&c, bytes, &w); break;
-    case LBS_SIM_BAR_DISSEM: t = bar_dissem(&c, bytes, &w); break;
-    case LBS_SIM_NB_DIRECT: t = nb_direct(&c, bytes, topo, step, &w); break;
-    default: t = INFINITY;
-    }
-    if (algo_colls[a] == LBS_SIM_ALLREDUCE && pl->reduce_bw > 0)
-        t += (double)(net->P - 1) / (double)net->P * bytes / pl->reduce_bw;
+    if (pl->nccl_model)
+        t = algos[a].nccl ? algos[a].nccl(net, a, p, bytes, topo, step, &w)
+                          : INFINITY;
+    else
+        t = alpha_beta(net, &algos[a], p, bytes, topo, step, &w);
     if (wire)
         *wire = w;
     return t;
 }
 
 struct lbs_sim_cost lbs_sim_coll_cost(const struct lbs_sim_net *net,
-                                      enum lbs_sim_coll coll, double bytes,
-                                      enum lbs_sim_topo topo, long step)
+                                      enum lbs_coll coll, double bytes,
+                                      enum lbs_topo topo, long step)
 {
     struct lbs_sim_cost best = {INFINITY, LBS_SIM_NALGO, LBS_SIM_SIMPLE, 0};
-    enum lbs_sim_coll k = coll;
-    if (k == LBS_SIM_ALLGATHERV ||
-        (k == LBS_SIM_NEIGHBOR && topo == LBS_SIM_TOPO_FULL))
-        k = LBS_SIM_ALLGATHER;   /* balanced parts; full graph = allgather */
+    enum lbs_coll k = coll;
+    if (k == LBS_COLL_ALLGATHERV ||
+        (k == LBS_COLL_NEIGHBOR && topo == LBS_TOPO_FULL))
+        k = LBS_COLL_ALLGATHER;  /* balanced parts; full graph = allgather */
     for (int a = 0; a < LBS_SIM_NALGO; a++) {
-        if (algo_colls[a] != k)
+        if (algos[a].coll != k)
             continue;
         for (int p = 0; p < LBS_SIM_NPROTO; p++) {
             double w;

@@ -61,7 +61,7 @@
 
 /* A fused group of calls that goes to the network as one collective. */
 struct unit {
-    enum lbs_sim_coll coll;
+    enum lbs_coll coll;
     double bytes;
     int l0, l1, calls;          /* layers fused (first, last), call count */
     int post;                   /* not a first call (timeline) */
@@ -189,7 +189,7 @@ static void build_units(struct work *w, const struct lbs_sim_call *c,
     for (size_t k = 0; k < nfirst; k++) {
         const struct lbs_sim_call *x = &c[w->order[k]];
         size_t v;
-        if (x->coll == LBS_SIM_ALLREDUCE && open != NONE) {
+        if (x->coll == LBS_COLL_ALLREDUCE && open != NONE) {
             v = open;
             w->u[v].bytes += x->bytes;
             w->u[v].l1 = x->layer;
@@ -197,7 +197,7 @@ static void build_units(struct work *w, const struct lbs_sim_call *c,
             w->u[v].nelem += w->m->l[x->layer].n;
         } else {
             v = new_unit(w, x, 0, x->layer);
-            if (x->coll == LBS_SIM_ALLREDUCE)
+            if (x->coll == LBS_COLL_ALLREDUCE)
                 open = v;
         }
         w->last[x->layer] = v;
@@ -222,7 +222,7 @@ static void build_units(struct work *w, const struct lbs_sim_call *c,
             open = NONE;
             continue;
         }
-        if (x->coll == LBS_SIM_ALLREDUCE && open != NONE) {
+        if (x->coll == LBS_COLL_ALLREDUCE && open != NONE) {
             v = open;
             w->u[v].bytes += x->bytes;
             w->u[v].l1 = x->layer;
@@ -230,7 +230,7 @@ static void build_units(struct work *w, const struct lbs_sim_call *c,
             w->u[v].nelem += w->m->l[x->layer].n;
         } else {
             v = new_unit(w, x, 1, -1);
-            open = x->coll == LBS_SIM_ALLREDUCE ? v : NONE;
+            open = x->coll == LBS_COLL_ALLREDUCE ? v : NONE;
         }
         add_dep(w, v, w->last[x->layer], &np);
         w->last[x->layer] = v;
@@ -320,7 +320,7 @@ struct stepsim {
     const struct lbs_sim_opts *o;
     long step;
     int emit, bad;
-    enum lbs_sim_coll bad_coll;
+    enum lbs_coll bad_coll;
     double bad_bytes;
     double busy, wire, nops;    /* results */
     double comm_end, bwd_end;
@@ -535,7 +535,7 @@ static int run_one(struct runctx *x, struct work *w, size_t si, long stampv,
     if (s.bad)
         return lbs_err_set(err, -EINVAL, "%s: no enabled algorithm can "
                            "run %s of %.0f bytes on %ld GPUs",
-                           pl->name, lbs_sim_coll_name(s.bad_coll),
+                           pl->name, lbs_coll_name(s.bad_coll),
                            s.bad_bytes, P);
     /* decompressing each exchange as it arrives, after the backward
      * pass, on the compute stream */

@@ -2,8 +2,9 @@
  * plans (trace-v1 files or the data-parallel contract), alpha-beta
  * collective cost models and the per-step event engine.
  *
- * Layering: sim depends on libm, jansson and core's error.h/param.h/file.h,
- * and on core's optimizer registry for an optimizer's bytes per element
+ * Layering: sim depends on libm, jansson and core: error.h, param.h,
+ * file.h, the collectives of comm.h, the graphs of topology.h, and the
+ * optimizer registry for an optimizer's properties and bytes per element
  * (entry.c); it never needs MPI, NCCL or CUDA.  The simulator owns its
  * data: presets, optimizer entries, the anchors, the speed benchmark and
  * the calibrated platform writer are here; bench/sim_cli.c only parses
@@ -29,7 +30,9 @@
 
 #include <stddef.h>
 
+#include "lbscale/comm.h"       /* enum lbs_coll */
 #include "lbscale/error.h"
+#include "lbscale/topology.h"   /* enum lbs_topo */
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,22 +41,12 @@ extern "C" {
 /* ------------------------------------------------------------------ */
 /* Collectives, algorithms, protocols                                  */
 
-/* The kinds of trace-v1 (results/schema/trace-v1.md), same order. */
-enum lbs_sim_coll {
-    LBS_SIM_ALLREDUCE,
-    LBS_SIM_ALLGATHER,
-    LBS_SIM_ALLGATHERV,
-    LBS_SIM_ALLTOALL,
-    LBS_SIM_BCAST,
-    LBS_SIM_BARRIER,
-    LBS_SIM_NEIGHBOR,
-    LBS_SIM_NCOLL
-};
-const char *lbs_sim_coll_name(enum lbs_sim_coll c);
-/* -1 when s names no collective. */
-int lbs_sim_coll_from_name(const char *s);
+/* The collectives are core's enum lbs_coll and its names (lbscale/comm.h:
+ * lbs_coll_name, lbs_coll_from_name: the kinds of trace-v1, one table for
+ * the record backend and the simulator). */
 
-/* Algorithms (coll.c states each formula and its source). */
+/* Algorithms: one row each in coll.c's table (name, collective, cost
+ * function, constraints; coll.c states each formula and its source). */
 enum lbs_sim_algo {
     LBS_SIM_AR_RING,        /* allreduce: flat ring over all P */
     LBS_SIM_AR_TREE,        /* allreduce: NCCL double binary tree */
@@ -75,7 +68,7 @@ const char *lbs_sim_algo_name(enum lbs_sim_algo a);
 int lbs_sim_algo_from_name(const char *s);
 /* Which collective an algorithm implements (allgather algorithms serve
  * allgatherv too, and a "full" neighbour graph). */
-enum lbs_sim_coll lbs_sim_algo_coll(enum lbs_sim_algo a);
+enum lbs_coll lbs_sim_algo_coll(enum lbs_sim_algo a);
 
 /* NCCL's three protocols: LL (8-byte flag+data stores), LL128 (128-byte
  * lines, 120 of payload), Simple (bulk copies with fences). */
@@ -134,7 +127,7 @@ struct lbs_sim_platform {
     double nic_bw;          /* per NIC per direction, B/s */
     double reduce_bw;       /* B/s a rank reduces received data at; 0 =
                                fused into the copy (NCCL on GPUs) */
-    double coll_bw[LBS_SIM_NCOLL];  /* bandwidth factor per collective
+    double coll_bw[LBS_COLL_COUNT];  /* bandwidth factor per collective
                                (allgatherv uses allgather's), (0, 1];
                                1 unless the platform says otherwise */
     enum lbs_sim_fabric fabric;
@@ -225,12 +218,12 @@ double lbs_sim_layer_bwd(const struct lbs_sim_model *m,
 /* ------------------------------------------------------------------ */
 /* Communication plans                                                  */
 
-enum lbs_sim_topo { LBS_SIM_TOPO_RING, LBS_SIM_TOPO_EXP,
-                    LBS_SIM_TOPO_ONEPEER, LBS_SIM_TOPO_FULL };
+/* Neighbour graphs are core's (lbscale/topology.h); the sim prices ring,
+ * exponential and onepeer by direct sends and full as an allgather. */
 
 struct lbs_sim_call {
     int layer;                  /* -1: not about one layer */
-    enum lbs_sim_coll coll;
+    enum lbs_coll coll;
     double bytes;               /* trace-v1 convention, this rank, at the
                                    plan's ranks */
     double split;               /* the trace's bytes_split (b of the bytes
@@ -263,7 +256,7 @@ struct lbs_sim_plan {
     char **layer_name;
     size_t nsteps;                  /* distinct steps */
     struct lbs_sim_step *step;
-    enum lbs_sim_topo topo;         /* neighbour graph (from params) */
+    enum lbs_topo topo;             /* neighbour graph (from params) */
     int skip_wgrad;                 /* JointSpar: no wgrad for dropped layers */
     int bytes_rule;                 /* some call has a split: bytes depend
                                        on P (lbs_sim_step_calls) */
@@ -365,16 +358,16 @@ struct lbs_sim_cost {
  * disabled).  topo/step matter for neighbour exchanges only. */
 double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
                          enum lbs_sim_proto p, double bytes,
-                         enum lbs_sim_topo topo, long step, double *wire);
+                         enum lbs_topo topo, long step, double *wire);
 /* The message one step of the collective's ring form carries (allreduce
  * and alltoall n/P, allgather and bcast n, neighbour n): what a
  * protocol's max_bytes is compared with, here and in calibration. */
-double lbs_sim_step_bytes(enum lbs_sim_coll c, long P, double bytes);
+double lbs_sim_step_bytes(enum lbs_coll c, long P, double bytes);
 /* The fastest enabled (algorithm, protocol) for the call, as NCCL's tuner
  * picks per call.  Zero time when P == 1. */
 struct lbs_sim_cost lbs_sim_coll_cost(const struct lbs_sim_net *net,
-                                      enum lbs_sim_coll c, double bytes,
-                                      enum lbs_sim_topo topo, long step);
+                                      enum lbs_coll c, double bytes,
+                                      enum lbs_topo topo, long step);
 
 /* ------------------------------------------------------------------ */
 /* The engine                                                           */
@@ -390,7 +383,7 @@ struct lbs_sim_event {
     double ready, start, end;   /* s */
     double bytes;
     struct lbs_sim_cost cost;
-    enum lbs_sim_coll coll;
+    enum lbs_coll coll;
 };
 typedef void (*lbs_sim_event_fn)(void *ctx, const struct lbs_sim_event *e);
 
@@ -448,7 +441,7 @@ int lbs_sim_sweep(const struct lbs_sim_platform *pl,
 /* Calibration: least-squares alpha-beta fit of measured collectives    */
 
 struct lbs_sim_sample {
-    enum lbs_sim_coll coll;
+    enum lbs_coll coll;
     long ranks;
     double bytes;               /* trace-v1 convention */
     double t;                   /* measured seconds */
@@ -463,7 +456,7 @@ struct lbs_sim_fit {
     double eager_max;           /* bytes; 0 = no eager limit fitted */
     double bw;                  /* B/s per rank link: the fastest
                                    collective's */
-    double coll_bw[LBS_SIM_NCOLL];  /* B/s per collective fitted, else 0 */
+    double coll_bw[LBS_COLL_COUNT];  /* B/s per collective fitted, else 0 */
     double reduce_bw;           /* B/s; 0 = no reduction cost fitted */
     size_t used;                /* samples in the fit */
     struct lbs_sim_heldout sizes;   /* fit every other size, predict rest */

@@ -224,102 +224,120 @@ static double p2p_us(const struct lbs_sim_net *net, double off_bytes,
     return lat + t * 1e6;
 }
 
-/* Neighbour graph degrees: destinations (as rank offsets) of one rank. */
-static int nb_offsets(enum lbs_sim_topo topo, long P, long step, long *d)
+/* The NCCL-model cost functions of coll.c's algorithm table (one per
+ * family of algorithms; sim_internal.h): seconds, wire bytes in *wire,
+ * INFINITY when NCCL cannot run the algorithm with protocol p. */
+
+static struct nctx nctx_of(const struct lbs_sim_net *net)
 {
-    int nd = 0, L = log2i((double)P) + ((P & (P - 1)) != 0);
-    switch (topo) {
-    case LBS_SIM_TOPO_RING:
-        d[nd++] = 1;
-        d[nd++] = P - 1;
-        break;
-    case LBS_SIM_TOPO_EXP:
-        for (int t = 0; t < L && nd < LBS_SIM_LOGMAX; t++)
-            d[nd++] = (long)1 << t;
-        break;
-    case LBS_SIM_TOPO_ONEPEER:
-        d[nd++] = (long)1 << (int)((step > 0 ? step - 1 : 0) % (L ? L : 1));
-        break;
-    default:
-        break;
-    }
-    return nd;
+    long N = net->N;
+    return (struct nctx){.net = net, .n = &net->pl->nccl,
+                         .row = N == 1 ? 0 : N == 2 ? 1 : 2};
 }
 
-double lbs_sim_nccl_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
-                         enum lbs_sim_proto p, double bytes,
-                         enum lbs_sim_topo topo, long step, double *wire)
+/* Ring, tree and NVLS allreduce. */
+double lbs_sim_nccl_allreduce(const struct lbs_sim_net *net,
+                              enum lbs_sim_algo a, enum lbs_sim_proto p,
+                              double bytes, enum lbs_topo topo, long step,
+                              double *wire)
 {
-    const struct lbs_sim_platform *pl = net->pl;
+    (void)topo; (void)step;
     double P = (double)net->P;
-    long N = net->N;
-    struct nctx x = {net, &pl->nccl, N == 1 ? 0 : N == 2 ? 1 : 2, 0, 0, 0,
-                     0};
-    double us;
+    struct nctx x = nctx_of(net);
+    x.ar = 1;
+    x.nsteps = 2 * (net->P - 1);
+    x.inter = net->N > 1 ? 2 * net->N : 0;
+    *wire = a == LBS_SIM_AR_RING ? 2 * (P - 1) / P * bytes : 2 * bytes;
+    return tuned_us(&x, a, p, bytes) * 1e-6;
+}
+
+/* Ring allgather: NCCL's bytes are the whole output. */
+double lbs_sim_nccl_allgather(const struct lbs_sim_net *net,
+                              enum lbs_sim_algo a, enum lbs_sim_proto p,
+                              double bytes, enum lbs_topo topo, long step,
+                              double *wire)
+{
+    (void)topo; (void)step;
+    double P = (double)net->P;
+    struct nctx x = nctx_of(net);
+    x.nsteps = net->P - 1;
+    x.inter = net->N - 1;
+    *wire = (P - 1) * bytes;
+    return tuned_us(&x, a, p, bytes * P) * 1e-6;
+}
+
+/* Pipelined (ring) broadcast. */
+double lbs_sim_nccl_bcast(const struct lbs_sim_net *net, enum lbs_sim_algo a,
+                          enum lbs_sim_proto p, double bytes,
+                          enum lbs_topo topo, long step, double *wire)
+{
+    (void)topo; (void)step;
+    struct nctx x = nctx_of(net);
+    x.bcast = 1;
+    x.nsteps = net->P;
+    x.inter = net->N;
+    *wire = bytes;
+    return tuned_us(&x, a, p, bytes) * 1e-6;
+}
+
+/* Barrier: frameworks run a one-element allreduce. */
+double lbs_sim_nccl_barrier(const struct lbs_sim_net *net,
+                            enum lbs_sim_algo a, enum lbs_sim_proto p,
+                            double bytes, enum lbs_topo topo, long step,
+                            double *wire)
+{
+    (void)a; (void)bytes; (void)topo; (void)step;
+    struct nctx x = nctx_of(net);
+    x.ar = 1;
+    x.nsteps = 2 * (net->P - 1);
+    x.inter = net->N > 1 ? 2 * net->N : 0;
     *wire = 0;
-    switch (a) {
-    case LBS_SIM_AR_RING:
-    case LBS_SIM_AR_TREE:
-    case LBS_SIM_AR_NVLS:
-        x.ar = 1;
-        x.nsteps = 2 * (net->P - 1);
-        x.inter = N > 1 ? 2 * N : 0;
-        *wire = a == LBS_SIM_AR_RING ? 2 * (P - 1) / P * bytes : 2 * bytes;
-        us = tuned_us(&x, a, p, bytes);
-        break;
-    case LBS_SIM_AG_RING:
-        x.nsteps = net->P - 1;
-        x.inter = N - 1;
-        *wire = (P - 1) * bytes;
-        us = tuned_us(&x, a, p, bytes * P);   /* NCCL: the whole output */
-        break;
-    case LBS_SIM_BC_PIPELINE:
-        x.bcast = 1;
-        x.nsteps = net->P;
-        x.inter = N;
-        *wire = bytes;
-        us = tuned_us(&x, a, p, bytes);
-        break;
-    case LBS_SIM_BAR_DISSEM:         /* frameworks: a one-element allreduce */
-        x.ar = 1;
-        x.nsteps = 2 * (net->P - 1);
-        x.inter = N > 1 ? 2 * N : 0;
-        us = tuned_us(&x, LBS_SIM_AR_RING, p, 4);
-        break;
-    case LBS_SIM_A2A_PAIRWISE: {
-        if (p != LBS_SIM_SIMPLE)
-            return INFINITY;
-        double g = (double)net->g;
-        *wire = (P - 1) / P * bytes;
-        us = p2p_us(net, (P - g) / P * bytes, (g - 1) / P * bytes,
-                    net->P - net->g);
-        break;
-    }
-    case LBS_SIM_NB_DIRECT: {
-        if (p != LBS_SIM_SIMPLE)
-            return INFINITY;
-        long d[LBS_SIM_LOGMAX];
-        int nd = nb_offsets(topo, net->P, step, d);
-        if (!nd)
-            return INFINITY;
-        double off = 0, on = 0;
-        long peers = 0;
-        /* the busiest rank: the node's last GPU, whose every offset >= 1
-         * leaves the node when N > 1 */
-        for (int i = 0; i < nd; i++) {
-            int leaves = N > 1 && (d[i] % net->P) != 0;
-            if (leaves && topo == LBS_SIM_TOPO_RING && i == 1 && net->g > 1)
-                leaves = 0;     /* ring: one neighbour shares the node */
-            off += leaves ? bytes : 0;
-            on += leaves ? 0 : bytes;
-            peers += leaves;
-        }
-        *wire = bytes * nd;
-        us = p2p_us(net, off, on, peers);
-        break;
-    }
-    default:
+    return tuned_us(&x, LBS_SIM_AR_RING, p, 4) * 1e-6;
+}
+
+/* Alltoall as grouped point-to-point sends (p2p_us), Simple only. */
+double lbs_sim_nccl_alltoall(const struct lbs_sim_net *net,
+                             enum lbs_sim_algo a, enum lbs_sim_proto p,
+                             double bytes, enum lbs_topo topo, long step,
+                             double *wire)
+{
+    (void)a; (void)topo; (void)step;
+    *wire = 0;
+    if (p != LBS_SIM_SIMPLE)
         return INFINITY;
+    double P = (double)net->P, g = (double)net->g;
+    *wire = (P - 1) / P * bytes;
+    return p2p_us(net, (P - g) / P * bytes, (g - 1) / P * bytes,
+                  net->P - net->g) * 1e-6;
+}
+
+/* Neighbour exchange as direct point-to-point sends (p2p_us) to the
+ * graph's destinations (core's offsets), Simple only. */
+double lbs_sim_nccl_neighbor(const struct lbs_sim_net *net,
+                             enum lbs_sim_algo a, enum lbs_sim_proto p,
+                             double bytes, enum lbs_topo topo, long step,
+                             double *wire)
+{
+    (void)a;
+    *wire = 0;
+    if (p != LBS_SIM_SIMPLE)
+        return INFINITY;
+    long d[LBS_SIM_LOGMAX];
+    int nd = lbs_sim_nb_offsets(topo, net->P, step, d);
+    if (!nd)
+        return INFINITY;
+    double off = 0, on = 0;
+    long peers = 0;
+    /* the busiest rank: the node's last GPU, whose every offset >= 1
+     * leaves the node when N > 1 */
+    for (int i = 0; i < nd; i++) {
+        int leaves = net->N > 1 && (d[i] % net->P) != 0;
+        if (leaves && topo == LBS_TOPO_RING && i == 1 && net->g > 1)
+            leaves = 0;     /* ring: one neighbour shares the node */
+        off += leaves ? bytes : 0;
+        on += leaves ? 0 : bytes;
+        peers += leaves;
     }
-    return us * 1e-6;
+    *wire = bytes * nd;
+    return p2p_us(net, off, on, peers) * 1e-6;
 }

@@ -99,14 +99,14 @@ static int read_coll_bw(const struct sj *c, const json_t *root,
     json_t *o;
     const char *k;
     json_t *v;
-    for (int i = 0; i < LBS_SIM_NCOLL; i++)
+    for (int i = 0; i < LBS_COLL_COUNT; i++)
         p->coll_bw[i] = 1;
     int rc = sj_obj(c, root, "", "coll_bw_factor", 0, &o);
     if (rc || !o)
         return rc;
     json_object_foreach(o, k, v) {
-        int i = lbs_sim_coll_from_name(k);
-        if (i < 0 || i == LBS_SIM_ALLGATHERV || i == LBS_SIM_BARRIER)
+        int i = lbs_coll_from_name(k);
+        if (i < 0 || i == LBS_COLL_ALLGATHERV || i == LBS_COLL_BARRIER)
             return sj_fail(c, "coll_bw_factor.", k, "not a collective with "
                            "a bandwidth (allreduce, allgather, alltoall, "
                            "bcast, neighbor)");
@@ -114,7 +114,7 @@ static int read_coll_bw(const struct sj *c, const json_t *root,
                          1, &p->coll_bw[i])))
             return rc;
     }
-    p->coll_bw[LBS_SIM_ALLGATHERV] = p->coll_bw[LBS_SIM_ALLGATHER];
+    p->coll_bw[LBS_COLL_ALLGATHERV] = p->coll_bw[LBS_COLL_ALLGATHER];
     return 0;
 }
 
@@ -427,20 +427,20 @@ static int read_algorithms(const struct sj *c, const json_t *root,
             return sj_fail(c, "", key, "unknown algorithm \"%.40s\"", s);
         p->algos |= 1u << a;
     }
-    for (int k = 0; k < LBS_SIM_NCOLL; k++) {
+    for (int k = 0; k < LBS_COLL_COUNT; k++) {
         int have = 0;
-        if (k == LBS_SIM_NEIGHBOR)
+        if (k == LBS_COLL_NEIGHBOR)
             continue;   /* falls back to allgather for dense graphs */
         for (int a = 0; a < LBS_SIM_NALGO; a++) {
-            enum lbs_sim_coll ak = lbs_sim_algo_coll(a);
+            enum lbs_coll ak = lbs_sim_algo_coll(a);
             if ((p->algos >> a & 1) &&
-                (ak == (enum lbs_sim_coll)k ||
-                 (k == LBS_SIM_ALLGATHERV && ak == LBS_SIM_ALLGATHER)))
+                (ak == (enum lbs_coll)k ||
+                 (k == LBS_COLL_ALLGATHERV && ak == LBS_COLL_ALLGATHER)))
                 have = 1;
         }
         if (!have)
             return sj_fail(c, "", "algorithms", "no algorithm enabled "
-                           "for %s", lbs_sim_coll_name(k));
+                           "for %s", lbs_coll_name(k));
     }
     if (!(p->algos >> LBS_SIM_NB_DIRECT & 1))
         return sj_fail(c, "", "algorithms", "no algorithm enabled for "

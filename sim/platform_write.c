@@ -64,9 +64,9 @@ static json_t *calib_platform(const struct lbs_sim_calibrated *c,
     }
     /* each fitted collective's bandwidth as a factor on the fastest's */
     json_t *cbw = json_object();
-    for (int k = 0; k < LBS_SIM_NCOLL; k++)
-        if (k != LBS_SIM_ALLGATHERV && fit->coll_bw[k] > 0)
-            json_object_set_new(cbw, lbs_sim_coll_name(k),
+    for (int k = 0; k < LBS_COLL_COUNT; k++)
+        if (k != LBS_COLL_ALLGATHERV && fit->coll_bw[k] > 0)
+            json_object_set_new(cbw, lbs_coll_name(k),
                                 json_real(fit->coll_bw[k] / fit->bw));
     return json_pack(
         "{s:s,s:i,s:s,s:s,s:{s:s,s:f,s:f,s:s},s:{s:I,s:s,s:f,s:i,s:f,s:f},"

@@ -56,10 +56,10 @@ static int sample_row(const char *path, long no, const json_t *o,
     const char *bad = !coll ? "coll" : !json_is_integer(rk) ? "ranks"
                       : !json_is_number(by) ? "bytes"
                       : !json_is_number(tu) ? "time_us" : NULL;
-    int k = coll ? lbs_sim_coll_from_name(coll) : -1;
+    int k = coll ? lbs_coll_from_name(coll) : -1;
     /* patterns the fit has no form for (neighbor, reduce_scatter and
      * the compressed patterns `lbscale coll` also measures): skipped */
-    int unfit = !bad && (k < 0 || k == LBS_SIM_NEIGHBOR);
+    int unfit = !bad && (k < 0 || k == LBS_COLL_NEIGHBOR);
     if (!bad && json_integer_value(rk) < 1)
         bad = "ranks";
     if (!bad && !(json_number_value(by) >= 0))

@@ -65,11 +65,23 @@ int sj_load_file(const char *path, size_t cap, int nul_ok,
  * (n >= 1; sorts x in place). */
 int sj_cmp_double(const void *a, const void *b);
 double sj_median(double *x, size_t n);
-/* nccl.c: time (s) of one call under NCCL's tuner model (platforms with
- * "nccl"); INFINITY when the algorithm/protocol does not apply. */
-double lbs_sim_nccl_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
-                         enum lbs_sim_proto p, double bytes,
-                         enum lbs_sim_topo topo, long step, double *wire);
+/* nccl.c: the time (s) of one call under NCCL's tuner model (platforms
+ * with "nccl"), one function per family of algorithms, hung on coll.c's
+ * algorithm table; *wire gets the bytes one GPU moves; INFINITY when the
+ * algorithm/protocol does not apply. */
+typedef double lbs_sim_nccl_fn(const struct lbs_sim_net *net,
+                               enum lbs_sim_algo a, enum lbs_sim_proto p,
+                               double bytes, enum lbs_topo topo, long step,
+                               double *wire);
+lbs_sim_nccl_fn lbs_sim_nccl_allreduce, lbs_sim_nccl_allgather,
+    lbs_sim_nccl_bcast, lbs_sim_nccl_barrier, lbs_sim_nccl_alltoall,
+    lbs_sim_nccl_neighbor;
+/* coll.c: the destinations of one rank (offsets, core's lbs_topo_offsets)
+ * in a graph priced by direct sends (ring, exponential, onepeer) at
+ * `step` (steps < 1 read as 1); 0 for any other graph (full is priced as
+ * an allgather). */
+int lbs_sim_nb_offsets(enum lbs_topo topo, long P, long step,
+                       long d[LBS_SIM_LOGMAX]);
 /* preset.c: 1 when s names a file rather than a preset (has a '/' or
  * ends in ext). */
 int sim_is_path(const char *s, const char *ext);

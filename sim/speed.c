@@ -69,8 +69,8 @@ static void speed_cost(const struct lbs_sim_platform *pl, long P,
 {
     struct lbs_sim_net net;
     const int reps = 300;
-    static const enum lbs_sim_coll cs[4] = {LBS_SIM_ALLREDUCE,
-        LBS_SIM_ALLGATHER, LBS_SIM_ALLTOALL, LBS_SIM_NEIGHBOR};
+    static const enum lbs_coll cs[4] = {LBS_COLL_ALLREDUCE,
+        LBS_COLL_ALLGATHER, LBS_COLL_ALLTOALL, LBS_COLL_NEIGHBOR};
     volatile double sink = 0;
     c->gpus = P;
     c->net_init = INFINITY;
@@ -85,7 +85,7 @@ static void speed_cost(const struct lbs_sim_platform *pl, long P,
             t0 = now();
             for (int j = 0; j < reps; j++)
                 sink += lbs_sim_coll_cost(&net, cs[k], 1e6 + j,
-                                          LBS_SIM_TOPO_EXP, j).t;
+                                          LBS_TOPO_EXPONENTIAL, j).t;
             c->coll[k] = fmin(c->coll[k], (now() - t0) / reps);
         }
     }

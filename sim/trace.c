@@ -27,7 +27,8 @@
  *
  * Neighbour graphs: trace-v1 records bytes per neighbour, not the graph,
  * so the graph comes from the header's params ("topology=" or "topo=":
- * ring, exp, onepeer, full; default ring).
+ * ring, exp, onepeer, full; default ring), as core's enum lbs_topo, whose
+ * offsets (lbs_topo_offsets) coll.c and nccl.c price.
  */
 #include <errno.h>
 #include <math.h>
@@ -61,18 +62,35 @@ void lbs_sim_plan_free(struct lbs_sim_plan *p)
     free(p);
 }
 
-static int topo_from_params(const struct sj *c, const char *params,
-                            enum lbs_sim_topo *t)
+/* The graph a value of "topology=" names: core's names (lbs_topo_names)
+ * of the graphs the sim prices, plus the spellings traces written by
+ * other tools use.  symexp is refused: coll.c has no cost for it yet. */
+static int topo_named(const char *v, size_t vl, enum lbs_topo *t)
 {
-    static const struct { const char *name; enum lbs_sim_topo t; } names[] = {
-        {"ring", LBS_SIM_TOPO_RING}, {"exp", LBS_SIM_TOPO_EXP},
-        {"exponential", LBS_SIM_TOPO_EXP}, {"static_exp", LBS_SIM_TOPO_EXP},
-        {"onepeer", LBS_SIM_TOPO_ONEPEER}, {"one_peer", LBS_SIM_TOPO_ONEPEER},
-        {"one-peer", LBS_SIM_TOPO_ONEPEER},
-        {"onepeer_exp", LBS_SIM_TOPO_ONEPEER},
-        {"full", LBS_SIM_TOPO_FULL}, {"fully_connected", LBS_SIM_TOPO_FULL},
+    static const struct { const char *name; enum lbs_topo t; } alias[] = {
+        {"exp", LBS_TOPO_EXPONENTIAL}, {"static_exp", LBS_TOPO_EXPONENTIAL},
+        {"one_peer", LBS_TOPO_ONEPEER}, {"one-peer", LBS_TOPO_ONEPEER},
+        {"onepeer_exp", LBS_TOPO_ONEPEER},
+        {"fully_connected", LBS_TOPO_FULL},
     };
-    *t = LBS_SIM_TOPO_RING;
+    for (int k = 0; k < LBS_TOPO_COUNT; k++)
+        if (k != LBS_TOPO_SYMEXP && strlen(lbs_topo_names[k]) == vl &&
+            !strncmp(v, lbs_topo_names[k], vl)) {
+            *t = (enum lbs_topo)k;
+            return 1;
+        }
+    for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+        if (strlen(alias[i].name) == vl && !strncmp(v, alias[i].name, vl)) {
+            *t = alias[i].t;
+            return 1;
+        }
+    return 0;
+}
+
+static int topo_from_params(const struct sj *c, const char *params,
+                            enum lbs_topo *t)
+{
+    *t = LBS_TOPO_RING;
     for (const char *s = params; s && *s;) {
         const char *end = strchr(s, ',');
         size_t len = end ? (size_t)(end - s) : strlen(s);
@@ -80,12 +98,8 @@ static int topo_from_params(const struct sj *c, const char *params,
         if (eq && ((eq - s == 8 && !strncmp(s, "topology", 8)) ||
                    (eq - s == 4 && !strncmp(s, "topo", 4)))) {
             size_t vl = len - (size_t)(eq + 1 - s);
-            for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-                if (strlen(names[i].name) == vl &&
-                    !strncmp(eq + 1, names[i].name, vl)) {
-                    *t = names[i].t;
-                    return 0;
-                }
+            if (topo_named(eq + 1, vl, t))
+                return 0;
             return sj_fail(c, "", "params", "unknown topology '%.*s' (ring, "
                            "exp, onepeer, full)", (int)(vl > 40 ? 40 : vl),
                            eq + 1);
@@ -248,7 +262,7 @@ static unsigned long long ceil_div(unsigned long long x, unsigned long long d)
 /* The rule's unit: one destination's block for alltoall, else the bytes. */
 static double unit_of(const struct lbs_sim_call *c, long P)
 {
-    return c->coll == LBS_SIM_ALLTOALL ? c->bytes / (double)P : c->bytes;
+    return c->coll == LBS_COLL_ALLTOALL ? c->bytes / (double)P : c->bytes;
 }
 
 /* A call's optional bytes_split (b): only under the header's bytes_rule,
@@ -264,7 +278,7 @@ static int read_split(const struct sj *c, const json_t *o,
     if (!p->bytes_rule)
         return sj_fail(c, "", "bytes_split", "needs the header's bytes_rule "
                        "(which says what it means)");
-    if (call->coll == LBS_SIM_ALLTOALL &&
+    if (call->coll == LBS_COLL_ALLTOALL &&
         fmod(call->bytes, (double)p->ranks) != 0)
         return sj_fail(c, "", "bytes", "an alltoall with bytes_split sends "
                        "ranks (%ld) equal blocks; %.0f is not a multiple",
@@ -274,7 +288,7 @@ static int read_split(const struct sj *c, const json_t *o,
     if (share > unit_of(call, p->ranks))
         return sj_fail(c, "", "bytes_split", "%.0f: its share on %ld ranks "
                        "(%.0f bytes) exceeds the call's %s (%.0f)", b,
-                       p->ranks, share, call->coll == LBS_SIM_ALLTOALL
+                       p->ranks, share, call->coll == LBS_COLL_ALLTOALL
                        ? "block (bytes / ranks)" : "bytes",
                        unit_of(call, p->ranks));
     call->split = b;
@@ -296,14 +310,14 @@ static int read_call(const struct sj *c, const json_t *o,
                          &b);
     if (rc)
         return rc;
-    int k = lbs_sim_coll_from_name(coll);
+    int k = lbs_coll_from_name(coll);
     if (k < 0)
         return sj_fail(c, "", "coll", "unknown collective \"%s\"", coll);
-    if (k == LBS_SIM_BARRIER && b != 0)
+    if (k == LBS_COLL_BARRIER && b != 0)
         return sj_fail(c, "", "bytes", "a barrier carries 0 bytes (got %g)",
                        b);
     *step = (long)s;
-    *call = (struct lbs_sim_call){(int)l, (enum lbs_sim_coll)k, b, 0, 1};
+    *call = (struct lbs_sim_call){(int)l, (enum lbs_coll)k, b, 0, 1};
     return read_split(c, o, p, call);
 }
 
@@ -447,7 +461,7 @@ int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
         } else if (json_object_get(o, "type")) {
             ;   /* a training trace's step line: not part of the plan */
         } else {
-            struct lbs_sim_call call = {0, LBS_SIM_ALLREDUCE, 0, 0, 1};
+            struct lbs_sim_call call = {0, LBS_COLL_ALLREDUCE, 0, 0, 1};
             long st = 0;
             rc = read_call(&c, o, p, &st, &call);
             if (!rc && st < last_step)
@@ -552,12 +566,12 @@ int lbs_sim_plan_dp_bytes(const struct lbs_sim_model *m, const char *optim,
     p->nlayers = m->nlayers;
     for (size_t i = 0; i < m->nlayers; i++) {
         p->layer_n[i] = m->l[i].n;
-        p->pool[i] = (struct lbs_sim_call){(int)i, LBS_SIM_ALLREDUCE,
+        p->pool[i] = (struct lbs_sim_call){(int)i, LBS_COLL_ALLREDUCE,
                                            elem_bytes * m->l[i].n,
                                            0, 1};
     }
     p->step[0] = (struct lbs_sim_step){m->nlayers, p->pool, 1, 1, 1,
-                                       1u << LBS_SIM_ALLREDUCE};
+                                       1u << LBS_COLL_ALLREDUCE};
     p->nsteps = 1;
     *out = p;
     return 0;
@@ -636,7 +650,7 @@ double lbs_sim_call_bytes(const struct lbs_sim_plan *plan,
     double d = (double)ceil_div(b, (unsigned long long)P) -
                (double)ceil_div(b, (unsigned long long)R);
     double u = unit_of(c, R) + c->split_scale * d;
-    return c->coll == LBS_SIM_ALLTOALL ? u * (double)P : u;
+    return c->coll == LBS_COLL_ALLTOALL ? u * (double)P : u;
 }
 
 const struct lbs_sim_call *lbs_sim_step_calls(const struct lbs_sim_plan *plan,

@@ -11,7 +11,10 @@
  *    dmsgd, decentlam, 1-bit LAMB in its warm-up) get no rule on any call;
  *  - a call with a fixed part and a share (a > 0) is fitted too;
  *  - logs that differ beyond their sizes, bytes that grow with P, equal
- *    sizes and comms of another backend are refused with the call named.
+ *    sizes and comms of another backend are refused with the call named;
+ *  - the collective names round-trip, a record comm wrapping self forwards
+ *    (self's results) and logs timed entries, and trace-v1 call lines
+ *    come out as the schemas write them.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -229,4 +232,54 @@ Test(bytes_rule, refusals_name_the_call)
     cr_assert_eq(lbs_comm_record_rule(a, b, split, &e), -EINVAL);
     lbs_comm_free(b);
     lbs_comm_free(a);
+}
+
+/* ---- the one vocabulary: names, the wrapping record comm, call lines ---- */
+
+Test(vocabulary, names_round_trip)
+{
+    for (int k = 0; k < LBS_COLL_COUNT; k++)
+        cr_assert_eq(lbs_coll_from_name(lbs_coll_name((enum lbs_coll)k)), k);
+    cr_assert_str_eq(lbs_coll_name(LBS_COLL_NEIGHBOR), "neighbor");
+    cr_assert_str_eq(lbs_coll_name(LBS_COLL_COUNT), "?");
+    cr_assert_eq(lbs_coll_from_name("allreduce "), -1);
+}
+
+/* Wrapped around self: the data is self's (no x size emulation), the
+ * entries are the record convention's, each with its time. */
+Test(vocabulary, wrap_forwards_and_logs)
+{
+    struct lbs_err e;
+    struct lbs_comm *self, *w;
+    cr_assert_eq(lbs_comm_self_new(&self, &e), 0, "%s", e.msg);
+    cr_assert_eq(lbs_comm_record_wrap(self, &w, &e), 0, "%s", e.msg);
+    cr_assert_eq(w->size, 1);
+    float x[3] = {1, 2, 3};
+    lbs_comm_set_step(w, 7);
+    cr_assert_eq(lbs_allreduce(w, x, 3, LBS_FLOAT32, LBS_SUM, 2), 0);
+    cr_assert_eq(x[2], 3.0f);
+    int to = 0;
+    float r[3];
+    cr_assert_eq(lbs_neighbor_exchange(w, x, 3, LBS_FLOAT32, &to, 1, &to, 1,
+                                       r, 4), 0);
+    size_t n;
+    const struct lbs_comm_record_entry *en = lbs_comm_record_entries(w, &n);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(en[0].kind, LBS_COLL_ALLREDUCE);
+    cr_assert_eq(en[0].bytes, 12);
+    cr_assert_eq(en[0].step, 7);
+    cr_assert(en[0].seconds >= 0);
+    cr_assert_eq(en[1].peers, 1);
+    char line[LBS_TRACE_LINE_MAX];
+    struct lbs_comm_record_entry t = en[1];
+    t.seconds = 0.0125;
+    lbs_trace_call_line(line, sizeof line, &t, 0, LBS_TRACE_TIMED);
+    cr_assert_str_eq(line, "{\"step\":7,\"layer\":4,\"coll\":\"neighbor\","
+                     "\"bytes\":12,\"ms\":12.5000,\"peers\":1}");
+    lbs_trace_call_line(line, sizeof line, &en[0], 96, 0);
+    cr_assert_str_eq(line, "{\"step\":7,\"layer\":2,\"coll\":\"allreduce\","
+                     "\"bytes\":12,\"bytes_split\":96}");
+    lbs_comm_free(w);       /* leaves self alone */
+    cr_assert_eq(lbs_barrier(self), 0);
+    lbs_comm_free(self);
 }

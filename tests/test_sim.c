@@ -49,7 +49,7 @@ static double t_of(const struct lbs_sim_platform *p, long P,
     struct lbs_sim_net net;
     cr_assert_eq(lbs_sim_net_init(&net, p, P, NULL), 0);
     return lbs_sim_algo_time(&net, a, LBS_SIM_SIMPLE, bytes,
-                             LBS_SIM_TOPO_RING, 1, NULL);
+                             LBS_TOPO_RING, 1, NULL);
 }
 
 #define near(x, y) cr_assert(fabs((double)(x) - (double)(y)) <= \
@@ -107,7 +107,7 @@ Test(sim_coll, other_collectives_by_hand)
      * 20 GB/s: 10 + 5 + 100 us */
     cr_assert_eq(lbs_sim_net_init(&net, p, 8, NULL), 0);
     near(lbs_sim_algo_time(&net, LBS_SIM_NB_DIRECT, LBS_SIM_SIMPLE, 1e6,
-                           LBS_SIM_TOPO_RING, 1, NULL), 115 * US);
+                           LBS_TOPO_RING, 1, NULL), 115 * US);
     /* barrier: 10 + ceil(log2 8) * 5 us */
     near(t_of(p, 8, LBS_SIM_BAR_DISSEM, 0), 25 * US);
     /* one GPU: free */
@@ -153,16 +153,16 @@ Test(sim_coll, nccl_like_choice)
     cr_assert_eq(lbs_sim_net_init(&net, p, 32, NULL), 0);
     cr_assert_eq(lbs_sim_net_init(&nq, q, 32, NULL), 0);
     /* 8 bytes at P=32: ring 136, tree 46, rhd 44, hier 86 us (+ ~0) */
-    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 8,
-                                              LBS_SIM_TOPO_RING, 1);
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_COLL_ALLREDUCE, 8,
+                                              LBS_TOPO_RING, 1);
     cr_assert_eq(c.algo, LBS_SIM_AR_RHD, "%s", lbs_sim_algo_name(c.algo));
     near(round(c.t / US), 44);
-    c = lbs_sim_coll_cost(&nq, LBS_SIM_ALLREDUCE, 8, LBS_SIM_TOPO_RING, 1);
+    c = lbs_sim_coll_cost(&nq, LBS_COLL_ALLREDUCE, 8, LBS_TOPO_RING, 1);
     cr_assert_eq(c.algo, LBS_SIM_AR_TREE, "%s", lbs_sim_algo_name(c.algo));
     /* 1 GB: ring 96.9 ms beats hier 102.6, rhd 140.0, tree 200.0; the
      * ring: 62 transfers of 1e9/32 B on the NIC hop at 20 GB/s + its 5 us
      * latency + 10 us */
-    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 1e9, LBS_SIM_TOPO_RING, 1);
+    c = lbs_sim_coll_cost(&net, LBS_COLL_ALLREDUCE, 1e9, LBS_TOPO_RING, 1);
     cr_assert_eq(c.algo, LBS_SIM_AR_RING, "%s", lbs_sim_algo_name(c.algo));
     near(c.t, 15 * US + 62 * 1e9 / 32 / 20e9);
     near(c.wire, 2 * 31.0 / 32 * 1e9);
@@ -333,7 +333,7 @@ Test(sim_coll, ring_critical_path_matches_the_recursion)
                 double got = lbs_sim_algo_time(&net, ar ? LBS_SIM_AR_RING
                                                : LBS_SIM_AG_RING,
                                                LBS_SIM_SIMPLE, n,
-                                               LBS_SIM_TOPO_RING, 1, NULL);
+                                               LBS_TOPO_RING, 1, NULL);
                 cr_assert(fabs(got - want) <= 1e-9 * want,
                           "%s g=%d N=%ld L=%d r=%g fat=%d n=%g: critical "
                           "path %.12g, recursion %.12g",
@@ -366,16 +366,16 @@ Test(sim_coll, protocol_factor_and_latency)
     cr_assert_eq(lbs_sim_net_init(&net, p, 2, NULL), 0);
     /* ring on 2: 2*(1/2)*n / (f*10 GB/s): LL 1 us + n/5e9, Simple 20 + n/1e10 */
     near(lbs_sim_algo_time(&net, LBS_SIM_AR_RING, LBS_SIM_LL, 1e5,
-                           LBS_SIM_TOPO_RING, 1, NULL), 1 * US + 20 * US);
+                           LBS_TOPO_RING, 1, NULL), 1 * US + 20 * US);
     near(lbs_sim_algo_time(&net, LBS_SIM_AR_RING, LBS_SIM_SIMPLE, 1e5,
-                           LBS_SIM_TOPO_RING, 1, NULL), 20 * US + 10 * US);
+                           LBS_TOPO_RING, 1, NULL), 20 * US + 10 * US);
     cr_assert(isinf(lbs_sim_algo_time(&net, LBS_SIM_AR_RING, LBS_SIM_LL128,
-                                      1e5, LBS_SIM_TOPO_RING, 1, NULL)));
+                                      1e5, LBS_TOPO_RING, 1, NULL)));
     /* small -> LL, large -> Simple (crossover at n = 1.9e5) */
-    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 1e5,
-                                              LBS_SIM_TOPO_RING, 1);
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_COLL_ALLREDUCE, 1e5,
+                                              LBS_TOPO_RING, 1);
     cr_assert_eq(c.proto, LBS_SIM_LL);
-    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 1e6, LBS_SIM_TOPO_RING, 1);
+    c = lbs_sim_coll_cost(&net, LBS_COLL_ALLREDUCE, 1e6, LBS_TOPO_RING, 1);
     cr_assert_eq(c.proto, LBS_SIM_SIMPLE);
     lbs_sim_platform_free(p);
 }
@@ -738,7 +738,7 @@ Test(sim_trace, distinct_steps_weights_and_final_phase)
               "\"n\": 4}]}\n"
               "{\"step\": 2, \"layer\": 0, \"coll\": \"neighbor\", "
               "\"bytes\": 16}\n");
-    cr_assert_eq(p->topo, LBS_SIM_TOPO_ONEPEER);
+    cr_assert_eq(p->topo, LBS_TOPO_ONEPEER);
     cr_assert_eq(p->nsteps, 2);
     near(p->step[0].weight + p->step[1].weight, 3);
     cr_assert_eq(p->final_from, 3);
@@ -1197,11 +1197,11 @@ Test(sim_presets, gpus_lists)
 /* The calibrated cost model: base 5 us, 1 us per step, +3 us per step
  * whose message exceeds 8 KiB (rendezvous); links at 10 GB/s for
  * allgather, 8 GB/s for allreduce, 5 GB/s for alltoall. */
-static double calib_t(enum lbs_sim_coll c, double P, double b)
+static double calib_t(enum lbs_coll c, double P, double b)
 {
-    double steps = c == LBS_SIM_ALLREDUCE ? 2 * (P - 1) : P - 1;
-    double vol = c == LBS_SIM_ALLREDUCE ? 2 * (P - 1) / P * b / 8e9
-               : c == LBS_SIM_ALLGATHER ? (P - 1) * b / 1e10
+    double steps = c == LBS_COLL_ALLREDUCE ? 2 * (P - 1) : P - 1;
+    double vol = c == LBS_COLL_ALLREDUCE ? 2 * (P - 1) / P * b / 8e9
+               : c == LBS_COLL_ALLGATHER ? (P - 1) * b / 1e10
                                         : (P - 1) / P * b / 5e9;
     double m = lbs_sim_step_bytes(c, (long)P, b);
     return 5e-6 + steps * (1e-6 + (m > 8192 ? 3e-6 : 0)) + vol;
@@ -1209,8 +1209,8 @@ static double calib_t(enum lbs_sim_coll c, double P, double b)
 
 Test(sim_calib, recovers_the_model)
 {
-    static const enum lbs_sim_coll cs[] = {LBS_SIM_ALLREDUCE,
-        LBS_SIM_ALLGATHER, LBS_SIM_ALLTOALL};
+    static const enum lbs_coll cs[] = {LBS_COLL_ALLREDUCE,
+        LBS_COLL_ALLGATHER, LBS_COLL_ALLTOALL};
     struct lbs_sim_sample s[300];
     size_t n = 0;
     long Ps[] = {2, 3, 4, 8};
@@ -1226,9 +1226,9 @@ Test(sim_calib, recovers_the_model)
     cr_assert(fabs(f.hop_lat - 1e-6) < 1e-9, "hop %g", f.hop_lat);
     cr_assert(fabs(f.rndv_lat - 3e-6) < 1e-9, "rndv %g", f.rndv_lat);
     cr_assert(fabs(f.bw - 1e10) < 1e4, "bw %g", f.bw);
-    cr_assert(fabs(f.coll_bw[LBS_SIM_ALLREDUCE] - 8e9) < 1e4);
-    cr_assert(fabs(f.coll_bw[LBS_SIM_ALLTOALL] - 5e9) < 1e4);
-    cr_assert(f.coll_bw[LBS_SIM_BCAST] == 0, "no bcast samples");
+    cr_assert(fabs(f.coll_bw[LBS_COLL_ALLREDUCE] - 8e9) < 1e4);
+    cr_assert(fabs(f.coll_bw[LBS_COLL_ALLTOALL] - 5e9) < 1e4);
+    cr_assert(f.coll_bw[LBS_COLL_BCAST] == 0, "no bcast samples");
     /* a reduction rate cannot be told from allreduce's own bandwidth in
      * ring-form data: the simpler fit is kept */
     cr_assert(f.reduce_bw == 0, "reduce %g", f.reduce_bw);
@@ -1244,7 +1244,7 @@ Test(sim_calib, recovers_the_model)
      * hold-out is possible */
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        if (s[i].ranks == 4 && s[i].coll == LBS_SIM_ALLGATHER)
+        if (s[i].ranks == 4 && s[i].coll == LBS_COLL_ALLGATHER)
             s[m++] = s[i];
     cr_assert_eq(lbs_sim_fit(s, m, &f, &e), 0, "%s", e.msg);
     cr_assert(fabs(f.base_lat + f.hop_lat * 3 - 8e-6) < 1e-9);
@@ -1281,20 +1281,20 @@ Test(sim_coll, eager_limit_and_reduction)
     cr_assert_eq(lbs_sim_net_init(&net, p, 4, NULL), 0);
     /* 32 KiB allreduce: 8 KiB steps -> LL: 5 + 6 x 1 us + 1.5 x 32768 B /
      * 10 GB/s + 0.75 x 32768 B / 4 GB/s */
-    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 32768,
-                                              LBS_SIM_TOPO_RING, 1);
+    struct lbs_sim_cost c = lbs_sim_coll_cost(&net, LBS_COLL_ALLREDUCE, 32768,
+                                              LBS_TOPO_RING, 1);
     cr_assert_eq(c.proto, LBS_SIM_LL);
     near(c.t, 11e-6 + 1.5 * 32768 / 1e10 + 0.75 * 32768 / 4e9);
     /* one byte more per step: LL may not carry it; Simple's 4 us steps */
-    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLREDUCE, 32772, LBS_SIM_TOPO_RING,
+    c = lbs_sim_coll_cost(&net, LBS_COLL_ALLREDUCE, 32772, LBS_TOPO_RING,
                           1);
     cr_assert_eq(c.proto, LBS_SIM_SIMPLE);
     near(c.t, 5e-6 + 6 * 4e-6 + 1.5 * 32772 / 1e10 + 0.75 * 32772 / 4e9);
     /* allgather of 1 MB per rank: no reduction; 3 steps of 1 MB */
-    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLGATHER, 1e6, LBS_SIM_TOPO_RING, 1);
+    c = lbs_sim_coll_cost(&net, LBS_COLL_ALLGATHER, 1e6, LBS_TOPO_RING, 1);
     near(c.t, 5e-6 + 3 * 4e-6 + 3e6 / 1e10);
     /* alltoall of 4 MB: 3 steps of 1 MB at half the bandwidth */
-    c = lbs_sim_coll_cost(&net, LBS_SIM_ALLTOALL, 4e6, LBS_SIM_TOPO_RING, 1);
+    c = lbs_sim_coll_cost(&net, LBS_COLL_ALLTOALL, 4e6, LBS_TOPO_RING, 1);
     near(c.t, 5e-6 + 3 * 4e-6 + 3e6 / 5e9);
     lbs_sim_platform_free(p);
 }

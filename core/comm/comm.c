@@ -1,8 +1,33 @@
-/* comm.c - dispatch from the lbs_* calls to a backend's ops table. */
+/* comm.c - the collectives' names and the dispatch from the lbs_* calls
+ * to a backend's ops table. */
 #include <string.h>
 
 #include "lbscale/comm.h"
 #include "lbscale/param.h"
+
+/* The one name table (trace-v1's `coll` values), in enum order. */
+static const char *const coll_names[LBS_COLL_COUNT] = {
+    [LBS_COLL_ALLREDUCE] = "allreduce",
+    [LBS_COLL_ALLGATHER] = "allgather",
+    [LBS_COLL_ALLGATHERV] = "allgatherv",
+    [LBS_COLL_ALLTOALL] = "alltoall",
+    [LBS_COLL_BCAST] = "bcast",
+    [LBS_COLL_BARRIER] = "barrier",
+    [LBS_COLL_NEIGHBOR] = "neighbor",
+};
+
+const char *lbs_coll_name(enum lbs_coll k)
+{
+    return (unsigned)k < LBS_COLL_COUNT ? coll_names[k] : "?";
+}
+
+int lbs_coll_from_name(const char *s)
+{
+    for (int k = 0; k < LBS_COLL_COUNT; k++)
+        if (!strcmp(s, coll_names[k]))
+            return k;
+    return -1;
+}
 
 size_t lbs_dtype_size(enum lbs_dtype t)
 {

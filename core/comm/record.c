@@ -1,30 +1,48 @@
-/* record.c - the backend that moves nothing and logs every call.
+/* record.c - the backend that logs every call: alone it moves nothing,
+ * wrapped around another comm it forwards and times.
  *
- * It stands for `size` ranks that all hold this rank's data (see comm.h
- * for the results each collective produces and the byte convention), so
- * an optimizer or compressor runs unchanged over it and leaves behind the
- * exact list of (collective, bytes, layer, step) it would have sent: the
- * communication plan the simulator replays.  Nothing fails after
- * construction except running out of memory for the log (-ENOMEM).
+ * Alone it stands for `size` ranks that all hold this rank's data (see
+ * comm.h for the results each collective produces and the byte
+ * convention), so an optimizer or compressor runs unchanged over it and
+ * leaves behind the exact list of (collective, bytes, layer, step) it
+ * would have sent: the communication plan the simulator replays.  Nothing
+ * fails after construction except running out of memory for the log
+ * (-ENOMEM).
+ *
+ * Wrapped (lbs_comm_record_wrap) each op forwards to the inner comm and
+ * logs the same entry plus the call's wall time, so a real run's trace has
+ * the same bytes as a recording of it.  Each op below computes its entry
+ * once and then either forwards (fwd_*) or emulates the ranks.
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lbscale/comm.h"
 #include "lbscale/half.h"
 
 struct record_impl {
+    struct lbs_comm *inner;     /* borrowed; NULL: emulate `size` ranks */
     struct lbs_comm_record_entry *e;
     size_t n, cap;
 };
 
 static const struct lbs_comm_ops record_ops;
 
-static int logit_peers(struct lbs_comm *c, enum lbs_coll kind,
-                       enum lbs_dtype t, size_t count, size_t bytes,
-                       int layer, int peers)
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Append x (its step taken from the comm).  Running out of memory is an
+ * error, not a shorter log: a trace missing calls would mislead the
+ * simulator. */
+static int log_entry(struct lbs_comm *c, struct lbs_comm_record_entry x)
 {
     struct record_impl *r = c->impl;
     if (r->n == r->cap) {
@@ -36,16 +54,41 @@ static int logit_peers(struct lbs_comm *c, enum lbs_coll kind,
         r->e = p;
         r->cap = cap;
     }
-    r->e[r->n++] = (struct lbs_comm_record_entry){
-        .kind = kind, .dtype = t, .count = count, .bytes = bytes,
-        .layer = layer, .peers = peers, .step = c->step};
+    x.step = c->step;
+    r->e[r->n++] = x;
     return 0;
 }
 
-static int logit(struct lbs_comm *c, enum lbs_coll kind, enum lbs_dtype t,
-                 size_t count, size_t bytes, int layer)
+static struct lbs_comm_record_entry entry(enum lbs_coll kind,
+                                          enum lbs_dtype t, size_t count,
+                                          size_t bytes, int layer)
 {
-    return logit_peers(c, kind, t, count, bytes, layer, 0);
+    return (struct lbs_comm_record_entry){
+        .kind = kind, .dtype = t, .count = count, .bytes = bytes,
+        .layer = layer};
+}
+
+/* The inner comm of a wrapping record comm (NULL: emulating), ready for a
+ * call: failures land in the wrapper's err and a recording inner comm
+ * sees the wrapper's step (the optimizer driver sets both on the
+ * wrapper). */
+static struct lbs_comm *fwd(struct lbs_comm *c)
+{
+    struct lbs_comm *in = ((struct record_impl *)c->impl)->inner;
+    if (in) {
+        in->err = c->err;
+        in->step = c->step;
+    }
+    return in;
+}
+
+/* After a forwarded call begun at t0: log x with its time, unless the
+ * call failed. */
+static int fwd_done(struct lbs_comm *c, int rc, double t0,
+                    struct lbs_comm_record_entry x)
+{
+    x.seconds = now() - t0;
+    return rc ? rc : log_entry(c, x);
 }
 
 /* SUM over `size` identical contributions is size times the value. */
@@ -92,8 +135,15 @@ static void scale_by(void *buf, size_t count, enum lbs_dtype t, int k)
 static int rec_allreduce(struct lbs_comm *c, void *buf, size_t count,
                          enum lbs_dtype t, enum lbs_redop op, int layer)
 {
-    int rc = logit(c, LBS_COLL_ALLREDUCE, t, count,
-                   count * lbs_dtype_size(t), layer);
+    struct lbs_comm_record_entry x = entry(LBS_COLL_ALLREDUCE, t, count,
+                                           count * lbs_dtype_size(t), layer);
+    struct lbs_comm *in = fwd(c);
+    if (in) {
+        double t0 = now();
+        return fwd_done(c, lbs_allreduce(in, buf, count, t, op, layer), t0,
+                        x);
+    }
+    int rc = log_entry(c, x);
     if (!rc && op == LBS_SUM && c->size > 1)
         scale_by(buf, count, t, c->size);
     return rc;
@@ -103,7 +153,15 @@ static int rec_allgather(struct lbs_comm *c, const void *send, void *recv,
                          size_t count, enum lbs_dtype t, int layer)
 {
     size_t b = count * lbs_dtype_size(t);
-    int rc = logit(c, LBS_COLL_ALLGATHER, t, count, b, layer);
+    struct lbs_comm_record_entry x = entry(LBS_COLL_ALLGATHER, t, count, b,
+                                           layer);
+    struct lbs_comm *in = fwd(c);
+    if (in) {
+        double t0 = now();
+        return fwd_done(c, lbs_allgather(in, send, recv, count, t, layer),
+                        t0, x);
+    }
+    int rc = log_entry(c, x);
     if (rc)
         return rc;
     /* block 0 last when send aliases it (in-place use) */
@@ -117,7 +175,15 @@ static int rec_allgatherv(struct lbs_comm *c, const void *send, size_t count,
                           const size_t *displs, enum lbs_dtype t, int layer)
 {
     size_t es = lbs_dtype_size(t);
-    int rc = logit(c, LBS_COLL_ALLGATHERV, t, count, count * es, layer);
+    struct lbs_comm_record_entry x = entry(LBS_COLL_ALLGATHERV, t, count,
+                                           count * es, layer);
+    struct lbs_comm *in = fwd(c);
+    if (in) {
+        double t0 = now();
+        return fwd_done(c, lbs_allgatherv(in, send, count, recv, counts,
+                                          displs, t, layer), t0, x);
+    }
+    int rc = log_entry(c, x);
     if (rc)
         return rc;
     for (int r = c->size - 1; r >= 0; r--) {
@@ -131,8 +197,15 @@ static int rec_alltoall(struct lbs_comm *c, const void *send, void *recv,
                         size_t count, enum lbs_dtype t, int layer)
 {
     size_t b = count * lbs_dtype_size(t);
-    int rc = logit(c, LBS_COLL_ALLTOALL, t, count, (size_t)c->size * b,
-                   layer);
+    struct lbs_comm_record_entry x = entry(LBS_COLL_ALLTOALL, t, count,
+                                           (size_t)c->size * b, layer);
+    struct lbs_comm *in = fwd(c);
+    if (in) {
+        double t0 = now();
+        return fwd_done(c, lbs_alltoall(in, send, recv, count, t, layer), t0,
+                        x);
+    }
+    int rc = log_entry(c, x);
     if (rc)
         return rc;
     for (int r = c->size - 1; r >= 0; r--)
@@ -143,23 +216,44 @@ static int rec_alltoall(struct lbs_comm *c, const void *send, void *recv,
 static int rec_bcast(struct lbs_comm *c, void *buf, size_t count,
                      enum lbs_dtype t, int root, int layer)
 {
-    (void)buf; (void)root;
-    return logit(c, LBS_COLL_BCAST, t, count, count * lbs_dtype_size(t),
-                 layer);
+    struct lbs_comm_record_entry x = entry(LBS_COLL_BCAST, t, count,
+                                           count * lbs_dtype_size(t), layer);
+    struct lbs_comm *in = fwd(c);
+    if (in) {
+        double t0 = now();
+        return fwd_done(c, lbs_bcast(in, buf, count, t, root, layer), t0, x);
+    }
+    return log_entry(c, x);
 }
 
 static int rec_barrier(struct lbs_comm *c)
 {
-    return logit(c, LBS_COLL_BARRIER, LBS_UINT8, 0, 0, -1);
+    struct lbs_comm_record_entry x = entry(LBS_COLL_BARRIER, LBS_UINT8, 0, 0,
+                                           -1);
+    struct lbs_comm *in = fwd(c);
+    if (in) {
+        double t0 = now();
+        return fwd_done(c, lbs_barrier(in), t0, x);
+    }
+    return log_entry(c, x);
 }
 
 static int rec_neighbors(struct lbs_comm *c, const void *send, size_t count,
                          enum lbs_dtype t, const int *to, int nto,
                          const int *from, int nfrom, void *recv, int layer)
 {
-    (void)to; (void)from;
     size_t b = count * lbs_dtype_size(t);
-    int rc = logit_peers(c, LBS_COLL_NEIGHBOR, t, count, b, layer, nto);
+    struct lbs_comm_record_entry x = entry(LBS_COLL_NEIGHBOR, t, count, b,
+                                           layer);
+    x.peers = nto;
+    struct lbs_comm *in = fwd(c);
+    if (in) {
+        double t0 = now();
+        return fwd_done(c, lbs_neighbor_exchange(in, send, count, t, to, nto,
+                                                 from, nfrom, recv, layer),
+                        t0, x);
+    }
+    int rc = log_entry(c, x);
     if (rc)
         return rc;
     for (int j = nfrom - 1; j >= 0; j--)
@@ -187,12 +281,9 @@ static const struct lbs_comm_ops record_ops = {
     .free = rec_free,
 };
 
-int lbs_comm_record_new(int size, struct lbs_comm **out, struct lbs_err *err)
+static int make(struct lbs_comm *inner, int size, struct lbs_comm **out,
+                struct lbs_err *err)
 {
-    *out = NULL;
-    if (size < 1)
-        return lbs_err_set(err, -EINVAL, "record: size %d (must be >= 1)",
-                           size);
     struct lbs_comm *c = calloc(1, sizeof *c);
     struct record_impl *r = calloc(1, sizeof *r);
     if (!c || !r) {
@@ -200,12 +291,32 @@ int lbs_comm_record_new(int size, struct lbs_comm **out, struct lbs_err *err)
         free(r);
         return lbs_err_set(err, -ENOMEM, "out of memory");
     }
+    r->inner = inner;
     c->ops = &record_ops;
-    c->rank = 0;
+    c->rank = inner ? inner->rank : 0;
     c->size = size;
+    c->err = inner ? inner->err : NULL;
     c->impl = r;
     *out = c;
     return 0;
+}
+
+int lbs_comm_record_new(int size, struct lbs_comm **out, struct lbs_err *err)
+{
+    *out = NULL;
+    if (size < 1)
+        return lbs_err_set(err, -EINVAL, "record: size %d (must be >= 1)",
+                           size);
+    return make(NULL, size, out, err);
+}
+
+int lbs_comm_record_wrap(struct lbs_comm *inner, struct lbs_comm **out,
+                         struct lbs_err *err)
+{
+    *out = NULL;
+    if (!inner)
+        return lbs_err_set(err, -EINVAL, "record: no comm to wrap");
+    return make(inner, inner->size, out, err);
 }
 
 static struct record_impl *impl_of(const struct lbs_comm *c)
@@ -370,10 +481,21 @@ unsigned long long lbs_comm_record_bytes_at(
     return e->kind == LBS_COLL_ALLTOALL ? u * (unsigned long long)P : u;
 }
 
-const char *lbs_coll_name(enum lbs_coll k)
+/* ---- the trace-v1 call line (comm.h) ---- */
+
+int lbs_trace_call_line(char *buf, size_t len,
+                        const struct lbs_comm_record_entry *e,
+                        unsigned long long split, unsigned flags)
 {
-    static const char *const names[LBS_COLL_COUNT] = {
-        "allreduce", "allgather", "allgatherv", "alltoall", "bcast",
-        "barrier", "neighbor"};
-    return (unsigned)k < LBS_COLL_COUNT ? names[k] : "?";
+    char sp[40] = "", ms[360] = "", peers[24] = "";
+    if (split)
+        snprintf(sp, sizeof sp, ",\"bytes_split\":%llu", split);
+    if (flags & LBS_TRACE_TIMED) {
+        snprintf(ms, sizeof ms, ",\"ms\":%.4f", e->seconds * 1e3);
+        if (e->kind == LBS_COLL_NEIGHBOR)
+            snprintf(peers, sizeof peers, ",\"peers\":%d", e->peers);
+    }
+    return snprintf(buf, len, "{\"step\":%ld,\"layer\":%d,\"coll\":\"%s\","
+                    "\"bytes\":%zu%s%s%s}", e->step, e->layer,
+                    lbs_coll_name(e->kind), e->bytes, sp, ms, peers);
 }

@@ -71,8 +71,8 @@ static void run_platform(const char *text)
         struct lbs_sim_net net;
         if (lbs_sim_net_init(&net, p, Ps[i], &e))
             continue;
-        for (int c = 0; c < LBS_SIM_NCOLL; c++)
-            for (int t = 0; t <= LBS_SIM_TOPO_FULL; t++) {
+        for (int c = 0; c < LBS_COLL_COUNT; c++)
+            for (int t = 0; t <= LBS_TOPO_FULL; t++) {
                 struct lbs_sim_cost k = lbs_sim_coll_cost(&net, c, 1e6, t, 3);
                 if (isnan(k.t) || k.t < 0)   /* inf: no protocol fits */
                     abort();

@@ -64,6 +64,30 @@ enum lbs_redop { LBS_SUM, LBS_MAX, LBS_MIN };
  * enum. */
 size_t lbs_dtype_size(enum lbs_dtype t);
 
+/* ---- The collectives: the one vocabulary ----
+ *
+ * Every layer names a collective with this enum and these names: the
+ * record backend's log, trace-v1's `coll` field (results/schema/
+ * trace-v1.md), the compressors' lbs_compressor_collective, the
+ * benchmarks' per-collective totals and the simulator's cost models
+ * (sim/lbscale_sim.h).  New kinds go before LBS_COLL_COUNT, with their
+ * name in comm.c's table. */
+enum lbs_coll {
+    LBS_COLL_ALLREDUCE,
+    LBS_COLL_ALLGATHER,
+    LBS_COLL_ALLGATHERV,
+    LBS_COLL_ALLTOALL,
+    LBS_COLL_BCAST,
+    LBS_COLL_BARRIER,
+    LBS_COLL_NEIGHBOR,
+    LBS_COLL_COUNT
+};
+/* "allreduce", "allgather", "allgatherv", "alltoall", "bcast", "barrier",
+ * "neighbor" (trace-v1's `coll` names); "?" out of range. */
+const char *lbs_coll_name(enum lbs_coll k);
+/* The kind named s (exact, case-sensitive), -1 for any other string. */
+int lbs_coll_from_name(const char *s);
+
 struct lbs_comm;
 
 struct lbs_comm_ops {
@@ -171,24 +195,19 @@ int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
  * barrier do nothing.  Receive buffers must be sized for `size`
  * ranks as with any backend.
  *
+ * lbs_comm_record_wrap(inner) makes a record comm that forwards every
+ * call to `inner` (mpi, self, nccl, ...), so the data really moves and
+ * the results are inner's; it takes inner's rank and size, logs the same
+ * entries (with inner's size in alltoall's bytes) and times each call:
+ * `seconds` is the wall time of the forwarded call on this rank.  A call
+ * inner fails is not logged (its error wins); before each call inner gets
+ * the wrapper's err and step.  It is how `lbscale train` traces real runs.
+ *
  * Ownership: the log belongs to the comm; entries returned by
  * lbs_comm_record_entries stay valid until the next call on the comm,
- * lbs_comm_record_clear or lbs_comm_free.  The lbs_comm_record_* readers
- * return 0/NULL on a comm of another backend. */
-enum lbs_coll {
-    LBS_COLL_ALLREDUCE,
-    LBS_COLL_ALLGATHER,
-    LBS_COLL_ALLGATHERV,
-    LBS_COLL_ALLTOALL,
-    LBS_COLL_BCAST,
-    LBS_COLL_BARRIER,
-    LBS_COLL_NEIGHBOR,
-    LBS_COLL_COUNT
-};
-/* "allreduce", "allgather", ..., "neighbor" (trace-v1's `coll` names);
- * "?" out of range. */
-const char *lbs_coll_name(enum lbs_coll k);
-
+ * lbs_comm_record_clear or lbs_comm_free.  A wrapping comm borrows inner,
+ * which must outlive it; lbs_comm_free(wrapper) leaves inner alone.  The
+ * lbs_comm_record_* readers return 0/NULL on a comm of another backend. */
 struct lbs_comm_record_entry {
     enum lbs_coll kind;
     enum lbs_dtype dtype;
@@ -198,9 +217,13 @@ struct lbs_comm_record_entry {
                            LBS_LAYER_ALL: fused over all layers) */
     int peers;          /* neighbor: destinations (nto); 0 otherwise */
     long step;          /* the comm's step at the time of the call */
+    double seconds;     /* wrapping comm: wall time of the forwarded call
+                           on this rank; 0 when nothing is forwarded */
 };
 
 int lbs_comm_record_new(int size, struct lbs_comm **out, struct lbs_err *err);
+int lbs_comm_record_wrap(struct lbs_comm *inner, struct lbs_comm **out,
+                         struct lbs_err *err);
 const struct lbs_comm_record_entry *lbs_comm_record_entries(
     const struct lbs_comm *c, size_t *count);
 /* Sum of bytes (and number of calls, when calls != NULL) per kind;
@@ -209,6 +232,23 @@ void lbs_comm_record_totals(const struct lbs_comm *c,
                             size_t bytes[LBS_COLL_COUNT],
                             size_t calls[LBS_COLL_COUNT]);
 void lbs_comm_record_clear(struct lbs_comm *c);
+
+/* ---- trace-v1 call lines: the one writer ----
+ *
+ * Entry e as one call line of results/schema/trace-v1.md, without the
+ * newline, into buf (snprintf's contract: the length of the whole line is
+ * returned, the text is cut to len - 1 characters):
+ *   {"step":S,"layer":L,"coll":"NAME","bytes":B}
+ * with ,"bytes_split":b before the brace when split != 0 (the bytes rule
+ * below), and with flag LBS_TRACE_TIMED the train-trace extension
+ * (results/schema/train-trace-v1.md): ,"ms":T (e->seconds in ms, 4
+ * decimals) and, for neighbour calls, ,"peers":N.  S is e->step.  A line
+ * never needs more than LBS_TRACE_LINE_MAX bytes (NUL included). */
+#define LBS_TRACE_TIMED 1u
+#define LBS_TRACE_LINE_MAX 512
+int lbs_trace_call_line(char *buf, size_t len,
+                        const struct lbs_comm_record_entry *e,
+                        unsigned long long split, unsigned flags);
 
 /* ---- Bytes at another rank count (trace-v1's bytes_rule) ----
  *

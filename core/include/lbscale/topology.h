@@ -70,6 +70,21 @@ enum lbs_topo {
  * as the choices of an LBS_P_ENUM spec key. */
 extern const char *const lbs_topo_names[];
 
+/* The graphs themselves, without building a topology (the simulator
+ * prices neighbour exchanges at any n from these): the offsets o of the
+ * phase optimizer step `step` uses, rank i sending to i + o and receiving
+ * from i - o (mod n), as the graph defines them before they are reduced
+ * mod n and merged -
+ *   ring +1, -1; exponential 2^0 .. 2^(tau-1); onepeer 2^k for phase k;
+ *   symexp 2^k and n - 2^k for k < tau, each distinct value once;
+ *   full 1 .. n-1 -
+ * each weighted 1/(count + 1), as is self.  Writes the first cap of them
+ * to off (off may be NULL when cap is 0) and returns how many the phase
+ * has.  n >= 1 (up to 2^62; full: up to INT_MAX, its count); step as
+ * for lbs_topology_phase. */
+int lbs_topo_offsets(enum lbs_topo kind, long n, long step, long *off,
+                     int cap);
+
 struct lbs_topology;
 
 /* A validated topology of n >= 1 ranks (n <= 2^24). */
