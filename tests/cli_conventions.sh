@@ -119,7 +119,10 @@ for l in open(sys.argv[1]):
         blocks[cur] = []
     else:
         blocks[cur].append(l.strip())
-assert set(blocks) == {"platforms", "models", "traces"}, blocks.keys()
+assert set(blocks) == {"platforms", "models", "traces", "data-parallel"}, \
+    blocks.keys()
+dp = blocks.pop("data-parallel")   # registry order, from core's props
+assert "lamb" in dp and "slamb" not in dp and "jointspar" not in dp, dp
 assert all(v == sorted(v) and v for v in blocks.values()), blocks
 PY
 then ok "sim list (text): each kind sorted"
