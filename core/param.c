@@ -271,3 +271,86 @@ size_t lbs_params_format(const struct lbs_param_spec *table,
     }
     return o;
 }
+
+int lbs_params_get(const struct lbs_param_spec *table, const void *cfg,
+                   const char *key, double *value)
+{
+    const struct lbs_param_spec *p = find_key(table, key, strlen(key));
+    if (!p)
+        return -ENOENT;
+    if (cfg)
+        memcpy(value, (const char *)cfg + p->offset, sizeof *value);
+    return 0;
+}
+
+int lbs_params_effective(const struct lbs_param_spec *table,
+                         const char *what, const void *cfg, char *buf,
+                         size_t len, struct lbs_err *err)
+{
+    if (lbs_params_format(table, cfg, buf, len) >= len)
+        return lbs_err_set(err, -EINVAL, "%s: effective parameters longer "
+                           "than %zu characters", what, len - 1);
+    return 0;
+}
+
+/* ---- registries ---- */
+
+int lbs_registry_index(const struct lbs_spec_registry *r, const char *name,
+                       size_t *i)
+{
+    const char *s;
+    for (size_t k = 0; (s = r->name(k)); k++)
+        if (!strcmp(s, name)) {
+            *i = k;
+            return 0;
+        }
+    return -ENOENT;
+}
+
+const char *const *lbs_registry_names(const struct lbs_spec_registry *r,
+                                      const char **names, size_t cap)
+{
+    if (!names[0])
+        for (size_t i = 0; i + 1 < cap && (names[i] = r->name(i)); i++)
+            ;
+    return names;
+}
+
+int lbs_registry_find(const struct lbs_spec_registry *r, const char *spec,
+                      size_t *i, const char **args, struct lbs_err *err)
+{
+    char name[64];
+    int rc = lbs_spec_split(spec, name, sizeof name, args, err);
+    if (rc)
+        return rc;
+    if (lbs_registry_index(r, name, i))
+        return lbs_err_set(err, -ENOENT, "unknown %s '%s' (see lbscale %s "
+                           "--list)", r->what, name, r->verb);
+    return 0;
+}
+
+int lbs_registry_help(const struct lbs_spec_registry *r, const char *name,
+                      FILE *f)
+{
+    size_t i;
+    if (name) {
+        if (lbs_registry_index(r, name, &i))
+            return -ENOENT;
+        r->help(i, f);
+        return 0;
+    }
+    for (i = 0; r->name(i); i++)
+        r->help(i, f);
+    return 0;
+}
+
+void lbs_registry_device_names(const struct lbs_spec_registry *r, char *buf,
+                               size_t len)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; r->name(i) && at < len; i++)
+        if (r->device(i))
+            at += (size_t)snprintf(buf + at, len - at, "%s%s",
+                                   at ? ", " : "", r->name(i));
+}

@@ -15,12 +15,7 @@
  * formats with different error bounds, results tables name compressors,
  * and the payload is not binary16 at all.
  */
-#include <math.h>
 #include "compress_impl.h"
-
-static const struct lbs_param_spec bf16_params[] = {
-    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
-};
 
 /* Invariant (lbs_compress_wrong): round to nearest, so |out - x| is at
  * most the unit roundoff 2^-8 of |x|, plus half the smallest subnormal
@@ -28,33 +23,17 @@ static const struct lbs_param_spec bf16_params[] = {
 static long bf16_wrong(const struct lbs_compressor *c,
                        struct lbs_compress_check *ck)
 {
-    long bad = 0;
     (void)c;
-#pragma omp parallel for reduction(+ : bad) schedule(static)
-    for (size_t i = 0; i < ck->n; i++)
-        bad += fabs((double)ck->out[i] - ck->x[i]) >
-               ldexp(fabs((double)ck->x[i]), -8) + 0x1p-134;
-    return bad;
+    return lbs_cmp_half_wrong(ck, -8, 0x1p-134);
 }
 
 const struct lbs_compress_ops lbs_cmp_bf16 = {
     .name = "bf16",
     .summary = "bfloat16 (fp32's top 16 bits), round to nearest even "
                "(2 B/element), summed in bf16",
-    .params = bf16_params,
-    .cfg_size = 0,
-    .coll = LBS_COLL_ALLREDUCE,
-    /* memory traffic (lbs_compress_traffic): x read once, halves written;
-     * decoding the summed halves updates every element */
-    .traffic = {.comp = 4, .comp_w = 1, .dec_once = 4,
-                .dec_part = 8, .dec_w = 1, .known = 1},
+    LBS_CMP_HALF_OPS,
     .dtype = LBS_BFLOAT16,
-    .ef_ok = 0,
     .ef_why = "bf16's error is round-to-nearest (relative <= 2^-8, "
               "unbiased); a residual would double the state for nothing",
-    .wire_bytes = lbs_cmp_half_bytes,
-    .max_bytes = lbs_cmp_half_max,
-    .compress = lbs_cmp_half_compress,
-    .decompress_add = lbs_cmp_half_decompress_add,
     .wrong = bf16_wrong,
 };

@@ -12,21 +12,27 @@
 
 extern const struct lbs_compress_ops *const lbs_compress_registry[];
 
-static const struct lbs_compress_ops *lookup(const char *name)
+static void help_one(size_t i, FILE *f);
+
+/* The registry as param.c's registry calls see it. */
+static const char *entry_name(size_t i)
 {
-    for (size_t i = 0; lbs_compress_registry[i]; i++)
-        if (!strcmp(lbs_compress_registry[i]->name, name))
-            return lbs_compress_registry[i];
-    return NULL;
+    return lbs_compress_registry[i] ? lbs_compress_registry[i]->name : NULL;
 }
+
+static int entry_device(size_t i)
+{
+    return lbs_compress_registry[i]->device != NULL;
+}
+
+static const struct lbs_spec_registry reg = {
+    "compressor", "compress", entry_name, entry_device, help_one,
+};
 
 const char *const *lbs_compressor_names(void)
 {
     static const char *names[64];
-    if (!names[0])
-        for (size_t i = 0; lbs_compress_registry[i] && i < 63; i++)
-            names[i] = lbs_compress_registry[i]->name;
-    return names;
+    return lbs_registry_names(&reg, names, 64);
 }
 
 /* ---- spec parsing: the compressor's keys + the common ones ---- */
@@ -83,56 +89,52 @@ static int parse_spec(struct lbs_compressor *c, const char *args,
     if (!rc) {
         c->ef = ((struct common_cfg *)blk)->ef;
         memcpy(c->cfg, blk + sizeof(struct common_cfg), ops->cfg_size);
-        if (lbs_params_format(t, blk, c->params_str, sizeof c->params_str) >=
-            sizeof c->params_str)
-            rc = lbs_err_set(err, -EINVAL, "%s: effective parameters longer "
-                             "than %zu characters", ops->name,
-                             sizeof c->params_str - 1);
+        rc = lbs_params_effective(t, ops->name, blk, c->params_str,
+                                  sizeof c->params_str, err);
     }
     free(blk);
     if (!rc && c->ef && !ops->ef_ok)
         rc = lbs_err_set(err, -EINVAL, "%s: ef=1 makes no sense: %s",
                          ops->name, ops->ef_why);
+    if (!rc && ops->check)
+        rc = ops->check(c->cfg, err);
     return rc;
 }
 
 static int find(const char *spec, const struct lbs_compress_ops **ops,
                 const char **args, struct lbs_err *err)
 {
-    char name[64];
-    int rc = lbs_spec_split(spec, name, sizeof name, args, err);
+    size_t i;
+    int rc = lbs_registry_find(&reg, spec, &i, args, err);
+    if (!rc)
+        *ops = lbs_compress_registry[i];
+    return rc;
+}
+
+/* Find spec's compressor and parse its arguments into a zeroed c: sets
+ * c->ops, allocates c->cfg (freed by the caller, also on failure). */
+static int configure(struct lbs_compressor *c, const char *spec,
+                     struct lbs_err *err)
+{
+    const char *args;
+    int rc = find(spec, &c->ops, &args, err);
     if (rc)
         return rc;
-    *ops = lookup(name);
-    if (!*ops)
-        return lbs_err_set(err, -ENOENT, "unknown compressor '%s' (see "
-                           "lbscale compress --list)", name);
-    return 0;
+    if (!(c->cfg = calloc(1, c->ops->cfg_size ? c->ops->cfg_size : 1)))
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    return parse_spec(c, args, err);
 }
 
 int lbs_compressor_new(const char *spec, struct lbs_compressor **out,
                        struct lbs_err *err)
 {
-    const struct lbs_compress_ops *ops;
-    const char *args;
     *out = NULL;
-    int rc = find(spec, &ops, &args, err);
-    if (rc)
-        return rc;
     struct lbs_compressor *c = calloc(1, sizeof *c);
     if (!c)
         return lbs_err_set(err, -ENOMEM, "out of memory");
-    c->ops = ops;
-    c->cfg = calloc(1, ops->cfg_size ? ops->cfg_size : 1);
-    if (!c->cfg) {
-        free(c);
-        return lbs_err_set(err, -ENOMEM, "out of memory");
-    }
-    rc = parse_spec(c, args, err);
-    if (!rc && ops->check)
-        rc = ops->check(c->cfg, err);
+    int rc = configure(c, spec, err);
     if (!rc)
-        rc = ops->init ? ops->init(c, err) : 0;
+        rc = c->ops->init ? c->ops->init(c, err) : 0;
     if (rc) {
         free(c->cfg);
         free(c);
@@ -146,17 +148,8 @@ int lbs_compressor_new(const char *spec, struct lbs_compressor **out,
  * carrier for parse_spec's output. */
 int lbs_compressor_check(const char *spec, struct lbs_err *err)
 {
-    const struct lbs_compress_ops *ops;
-    const char *args;
-    int rc = find(spec, &ops, &args, err);
-    if (rc)
-        return rc;
-    struct lbs_compressor c = {.ops = ops};
-    if (!(c.cfg = calloc(1, ops->cfg_size ? ops->cfg_size : 1)))
-        return lbs_err_set(err, -ENOMEM, "out of memory");
-    rc = parse_spec(&c, args, err);
-    if (!rc && ops->check)
-        rc = ops->check(c.cfg, err);
+    struct lbs_compressor c = {0};
+    int rc = configure(&c, spec, err);
     free(c.cfg);
     return rc;
 }
@@ -188,13 +181,7 @@ int lbs_compressor_device(const struct lbs_compressor *c,
     const struct lbs_compress_device *d = c->ops->device;
     if (!d || !d->hparams) {
         char have[256];
-        size_t at = 0;
-        have[0] = 0;
-        for (size_t i = 0; lbs_compress_registry[i] && at < sizeof have; i++)
-            if (lbs_compress_registry[i]->device)
-                at += (size_t)snprintf(have + at, sizeof have - at, "%s%s",
-                                       at ? ", " : "",
-                                       lbs_compress_registry[i]->name);
+        lbs_registry_device_names(&reg, have, sizeof have);
         return lbs_err_set(err, -ENOTSUP, "compressor '%s' has no CUDA "
                            "kernel (%s)", c->ops->name, have);
     }
@@ -299,12 +286,7 @@ int lbs_compressor_param(const struct lbs_compressor *c, const char *key,
         *value = c->ef;
         return 0;
     }
-    for (const struct lbs_param_spec *p = c->ops->params; p->key; p++)
-        if (!strcmp(p->key, key)) {
-            memcpy(value, (const char *)c->cfg + p->offset, sizeof *value);
-            return 0;
-        }
-    return -ENOENT;
+    return lbs_params_get(c->ops->params, c->cfg, key, value);
 }
 
 void lbs_compressor_set_rank(struct lbs_compressor *c, int rank)
@@ -476,6 +458,21 @@ int lbs_cmp_half_decompress_add(struct lbs_compressor *c,
     return 0;
 }
 
+long lbs_cmp_half_wrong(const struct lbs_compress_check *ck, int ulp_exp,
+                        double tiny)
+{
+    long bad = 0;
+#pragma omp parallel for reduction(+ : bad) schedule(static)
+    for (size_t i = 0; i < ck->n; i++)
+        bad += fabs((double)ck->out[i] - ck->x[i]) >
+               ldexp(fabs((double)ck->x[i]), ulp_exp) + tiny;
+    return bad;
+}
+
+const struct lbs_param_spec lbs_cmp_no_params[] = {
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
 int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,
                          size_t want, struct lbs_err *err)
 {
@@ -492,6 +489,17 @@ static int check_n(const struct lbs_compressor *c, size_t n,
         return lbs_err_set(err, -EINVAL, "%s: layer of %zu elements (must be "
                            "1..2^32-2)", c->ops->name, n);
     return 0;
+}
+
+/* check_n, and a layer index the residuals can be kept under. */
+static int check_layer(const struct lbs_compressor *c, size_t n, int layer,
+                       struct lbs_err *err)
+{
+    int rc = check_n(c, n, err);
+    if (!rc && layer < 0)
+        rc = lbs_err_set(err, -EINVAL, "%s: layer index %d (must be >= 0)",
+                         c->ops->name, layer);
+    return rc;
 }
 
 /* ---- the public calls ---- */
@@ -513,12 +521,9 @@ int lbs_compress(struct lbs_compressor *c, const float *g, size_t n,
                  struct lbs_err *err)
 {
     struct lbs_cctx ctx = {layer, step, c->rank};
-    int rc = check_n(c, n, err);
+    int rc = check_layer(c, n, layer, err);
     if (rc)
         return rc;
-    if (layer < 0)
-        return lbs_err_set(err, -EINVAL, "%s: layer index %d (must be >= 0)",
-                           c->ops->name, layer);
     if (!c->ef)
         return c->ops->compress(c, g, n, &ctx, payload, bytes, err);
     float *x;
@@ -653,12 +658,9 @@ int lbs_compress_exchange(struct lbs_compressor *c, struct lbs_comm *comm,
                           struct lbs_err *err)
 {
     struct lbs_cctx ctx = {layer, step, comm->rank};
-    int rc = check_n(c, n, err);
+    int rc = check_layer(c, n, layer, err);
     if (rc)
         return rc;
-    if (layer < 0)
-        return lbs_err_set(err, -EINVAL, "%s: layer index %d (must be >= 0)",
-                           c->ops->name, layer);
     c->rank = comm->rank;
     lbs_comm_set_step(comm, step);
     comm->err = err;
@@ -680,8 +682,9 @@ int lbs_compress_exchange(struct lbs_compressor *c, struct lbs_comm *comm,
 
 /* ---- help ---- */
 
-static void help_one(const struct lbs_compress_ops *ops, FILE *f)
+static void help_one(size_t i, FILE *f)
 {
+    const struct lbs_compress_ops *ops = lbs_compress_registry[i];
     struct lbs_param_spec t[MAX_KEYS + 4];
     merge_params(ops, t);
     fprintf(f, "  %s - %s\n    collective: %s%s\n", ops->name, ops->summary,
@@ -692,16 +695,7 @@ static void help_one(const struct lbs_compress_ops *ops, FILE *f)
 
 int lbs_compressor_help(const char *name, FILE *f)
 {
-    if (name) {
-        const struct lbs_compress_ops *ops = lookup(name);
-        if (!ops)
-            return -ENOENT;
-        help_one(ops, f);
-        return 0;
-    }
-    for (size_t i = 0; lbs_compress_registry[i]; i++)
-        help_one(lbs_compress_registry[i], f);
-    return 0;
+    return lbs_registry_help(&reg, name, f);
 }
 
 void lbs_cmp_gather(float *p, const float *x, const uint32_t *idx, size_t m)

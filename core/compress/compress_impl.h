@@ -153,6 +153,25 @@ int lbs_cmp_half_decompress_add(struct lbs_compressor *c,
                                 const void *payload, size_t bytes, size_t n,
                                 const struct lbs_cctx *ctx, float alpha,
                                 float *out, struct lbs_err *err);
+/* Invariant of a round-to-nearest cast (fp16.c, bf16.c): the count of
+ * elements with |out - x| > 2^ulp_exp |x| + tiny (tiny: half the format's
+ * smallest subnormal, for values that underflow). */
+long lbs_cmp_half_wrong(const struct lbs_compress_check *ck, int ulp_exp,
+                        double tiny);
+/* An ops table's keys when it has none of its own (the driver adds ef). */
+extern const struct lbs_param_spec lbs_cmp_no_params[];
+/* The fields fp16.c and bf16.c share in their ops tables: no keys, an
+ * allreduce of the 2-byte values in their own dtype, the lbs_cmp_half_
+ * ops and their memory traffic (lbs_compress_traffic: x read once,
+ * halves written; decoding the summed halves updates every element). */
+#define LBS_CMP_HALF_OPS                                               \
+    .params = lbs_cmp_no_params, .cfg_size = 0,                        \
+    .coll = LBS_COLL_ALLREDUCE,                                        \
+    .traffic = {.comp = 4, .comp_w = 1, .dec_once = 4,                 \
+                .dec_part = 8, .dec_w = 1, .known = 1},                \
+    .ef_ok = 0, .wire_bytes = lbs_cmp_half_bytes,                      \
+    .max_bytes = lbs_cmp_half_max, .compress = lbs_cmp_half_compress,  \
+    .decompress_add = lbs_cmp_half_decompress_add
 /* Check a payload size, -EINVAL naming the compressor otherwise. */
 int lbs_cmp_expect_bytes(const struct lbs_compressor *c, size_t got,
                          size_t want, struct lbs_err *err);

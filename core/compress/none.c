@@ -4,9 +4,6 @@
 
 #include "compress_impl.h"
 
-static const struct lbs_param_spec none_params[] = {
-    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
-};
 
 static size_t none_bytes(struct lbs_compressor *c, size_t n,
                          const struct lbs_cctx *ctx)
@@ -76,7 +73,7 @@ static long none_wrong(const struct lbs_compressor *c,
 const struct lbs_compress_ops lbs_cmp_none = {
     .name = "none",
     .summary = "no compression: fp32 values, one allreduce",
-    .params = none_params,
+    .params = lbs_cmp_no_params,
     .cfg_size = 0,
     .coll = LBS_COLL_ALLREDUCE,
     .ef_ok = 0,

@@ -421,6 +421,27 @@ __device__ static bool drawn(unsigned long long key, unsigned long long i,
     return (lbs_rng_u64(key, i) >> 11) < thr;   /* lbs_mask_bernoulli */
 }
 
+/* This thread's PER elements of tile T from x0, x1, x2 (and, where the
+ * layer is partial, the staleness counters c) into registers; elements
+ * past the tile keep the zeros the caller initialised them with. */
+static __device__ __forceinline__ void
+load_tile3(const struct tile &T, const struct dlayer &D,
+           const float *__restrict__ x0, const float *__restrict__ x1,
+           const float *__restrict__ x2, const unsigned *__restrict__ c,
+           float *k0, float *k1, float *k2, unsigned *ck)
+{
+#pragma unroll
+    for (int k = 0; k < PER; k++) {
+        unsigned j = threadIdx.x + k * THREADS;
+        if (j < T.n) {
+            size_t i = T.lo + j;
+            k0[k] = x0[i], k1[k] = x1[i], k2[k] = x2[i];
+            if (D.partial)
+                ck[k] = c[i];
+        }
+    }
+}
+
 __global__ void __launch_bounds__(THREADS)
 k_slamb_mom(const struct tile *tiles, const struct dlayer *L, struct args a,
             const float *__restrict__ g, float *__restrict__ m,
@@ -435,16 +456,7 @@ k_slamb_mom(const struct tile *tiles, const struct dlayer *L, struct args a,
     const struct dlayer D = L[T.layer];
     float gk[PER] = {0}, mk[PER] = {0}, vk[PER] = {0};
     unsigned ck[PER] = {0};
-#pragma unroll
-    for (int k = 0; k < PER; k++) {
-        unsigned j = threadIdx.x + k * THREADS;
-        if (j < T.n) {
-            size_t i = T.lo + j;
-            gk[k] = g[i], mk[k] = m[i], vk[k] = v[i];
-            if (D.partial)
-                ck[k] = c[i];
-        }
-    }
+    load_tile3(T, D, g, m, v, c, gk, mk, vk, ck);
 #pragma unroll
     for (int k = 0; k < PER; k++) {
         unsigned j = threadIdx.x + k * THREADS;
@@ -582,16 +594,7 @@ k_slamb_norms(const struct tile *tiles, const struct dlayer *L, struct args a,
     const struct dlayer D = L[T.layer];
     float mk[PER] = {0}, vk[PER] = {0}, wk[PER] = {0};
     unsigned ck[PER] = {0};
-#pragma unroll
-    for (int k = 0; k < PER; k++) {
-        unsigned j = threadIdx.x + k * THREADS;
-        if (j < T.n) {
-            size_t i = T.lo + j;
-            mk[k] = m[i], vk[k] = v[i], wk[k] = w[i];
-            if (D.partial)
-                ck[k] = c[i];
-        }
-    }
+    load_tile3(T, D, m, v, w, c, mk, vk, wk, ck);
     float s4[4] = {0, 0, 0, 0};   /* synced w2, u2, stale w2, u2 */
 #pragma unroll
     for (int k = 0; k < PER; k++) {

@@ -13,13 +13,11 @@
 #include <stdlib.h>
 
 #include "kern.h"
+#include "lamb_kernel.h"
 #include "optim_impl.h"
 
-struct adamw_cfg {
-    double lr, b1, b2, eps, wd, bias_correction;
-};
-
-#define K(f) offsetof(struct adamw_cfg, f)
+/* The Adam keys are all AdamW has. */
+#define K(f) offsetof(struct lbs_adam_cfg, f)
 static const struct lbs_param_spec adamw_params[] = {
     {"lr", LBS_P_REAL, 0.001, 0, INFINITY, 0, K(lr), "learning rate", NULL},
     {"b1", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(b1), "first-moment decay", NULL},
@@ -66,18 +64,13 @@ static double adamw_layer(const struct lbs_adamw_coef *k, const float *g,
 
 static int adamw_step(struct lbs_optim *o, struct lbs_err *err)
 {
-    const struct adamw_cfg *c = o->cfg;
+    const struct lbs_adam_cfg *c = o->cfg;
     struct adamw_state *s = o->state;
     int rc;
-    float ibc1 = 1, ibc2 = 1;
-    if (c->bias_correction) {
-        ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
-        ibc2 = (float)(1.0 / (1.0 - pow(c->b2, (double)o->t)));
-    }
+    const struct lbs_lamb_coef a = lbs_adam_coef(c, o->t, 1.0);
     const struct lbs_adamw_coef k = {
-        .b1 = (float)c->b1, .b2 = (float)c->b2,
-        .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
-        .ibc1 = ibc1, .ibc2 = ibc2, .eps = (float)c->eps, .wd = (float)c->wd,
+        .b1 = a.b1, .b2 = a.b2, .c1 = a.c1, .c2 = a.c2,
+        .ibc1 = a.ibc1, .ibc2 = a.ibc2, .eps = a.eps, .wd = (float)c->wd,
         .lr = (float)(c->lr * o->lr_scale),
     };
     for (size_t i = 0; i < o->nlayers; i++) {
@@ -118,13 +111,7 @@ static const char *const adamw_gpu_checks[] = {
 };
 static void adamw_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
 {
-    const struct adamw_cfg *c = cfg;
-    hp->lr = c->lr;
-    hp->b1 = c->b1;
-    hp->b2 = c->b2;
-    hp->eps = c->eps;
-    hp->wd = c->wd;
-    hp->bias_correction = c->bias_correction;
+    lbs_adam_device_hp(cfg, hp);
 }
 /* The GPU kernel (k_adamw) is the same single pass. */
 static double adamw_gpu_bytes(const void *cfg, const struct lbs_layer *l,
@@ -147,7 +134,7 @@ const struct lbs_optim_ops lbs_optim_adamw = {
     .params = adamw_params,
     .dense = 1,
     .adaptive = 1,
-    .cfg_size = sizeof(struct adamw_cfg),
+    .cfg_size = sizeof(struct lbs_adam_cfg),
     .bytes_per_elem = adamw_bytes,
     .init = adamw_init,
     .step = adamw_step,

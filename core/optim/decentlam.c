@@ -26,58 +26,15 @@
 
 #include "gossip.h"
 
-struct decentlam_cfg {
-    double topology, lr, momentum, wd;
-};
-
-#define K(f) offsetof(struct decentlam_cfg, f)
-static const struct lbs_param_spec decentlam_params[] = {
-    {"topology", LBS_P_ENUM, LBS_GOSSIP_TOPOLOGY_DEFAULT, 0, 0, 0, K(topology), "communication graph (mixing matrix W)", lbs_topo_names},
-    {"lr", LBS_P_REAL, 0.1, 0, INFINITY, 0, K(lr), "learning rate", NULL},
-    {"momentum", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(momentum), "momentum factor b", NULL},
-    {"wd", LBS_P_REAL, 0, 0, INFINITY, 0, K(wd), "L2 weight decay (added to g)", NULL},
-    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
-};
-#undef K
-
-struct decentlam_state {
-    struct lbs_gossip g;
-    float **m;
-    float *z;           /* the send buffer, largest layer */
-};
-
-static void decentlam_fini(struct lbs_optim *o)
-{
-    struct decentlam_state *st = o->state;
-    if (!st)
-        return;
-    lbs_gossip_fini(&st->g);
-    lbs_free_layer_state(o, st->m);
-    free(st->z);
-    free(st);
-    o->state = NULL;
-}
-
 static int decentlam_init(struct lbs_optim *o, struct lbs_err *err)
 {
-    const struct decentlam_cfg *c = o->cfg;
-    struct decentlam_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return lbs_err_set(err, -ENOMEM, "decentlam: out of memory");
-    o->state = st;
-    int rc = lbs_gossip_init(&st->g, o, (enum lbs_topo)c->topology, err);
-    if (!rc && (!(st->m = lbs_alloc_layer_state(o)) ||
-                !(st->z = lbs_zalloc_f32(st->g.maxn))))
-        rc = lbs_err_set(err, -ENOMEM, "decentlam: out of memory for state");
-    if (rc)
-        decentlam_fini(o);  /* the driver does not call fini after init fails */
-    return rc;
+    return lbs_gossip_state_init(o, 1, err);
 }
 
 static int decentlam_step(struct lbs_optim *o, struct lbs_err *err)
 {
-    const struct decentlam_cfg *c = o->cfg;
-    struct decentlam_state *st = o->state;
+    const struct lbs_gossip_cfg *c = o->cfg;
+    struct lbs_gossip_state *st = o->state;
     struct lbs_gossip *g = &st->g;
     const double lr = c->lr * o->lr_scale;
     const float lrf = (float)lr, wd = (float)c->wd, mu = (float)c->momentum;
@@ -119,28 +76,21 @@ static int decentlam_step(struct lbs_optim *o, struct lbs_err *err)
 
 static double decentlam_bytes(const struct lbs_optim *o)
 {
-    const struct decentlam_state *st = o->state;
+    const struct lbs_gossip_state *st = o->state;
     return 32.0 + 4.0 * lbs_topology_degree(st->g.topo);
-}
-
-static int decentlam_stat(const struct lbs_optim *o, const char *name,
-                          double *value, struct lbs_err *err)
-{
-    const struct decentlam_state *st = o->state;
-    return lbs_gossip_stat(o, &st->g, name, value, err);
 }
 
 const struct lbs_optim_ops lbs_optim_decentlam = {
     .name = "decentlam",
     .summary = "DecentLaM: decentralized momentum SGD on g~ = (x - W(x - lr g))"
                "/lr, free of DmSGD's momentum bias",
-    .params = decentlam_params,
+    .params = lbs_gossip_params,
     .dense = 0,
-    .cfg_size = sizeof(struct decentlam_cfg),
+    .cfg_size = sizeof(struct lbs_gossip_cfg),
     .bytes_per_elem = decentlam_bytes,
     .init = decentlam_init,
     .step = decentlam_step,
     .stats = lbs_gossip_stats,
-    .stat = decentlam_stat,
-    .fini = decentlam_fini,
+    .stat = lbs_gossip_state_stat,
+    .fini = lbs_gossip_state_fini,
 };

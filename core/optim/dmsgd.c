@@ -27,55 +27,15 @@
 
 #include "gossip.h"
 
-struct dmsgd_cfg {
-    double topology, lr, momentum, wd;
-};
-
-#define K(f) offsetof(struct dmsgd_cfg, f)
-static const struct lbs_param_spec dmsgd_params[] = {
-    {"topology", LBS_P_ENUM, LBS_GOSSIP_TOPOLOGY_DEFAULT, 0, 0, 0, K(topology), "communication graph (mixing matrix W)", lbs_topo_names},
-    {"lr", LBS_P_REAL, 0.1, 0, INFINITY, 0, K(lr), "learning rate", NULL},
-    {"momentum", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(momentum), "momentum factor b", NULL},
-    {"wd", LBS_P_REAL, 0, 0, INFINITY, 0, K(wd), "L2 weight decay (added to g)", NULL},
-    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
-};
-#undef K
-
-struct dmsgd_state {
-    struct lbs_gossip g;
-    float **m;
-};
-
-static void dmsgd_fini(struct lbs_optim *o)
-{
-    struct dmsgd_state *st = o->state;
-    if (!st)
-        return;
-    lbs_gossip_fini(&st->g);
-    lbs_free_layer_state(o, st->m);
-    free(st);
-    o->state = NULL;
-}
-
 static int dmsgd_init(struct lbs_optim *o, struct lbs_err *err)
 {
-    const struct dmsgd_cfg *c = o->cfg;
-    struct dmsgd_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return lbs_err_set(err, -ENOMEM, "dmsgd: out of memory");
-    o->state = st;
-    int rc = lbs_gossip_init(&st->g, o, (enum lbs_topo)c->topology, err);
-    if (!rc && !(st->m = lbs_alloc_layer_state(o)))
-        rc = lbs_err_set(err, -ENOMEM, "dmsgd: out of memory for state");
-    if (rc)
-        dmsgd_fini(o);      /* the driver does not call fini after init fails */
-    return rc;
+    return lbs_gossip_state_init(o, 0, err);
 }
 
 static int dmsgd_step(struct lbs_optim *o, struct lbs_err *err)
 {
-    const struct dmsgd_cfg *c = o->cfg;
-    struct dmsgd_state *st = o->state;
+    const struct lbs_gossip_cfg *c = o->cfg;
+    struct lbs_gossip_state *st = o->state;
     struct lbs_gossip *g = &st->g;
     const struct lbs_momentum mp = {
         .gs = 1, .wd = (float)c->wd, .mu = (float)c->momentum, .a = 1,
@@ -102,29 +62,22 @@ static int dmsgd_step(struct lbs_optim *o, struct lbs_err *err)
 
 static double dmsgd_bytes(const struct lbs_optim *o)
 {
-    const struct dmsgd_state *st = o->state;
+    const struct lbs_gossip_state *st = o->state;
     int deg = lbs_topology_degree(st->g.topo);
     return 20.0 + (deg ? 8.0 + 4.0 * deg : 0.0);
-}
-
-static int dmsgd_stat(const struct lbs_optim *o, const char *name,
-                      double *value, struct lbs_err *err)
-{
-    const struct dmsgd_state *st = o->state;
-    return lbs_gossip_stat(o, &st->g, name, value, err);
 }
 
 const struct lbs_optim_ops lbs_optim_dmsgd = {
     .name = "dmsgd",
     .summary = "decentralized momentum SGD: x_i = sum_j w_ij (x_j - lr m_j) "
                "over a gossip topology",
-    .params = dmsgd_params,
+    .params = lbs_gossip_params,
     .dense = 0,
-    .cfg_size = sizeof(struct dmsgd_cfg),
+    .cfg_size = sizeof(struct lbs_gossip_cfg),
     .bytes_per_elem = dmsgd_bytes,
     .init = dmsgd_init,
     .step = dmsgd_step,
     .stats = lbs_gossip_stats,
-    .stat = dmsgd_stat,
-    .fini = dmsgd_fini,
+    .stat = lbs_gossip_state_stat,
+    .fini = lbs_gossip_state_fini,
 };

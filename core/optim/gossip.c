@@ -1,5 +1,6 @@
 /* gossip.c - see gossip.h. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,4 +136,52 @@ int lbs_gossip_stat(const struct lbs_optim *o, const struct lbs_gossip *g,
     else
         return -ENOENT;
     return 0;
+}
+
+#define K(f) offsetof(struct lbs_gossip_cfg, f)
+const struct lbs_param_spec lbs_gossip_params[] = {
+    {"topology", LBS_P_ENUM, LBS_GOSSIP_TOPOLOGY_DEFAULT, 0, 0, 0, K(topology), "communication graph (mixing matrix W)", lbs_topo_names},
+    {"lr", LBS_P_REAL, 0.1, 0, INFINITY, 0, K(lr), "learning rate", NULL},
+    {"momentum", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(momentum), "momentum factor b", NULL},
+    {"wd", LBS_P_REAL, 0, 0, INFINITY, 0, K(wd), "L2 weight decay (added to g)", NULL},
+    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
+};
+#undef K
+
+void lbs_gossip_state_fini(struct lbs_optim *o)
+{
+    struct lbs_gossip_state *st = o->state;
+    if (!st)
+        return;
+    lbs_gossip_fini(&st->g);
+    lbs_free_layer_state(o, st->m);
+    free(st->z);
+    free(st);
+    o->state = NULL;
+}
+
+int lbs_gossip_state_init(struct lbs_optim *o, int want_z,
+                          struct lbs_err *err)
+{
+    const struct lbs_gossip_cfg *c = o->cfg;
+    const char *name = o->ops->name;
+    struct lbs_gossip_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return lbs_err_set(err, -ENOMEM, "%s: out of memory", name);
+    o->state = st;
+    int rc = lbs_gossip_init(&st->g, o, (enum lbs_topo)c->topology, err);
+    if (!rc && (!(st->m = lbs_alloc_layer_state(o)) ||
+                (want_z && !(st->z = lbs_zalloc_f32(st->g.maxn)))))
+        rc = lbs_err_set(err, -ENOMEM, "%s: out of memory for state", name);
+    if (rc)
+        lbs_gossip_state_fini(o);  /* the driver does not call fini after
+                                      init fails */
+    return rc;
+}
+
+int lbs_gossip_state_stat(const struct lbs_optim *o, const char *name,
+                          double *value, struct lbs_err *err)
+{
+    const struct lbs_gossip_state *st = o->state;
+    return lbs_gossip_stat(o, &st->g, name, value, err);
 }

@@ -62,6 +62,25 @@ int lbs_gossip_consensus(const struct lbs_optim *o, double *value,
 extern const char *const lbs_gossip_stats[];
 int lbs_gossip_stat(const struct lbs_optim *o, const struct lbs_gossip *g,
                     const char *name, double *value, struct lbs_err *err);
+/* What dmsgd.c and decentlam.c share beyond the exchange: the same keys
+ * (config and params table), and a state of the exchange, the per-layer
+ * momentum and, for DecentLaM, a send buffer z of the largest layer.
+ * state_init allocates o->state (messages name o->ops->name) and frees
+ * it again on failure; state_fini and state_stat are ops hooks. */
+struct lbs_gossip_cfg {
+    double topology, lr, momentum, wd;
+};
+extern const struct lbs_param_spec lbs_gossip_params[];
+struct lbs_gossip_state {
+    struct lbs_gossip g;
+    float **m;
+    float *z;           /* want_z only */
+};
+int lbs_gossip_state_init(struct lbs_optim *o, int want_z,
+                          struct lbs_err *err);
+void lbs_gossip_state_fini(struct lbs_optim *o);
+int lbs_gossip_state_stat(const struct lbs_optim *o, const char *name,
+                          double *value, struct lbs_err *err);
 /* Choices and default of the "topology" spec key. */
 /* Ring by default: its mixing matrix is symmetric.  On the directed
  * exponential graph (4 ranks: eigenvalue i/3) DecentLaM's momentum

@@ -441,21 +441,19 @@ static int js_stat(const struct lbs_optim *o, const char *name, double *value,
     return 0;
 }
 
+/* Both variants run the same hooks; js_cfg's lars key tells them apart. */
+#define JS_HOOKS                                                     \
+    .dense = 1, .cfg_size = sizeof(struct js_cfg),                   \
+    .bytes_per_elem = js_bytes, .check = js_check, .init = js_init,  \
+    .step = js_step, .plan = js_plan, .stats = js_stats,             \
+    .stat = js_stat, .fini = js_fini
+
 const struct lbs_optim_ops lbs_optim_jointspar = {
     .name = "jointspar",
     .summary = "JointSpar: layer-sampled momentum SGD, p_d learned online, "
                "kept gradients scaled by 1/p_d",
     .params = js_params,
-    .dense = 1,
-    .cfg_size = sizeof(struct js_cfg),
-    .bytes_per_elem = js_bytes,
-    .check = js_check,
-    .init = js_init,
-    .step = js_step,
-    .plan = js_plan,
-    .stats = js_stats,
-    .stat = js_stat,
-    .fini = js_fini,
+    JS_HOOKS,
 };
 
 const struct lbs_optim_ops lbs_optim_jointspar_lars = {
@@ -463,14 +461,5 @@ const struct lbs_optim_ops lbs_optim_jointspar_lars = {
     .summary = "JointSpar-LARS: layer-sampled LARS, 1/p_d applied to the "
                "LARS step after the trust ratio",
     .params = jsl_params,
-    .dense = 1,
-    .cfg_size = sizeof(struct js_cfg),
-    .bytes_per_elem = js_bytes,
-    .check = js_check,
-    .init = js_init,
-    .step = js_step,
-    .plan = js_plan,
-    .stats = js_stats,
-    .stat = js_stat,
-    .fini = js_fini,
+    JS_HOOKS,
 };

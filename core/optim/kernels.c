@@ -87,6 +87,15 @@ double lbs_clip_scale(const struct lbs_optim *o, double max_norm)
     return (max_norm > 0 && o->gnorm > max_norm) ? max_norm / o->gnorm : 1.0;
 }
 
+int lbs_check_clamp(const char *name, double cmin, double cmax,
+                    struct lbs_err *err)
+{
+    if (cmin > cmax)
+        return lbs_err_set(err, -EINVAL, "%s: cmin (%g) > cmax (%g)", name,
+                           cmin, cmax);
+    return 0;
+}
+
 double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi)
 {
     double r = (wnorm > 0 && unorm > 0) ? wnorm / unorm : 1.0;

@@ -29,18 +29,18 @@
 #include "optim_impl.h"
 
 struct lamb_cfg {
-    double lr, b1, b2, eps, wd, bias_correction, cmin, cmax, clip,
-        exclude_1d;
+    struct lbs_adam_cfg a;
+    double cmin, cmax, clip, exclude_1d;
 };
 
 #define K(f) offsetof(struct lamb_cfg, f)
 static const struct lbs_param_spec lamb_params[] = {
-    {"lr", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(lr), "learning rate", NULL},
-    {"b1", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(b1), "first-moment decay", NULL},
-    {"b2", LBS_P_REAL, 0.999, 0, 1, LBS_P_MAX_OPEN, K(b2), "second-moment decay", NULL},
-    {"eps", LBS_P_REAL, 1e-6, 0, 1, LBS_P_MIN_OPEN, K(eps), "added to sqrt(v)", NULL},
-    {"wd", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(wd), "decoupled weight decay", NULL},
-    {"bias_correction", LBS_P_BOOL, 1, 0, 1, 0, K(bias_correction), "divide m, v by 1-b^t", NULL},
+    {"lr", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(a.lr), "learning rate", NULL},
+    {"b1", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(a.b1), "first-moment decay", NULL},
+    {"b2", LBS_P_REAL, 0.999, 0, 1, LBS_P_MAX_OPEN, K(a.b2), "second-moment decay", NULL},
+    {"eps", LBS_P_REAL, 1e-6, 0, 1, LBS_P_MIN_OPEN, K(a.eps), "added to sqrt(v)", NULL},
+    {"wd", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(a.wd), "decoupled weight decay", NULL},
+    {"bias_correction", LBS_P_BOOL, 1, 0, 1, 0, K(a.bias_correction), "divide m, v by 1-b^t", NULL},
     {"cmin", LBS_P_REAL, 0, 0, INFINITY, 0, K(cmin), "lower clamp of the trust ratio", NULL},
     {"cmax", LBS_P_REAL, 1e9, 0, INFINITY, LBS_P_MIN_OPEN, K(cmax), "upper clamp of the trust ratio", NULL},
     {"clip", LBS_P_REAL, 0, 0, INFINITY, 0, K(clip), "global grad-norm clip (0: off)", NULL},
@@ -81,14 +81,63 @@ void lbs_lamb_apply(const float *u, float *w, size_t n, float step)
     }
 }
 
+struct lbs_lamb_coef lbs_adam_coef(const struct lbs_adam_cfg *a, long t,
+                                   double gscale)
+{
+    struct lbs_lamb_coef k = {
+        .b1 = (float)a->b1, .b2 = (float)a->b2,
+        .c1 = (float)(1 - a->b1), .c2 = (float)(1 - a->b2),
+        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)a->eps,
+        .gscale = (float)gscale,
+    };
+    if (a->bias_correction) {
+        k.ibc1 = (float)(1.0 / (1.0 - pow(a->b1, (double)t)));
+        k.ibc2 = (float)(1.0 / (1.0 - pow(a->b2, (double)t)));
+    }
+    return k;
+}
+
+void lbs_adam_device_hp(const struct lbs_adam_cfg *a,
+                        struct lbs_optim_device_hp *hp)
+{
+    hp->lr = a->lr;
+    hp->b1 = a->b1;
+    hp->b2 = a->b2;
+    hp->eps = a->eps;
+    hp->wd = a->wd;
+    hp->bias_correction = a->bias_correction;
+}
+
+int lbs_lamb_layers(struct lbs_optim *o, const struct lbs_adam_cfg *a,
+                    double cmin, double cmax, double exclude_1d,
+                    double gscale, float **m, float **v, float *u,
+                    void (*after)(struct lbs_optim *o, size_t i, double phi,
+                                  int plain),
+                    struct lbs_err *err)
+{
+    struct lbs_lamb_coef k = lbs_adam_coef(a, o->t, gscale);
+    const double lr = a->lr * o->lr_scale;
+    int rc;
+    for (size_t i = 0; i < o->nlayers; i++) {
+        const struct lbs_layer *L = &o->layers[i];
+        int plain = exclude_1d && lbs_layer_is_1d(o, i);
+        k.wd = plain ? 0.0f : (float)a->wd;
+        double wn, un;
+        lbs_lamb_pass1(&k, L->g, m[i], v[i], L->w, u, L->n, &wn, &un);
+        if ((rc = lbs_check_finite(o, i, un, err)))
+            return rc;
+        double phi = plain ? 1.0 : lbs_trust_ratio(wn, un, cmin, cmax);
+        if (after)
+            after(o, i, phi, plain);
+        lbs_lamb_apply(u, L->w, L->n, (float)(lr * phi));
+    }
+    return 0;
+}
+
 static int lamb_check(const void *cfg, const char *name, struct lbs_err *err)
 {
     const struct lamb_cfg *c = cfg;
-    (void)name;
-    if (c->cmin > c->cmax)
-        return lbs_err_set(err, -EINVAL, "lamb: cmin (%g) > cmax (%g)",
-                           c->cmin, c->cmax);
-    return 0;
+    return lbs_check_clamp(name, c->cmin, c->cmax, err);
 }
 
 static int lamb_init(struct lbs_optim *o, struct lbs_err *err)
@@ -114,31 +163,9 @@ static int lamb_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct lamb_cfg *c = o->cfg;
     struct lamb_state *s = o->state;
-    int rc;
-    double gscale = lbs_clip_scale(o, c->clip);
-    struct lbs_lamb_coef k = {
-        .b1 = (float)c->b1, .b2 = (float)c->b2,
-        .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
-        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps,
-        .gscale = (float)gscale,
-    };
-    if (c->bias_correction) {
-        k.ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
-        k.ibc2 = (float)(1.0 / (1.0 - pow(c->b2, (double)o->t)));
-    }
-    double lr = c->lr * o->lr_scale;
-    for (size_t i = 0; i < o->nlayers; i++) {
-        const struct lbs_layer *L = &o->layers[i];
-        int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
-        k.wd = plain ? 0.0f : (float)c->wd;
-        double wn, un;
-        lbs_lamb_pass1(&k, L->g, s->m[i], s->v[i], L->w, s->u, L->n, &wn, &un);
-        if ((rc = lbs_check_finite(o, i, un, err)))
-            return rc;
-        double phi = plain ? 1.0 : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
-        lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * phi));
-    }
-    return 0;
+    return lbs_lamb_layers(o, &c->a, c->cmin, c->cmax, c->exclude_1d,
+                           lbs_clip_scale(o, c->clip), s->m, s->v, s->u,
+                           NULL, err);
 }
 
 static void lamb_fini(struct lbs_optim *o)
@@ -174,12 +201,7 @@ static const char *const lamb_gpu_checks[] = {
 static void lamb_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
 {
     const struct lamb_cfg *c = cfg;
-    hp->lr = c->lr;
-    hp->b1 = c->b1;
-    hp->b2 = c->b2;
-    hp->eps = c->eps;
-    hp->wd = c->wd;
-    hp->bias_correction = c->bias_correction;
+    lbs_adam_device_hp(&c->a, hp);
     hp->cmin = c->cmin;
     hp->cmax = c->cmax;
     hp->clip = c->clip;

@@ -85,18 +85,19 @@
 #include "slamb.h"
 
 struct onebit_cfg {
-    double lr, b1, b2, eps, wd, bias_correction, cmin, cmax, exclude_1d,
-        freeze_step, coeff_beta, factor_max, factor_min, factor_threshold;
+    struct lbs_adam_cfg a;
+    double cmin, cmax, exclude_1d, freeze_step, coeff_beta, factor_max,
+        factor_min, factor_threshold;
 };
 
 #define K(f) offsetof(struct onebit_cfg, f)
 static const struct lbs_param_spec onebit_params[] = {
-    {"lr", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(lr), "learning rate", NULL},
-    {"b1", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(b1), "first-moment decay", NULL},
-    {"b2", LBS_P_REAL, 0.999, 0, 1, LBS_P_MAX_OPEN, K(b2), "second-moment decay", NULL},
-    {"eps", LBS_P_REAL, 1e-6, 0, 1, LBS_P_MIN_OPEN, K(eps), "added to sqrt(v)", NULL},
-    {"wd", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(wd), "decoupled weight decay", NULL},
-    {"bias_correction", LBS_P_BOOL, 0, 0, 1, 0, K(bias_correction), "divide m, v by 1-b^t (DeepSpeed: off)", NULL},
+    {"lr", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(a.lr), "learning rate", NULL},
+    {"b1", LBS_P_REAL, 0.9, 0, 1, LBS_P_MAX_OPEN, K(a.b1), "first-moment decay", NULL},
+    {"b2", LBS_P_REAL, 0.999, 0, 1, LBS_P_MAX_OPEN, K(a.b2), "second-moment decay", NULL},
+    {"eps", LBS_P_REAL, 1e-6, 0, 1, LBS_P_MIN_OPEN, K(a.eps), "added to sqrt(v)", NULL},
+    {"wd", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(a.wd), "decoupled weight decay", NULL},
+    {"bias_correction", LBS_P_BOOL, 0, 0, 1, 0, K(a.bias_correction), "divide m, v by 1-b^t (DeepSpeed: off)", NULL},
     {"cmin", LBS_P_REAL, 0.01, 0, INFINITY, 0, K(cmin), "lower clamp of the warm-up trust ratio", NULL},
     {"cmax", LBS_P_REAL, 10, 0, INFINITY, LBS_P_MIN_OPEN, K(cmax), "upper clamp of the warm-up trust ratio", NULL},
     {"exclude_1d", LBS_P_BOOL, 1, 0, 1, 0, K(exclude_1d), "no trust ratio/wd for 1-D tensors", NULL},
@@ -137,37 +138,26 @@ static float **copy_layer_state(const struct lbs_optim *o, float **src)
     return d;
 }
 
+/* coeff_freeze: the EMA of the warm-up trust ratio, where it is not 1. */
+static void track_coeff(struct lbs_optim *o, size_t i, double phi, int plain)
+{
+    const struct onebit_cfg *c = o->cfg;
+    struct onebit_state *s = o->state;
+    if (!plain && phi != 1.0)
+        s->coeff[i] = c->coeff_beta * s->coeff[i] +
+                      (1 - c->coeff_beta) * phi;
+}
+
 static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct onebit_cfg *c = o->cfg;
     struct onebit_state *s = o->state;
     int rc = lbs_optim_average_grads(o, err);
+    if (!rc)
+        rc = lbs_lamb_layers(o, &c->a, c->cmin, c->cmax, c->exclude_1d, 1.0,
+                             s->m, s->v, s->u, track_coeff, err);
     if (rc)
         return rc;
-    struct lbs_lamb_coef k = {
-        .b1 = (float)c->b1, .b2 = (float)c->b2,
-        .c1 = (float)(1 - c->b1), .c2 = (float)(1 - c->b2),
-        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps, .gscale = 1.0f,
-    };
-    if (c->bias_correction) {
-        k.ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
-        k.ibc2 = (float)(1.0 / (1.0 - pow(c->b2, (double)o->t)));
-    }
-    const double lr = c->lr * o->lr_scale;
-    for (size_t i = 0; i < o->nlayers; i++) {
-        const struct lbs_layer *L = &o->layers[i];
-        int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
-        k.wd = plain ? 0.0f : (float)c->wd;
-        double wn, un;
-        lbs_lamb_pass1(&k, L->g, s->m[i], s->v[i], L->w, s->u, L->n, &wn, &un);
-        if ((rc = lbs_check_finite(o, i, un, err)))
-            return rc;
-        double phi = plain ? 1.0 : lbs_trust_ratio(wn, un, c->cmin, c->cmax);
-        if (!plain && phi != 1.0)
-            s->coeff[i] = c->coeff_beta * s->coeff[i] +
-                          (1 - c->coeff_beta) * phi;
-        lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * phi));
-    }
     if (o->t == (long)c->freeze_step && !s->vf &&
         !(s->vf = copy_layer_state(o, s->v)))
         return lbs_err_set(err, -ENOMEM, "onebit_lamb: out of memory for "
@@ -380,7 +370,7 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
         return rc;
     if (!s->scaled)
         compute_scaling(o);
-    const float b1 = (float)c->b1, c1 = (float)(1 - c->b1);
+    const float b1 = (float)c->a.b1, c1 = (float)(1 - c->a.b1);
     for (size_t i = 0; i < o->nlayers; i++) {
         const float *g = o->layers[i].g, *m = s->m[i];
         float *x = s->buf + s->off[i];
@@ -397,22 +387,17 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
             return rc;
     }
 
-    struct lbs_lamb_coef k = {
-        .b1 = b1, .b2 = (float)c->b2, .c1 = c1, .c2 = (float)(1 - c->b2),
-        .ibc1 = 1.0f, .ibc2 = 1.0f, .eps = (float)c->eps, .gscale = 1.0f,
-    };
-    float ibc2r = 1.0f;
-    if (c->bias_correction) {
-        k.ibc1 = (float)(1.0 / (1.0 - pow(c->b1, (double)o->t)));
-        k.ibc2 = (float)(1.0 / (1.0 - pow(c->b2, c->freeze_step)));
-        ibc2r = (float)(1.0 / (1.0 - pow(c->b2, (double)o->t)));
-    }
-    const double lr = c->lr * o->lr_scale;
+    /* v_fresh is corrected for step t, the frozen v for freeze_step */
+    struct lbs_lamb_coef k = lbs_adam_coef(&c->a, o->t, 1.0);
+    const float ibc2r = k.ibc2;
+    if (c->a.bias_correction)
+        k.ibc2 = (float)(1.0 / (1.0 - pow(c->a.b2, c->freeze_step)));
+    const double lr = c->a.lr * o->lr_scale;
     const double th = c->factor_threshold;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
-        k.wd = plain ? 0.0f : (float)c->wd;
+        k.wd = plain ? 0.0f : (float)c->a.wd;
         struct fresh_sums r;
         compressed_pass1(&k, ibc2r, s->buf + s->off[i], (float)s->sc[i],
                          s->m[i], s->v[i], s->vf[i], L->w, s->u, L->n, &r);
@@ -477,11 +462,7 @@ static int onebit_check(const void *cfg, const char *name,
                         struct lbs_err *err)
 {
     const struct onebit_cfg *c = cfg;
-    (void)name;
-    if (c->cmin > c->cmax)
-        return lbs_err_set(err, -EINVAL, "onebit_lamb: cmin (%g) > cmax (%g)",
-                           c->cmin, c->cmax);
-    return 0;
+    return lbs_check_clamp(name, c->cmin, c->cmax, err);
 }
 
 static int onebit_init(struct lbs_optim *o, struct lbs_err *err)

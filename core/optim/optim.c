@@ -8,21 +8,38 @@
 
 extern const struct lbs_optim_ops *const lbs_optim_registry[];
 
+/* The registry as param.c's registry calls see it. */
+static const char *entry_name(size_t i)
+{
+    return lbs_optim_registry[i] ? lbs_optim_registry[i]->name : NULL;
+}
+
+static int entry_device(size_t i)
+{
+    return lbs_optim_registry[i]->device != NULL;
+}
+
+static void help_one(size_t i, FILE *f)
+{
+    const struct lbs_optim_ops *ops = lbs_optim_registry[i];
+    fprintf(f, "  %s - %s\n", ops->name, ops->summary);
+    lbs_params_print(ops->params, f);
+}
+
+static const struct lbs_spec_registry reg = {
+    "optimizer", "optim", entry_name, entry_device, help_one,
+};
+
 static const struct lbs_optim_ops *lookup(const char *name)
 {
-    for (size_t i = 0; lbs_optim_registry[i]; i++)
-        if (!strcmp(lbs_optim_registry[i]->name, name))
-            return lbs_optim_registry[i];
-    return NULL;
+    size_t i;
+    return lbs_registry_index(&reg, name, &i) ? NULL : lbs_optim_registry[i];
 }
 
 const char *const *lbs_optim_names(void)
 {
     static const char *names[64];
-    if (!names[0])
-        for (size_t i = 0; lbs_optim_registry[i] && i < 63; i++)
-            names[i] = lbs_optim_registry[i]->name;
-    return names;
+    return lbs_registry_names(&reg, names, 64);
 }
 
 int lbs_layers_check(const struct lbs_layer *l, size_t n, int need_buffers,
@@ -55,15 +72,11 @@ int lbs_layers_check(const struct lbs_layer *l, size_t n, int need_buffers,
 static int find(const char *spec, const struct lbs_optim_ops **ops,
                 const char **args, struct lbs_err *err)
 {
-    char name[64];
-    int rc = lbs_spec_split(spec, name, sizeof name, args, err);
-    if (rc)
-        return rc;
-    *ops = lookup(name);
-    if (!*ops)
-        return lbs_err_set(err, -ENOENT, "unknown optimizer '%s' (see "
-                           "lbscale optim --list)", name);
-    return 0;
+    size_t i;
+    int rc = lbs_registry_find(&reg, spec, &i, args, err);
+    if (!rc)
+        *ops = lbs_optim_registry[i];
+    return rc;
 }
 
 /* Parse args into cfg (ops->cfg_size bytes), format the effective list
@@ -73,23 +86,32 @@ static int parse_cfg(const struct lbs_optim_ops *ops, const char *args,
                      void *cfg, char *buf, size_t len, struct lbs_err *err)
 {
     int rc = lbs_params_parse(ops->params, ops->name, args, cfg, err);
+    if (!rc)
+        rc = lbs_params_effective(ops->params, ops->name, cfg, buf, len, err);
     if (rc)
         return rc;
-    if (lbs_params_format(ops->params, cfg, buf, len) >= len)
-        return lbs_err_set(err, -EINVAL, "%s: effective parameters longer "
-                           "than %zu characters", ops->name, len - 1);
     return ops->check ? ops->check(cfg, ops->name, err) : 0;
 }
 
 static int cfg_get(const struct lbs_optim_ops *ops, const void *cfg,
                    const char *key, double *value, struct lbs_err *err)
 {
-    for (const struct lbs_param_spec *p = ops->params; p->key; p++)
-        if (!strcmp(p->key, key)) {
-            *value = *(const double *)((const char *)cfg + p->offset);
-            return 0;
-        }
+    if (!lbs_params_get(ops->params, cfg, key, value))
+        return 0;
     return lbs_err_set(err, -ENOENT, "%s has no key '%s'", ops->name, key);
+}
+
+/* Free what lbs_optim_new allocates around the optimizer's own state. */
+static void release(struct lbs_optim *o)
+{
+    lbs_compressor_free(o->cmp);
+    if (o->own_comm)
+        lbs_comm_free(o->comm);
+    free(o->cfg);
+    free(o->layers);
+    free(o->gsq);
+    free(o->keep);
+    free(o);
 }
 
 int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
@@ -138,13 +160,7 @@ int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
     *out = o;
     return 0;
 fail:
-    if (o->own_comm)
-        lbs_comm_free(o->comm);
-    free(o->cfg);
-    free(o->layers);
-    free(o->gsq);
-    free(o->keep);
-    free(o);
+    release(o);
     return rc;
 }
 
@@ -283,14 +299,7 @@ void lbs_optim_free(struct lbs_optim *o)
     if (!o)
         return;
     o->ops->fini(o);
-    lbs_compressor_free(o->cmp);
-    if (o->own_comm)
-        lbs_comm_free(o->comm);
-    free(o->cfg);
-    free(o->layers);
-    free(o->gsq);
-    free(o->keep);
-    free(o);
+    release(o);
 }
 
 const char *lbs_optim_name(const struct lbs_optim *o) { return o->ops->name; }
@@ -326,24 +335,9 @@ const char *const *lbs_optim_stat_names(const struct lbs_optim *o)
     return o->ops->stats ? o->ops->stats : none;
 }
 
-static void help_one(const struct lbs_optim_ops *ops, FILE *f)
-{
-    fprintf(f, "  %s - %s\n", ops->name, ops->summary);
-    lbs_params_print(ops->params, f);
-}
-
 int lbs_optim_help(const char *name, FILE *f)
 {
-    if (name) {
-        const struct lbs_optim_ops *ops = lookup(name);
-        if (!ops)
-            return -ENOENT;
-        help_one(ops, f);
-        return 0;
-    }
-    for (size_t i = 0; lbs_optim_registry[i]; i++)
-        help_one(lbs_optim_registry[i], f);
-    return 0;
+    return lbs_registry_help(&reg, name, f);
 }
 
 /* ---- questions answered from the ops tables, without layers ---- */
@@ -426,18 +420,6 @@ int lbs_optim_config_get(const struct lbs_optim_config *c, const char *key,
     return cfg_get(c->ops, c->cfg, key, value, err);
 }
 
-/* "lamb, slamb, ...": the optimizers whose ops table has GPU kernels. */
-static void device_names(char *buf, size_t len)
-{
-    size_t at = 0;
-    buf[0] = 0;
-    for (size_t i = 0; lbs_optim_registry[i] && at < len; i++)
-        if (lbs_optim_registry[i]->device)
-            at += (size_t)snprintf(buf + at, len - at, "%s%s",
-                                   at ? ", " : "",
-                                   lbs_optim_registry[i]->name);
-}
-
 int lbs_optim_config_device(const struct lbs_optim_config *c,
                             struct lbs_optim_device_hp *hp,
                             struct lbs_err *err)
@@ -445,7 +427,7 @@ int lbs_optim_config_device(const struct lbs_optim_config *c,
     const struct lbs_optim_device *d = c->ops->device;
     if (!d || !d->hparams) {
         char have[256];
-        device_names(have, sizeof have);
+        lbs_registry_device_names(&reg, have, sizeof have);
         return lbs_err_set(err, -ENOTSUP, "optimizer '%s' has no CUDA "
                            "kernels (%s have)", c->ops->name, have);
     }
@@ -484,11 +466,7 @@ int lbs_optim_check(const char *spec, const char *compress,
 int lbs_optim_has_key(const char *name, const char *key)
 {
     const struct lbs_optim_ops *ops = lookup(name);
-    if (ops)
-        for (const struct lbs_param_spec *p = ops->params; p->key; p++)
-            if (!strcmp(p->key, key))
-                return 1;
-    return 0;
+    return ops && !lbs_params_get(ops->params, NULL, key, NULL);
 }
 
 /* The roofline model needs an optimizer object (state, layers, step):

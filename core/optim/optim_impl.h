@@ -101,6 +101,10 @@ int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err);
 /* min(1, max_norm / o->gnorm), or 1 when max_norm == 0: apex-style global
  * gradient clipping from the norm the driver already measured. */
 double lbs_clip_scale(const struct lbs_optim *o, double max_norm);
+/* A trust-ratio clamp's cross-key check (ops->check of lamb, slamb,
+ * onebit_lamb): 0, or -EINVAL "NAME: cmin (..) > cmax (..)". */
+int lbs_check_clamp(const char *name, double cmin, double cmax,
+                    struct lbs_err *err);
 /* Deterministic parallel sums.  A layer is cut into LBS_CHUNKS chunks
  * whose bounds depend on n only; each chunk is summed sequentially (float
  * over blocks of LBS_NORM_BLOCK elements, double across blocks) by

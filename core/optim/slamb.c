@@ -299,11 +299,7 @@ static int slamb_check(const void *cfg, const char *name,
                        struct lbs_err *err)
 {
     const struct slamb_cfg *c = cfg;
-    (void)name;
-    if (c->cmin > c->cmax)
-        return lbs_err_set(err, -EINVAL, "slamb: cmin (%g) > cmax (%g)",
-                           c->cmin, c->cmax);
-    return 0;
+    return lbs_check_clamp(name, c->cmin, c->cmax, err);
 }
 
 static int slamb_init(struct lbs_optim *o, struct lbs_err *err)

@@ -69,6 +69,46 @@ void lbs_params_print(const struct lbs_param_spec *table, FILE *f);
 size_t lbs_params_format(const struct lbs_param_spec *table,
                          const void *cfg, char *buf, size_t len);
 
+/* Read key's value from cfg (parsed with table) into *value: 0, or
+ * -ENOENT when the table has no such key (cfg NULL: only that answer). */
+int lbs_params_get(const struct lbs_param_spec *table, const void *cfg,
+                   const char *key, double *value);
+
+/* lbs_params_format into buf, or -EINVAL with "WHAT: effective parameters
+ * longer than ..." when the whole string does not fit. */
+int lbs_params_effective(const struct lbs_param_spec *table,
+                         const char *what, const void *cfg, char *buf,
+                         size_t len, struct lbs_err *err);
+
+/* A registry of named ops tables (core's optimizers, its compressors),
+ * seen through functions of an entry's index, so one set of calls finds
+ * a spec's entry, lists the names and prints --help for every kind. */
+struct lbs_spec_registry {
+    const char *what;                 /* "optimizer": in messages */
+    const char *verb;                 /* "optim": "see lbscale optim --list" */
+    const char *(*name)(size_t i);    /* entry i's name, NULL past the last */
+    int (*device)(size_t i);          /* does entry i have GPU kernels? */
+    void (*help)(size_t i, FILE *f);  /* entry i's --help paragraph */
+};
+
+/* The index of the entry called name: 0, or -ENOENT. */
+int lbs_registry_index(const struct lbs_spec_registry *r, const char *name,
+                       size_t *i);
+/* Fill names (cap slots, the caller's static array, filled once) with the
+ * entries' names, NULL-terminated; returns names. */
+const char *const *lbs_registry_names(const struct lbs_spec_registry *r,
+                                      const char **names, size_t cap);
+/* Split spec (lbs_spec_split) and find its entry: *i, *args; -ENOENT
+ * "unknown WHAT 'x' (see lbscale VERB --list)". */
+int lbs_registry_find(const struct lbs_spec_registry *r, const char *spec,
+                      size_t *i, const char **args, struct lbs_err *err);
+/* --help of the entry called name (-ENOENT if none), or of all (NULL). */
+int lbs_registry_help(const struct lbs_spec_registry *r, const char *name,
+                      FILE *f);
+/* "a, b, ...": the entries with GPU kernels, into buf (len bytes). */
+void lbs_registry_device_names(const struct lbs_spec_registry *r, char *buf,
+                               size_t len);
+
 #ifdef __cplusplus
 }
 #endif
