@@ -524,19 +524,18 @@ int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
     return 0;
 }
 
+static int parse_file(const char *text, size_t len, const char *file,
+                      void *out, struct lbs_err *err)
+{
+    return lbs_sim_trace_parse(text, len, file, out, err);
+}
+
 int lbs_sim_trace_load(const char *path, struct lbs_sim_plan **out,
                        struct lbs_err *err)
 {
-    char *text;
-    size_t len;
     *out = NULL;
-    int rc = sj_read_file(path, LBS_SIM_TRACE_MAX_BYTES, 1, &text, &len,
-                          err);
-    if (rc)
-        return rc;
-    rc = lbs_sim_trace_parse(text, len, path, out, err);
-    free(text);
-    return rc;
+    return sj_load_file(path, LBS_SIM_TRACE_MAX_BYTES, 1, parse_file, out,
+                        err);
 }
 
 int lbs_sim_plan_dp(const struct lbs_sim_model *m, const char *optim,
