@@ -276,7 +276,7 @@ int cli_open_run(const struct cli_common *c, const char *verb, int argc,
     *run = NULL;
     if (!c->save)
         return 0;
-    int rc = lbs_run_open(c->out, argc, argv, run, &e);
+    int rc = lbs_run_open(c->out, lbs_meta_collect, argc, argv, run, &e);
     if (rc)
         cli_error(verb, "%s", e.msg);
     return rc;

@@ -66,6 +66,10 @@ int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i);
     "  --no-save       do not write results files\n" \
     "  -h, --help      this help\n"
 
+/* The machine description meta.json holds (bench/meta.c; new reference):
+ * lbs_run_open's lbs_meta_fn. */
+json_t *lbs_meta_collect(int argc, char **argv);
+
 /* Open the results run for a verb according to c (NULL run when
  * --no-save).  argc/argv are recorded in meta.json. */
 int cli_open_run(const struct cli_common *c, const char *verb, int argc,
@@ -84,20 +88,6 @@ int verb_compare(int argc, char **argv);
 int verb_train(int argc, char **argv);
 int verb_sim(int argc, char **argv);
 int verb_coll(int argc, char **argv);
-/* Draw every figure a results run allows (plot.c). */
-int plot_run(const char *run, struct lbs_err *err);
-/* One sentence on what to look at in a figure, by its file name
- * ("scaling_bert-xl_dgx-a100.png"); "" for an unknown kind (plot.c). */
-const char *plot_caption(const char *file);
-
-/* The verdicts of `check` and `compare` as data, for the report: {"metrics":
- * [one object per metric, as --json prints them], "summary": {...}}
- * (compare adds "a" and "b", the runs).  NULL on bad input, after one
- * printed line. */
-json_t *check_verdicts(const char *run, const char *const *names, int nb,
-                       int strict);
-json_t *compare_verdicts(const char *run_a, const char *run_b);
-
 /* STREAM kernels callable from other verbs: measures triad and copy with
  * the current thread count over n doubles per array.  Returns 0 or -ENOMEM. */
 struct stream_result {

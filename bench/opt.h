@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "check.h"
+
 enum cli_type {
     CLI_END = 0,  /* terminates a table */
     CLI_FLAG,     /* no value: *(int *)dst = set (0 means 1) */
@@ -129,8 +131,9 @@ int cli_export_path(const char *opt, const char *value, void *dst);
 
 /* --baseline NAME, repeatable, up to CLI_BASELINES_MAX (check, report):
  * the names in order into a struct cli_names (cli_baseline_opt is in
- * check.c, which reads the baselines).  text: the verb's --help line. */
-#define CLI_BASELINES_MAX 16
+ * results_verbs.c; report/check.c reads the baselines).  text: the verb's
+ * --help line. */
+#define CLI_BASELINES_MAX CHECK_BASELINES_MAX
 struct cli_names {
     const char *v[CLI_BASELINES_MAX];
     int n;

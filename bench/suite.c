@@ -35,6 +35,7 @@
 #include "lbscale/file.h"
 #include "lbscale/optim.h"
 #include "strbuf.h"
+#include "plot.h"
 #include "report.h"
 #include "results.h"
 #include "suite.h"
@@ -1556,8 +1557,8 @@ static int open_suite_run(struct suite *s, struct lbs_run **runp,
             return EXIT_BAD_INPUT;
         }
     }
-    if (lbs_run_open(o->resume ? o->resume : o->out, o->argc, o->argv, &run,
-                     &le)) {
+    if (lbs_run_open(o->resume ? o->resume : o->out, lbs_meta_collect,
+                     o->argc, o->argv, &run, &le)) {
         cli_error(o->what, "%s", le.msg);
         json_decref(done);
         return EXIT_RUNTIME;

@@ -1,9 +1,9 @@
-/* test_stats.c - cli_stats (bench/stats.c): the statistics behind the
+/* test_stats.c - cli_stats (report/stats.c): the statistics behind the
  * hyperfine-style timing lines of optim and compress. */
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "../bench/stats.h"
+#include "../report/stats.h"
 
 Test(stats, mean_sd_median_odd)
 {

@@ -1,4 +1,5 @@
-/* plot.c - `lbscale plot RUN`: figures from a results run, drawn by the
+/* plot.c - figures from a results run (`lbscale plot RUN` in
+ * bench/results_verbs.c, and after a suite), drawn by the
  * gnuplot scripts in plots/ (one script per figure kind).  The JSONL files
  * are turned into whitespace tables under RUN/plots/ first, so each script
  * stays a plain gnuplot script that can be rerun by hand (the -e
@@ -26,20 +27,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "lbs_config.h"
-#include "strbuf.h"
+#include "plot.h"
 #include "results.h"
+#include "stats.h"
+#include "strbuf.h"
 
 extern char **environ;
 
-/* Scales of the iteration-time bars (--scales). */
-static char plot_scales[256] = "8,128,1024";
-static int plot_verbose;
+/* The options of the plot_run_ex under way (set for its duration). */
+static const char *plot_scales = PLOT_SCALES_DEFAULT;  /* itersplit bars */
+static int plot_verbose;      /* print each PNG's path */
 static int plot_drawn;        /* figures drawn by this plot_run */
 static json_t *plot_json;     /* plot --json: the figures drawn */
 
-static const char *plots_dir(void)
+const char *plot_scripts_dir(void)
 {
     const char *e = getenv("LBSCALE_PLOTS");
     return e && *e ? e : LBS_PLOTS_DIR;
@@ -235,10 +237,10 @@ static int draw(const char *outdir, const char *base, const struct strbuf *dat,
         return lbs_err_set(err, -ENOMEM, "out of memory");
     snprintf(a, alen, "datafile='%s.dat'; outbase='%s.tmp.%ld'; %s", base,
              base, (long)getpid(), assign);
-    if (!realpath(plots_dir(), sdir)) {
+    if (!realpath(plot_scripts_dir(), sdir)) {
         free(a);
         return lbs_err_set(err, -ENOENT, "gnuplot scripts: %s: %s",
-                           plots_dir(), strerror(errno));
+                           plot_scripts_dir(), strerror(errno));
     }
     snprintf(gp, sizeof gp, "%s/%s.gp", sdir, script);
     rc = run_gnuplot(outdir, a, gp);
@@ -1471,7 +1473,7 @@ static int fig_netsweep(const char *run, const char *outdir,
 
 /* ------------------------------------------------------------------ */
 
-int plot_run(const char *run, struct lbs_err *err)
+static int plot_kinds(const char *run, struct lbs_err *err)
 {
     int vrc = lbs_run_valid(run, err);
     if (vrc)
@@ -1501,132 +1503,24 @@ int plot_run(const char *run, struct lbs_err *err)
     return first;
 }
 
-static const char plot_usage[] =
-"usage: lbscale plot RUN_DIR [--scales LIST] [--json]";
-
-/* %s: the gnuplot scripts' directory (plots_dir()). */
-static const char plot_about_fmt[] =
-"Draws every figure the run's results allow, as PNG and SVG under\n"
-"RUN_DIR/plots/ (with the .dat table each was drawn from), with the\n"
-"gnuplot scripts in %s (or $LBSCALE_PLOTS), and prints the PNG paths.\n"
-"Kinds whose results are absent are skipped.\n"
-"  roofline     optim.jsonl: achieved GB/s per optimizer step vs STREAM\n"
-"  scaling      sim.jsonl: scaling efficiency vs GPUs, one line per\n"
-"               optimizer, one figure per model and platform\n"
-"  itersplit    sim.jsonl: iteration time split (compute, optimizer,\n"
-"               exposed communication) as stacked bars at chosen scales\n"
-"  busbw        coll.jsonl: bus bandwidth vs message size per collective,\n"
-"               with the link limit (or this run's STREAM copy)\n"
-"  compress     compress.jsonl: throughput (fraction of STREAM) vs error\n"
-"  wire         compress.jsonl: bits on the wire per gradient element\n"
-"  convergence  train.jsonl: test accuracy vs step, and vs simulated\n"
-"               wall-clock at 1,024 GPUs (sim.jsonl rows at that scale)\n"
-"  netsweep     sim_netsweep.jsonl: scaling efficiency vs network Gb/s per\n"
-"               node, one line per optimizer (lbscale sim netsweep)\n"
-"  compression_tradeoff  train.jsonl + sim.jsonl: LAMB's final accuracy\n"
-"               with each compressor vs the simulated BERT-Large step at\n"
-"               the largest GPU count with a compressed trace";
-
-static const char plot_epilog[] =
-"Exit 0 when figures were drawn, 1 when gnuplot failed, 2 on bad input and\n"
-"when the run has nothing to draw (an empty directory, no results yet).";
-
-/* --scales LIST: GPU counts, kept as the text the gnuplot script reads. */
-static int scales_opt(const char *opt, const char *v, void *unused)
+int plot_run_ex(const char *run, const struct plot_opts *o, int *drawn,
+                struct lbs_err *err)
 {
-    (void)opt, (void)unused;
-    if (!*v || strspn(v, "0123456789,") != strlen(v) ||
-        strlen(v) >= sizeof plot_scales) {
-        cli_error("--scales", "expected GPU counts like 8,128,1024");
-        return -EINVAL;
-    }
-    snprintf(plot_scales, sizeof plot_scales, "%s", v);
-    return 0;
-}
-
-/* The option table and parse of `lbscale plot`; 0 with *run set, CLI_EXIT
- * after --help, or -EINVAL after one printed line. */
-static int plot_args(int argc, char **argv, const char **run, int *json)
-{
-    char about[sizeof plot_about_fmt + PATH_MAX];
-    snprintf(about, sizeof about, plot_about_fmt, plots_dir());
-    const struct cli_opt opts[] = {
-        {.name = "scales", .type = CLI_CALL, .fn = scales_opt, .arg = "LIST",
-         .help = "GPU counts of the itersplit bars (default 8,128,1024;\n"
-                 "those present in the run are used)"},
-        {.name = "json", .type = CLI_FLAG, .dst = json,
-         .help = "instead of the paths, one JSON object: {\"run\",\n"
-                 "\"figures\": [{\"figure\", \"png\", \"svg\", \"caption\"}]}"},
-        {0}};
-    const struct cli_verb verb = {.name = "plot", .usage = plot_usage,
-                                  .about = about, .opts = opts,
-                                  .epilog = plot_epilog};
-    char **pos;
-    int npos;
-    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
-    if (rc)
-        return rc;
-    if (npos != 1) {
-        cli_error("plot", "expected exactly one results directory (see "
-                  "--help)");
-        return -EINVAL;
-    }
-    *run = pos[0];
-    return 0;
-}
-
-int verb_plot(int argc, char **argv)
-{
-    const char *run = NULL;
-    int json = 0;
-    int prc = plot_args(argc, argv, &run, &json);
-    if (prc)
-        return prc < 0 ? EXIT_BAD_INPUT : 0;
-    struct lbs_err e;
-    /* an empty directory: say so rather than "meta.json is missing" */
-    DIR *d = opendir(run);
-    if (d) {
-        struct dirent *de;
-        int any = 0;
-        while (!any && (de = readdir(d)))
-            any = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-        closedir(d);
-        if (!any) {
-            cli_error("plot", "%s is an empty directory: nothing to plot (a "
-                      "results run comes from lbscale demo, suite or a verb "
-                      "with --out)", run);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    plot_verbose = 1;
+    plot_scales = o->scales ? o->scales : PLOT_SCALES_DEFAULT;
+    plot_verbose = o->print;
+    plot_json = o->figures;
     plot_drawn = 0;
-    plot_json = json ? json_array() : NULL;
-    int rc = plot_run(run, &e);
+    int rc = plot_kinds(run, err);
+    if (drawn)
+        *drawn = plot_drawn;
+    plot_scales = PLOT_SCALES_DEFAULT;
     plot_verbose = 0;
-    if (rc) {
-        cli_error("plot", "%s", e.msg);
-        json_decref(plot_json);
-        plot_json = NULL;
-        return cli_exit_code(rc);
-    }
-    if (!plot_drawn) {
-        char dir[PATH_MAX + 8];
-        snprintf(dir, sizeof dir, "%s/plots", run);
-        rmdir(dir);   /* only when plot_run just made it and it is empty */
-        cli_error("plot", "%s has no results to draw (no optim, sim, coll, "
-                  "compress, train or sim_netsweep rows)", run);
-        json_decref(plot_json);
-        plot_json = NULL;
-        return EXIT_BAD_INPUT;
-    }
-    if (plot_json) {
-        json_t *o = json_pack("{s:s,s:O}", "run", run, "figures", plot_json);
-        char *t = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(t ? t : "{}");
-        free(t);
-        json_decref(o);
-        json_decref(plot_json);
-        plot_json = NULL;
-    }
-    return 0;
+    plot_json = NULL;
+    return rc;
+}
+
+int plot_run(const char *run, struct lbs_err *err)
+{
+    const struct plot_opts o = {0};
+    return plot_run_ex(run, &o, NULL, err);
 }

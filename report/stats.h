@@ -1,4 +1,4 @@
-/* stats.h - statistics of timed repetitions (bench/stats.c). */
+/* stats.h - statistics of timed repetitions (report/stats.c). */
 #ifndef LBS_STATS_H
 #define LBS_STATS_H
 

@@ -1,5 +1,6 @@
-/* report.c - `lbscale report RUN`: RUN/report.html, one self-contained page
- * (figures embedded as base64 PNG, inline CSS, no external references)
+/* report.c - the report of a results run (`lbscale report RUN` in
+ * bench/results_verbs.c, and after a suite): RUN/report.html, one
+ * self-contained page (figures embedded as base64 PNG, inline CSS, no external references)
  * with the machine from meta.json, a summary table per section, the
  * figures under each section and the exact command lines; and the same
  * summary tables as plain text for the end of a suite.
@@ -18,13 +19,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
 #include "git_rev.h"
 #include "lbs_config.h"
 #include "lbscale/file.h"
-#include "strbuf.h"
+#include "plot.h"
 #include "report.h"
 #include "results.h"
+#include "strbuf.h"
 
 /* ------------------------------------------------------------------ */
 /* values                                                               */
@@ -1396,8 +1397,6 @@ static void html_verdicts(struct strbuf *b, json_t *v)
     }
 }
 
-/* Write RUN/report.html; verdicts: NULL or {"check": ..., "compare": ...};
- * *found (when not NULL): the findings, a new reference. */
 int report_write_ex(const char *run, json_t *verdicts, json_t **found,
                     struct lbs_err *err)
 {
@@ -1518,128 +1517,4 @@ int report_write_ex(const char *run, json_t *verdicts, json_t **found,
 int report_write(const char *run, struct lbs_err *err)
 {
     return report_write_ex(run, NULL, NULL, err);
-}
-
-static const char report_usage[] =
-"usage: lbscale report RUN_DIR [--baseline NAME...] [--compare RUN_B]\n"
-"                      [--text | --json]";
-
-static const char report_about[] =
-"Writes RUN_DIR/report.html: one self-contained page (figures embedded,\n"
-"no external files, a few lines of inline script to sort tables) that\n"
-"opens with the findings (the headline numbers, each linked to its table\n"
-"and figure), then the regression verdicts when asked for, the figures\n"
-"with their captions, a table per section (STREAM, optimizer steps,\n"
-"compressors, collectives, training, simulator; click a header to sort),\n"
-"the machine, the suite's entries and the exact command lines.\n"
-"Run `lbscale plot RUN_DIR` first to (re)draw the figures.  The run's\n"
-"*.jsonl files must be regular files of at most 256 MiB each.";
-
-static const char report_epilog[] =
-"The page shows the verdicts; it does not gate on them: exit 0 when the\n"
-"page was written (use check or compare for a CI gate), 2 on bad input.";
-
-/* --compare RUN_B, once. */
-static int compare_opt(const char *opt, const char *value, void *dst)
-{
-    const char **cmp = dst;
-    if (*cmp) {
-        cli_error(opt, "one run to compare with only");
-        return -EINVAL;
-    }
-    *cmp = value;
-    return 0;
-}
-
-int verb_report(int argc, char **argv)
-{
-    struct cli_names bl = {.n = 0};
-    const char *cmp = NULL;
-    int text = 0, json = 0;
-    const struct cli_opt opts[] = {
-        CLI_BASELINE_OPT(&bl,
-            "add `lbscale check RUN_DIR --baseline NAME`'s verdicts\n"
-            "(repeatable; a metric the run lacks is skipped)"),
-        {.name = "compare", .type = CLI_CALL, .fn = compare_opt, .dst = &cmp,
-         .arg = "RUN_B",
-         .help = "add `lbscale compare RUN_DIR RUN_B`'s verdicts (A =\n"
-                 "this run)"},
-        {.name = "text", .type = CLI_FLAG, .dst = &text,
-         .help = "also print the findings and summary tables on stdout"},
-        {.name = "json", .type = CLI_FLAG, .dst = &json,
-         .help = "print one JSON object on stdout: the report's path,\n"
-                 "the findings and the verdicts' summaries"},
-        {0}};
-    const struct cli_verb verb = {.name = "report", .usage = report_usage,
-                                  .about = report_about, .opts = opts,
-                                  .epilog = report_epilog};
-    char **pos;
-    int npos;
-    int prc = cli_parse(&verb, argc, argv, &pos, &npos);
-    if (prc)
-        return prc < 0 ? EXIT_BAD_INPUT : 0;
-    if (npos > 1) {
-        cli_error("report", "one results directory only (see --help)");
-        return EXIT_BAD_INPUT;
-    }
-    const char *run = npos ? pos[0] : NULL, *const *names = bl.v;
-    int nb = bl.n;
-    if (!run) {
-        cli_error("report", "expected a results directory (see --help)");
-        return EXIT_BAD_INPUT;
-    }
-    if (text && json) {
-        cli_error("report", "--text and --json exclude each other");
-        return EXIT_BAD_INPUT;
-    }
-    struct lbs_err e;
-    if (lbs_run_valid(run, &e)) {
-        cli_error("report", "%s", e.msg);
-        return EXIT_BAD_INPUT;
-    }
-    json_t *verdicts = json_object();
-    if (nb) {
-        json_t *c = check_verdicts(run, names, nb, 0);
-        if (!c) {
-            json_decref(verdicts);
-            return EXIT_BAD_INPUT;
-        }
-        json_object_set_new(verdicts, "check", c);
-    }
-    if (cmp) {
-        json_t *c = compare_verdicts(run, cmp);
-        if (!c) {
-            json_decref(verdicts);
-            return EXIT_BAD_INPUT;
-        }
-        json_object_set_new(verdicts, "compare", c);
-    }
-    json_t *fnd = NULL;
-    int rc = report_write_ex(run, verdicts, &fnd, &e);
-    if (rc) {
-        cli_error("report", "%s", e.msg);
-        json_decref(verdicts);
-        return EXIT_BAD_INPUT;
-    }
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/report.html", run);
-    if (json) {
-        json_t *o = json_pack("{s:s,s:O}", "report", path, "findings", fnd);
-        const char *k[] = {"check", "compare"};
-        for (int j = 0; j < 2; j++) {
-            json_t *v = json_object_get(verdicts, k[j]);
-            if (v)
-                json_object_set(o, k[j], json_object_get(v, "summary"));
-        }
-        char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(s ? s : "{}");
-        free(s);
-        json_decref(o);
-    } else if (text) {
-        report_summary_text(run, stdout);
-    }
-    json_decref(fnd);
-    json_decref(verdicts);
-    fprintf(stderr, "report: %s\n", path);
-    return 0;
 }

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <hwloc.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -12,23 +11,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cblas.h>
-
-#include "blas.h"
 #include "lbscale/file.h"
-#include "lbscale/isa.h"
 #include "git_rev.h"
-#include "lbs_config.h"
-#include "lbs_cuda.h"
 #include "results.h"
-
-#if LBS_HAVE_MPI
-#include <mpi.h>
-#endif
 
 /* Room left under PATH_MAX for "/<verb>.jsonl", "/plots/x.tmp.PID.XXXXXX.svg"
  * and the like: a run directory longer than this is refused up front. */
@@ -147,7 +135,14 @@ void lbs_clean_stale_tmp(const char *dir)
     closedir(d);
 }
 
-static void utc_stamp(char *buf, size_t len, const char *fmt);
+static void utc_stamp(char *buf, size_t len, const char *fmt)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, fmt, &tm);
+}
+
 
 /* A new results/<UTC>-<rev>[-N] directory, created exclusively so two runs
  * started in the same second never share one.  0, or -1 with errno set. */
@@ -172,131 +167,6 @@ static int new_run_dir(const char *root, char *out, size_t len)
     }
     return -1;
 }
-static void cpu_model(char *buf, size_t len)
-{
-    snprintf(buf, len, "unknown");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    char line[512];
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10)) {
-            char *c = strchr(line, ':');
-            if (c) {
-                c += 2;
-                c[strcspn(c, "\n")] = '\0';
-                snprintf(buf, len, "%s", c);
-            }
-            break;
-        }
-    fclose(f);
-}
-
-static json_t *topology(void)
-{
-    hwloc_topology_t t;
-    json_t *o = json_object();
-    if (hwloc_topology_init(&t) || hwloc_topology_load(t))
-        return o;
-    json_object_set_new(o, "packages", json_integer(
-        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE)));
-    json_object_set_new(o, "numa_nodes", json_integer(
-        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE)));
-    json_object_set_new(o, "cores", json_integer(
-        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE)));
-    json_object_set_new(o, "pus", json_integer(
-        hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU)));
-    hwloc_obj_t root = hwloc_get_root_obj(t);
-    json_object_set_new(o, "memory_bytes",
-                        json_integer((json_int_t)root->total_memory));
-    static const hwloc_obj_type_t caches[] = {HWLOC_OBJ_L1CACHE,
-        HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE};
-    static const char *names[] = {"l1d_bytes", "l2_bytes", "l3_bytes"};
-    for (int i = 0; i < 3; i++) {
-        hwloc_obj_t c = hwloc_get_obj_by_type(t, caches[i], 0);
-        if (c && c->attr)
-            json_object_set_new(o, names[i],
-                json_integer((json_int_t)c->attr->cache.size));
-        if (c)
-            json_object_set_new(o, i == 2 ? "l3_count" : i == 1 ? "l2_count"
-                                : "l1d_count", json_integer(
-                hwloc_get_nbobjs_by_type(t, caches[i])));
-    }
-    hwloc_topology_destroy(t);
-    return o;
-}
-
-static json_t *versions(void)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "lbscale", json_string(LBS_VERSION));
-    json_object_set_new(o, "compiler", json_string(__VERSION__));
-    json_object_set_new(o, "jansson", json_string(JANSSON_VERSION));
-    unsigned h = hwloc_get_api_version();
-    char buf[256];
-    snprintf(buf, sizeof buf, "%u.%u.%u", h >> 16, (h >> 8) & 0xff, h & 0xff);
-    json_object_set_new(o, "hwloc", json_string(buf));
-    json_object_set_new(o, "openblas", json_string(openblas_get_config()));
-    json_object_set_new(o, "blas", blas_info_json());
-#if LBS_HAVE_MPI
-    char mv[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(mv, &len);
-    mv[strcspn(mv, ",\n")] = '\0';
-    json_object_set_new(o, "mpi", json_string(mv));
-#else
-    json_object_set_new(o, "mpi", json_null());
-#endif
-    json_object_set_new(o, "cuda_build", json_boolean(LBS_HAVE_CUDA));
-    json_object_set_new(o, "nccl_build", json_boolean(LBS_HAVE_NCCL));
-    return o;
-}
-
-static void utc_stamp(char *buf, size_t len, const char *fmt)
-{
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(buf, len, fmt, &tm);
-}
-
-json_t *lbs_meta_collect(int argc, char **argv)
-{
-    json_t *m = json_object();
-    char buf[512];
-    utc_stamp(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ");
-    json_object_set_new(m, "created_utc", json_string(buf));
-    json_object_set_new(m, "git_rev", json_string(LBS_GIT_REV));
-    struct utsname u;
-    if (!uname(&u)) {
-        json_object_set_new(m, "hostname", json_string(u.nodename));
-        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
-        json_object_set_new(m, "os", json_string(buf));
-    }
-    cpu_model(buf, sizeof buf);
-    json_object_set_new(m, "cpu_model", json_string(buf));
-    json_object_set_new(m, "online_cpus",
-                        json_integer(sysconf(_SC_NPROCESSORS_ONLN)));
-    json_object_set_new(m, "topology", topology());
-    /* the kernels' vector level (core/kern): in use, best, and forced */
-    json_t *isa = json_object();
-    json_object_set_new(isa, "level", json_string(lbs_isa_name()));
-    json_object_set_new(isa, "best", json_string(lbs_isa_best()));
-    const char *fz = getenv("LBSCALE_ISA");
-    json_object_set_new(isa, "env", fz ? json_string(fz) : json_null());
-    json_object_set_new(m, "isa", isa);
-    json_object_set_new(m, "versions", versions());
-    char gpu[256];
-    struct lbs_err e;
-    int ng = lbs_cuda_probe(gpu, sizeof gpu, &e);
-    json_object_set_new(m, "gpu", ng > 0 ? json_string(gpu) : json_null());
-    json_t *cmd = json_array();
-    for (int i = 0; i < argc; i++)
-        json_array_append_new(cmd, json_string(argv[i]));
-    json_object_set_new(m, "command", cmd);
-    return m;
-}
-
 /* The suite's attempt id from the environment: "" outside a suite. */
 static int attempt_from_env(char *out, struct lbs_err *err)
 {
@@ -315,8 +185,20 @@ static int attempt_from_env(char *out, struct lbs_err *err)
     return 0;
 }
 
-int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
-                 struct lbs_err *err)
+/* What meta.json holds: meta's object, or only the command line. */
+static json_t *meta_of(lbs_meta_fn *meta, int argc, char **argv)
+{
+    if (meta)
+        return meta(argc, argv);
+    json_t *m = json_object(), *cmd = json_array();
+    for (int i = 0; i < argc; i++)
+        json_array_append_new(cmd, json_string(argv[i]));
+    json_object_set_new(m, "command", cmd);
+    return m;
+}
+
+int lbs_run_open(const char *dir, lbs_meta_fn *meta, int argc, char **argv,
+                 struct lbs_run **out, struct lbs_err *err)
 {
     *out = NULL;
     const char *root = getenv("LBSCALE_RESULTS");
@@ -356,7 +238,7 @@ int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/meta.json", r->dir);
     if (access(path, F_OK)) {
-        json_t *m = lbs_meta_collect(argc, argv);
+        json_t *m = meta_of(meta, argc, argv);
         char *s = json_dumps(m, JSON_INDENT(2) | JSON_SORT_KEYS);
         json_decref(m);
         size_t len = s ? strlen(s) : 0;

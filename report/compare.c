@@ -1,6 +1,7 @@
-/* compare.c - `lbscale compare RUN_A RUN_B`: every metric two results runs
- * share, side by side, with a verdict per metric (pytest-benchmark/asv
- * style), for CI summaries and before/after studies.
+/* compare.c - what `lbscale compare RUN_A RUN_B` (bench/results_verbs.c)
+ * and the report show: every metric two results runs share, side by side,
+ * with a verdict per metric (pytest-benchmark/asv style), for CI summaries
+ * and before/after studies.
  *
  * Rows are matched on their configuration (the key fields of their verb
  * in the table below); all rows of a configuration in a run are its
@@ -24,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "compare.h"
 #include "stats.h"
 #include "results.h"
 
@@ -65,12 +66,6 @@ static const struct verbdef verbs[] = {
                "ranks", "compress", NULL},
      {{"test_accuracy", EXACT}, {"sent_bytes_per_rank", EXACT},
       {"wall_s", LOWER}, {NULL, 0}}},
-};
-
-struct opts {
-    double margin, margin_single, alpha;
-    int json, markdown;
-    json_t *collect;   /* non-NULL: the per-metric objects go here */
 };
 
 
@@ -154,10 +149,8 @@ static size_t samples(json_t *rows, const struct verbdef *d, const char *cfg,
     return n;
 }
 
-struct tally { int compared, regressed, improved, changed; };
-
 static const char *verdict(enum kind k, double a, double b, size_t na,
-                           size_t nb, double p, const struct opts *o,
+                           size_t nb, double p, const struct compare_opts *o,
                            int *regress)
 {
     *regress = 0;
@@ -179,18 +172,17 @@ static const char *verdict(enum kind k, double a, double b, size_t na,
     return bad > 0 ? (k == LOWER ? "SLOWER" : "WORSE") : "better";
 }
 
+/* One verb's shared metrics: printed, or with collect (non-NULL) added
+ * to it as objects.  0, or -EINVAL with err set. */
 static int compare_verb(const char *ra, const char *rb,
-                        const struct verbdef *d, const struct opts *o,
-                        struct tally *t)
+                        const struct verbdef *d, const struct compare_opts *o,
+                        json_t *collect, struct compare_tally *t,
+                        struct lbs_err *err)
 {
-    struct lbs_err e;
-    json_t *A = lbs_run_rows(ra, d->verb, &e), *B = NULL;
-    if (!A) {
-        cli_error("compare", "%s", e.msg);
+    json_t *A = lbs_run_rows(ra, d->verb, err), *B = NULL;
+    if (!A)
         return -EINVAL;
-    }
-    if (!(B = lbs_run_rows(rb, d->verb, &e))) {
-        cli_error("compare", "%s", e.msg);
+    if (!(B = lbs_run_rows(rb, d->verb, err))) {
         json_decref(A);
         return -EINVAL;
     }
@@ -223,15 +215,15 @@ static int compare_verb(const char *ra, const char *rb,
             char ps[16] = "-";
             if (!isnan(p))
                 snprintf(ps, sizeof ps, "%.3g", p);
-            if (o->json || o->collect) {
+            if (o->json || collect) {
                 json_t *row = json_pack("{s:s,s:s,s:s,s:f,s:f,s:f,s:I,s:I,"
                                         "s:o,s:s,s:b}", "verb", d->verb,
                     "config", cfg, "metric", d->m[k].field, "a", ma, "b", mb,
                     "change", delta, "n_a", (json_int_t)na, "n_b",
                     (json_int_t)nb, "p", isnan(p) ? json_null() : json_real(p),
                     "verdict", v, "regression", reg);
-                if (o->collect) {
-                    json_array_append_new(o->collect, row);
+                if (collect) {
+                    json_array_append_new(collect, row);
                     continue;
                 }
                 char *s = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -255,7 +247,8 @@ static int compare_verb(const char *ra, const char *rb,
     return 0;
 }
 
-static json_t *compare_summary(const struct tally *t, const struct opts *o)
+json_t *compare_summary(const struct compare_tally *t,
+                        const struct compare_opts *o)
 {
     return json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "summary",
                      "compare", "compared", t->compared, "regressed",
@@ -264,115 +257,31 @@ static json_t *compare_summary(const struct tally *t, const struct opts *o)
                      o->margin_single, "alpha", o->alpha);
 }
 
-json_t *compare_verdicts(const char *ra, const char *rb)
+int compare_runs(const char *ra, const char *rb, const struct compare_opts *o,
+                 struct compare_tally *t, struct lbs_err *err)
 {
-    struct opts o = {.margin = 0.10, .margin_single = 0.25, .alpha = 0.05,
-                     .json = 1, .collect = json_array()};
-    struct tally t = {0};
-    struct lbs_err e;
-    for (int k = 0; k < 2; k++)
-        if (lbs_run_valid(k ? rb : ra, &e)) {
-            cli_error("compare", "%s", e.msg);
-            json_decref(o.collect);
-            return NULL;
-        }
+    *t = (struct compare_tally){0};
     for (size_t k = 0; k < sizeof verbs / sizeof verbs[0]; k++)
-        if (compare_verb(ra, rb, &verbs[k], &o, &t)) {
-            json_decref(o.collect);
+        if (compare_verb(ra, rb, &verbs[k], o, NULL, t, err))
+            return -EINVAL;
+    return 0;
+}
+
+json_t *compare_verdicts(const char *ra, const char *rb, struct lbs_err *err)
+{
+    const struct compare_opts o = COMPARE_OPTS_DEFAULT;
+    struct compare_tally t = {0};
+    for (int k = 0; k < 2; k++)
+        if (lbs_run_valid(k ? rb : ra, err))
+            return NULL;
+    json_t *collect = json_array();
+    for (size_t k = 0; k < sizeof verbs / sizeof verbs[0]; k++)
+        if (compare_verb(ra, rb, &verbs[k], &o, collect, &t, err)) {
+            json_decref(collect);
             return NULL;
         }
     json_t *out = json_pack("{s:s,s:s,s:O,s:o}", "a", ra, "b", rb, "metrics",
-                            o.collect, "summary", compare_summary(&t, &o));
-    json_decref(o.collect);
+                            collect, "summary", compare_summary(&t, &o));
+    json_decref(collect);
     return out;
-}
-
-static const char compare_usage[] =
-"usage: lbscale compare RUN_A RUN_B [--margin F] [--margin-single F]\n"
-"                       [--alpha P] [--json | --markdown]";
-
-static const char compare_about[] =
-"Every metric the two results runs share, matched on configuration (the\n"
-"verb's key fields: optim/compressor/collective, sizes, threads, ...),\n"
-"side by side: median of A, median of B, change, samples, verdict.\n"
-"Deterministic metrics (wire bytes, simulated times, seeded accuracies)\n"
-"must be equal (else CHANGED).  Timings and rates: with 3 or more samples\n"
-"per side (suite \"repeat\"), a change is real when a two-sided\n"
-"Mann-Whitney U test gives p < alpha (the false-alarm rate per metric) and\n"
-"counts when it exceeds --margin; with fewer samples only a change beyond\n"
-"--margin-single counts.  5 interleaved repetitions per side catch a 10%\n"
-"slowdown when the per-run spread is below about 5%.\n"
-"Exit 0: no regression; 1: a metric regressed or changed; 2: bad input.";
-
-int verb_compare(int argc, char **argv)
-{
-    struct opts o = {.margin = 0.10, .margin_single = 0.25, .alpha = 0.05};
-    const struct cli_opt opts[] = {
-        {.name = "margin", .type = CLI_DOUBLE, .dst = &o.margin, .arg = "F",
-         .lo = 1e-6, .hi = 0.99,
-         .help = "relative change that matters, tested (default 0.10)"},
-        {.name = "margin-single", .type = CLI_DOUBLE, .dst = &o.margin_single,
-         .arg = "F", .lo = 1e-6, .hi = 0.99,
-         .help = "the same without a test (default 0.25)"},
-        {.name = "alpha", .type = CLI_DOUBLE, .dst = &o.alpha, .arg = "P",
-         .lo = 1e-6, .hi = 0.99, .help = "significance level (default 0.05)"},
-        {.name = "json", .type = CLI_FLAG, .dst = &o.json,
-         .help = "one JSON object per metric, then a summary object"},
-        {.name = "markdown", .type = CLI_FLAG, .dst = &o.markdown,
-         .help = "a markdown table (CI job summaries)"},
-        {0}};
-    const struct cli_verb verb = {.name = "compare", .usage = compare_usage,
-                                  .about = compare_about, .opts = opts};
-    char **run;
-    int nrun;
-    int rc = cli_parse(&verb, argc, argv, &run, &nrun);
-    if (rc)
-        return rc < 0 ? EXIT_BAD_INPUT : 0;
-    if (nrun > 2) {
-        cli_error("compare", "more than two runs ('%s')", run[2]);
-        return EXIT_BAD_INPUT;
-    }
-    if (nrun != 2) {
-        cli_error("compare", "usage: lbscale compare RUN_A RUN_B (see "
-                  "--help)");
-        return EXIT_BAD_INPUT;
-    }
-    if (o.json && o.markdown) {
-        cli_error("compare", "--json and --markdown exclude each other");
-        return EXIT_BAD_INPUT;
-    }
-    struct lbs_err e;
-    for (int k = 0; k < 2; k++)
-        if (lbs_run_valid(run[k], &e)) {
-            cli_error("compare", "%s", e.msg);
-            return EXIT_BAD_INPUT;
-        }
-    if (o.markdown)
-        printf("| verb | configuration | metric | A | B | change | samples "
-               "| p | verdict |\n|---|---|---|--:|--:|--:|--:|--:|---|\n");
-    else if (!o.json)
-        printf("# A = %s\n# B = %s\n  %-8s %-44s %-18s %12s %12s %9s %7s "
-               "%8s  %s\n", run[0], run[1], "verb", "configuration",
-               "metric", "A (median)", "B (median)", "change", "n A/B",
-               "p (MWU)", "verdict");
-    struct tally t = {0};
-    for (size_t k = 0; k < sizeof verbs / sizeof verbs[0]; k++)
-        if (compare_verb(run[0], run[1], &verbs[k], &o, &t))
-            return EXIT_BAD_INPUT;
-    if (o.json) {
-        json_t *s = compare_summary(&t, &o);
-        char *txt = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(txt ? txt : "{}");
-        free(txt);
-        json_decref(s);
-    } else {
-        printf("%scompare: %d metrics, %d regressed (%d changed), %d better\n",
-               o.markdown ? "\n" : "", t.compared, t.regressed, t.changed,
-               t.improved);
-    }
-    if (t.compared == 0) {
-        cli_error("compare", "the two runs share no metric");
-        return EXIT_BAD_INPUT;
-    }
-    return t.regressed ? EXIT_RUNTIME : 0;
 }

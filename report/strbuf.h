@@ -1,6 +1,6 @@
-/* strbuf.h - the growing string of bench/ (report.c's HTML page, plot.c's
- * gnuplot scripts and data tables, suite.c's captured child output and
- * logs).
+/* strbuf.h - the growing string of report/ and bench/ (report.c's HTML
+ * page, plot.c's gnuplot scripts and data tables, bench/suite.c's
+ * captured child output and logs).
  *
  * A struct strbuf starts zeroed ({0}); every append keeps p
  * NUL-terminated once anything was appended.  Running out of memory is

@@ -29,13 +29,18 @@
 
 struct lbs_run;
 
+/* The machine description for meta.json (a new object), called once per
+ * new run directory with the command line (bench/meta.c: lbs_meta_collect). */
+typedef json_t *lbs_meta_fn(int argc, char **argv);
+
 /* dir: an existing or new run directory; NULL = new one under the results
  * root ($LBSCALE_RESULTS or ./results) named <UTC>-<git rev>.  Writes
  * meta.json if the directory has none, removes temporaries of dead
- * writers.  A bad path (empty, too long, a file, not creatable) is -EINVAL
+ * writers; meta makes meta.json's object (NULL: only {"command": argv}).
+ * A bad path (empty, too long, a file, not creatable) is -EINVAL
  * with the path named; the machine failing is -EIO. */
-int lbs_run_open(const char *dir, int argc, char **argv, struct lbs_run **out,
-                 struct lbs_err *err);
+int lbs_run_open(const char *dir, lbs_meta_fn *meta, int argc, char **argv,
+                 struct lbs_run **out, struct lbs_err *err);
 const char *lbs_run_dir(const struct lbs_run *r);
 /* The attempt id rows are stamped with ("" outside a suite). */
 const char *lbs_run_attempt(const struct lbs_run *r);
@@ -79,7 +84,5 @@ int lbs_append_line(const char *path, const char *line, size_t len,
                     struct lbs_err *err);
 /* Remove "<name>.tmp.<pid>..." files in dir whose writer is dead. */
 void lbs_clean_stale_tmp(const char *dir);
-/* The machine description that meta.json holds (new reference). */
-json_t *lbs_meta_collect(int argc, char **argv);
 
 #endif

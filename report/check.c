@@ -1,4 +1,5 @@
-/* check.c - `lbscale check RUN --baseline NAME`: CI regression gates.
+/* check.c - regression gates behind `lbscale check RUN --baseline NAME`
+ * (bench/results_verbs.c) and the report's verdicts.
  *
  * A baseline (results/baselines/NAME.json, format "lbscale-baseline" v1,
  * described in results/baselines/README.md) lists metrics: which rows of
@@ -20,10 +21,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "check.h"
 #include "lbs_config.h"
 #include "lbscale/file.h"
 #include "results.h"
+#include "stats.h"
 
 /* Largest baseline file read (the checked-in ones are a few KB). */
 #define BASELINE_MAX_BYTES ((size_t)16 << 20)
@@ -100,7 +102,7 @@ struct bl {
     json_t *root;
 };
 
-static int load_baseline(const char *name, struct bl *b)
+static int load_baseline(const char *name, struct bl *b, struct lbs_err *err)
 {
     baseline_path(name, b->path, sizeof b->path);
     json_error_t je;
@@ -109,21 +111,20 @@ static int load_baseline(const char *name, struct bl *b)
     size_t len;
     /* a regular file within the cap: a FIFO or /dev/zero must not hang */
     if (lbs_read_file(b->path, BASELINE_MAX_BYTES, &text, &len, &e)) {
-        cli_error("check", "baseline '%s': %s", name, e.msg);
-        return -EINVAL;
+        return lbs_err_set(err, -EINVAL, "baseline '%s': %s", name, e.msg);
     }
     b->root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     free(text);
     if (!b->root) {
-        cli_error("check", "baseline '%s': %s: %s", name, b->path, je.text);
-        return -EINVAL;
+        return lbs_err_set(err, -EINVAL, "baseline '%s': %s: %s", name,
+                           b->path, je.text);
     }
     const char *fmt = json_string_value(json_object_get(b->root, "format"));
     json_t *ms = json_object_get(b->root, "metrics");
     if (!fmt || strcmp(fmt, "lbscale-baseline") || !json_is_array(ms)) {
-        cli_error("check", "%s: not an lbscale baseline (needs \"format\": "
-                  "\"lbscale-baseline\" and \"metrics\": [...])", b->path);
-        return -EINVAL;
+        return lbs_err_set(err, -EINVAL, "%s: not an lbscale baseline (needs "
+                           "\"format\": \"lbscale-baseline\" and \"metrics\": "
+                           "[...])", b->path);
     }
     size_t i;
     json_t *m;
@@ -138,16 +139,14 @@ static int load_baseline(const char *name, struct bl *b)
              !json_is_object(json_object_get(m, "where"))) ||
             !(json_is_number(json_object_get(m, "baseline")) ||
               json_is_null(json_object_get(m, "baseline")))) {
-            cli_error("check", "%s: metric %zu needs \"file\", \"field\", "
-                      "\"where\" (object) and \"baseline\" (number)", b->path,
-                      i + 1);
-            return -EINVAL;
+            return lbs_err_set(err, -EINVAL, "%s: metric %zu needs \"file\", "
+                               "\"field\", \"where\" (object) and "
+                               "\"baseline\" (number)", b->path, i + 1);
         }
         if (!rule || (strcmp(rule, "exact") && strcmp(rule, "rel") &&
                       strcmp(rule, "drop") && strcmp(rule, "rise"))) {
-            cli_error("check", "%s: metric %zu: \"rule\" must be exact, rel, "
-                      "drop or rise", b->path, i + 1);
-            return -EINVAL;
+            return lbs_err_set(err, -EINVAL, "%s: metric %zu: \"rule\" must be "
+                               "exact, rel, drop or rise", b->path, i + 1);
         }
     }
     return 0;
@@ -186,19 +185,17 @@ struct check_ctx {
     int update, json, strict, w, fails;
     int *total, *skipped;
     json_t *collect, *cache;   /* cache: rows by file */
+    struct lbs_err *err;
 };
 
-/* The rows of run/<file>.jsonl, read once per check; NULL printed. */
+/* The rows of run/<file>.jsonl, read once per check; NULL with c->err set. */
 static json_t *metric_rows(struct check_ctx *c, const char *file)
 {
     json_t *rows = json_object_get(c->cache, file);
     if (!rows) {
-        struct lbs_err e;
-        rows = lbs_run_rows(c->run, file, &e);
-        if (!rows) {
-            cli_error("check", "%s", e.msg);
+        rows = lbs_run_rows(c->run, file, c->err);
+        if (!rows)
             return NULL;
-        }
         json_object_set_new(c->cache, file, rows);
     }
     return rows;
@@ -344,7 +341,7 @@ static void emit_metric(struct check_ctx *c, json_t *m,
     }
 }
 
-/* One metric of the baseline: 0, or -1 on a bad run (printed). */
+/* One metric of the baseline: 0, or -1 on a bad run (c->err set). */
 static int check_metric(struct check_ctx *c, json_t *m)
 {
     const char *file = json_string_value(json_object_get(m, "file"));
@@ -362,10 +359,12 @@ static int check_metric(struct check_ctx *c, json_t *m)
 }
 
 /* Check (or, with update, refresh) every metric of b against run.
- * Returns the number of failures, or -1 on a bad run. */
-static int check_one(const char *run, struct bl *b, int update, int json,
-                     int strict, int *total, int *skipped, json_t *collect)
+ * Returns the number of failures, or -1 on a bad run (err set). */
+static int check_one(const char *run, struct bl *b,
+                     const struct check_opts *o, int *total, int *skipped,
+                     json_t *collect, struct lbs_err *err)
 {
+    int update = o->update, json = o->json, strict = o->strict;
     if (collect)
         json = 1;   /* the per-metric objects go into collect, not stdout */
     json_t *cache = json_object();
@@ -389,7 +388,7 @@ static int check_one(const char *run, struct bl *b, int update, int json,
     struct check_ctx c = {.run = run, .b = b, .update = update,
                           .json = json, .strict = strict, .w = w,
                           .total = total, .skipped = skipped,
-                          .collect = collect, .cache = cache};
+                          .collect = collect, .cache = cache, .err = err};
     json_array_foreach(ms, i, m)
         if (check_metric(&c, m)) {
             json_decref(cache);
@@ -404,12 +403,12 @@ static int check_one(const char *run, struct bl *b, int update, int json,
         struct lbs_err e;
         if (!t2) {
             free(t);
-            cli_error("check", "out of memory writing %s", b->path);
+            o->warn("check", "out of memory writing %s", b->path);
             fails++;
         } else {
             strcpy(t2 + l, "\n");
             if (lbs_write_atomic(b->path, t2, l + 1, &e)) {
-                cli_error("check", "%s", e.msg);
+                o->warn("check", "%s", e.msg);
                 fails++;
             } else if (!json) {
                 printf("updated %s\n", b->path);
@@ -417,154 +416,64 @@ static int check_one(const char *run, struct bl *b, int update, int json,
             free(t2);
         }
     } else if (update) {
-        cli_error("check", "%s not updated: %d metric(s) missing in %s",
-                  b->path, fails, run);
+        o->warn("check", "%s not updated: %d metric(s) missing in %s",
+                b->path, fails, run);
     }
     return fails;
 }
 
-static json_t *check_summary(int total, int fails, int skipped, int strict)
+json_t *check_summary(const struct check_tally *t, int strict)
 {
     return json_pack("{s:s,s:i,s:i,s:i,s:i,s:b}", "summary", "check",
-                     "metrics", total, "passed", total - fails - skipped,
-                     "failed", fails, "skipped", skipped, "strict", strict);
+                     "metrics", t->total, "passed",
+                     t->total - t->fails - t->skipped, "failed", t->fails,
+                     "skipped", t->skipped, "strict", strict);
 }
 
-json_t *check_verdicts(const char *run, const char *const *names, int nb,
-                       int strict)
+/* Every baseline loaded, then each checked in turn (collect: the
+ * per-metric objects go there instead of stdout). */
+static int check_all(const char *run, const char *const *names, int nb,
+                     const struct check_opts *o, json_t *collect,
+                     struct check_tally *t, struct lbs_err *err)
 {
-    struct bl b[16] = {{{0}, NULL}};
-    json_t *out = NULL, *metrics = json_array();
-    int bad = nb < 1 || nb > 16, fails = 0, total = 0, skipped = 0;
-    for (int i = 0; i < nb && !bad; i++)
-        bad = load_baseline(names[i], &b[i]) != 0;
-    for (int i = 0; i < nb && !bad; i++) {
-        int f = check_one(run, &b[i], 0, 1, strict, &total, &skipped,
-                          metrics);
+    struct bl b[CHECK_BASELINES_MAX] = {{{0}, NULL}};
+    int rc = 0;
+    *t = (struct check_tally){0};
+    if (nb < 1 || nb > CHECK_BASELINES_MAX)
+        return lbs_err_set(err, -EINVAL, "1 to %d baselines",
+                           CHECK_BASELINES_MAX);
+    for (int i = 0; i < nb && !rc; i++)
+        rc = load_baseline(names[i], &b[i], err);
+    for (int i = 0; i < nb && !rc; i++) {
+        int f = check_one(run, &b[i], o, &t->total, &t->skipped, collect,
+                          err);
         if (f < 0)
-            bad = 1;
+            rc = -EINVAL;
         else
-            fails += f;
+            t->fails += f;
     }
     for (int i = 0; i < nb; i++)
         json_decref(b[i].root);
-    if (!bad)
+    return rc;
+}
+
+int check_run(const char *run, const char *const *names, int nb,
+              const struct check_opts *o, struct check_tally *t,
+              struct lbs_err *err)
+{
+    return check_all(run, names, nb, o, NULL, t, err);
+}
+
+json_t *check_verdicts(const char *run, const char *const *names, int nb,
+                       int strict, struct lbs_err *err)
+{
+    const struct check_opts o = {.json = 1, .strict = strict};
+    struct check_tally t;
+    json_t *out = NULL, *metrics = json_array();
+    if (!check_all(run, names, nb, &o, metrics, &t, err))
         out = json_pack("{s:O,s:o}", "metrics", metrics, "summary",
-                        check_summary(total, fails, skipped, strict));
+                        check_summary(&t, strict));
     json_decref(metrics);
     return out;
 }
 
-static const char check_usage[] =
-"usage: lbscale check RUN_DIR --baseline NAME [--baseline NAME...]\n"
-"                     [--strict] [--update] [--json]";
-
-static const char check_about[] =
-"Compares a results run with checked-in baselines and prints, per metric,\n"
-"the baseline, the run's value (median over matching rows), the delta,\n"
-"the rule and pass/FAIL.  A metric whose configuration (the sizes,\n"
-"threads, ... of its \"where\") the run does not have is skipped, so a run\n"
-"made with other settings is compared on what it shares (to compare two\n"
-"runs with each other: lbscale compare).  Exit 0 when all pass, 1 on a\n"
-"regression (or, with --strict, a missing metric), 2 on bad input or when\n"
-"no configuration matches.  Rules: exact (wire bytes), rel (the\n"
-"deterministic simulator, within tol), drop (throughput as a fraction of\n"
-"the STREAM measured in the same run: fail only on a drop beyond margin),\n"
-"rise (times: fail only on a rise beyond margin).  The run's *.jsonl\n"
-"files must be regular files of at most 256 MiB each, a baseline at most\n"
-"16 MiB.";
-
-static const char check_epilog[] =
-"CI: lbscale suite bench/suites/ci.json --out R && lbscale check R \\\n"
-"      --strict --baseline wire --baseline kernels   (results/baselines/)";
-
-int cli_baseline_opt(const char *opt, const char *value, void *names)
-{
-    struct cli_names *b = names;
-    if (b->n == CLI_BASELINES_MAX) {
-        cli_error(opt, "at most %d baselines", CLI_BASELINES_MAX);
-        return -EINVAL;
-    }
-    b->v[b->n++] = value;
-    return 0;
-}
-
-int verb_check(int argc, char **argv)
-{
-    struct cli_names bl = {.n = 0};
-    int update = 0, json = 0, strict = 0;
-    const struct cli_opt opts[] = {
-        CLI_BASELINE_OPT(&bl,
-            "results/baselines/NAME.json in the source tree (or\n"
-            "$LBSCALE_BASELINES/NAME.json, or a path to a file)"),
-        {.name = "update", .type = CLI_FLAG, .dst = &update,
-         .help = "rewrite the baselines' values from this run instead\n"
-                 "of checking (after an intended change)"},
-        {.name = "strict", .type = CLI_FLAG, .dst = &strict,
-         .help = "a metric missing from the run fails (CI, whose suite\n"
-                 "makes every configuration)"},
-        {.name = "json", .type = CLI_FLAG, .dst = &json,
-         .help = "one JSON object per metric on stdout, then a summary"},
-        {0}};
-    const struct cli_verb verb = {.name = "check", .usage = check_usage,
-                                  .about = check_about, .opts = opts,
-                                  .epilog = check_epilog};
-    char **pos;
-    int npos;
-    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
-    if (rc)
-        return rc < 0 ? EXIT_BAD_INPUT : 0;
-    if (npos > 1) {
-        cli_error("check", "one results directory only (see --help)");
-        return EXIT_BAD_INPUT;
-    }
-    const char *run = npos ? pos[0] : NULL, *const *names = bl.v;
-    int nb = bl.n;
-    if (!run || !nb) {
-        cli_error("check", "usage: lbscale check RUN_DIR --baseline NAME "
-                  "(see --help)");
-        return EXIT_BAD_INPUT;
-    }
-    struct lbs_err ve;
-    if (lbs_run_valid(run, &ve)) {
-        cli_error("check", "%s", ve.msg);
-        return EXIT_BAD_INPUT;
-    }
-    struct bl b[16] = {{{0}, NULL}};
-    for (int i = 0; i < nb && !rc; i++)
-        if (load_baseline(names[i], &b[i]))
-            rc = EXIT_BAD_INPUT;
-    int fails = 0, total = 0, skipped = 0;
-    for (int i = 0; i < nb && !rc; i++) {
-        int f = check_one(run, &b[i], update, json, strict, &total,
-                          &skipped, NULL);
-        if (f < 0)
-            rc = EXIT_BAD_INPUT;
-        else
-            fails += f;
-    }
-    for (int i = 0; i < nb; i++)
-        json_decref(b[i].root);
-    if (rc)
-        return rc;
-    if (!update && total > 0 && skipped == total) {
-        cli_error("check", "%s has none of the configurations the "
-                  "baseline%s name%s (sizes, threads, ...): nothing to check",
-                  run, nb > 1 ? "s" : "", nb > 1 ? "" : "s");
-        return EXIT_BAD_INPUT;
-    }
-    if (json && !update) {
-        json_t *s = check_summary(total, fails, skipped, strict);
-        char *t = json_dumps(s, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        puts(t ? t : "{}");
-        free(t);
-        json_decref(s);
-    } else if (!update) {
-        printf("check: %d metrics, %d passed, %d failed, %d skipped (their "
-               "configuration is not in this run%s)%s\n", total,
-               total - fails - skipped, fails, skipped,
-               strict ? "" : "; --strict fails them",
-               fails ? " (regression)" : "");
-    }
-    return fails ? EXIT_RUNTIME : 0;
-}
