@@ -277,15 +277,16 @@ static const char optim_about[] =
 "Times one optimizer step over N fp32 parameters (warm-up W steps, then K\n"
 "timed steps; median, min, max).  GB/s = N x bytes/elem / median time,\n"
 "where bytes/elem is the optimizer's documented traffic model plus 4 for\n"
-"the gradient check pass (lamb 44, adamw 32, lars 28, sgd 24).\n"
+"the gradient check pass (--list gives each model at its defaults).\n"
 "roofline: a STREAM triad (3 x 32M doubles, same threads) runs right\n"
 "before every step, warm-up included (A B A B ...); each pair gives\n"
 "ratio = step GB/s / triad GB/s, and the row shows their median [min,\n"
 "max] (STREAM = median triad GB/s).  A ratio above 1.05 prints a warning:\n"
 "the bytes model or the measurement is wrong.  --stream-gbps X divides by\n"
-"X instead (no pairs, no warning).  rss = resident memory the optimizer added (state, scratch;\n"
-"/proc/self/statm), peak = the process's getrusage peak (layers and the\n"
-"STREAM arrays included), MiB.  #wrong counts non-finite parameters.";
+"X instead (no pairs, no warning).  rss = resident memory the optimizer\n"
+"added (state, scratch; /proc/self/statm), peak = the process's getrusage\n"
+"peak (layers and the STREAM arrays included), MiB.  #wrong counts\n"
+"non-finite parameters.";
 
 static const char optim_epilog[] =
 "layer presets (--layers P):\n"
@@ -377,8 +378,8 @@ int verb_optim(int argc, char **argv)
          .arg = "SPEC",
          .help = "compress the gradients before the optimizer sees them,\n"
                  "e.g. topk:k=0.01,ef=1 (lbscale compress --list); only\n"
-                 "for data-parallel optimizers (not slamb, onebit_lamb,\n"
-                 "dmsgd, decentlam); applies on one rank too"},
+                 "for data-parallel optimizers (--list says which);\n"
+                 "applies on one rank too"},
         CLI_ELEMENTS_OPT(&a.elements, 0,
                          "parameters (default 100M; suffixes K M G, Ki Mi "
                          "Gi)"),
@@ -397,8 +398,8 @@ int verb_optim(int argc, char **argv)
         CLI_ISA_OPT,
         CLI_DEVICE_OPT(&c.device,
             "cpu (default) or cuda: time the step on GPU 0 with the\n"
-            "fused kernels of core/cuda/optim.cu (lamb, slamb, adamw,\n"
-            "sgd; the same spec and bytes/elem model), against the\n"
+            "fused kernels of core/cuda/optim.cu (--list: \"GPU\n"
+            "kernels\"; the same spec and bytes/elem model), against the\n"
             "device-to-device copy GB/s measured in the same run (the\n"
             "better of cudaMemcpy and a copy kernel, 1 GiB buffers;\n"
             "--stream-gbps X gives it instead).  One GPU: --comm self\n"

@@ -22,7 +22,16 @@ static int entry_device(size_t i)
 static void help_one(size_t i, FILE *f)
 {
     const struct lbs_optim_ops *ops = lbs_optim_registry[i];
+    double b = 0;
     fprintf(f, "  %s - %s\n", ops->name, ops->summary);
+    /* the ops table's answers, so no help text elsewhere copies them */
+    fprintf(f, "    %s\n", ops->dense
+                ? "data-parallel: gradients averaged by allreduce "
+                  "(--compress applies)"
+                : "its own communication (--compress refused)");
+    if (!lbs_optim_spec_bytes_per_elem(ops->name, &b, NULL))
+        fprintf(f, "    traffic: %g B/elem a step at the defaults (check "
+                "pass included)%s\n", b, ops->device ? "; GPU kernels" : "");
     lbs_params_print(ops->params, f);
 }
 
