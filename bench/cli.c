@@ -247,28 +247,6 @@ int cli_threads(long t)
     return omp_get_max_threads();
 }
 
-int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i)
-{
-    const char *a = argv[*i];
-    if (!strcmp(a, "--json")) {
-        c->json = 1;
-        return 1;
-    }
-    if (!strcmp(a, "--no-save")) {
-        c->save = 0;
-        return 1;
-    }
-    if (!strcmp(a, "--out")) {
-        if (*i + 1 >= argc) {
-            cli_error("--out", "missing directory");
-            return -1;
-        }
-        c->out = argv[++*i];
-        return 1;
-    }
-    return 0;
-}
-
 int cli_open_run(const struct cli_common *c, const char *verb, int argc,
                  char **argv, struct lbs_run **run)
 {

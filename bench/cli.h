@@ -56,15 +56,7 @@ struct cli_common {
     int save;            /* write results/ (default on; --no-save) */
     const char *out;     /* --out DIR: results into this run directory */
 };
-/* Handle one of --json --no-save --out DIR; returns 1 if consumed (and
- * advances *i past a value), 0 if not a common option, -1 on error. */
-int cli_common_opt(struct cli_common *c, int argc, char **argv, int *i);
-#define CLI_COMMON_HELP \
-    "  --json          one JSON object per result line on stdout\n" \
-    "  --out DIR       write results into run directory DIR (default: a new\n" \
-    "                  results/<UTC time>-<git rev>/, root from $LBSCALE_RESULTS)\n" \
-    "  --no-save       do not write results files\n" \
-    "  -h, --help      this help\n"
+/* Their rows: CLI_COMMON_OPTS (opt.h). */
 
 /* The machine description meta.json holds (bench/meta.c; new reference):
  * lbs_run_open's lbs_meta_fn. */

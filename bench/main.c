@@ -39,42 +39,17 @@ static void usage(FILE *f)
     fprintf(f, "\n  --version  print the version, git revision and what was "
                "built in\n  -h, --help this help\n"
                "\noptions take their value as '--opt VALUE' or "
-               "'--opt=VALUE'\n"
+               "'--opt=VALUE' (getopt_long, bench/opt.c)\n"
                "exit status: 0 ok, 1 runtime failure, 2 bad input\n"
                "results land in results/<UTC time>-<git rev>/ "
                "(meta.json + one JSONL per verb)\n");
-}
-
-/* "--opt=value" as "--opt" "value", for every verb at once (getopt_long's
- * convention); after a bare "--" nothing is split.  The '=' of argv's own
- * string becomes its end, so no copy is made; v has room for 2 argc + 1. */
-static int split_eq(int argc, char **argv, char **v)
-{
-    int n = 0, rest = 0;
-    for (int i = 0; i < argc; i++) {
-        char *a = argv[i], *eq = strchr(a, '=');
-        if (!strcmp(a, "--"))
-            rest = 1;
-        if (rest || i < 2 || strncmp(a, "--", 2) || !eq || eq == a + 2) {
-            v[n++] = a;
-            continue;
-        }
-        *eq = '\0';
-        v[n++] = a;
-        v[n++] = eq + 1;
-    }
-    v[n] = NULL;
-    return n;
 }
 
 int main(int argc, char **argv)
 {
     /* OpenBLAS's kernel family is fixed when it initialises: pick the
      * machine's (blas.h) before anything else, re-executing if needed */
-    blas_autoselect(argv);   /* argv as given: before any splitting */
-    char *split[2 * argc + 1];
-    argc = split_eq(argc, argv, split);
-    argv = split;
+    blas_autoselect(argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_BAD_INPUT;
