@@ -1,8 +1,8 @@
 /* coll.c - alpha-beta cost models of the collectives, one function per
- * algorithm, the table of algorithms (algos[] at the end: name,
- * collective, cost functions, constraints) and the per-call choice of the
- * fastest (algorithm, protocol).  Adding an algorithm is an enum value
- * (lbscale_sim.h), its cost function here and one row of algos[].
+ * algorithm, the table of algorithms (algos[] at the end, made from the
+ * rows of sim/algos.h: name, collective, cost functions, constraints) and
+ * the per-call choice of the fastest (algorithm, protocol).  Adding an
+ * algorithm is one row in sim/algos.h and its cost function here.
  *
  * Notation (per call): P GPUs = N nodes x g GPUs (g = min(P, GPUs per
  * node)); n the payload in the trace-v1 convention; for protocol p
@@ -746,9 +746,8 @@ double lbs_sim_step_bytes(enum lbs_coll c, long P, double bytes)
 #define NEED_NODES 1u       /* two or more nodes */
 #define NEED_POW2 2u        /* P and GPUs per node powers of two */
 
-/* One row per algorithm: adding one is its enum value, its cost
- * function(s) and this row.  nccl: the cost under NCCL's tuner model
- * (nccl.c; NULL: NCCL does not run it). */
+/* The rows of sim/algos.h, indexed by their enum value.  nccl: the
+ * cost under NCCL's tuner model (nccl.c; NULL: NCCL does not run it). */
 static const struct algo {
     const char *name;
     enum lbs_coll coll;
@@ -756,34 +755,10 @@ static const struct algo {
     lbs_sim_nccl_fn *nccl;
     unsigned needs;
 } algos[LBS_SIM_NALGO] = {
-    [LBS_SIM_AR_RING] = {"ring", LBS_COLL_ALLREDUCE, ar_ring,
-                         lbs_sim_nccl_allreduce, 0},
-    [LBS_SIM_AR_TREE] = {"tree", LBS_COLL_ALLREDUCE, ar_tree,
-                         lbs_sim_nccl_allreduce, 0},
-    [LBS_SIM_AR_RHD] = {"rhd", LBS_COLL_ALLREDUCE, ar_rhd, NULL, 0},
-    [LBS_SIM_AR_HIER] = {"hier", LBS_COLL_ALLREDUCE, ar_hier, NULL,
-                         NEED_NODES},
-    [LBS_SIM_AG_RING] = {"allgather-ring", LBS_COLL_ALLGATHER, ag_ring,
-                         lbs_sim_nccl_allgather, 0},
-    [LBS_SIM_AG_RD] = {"allgather-rd", LBS_COLL_ALLGATHER, ag_rd, NULL,
-                       NEED_POW2},
-    [LBS_SIM_AG_BRUCK] = {"allgather-bruck", LBS_COLL_ALLGATHER, ag_bruck,
-                          NULL, 0},
-    [LBS_SIM_A2A_PAIRWISE] = {"alltoall-pairwise", LBS_COLL_ALLTOALL,
-                              a2a_pairwise, lbs_sim_nccl_alltoall, 0},
-    [LBS_SIM_A2A_BRUCK] = {"alltoall-bruck", LBS_COLL_ALLTOALL, a2a_bruck,
-                           NULL, 0},
-    [LBS_SIM_BC_PIPELINE] = {"bcast-pipeline", LBS_COLL_BCAST, bc_pipeline,
-                             lbs_sim_nccl_bcast, 0},
-    [LBS_SIM_BC_BINOMIAL] = {"bcast-binomial", LBS_COLL_BCAST, bc_binomial,
-                             NULL, 0},
-    [LBS_SIM_BAR_DISSEM] = {"barrier-dissemination", LBS_COLL_BARRIER,
-                            bar_dissem, lbs_sim_nccl_barrier, 0},
-    [LBS_SIM_NB_DIRECT] = {"neighbor-direct", LBS_COLL_NEIGHBOR, nb_direct,
-                           lbs_sim_nccl_neighbor, 0},
-    /* NVLink SHARP exists only in NCCL: no alpha-beta formula */
-    [LBS_SIM_AR_NVLS] = {"nvls", LBS_COLL_ALLREDUCE, NULL,
-                         lbs_sim_nccl_allreduce, 0},
+#define ALGO_ROW(id, name, coll, cost, nccl, needs)                          \
+    [LBS_SIM_##id] = {name, coll, cost, nccl, needs},
+    LBS_SIM_ALGOS(ALGO_ROW)
+#undef ALGO_ROW
 };
 
 const char *lbs_sim_algo_name(enum lbs_sim_algo a)

@@ -34,6 +34,8 @@
 #include "lbscale/error.h"
 #include "lbscale/topology.h"   /* enum lbs_topo */
 
+#include "algos.h"                /* the algorithm rows */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -45,25 +47,14 @@ extern "C" {
  * lbs_coll_name, lbs_coll_from_name: the kinds of trace-v1, one table for
  * the record backend and the simulator). */
 
-/* Algorithms: one row each in coll.c's table (name, collective, cost
- * function, constraints; coll.c states each formula and its source). */
+/* Algorithms: one row each in sim/algos.h (name, collective, cost
+ * functions, constraints), the enum made from the same rows. */
+#define LBS_SIM_ALGO_ENUM(id, name, coll, cost, nccl, needs) LBS_SIM_##id,
 enum lbs_sim_algo {
-    LBS_SIM_AR_RING,        /* allreduce: flat ring over all P */
-    LBS_SIM_AR_TREE,        /* allreduce: NCCL double binary tree */
-    LBS_SIM_AR_RHD,         /* allreduce: recursive halving-doubling */
-    LBS_SIM_AR_HIER,        /* allreduce: 2-level, intra ring + inter ring */
-    LBS_SIM_AG_RING,        /* allgather(v): ring */
-    LBS_SIM_AG_RD,          /* allgather(v): recursive doubling */
-    LBS_SIM_AG_BRUCK,       /* allgather(v): Bruck */
-    LBS_SIM_A2A_PAIRWISE,   /* alltoall: pairwise exchange */
-    LBS_SIM_A2A_BRUCK,      /* alltoall: Bruck (log P rounds) */
-    LBS_SIM_BC_PIPELINE,    /* bcast: pipelined chain (NCCL ring) */
-    LBS_SIM_BC_BINOMIAL,    /* bcast: binomial tree */
-    LBS_SIM_BAR_DISSEM,     /* barrier: dissemination */
-    LBS_SIM_NB_DIRECT,      /* neighbour exchange: direct sends */
-    LBS_SIM_AR_NVLS,        /* allreduce: NVLink SHARP (NCCL, Hopper) */
+    LBS_SIM_ALGOS(LBS_SIM_ALGO_ENUM)
     LBS_SIM_NALGO
 };
+#undef LBS_SIM_ALGO_ENUM
 const char *lbs_sim_algo_name(enum lbs_sim_algo a);
 int lbs_sim_algo_from_name(const char *s);
 /* Which collective an algorithm implements (allgather algorithms serve
