@@ -833,44 +833,12 @@ static int upload_perms(struct lbs_cuda_optim *h, struct lbs_err *err)
     return 0;
 }
 
-extern "C" int lbs_cuda_optim_new(const char *spec,
-                                  const struct lbs_layer *layers,
-                                  size_t nlayers, struct lbs_cuda_optim **out,
-                                  struct lbs_err *err)
+/* The host's layer table: offsets, per-layer flags (1-D handling, wd)
+ * and SLAMB's partial layers with their slice of the permutation. */
+static int plan_layers(struct lbs_cuda_optim *h,
+                       const struct lbs_layer *layers, size_t nlayers,
+                       struct lbs_err *err)
 {
-    *out = NULL;
-    struct lbs_cuda_optim *h =
-        (struct lbs_cuda_optim *)calloc(1, sizeof *h);
-    if (!h)
-        return lbs_err_set(err, -ENOMEM, "out of memory");
-    int rc = parse(spec, h, err);
-    if (rc) {
-        free(h);
-        return rc;
-    }
-    if ((rc = lbs_layers_check(layers, nlayers, 0, err)) < 0) {
-        lbs_optim_config_free(h->conf);
-        free(h);
-        return rc;
-    }
-    h->bpe = lbs_optim_config_device_bytes(h->conf, layers, nlayers);
-    char gpu[256];
-    if ((rc = lbs_cuda_probe(gpu, sizeof gpu, err)) < 0) {
-        lbs_optim_config_free(h->conf);
-        free(h);
-        return rc;
-    }
-    rc = 0;
-    h->lr_scale = 1.0;
-    h->nlayers = nlayers;
-    h->off = (size_t *)calloc(nlayers, sizeof *h->off);
-    h->n = (size_t *)calloc(nlayers, sizeof *h->n);
-    h->L_host = (struct dlayer *)calloc(nlayers, sizeof *h->L_host);
-    struct tile *th = NULL;
-    if (!h->off || !h->n || !h->L_host) {
-        rc = lbs_err_set(err, -ENOMEM, "out of memory");
-        goto fail;
-    }
     for (size_t l = 0; l < nlayers; l++) {
         const struct lbs_layer *Ly = &layers[l];
         struct dlayer *D = &h->L_host[l];
@@ -886,12 +854,10 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
         D->wd = (float)((h->kind == LAMB || h->kind == SLAMB) && D->plain
                             ? 0.0 : h->hp.wd);
         if (h->kind == SLAMB && !is1d && (double)Ly->n >= h->hp.small) {
-            if (Ly->n > UINT32_MAX) {
-                rc = lbs_err_set(err, -EINVAL, "slamb: layer %zu has %zu "
-                                 "elements (masks index with uint32)", l,
-                                 Ly->n);
-                goto fail;
-            }
+            if (Ly->n > UINT32_MAX)
+                return lbs_err_set(err, -EINVAL, "slamb: layer %zu has %zu "
+                                   "elements (masks index with uint32)", l,
+                                   Ly->n);
             D->partial = 1;
             D->poff = h->partial_total;
             D->chunks = 1;
@@ -899,6 +865,13 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
         }
         h->total += Ly->n;
     }
+    return 0;
+}
+
+/* The stream, its two timing events and the per-element state. */
+static int alloc_state(struct lbs_cuda_optim *h, struct lbs_err *err)
+{
+    int rc = 0;
     LBS_CU_GOTO(cudaStreamCreate(&h->s), fail);
     LBS_CU_GOTO(cudaEventCreate(&h->ev[0]), fail);
     LBS_CU_GOTO(cudaEventCreate(&h->ev[1]), fail);
@@ -919,17 +892,52 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
             ALLOC(idx, h->partial_total, "idx");
         else {
             ALLOC(perm, h->partial_total, "perm");
-            if ((rc = upload_perms(h, err)))
-                goto fail;
+            rc = upload_perms(h, err);
         }
     }
+fail:
+    return rc;
+}
+
+/* SLAMB's extra device tables: beta3^j, per-layer blend and counters, the
+ * tiles' slots and the sync tiles (host_stiles: the host's copy). */
+static int alloc_slamb(struct lbs_cuda_optim *h, size_t nlayers,
+                       const struct tile *host_stiles, struct lbs_err *err)
+{
+    int rc = 0;
+    float spow[SPOW_TABLE];   /* slamb_init's table, same expression */
+    for (size_t j = 0; j < SPOW_TABLE; j++)
+        spow[j] = (float)pow(h->hp.beta3, (double)j);
+    ALLOC(spow, SPOW_TABLE, "spow");
+    ALLOC(bl, nlayers, "blend");
+    ALLOC(cnt, nlayers, "counts");
+    ALLOC(clo, nlayers, "chunk starts");
+    ALLOC(hits, h->ntiles, "hits");
+    ALLOC(tbase, h->ntiles, "tile slots");
+    if (h->nstiles)
+        ALLOC(stiles, h->nstiles, "sync tiles");
+    LBS_CU_GOTO(cudaMemcpy(h->spow, spow, sizeof spow,
+                           cudaMemcpyHostToDevice), fail);
+    if (h->nstiles)
+        LBS_CU_GOTO(cudaMemcpy(h->stiles, host_stiles,
+                               h->nstiles * sizeof *host_stiles,
+                               cudaMemcpyHostToDevice), fail);
+fail:
+    return rc;
+}
+
+/* The tiles (built on the host), the layer table, the per-layer buffers
+ * and the initial device state. */
+static int upload_tables(struct lbs_cuda_optim *h, size_t nlayers,
+                         struct lbs_err *err)
+{
+    int rc = 0;
     h->ntiles = make_tiles(h, h->L_host, NULL, 0);
     h->nstiles = make_tiles(h, h->L_host, NULL, 1);
-    th = (struct tile *)malloc((h->ntiles + h->nstiles) * sizeof *th);
-    if (!th) {
-        rc = lbs_err_set(err, -ENOMEM, "out of memory");
-        goto fail;
-    }
+    struct tile *th =
+        (struct tile *)malloc((h->ntiles + h->nstiles) * sizeof *th);
+    if (!th)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
     make_tiles(h, h->L_host, th, 0);
     make_tiles(h, h->L_host, th + h->ntiles, 1);
     ALLOC(tiles, h->ntiles, "tiles");
@@ -945,32 +953,55 @@ extern "C" int lbs_cuda_optim_new(const char *spec,
                            cudaMemcpyHostToDevice), fail);
     LBS_CU_GOTO(cudaMemcpy(h->st, &dstate_init, sizeof dstate_init,
                            cudaMemcpyHostToDevice), fail);
-    if (h->kind == SLAMB) {
-        float spow[SPOW_TABLE];   /* slamb_init's table, same expression */
-        for (size_t j = 0; j < SPOW_TABLE; j++)
-            spow[j] = (float)pow(h->hp.beta3, (double)j);
-        ALLOC(spow, SPOW_TABLE, "spow");
-        ALLOC(bl, nlayers, "blend");
-        ALLOC(cnt, nlayers, "counts");
-        ALLOC(clo, nlayers, "chunk starts");
-        ALLOC(hits, h->ntiles, "hits");
-        ALLOC(tbase, h->ntiles, "tile slots");
-        if (h->nstiles)
-            ALLOC(stiles, h->nstiles, "sync tiles");
-        LBS_CU_GOTO(cudaMemcpy(h->spow, spow, sizeof spow,
-                               cudaMemcpyHostToDevice), fail);
-        if (h->nstiles)
-            LBS_CU_GOTO(cudaMemcpy(h->stiles, th + h->ntiles,
-                                   h->nstiles * sizeof *th,
-                                   cudaMemcpyHostToDevice), fail);
-    }
-    free(th);
-    *out = h;
-    return 0;
+    if (h->kind == SLAMB)
+        rc = alloc_slamb(h, nlayers, th + h->ntiles, err);
 fail:
     free(th);
-    lbs_cuda_optim_free(h);
     return rc;
+}
+
+extern "C" int lbs_cuda_optim_new(const char *spec,
+                                  const struct lbs_layer *layers,
+                                  size_t nlayers, struct lbs_cuda_optim **out,
+                                  struct lbs_err *err)
+{
+    *out = NULL;
+    struct lbs_cuda_optim *h =
+        (struct lbs_cuda_optim *)calloc(1, sizeof *h);
+    if (!h)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    int rc = parse(spec, h, err);
+    if (rc) {
+        free(h);
+        return rc;
+    }
+    char gpu[256];
+    if ((rc = lbs_layers_check(layers, nlayers, 0, err)) >= 0) {
+        h->bpe = lbs_optim_config_device_bytes(h->conf, layers, nlayers);
+        rc = lbs_cuda_probe(gpu, sizeof gpu, err);   /* GPUs, or < 0 */
+    }
+    if (rc < 0) {
+        lbs_optim_config_free(h->conf);
+        free(h);
+        return rc;
+    }
+    rc = 0;
+    h->lr_scale = 1.0;
+    h->nlayers = nlayers;
+    h->off = (size_t *)calloc(nlayers, sizeof *h->off);
+    h->n = (size_t *)calloc(nlayers, sizeof *h->n);
+    h->L_host = (struct dlayer *)calloc(nlayers, sizeof *h->L_host);
+    if (!h->off || !h->n || !h->L_host)
+        rc = lbs_err_set(err, -ENOMEM, "out of memory");
+    else if (!(rc = plan_layers(h, layers, nlayers, err)) &&
+             !(rc = alloc_state(h, err)))
+        rc = upload_tables(h, nlayers, err);
+    if (rc) {
+        lbs_cuda_optim_free(h);
+        return rc;
+    }
+    *out = h;
+    return 0;
 }
 
 extern "C" void lbs_cuda_optim_free(struct lbs_cuda_optim *h)
