@@ -187,7 +187,7 @@ static const char *const decays[] = {"cosine", "linear", "step", "none",
                                      NULL};
 static const char *const lr_scalings[] = {"auto", "linear", "sqrt", "none",
                                           NULL};
-static const char *const datasets[] = {"auto", "fashion-mnist", "teacher",
+static const char *const dataset_names[] = {"auto", "fashion-mnist", "teacher",
                                        NULL};
 static const char *const backends[] = {"self", "mpi", NULL};
 
@@ -305,7 +305,7 @@ static const struct cli_opt train_opts[] = {
      .lo = 0, .hi = (double)(1L << 52),
      .help = "initialisation, shards, batches (default 1)"},
     {.name = "dataset", .type = CLI_CALL, .fn = one_of_opt,
-     .dst = &(struct one_of){&targ.c.dataset, datasets}, .arg = "D",
+     .dst = &(struct one_of){&targ.c.dataset, dataset_names}, .arg = "D",
      .help = "auto (default: fashion-mnist if installed, else\n"
              "teacher), fashion-mnist, teacher"},
     {.name = "data", .type = CLI_STR, .dst = &targ.c.data_dir, .arg = "DIR",
@@ -383,7 +383,7 @@ static int parse_args(int argc, char **argv, struct train_opts *t,
 /* Every rank passes its own rc; all get the code of the lowest failing
  * rank (0 if none).  *who: that rank (or -1).  The caller prints its own
  * message only when who == its rank, so one line reaches stderr. */
-static int agree(struct lbs_comm *c, int rc, int *who)
+static int ranks_agree(struct lbs_comm *c, int rc, int *who)
 {
     *who = rc ? c->rank : -1;
     if (c->size == 1)
@@ -718,7 +718,7 @@ static int setup_data(struct train_run *r, int *pending)
     if (t->global_batch % P)
         rc = lbs_err_set(e, -EINVAL, "%ld is not a multiple of the %d "
                          "ranks", t->global_batch, P);
-    if ((rc = agree(r->comm, rc, &who))) {
+    if ((rc = ranks_agree(r->comm, rc, &who))) {
         if (who == rank)
             cli_error("--global-batch", "%s", e->msg);
         return rc;
@@ -728,7 +728,7 @@ static int setup_data(struct train_run *r, int *pending)
         r->info = lbs_train_info(r->tr);
         rc = lbs_train_load(r->tr, e);
     }
-    if ((rc = agree(r->comm, rc, &who))) {
+    if ((rc = ranks_agree(r->comm, rc, &who))) {
         if (who == rank)
             cli_error("train", "%s", e->msg);
         return rc;
@@ -772,7 +772,7 @@ static int setup_model(struct train_run *r, int rc)
         rc = lbs_comm_record_wrap(r->comm, &r->tcomm, e);
     if (!rc)
         rc = lbs_train_optim(r->tr, r->tcomm, e);
-    if ((rc = agree(r->comm, rc, &who)) && who == r->rank)
+    if ((rc = ranks_agree(r->comm, rc, &who)) && who == r->rank)
         cli_error("train", "%s", e->msg);
     return rc;
 }
@@ -784,7 +784,7 @@ static int open_results(struct train_run *r)
     int rc = 0, who;
     if (r->rank == 0)
         rc = cli_open_run(&r->com, "train", r->argc, r->argv, &r->run);
-    if ((rc = agree(r->comm, rc, &who)))
+    if ((rc = ranks_agree(r->comm, rc, &who)))
         return rc;
     if (r->run) {
         snprintf(r->rundir, sizeof r->rundir, "%s", lbs_run_dir(r->run));
@@ -1021,7 +1021,7 @@ static int write_results(struct train_run *r, json_t *row)
         }
     }
     json_decref(row);
-    return agree(r->comm, rc, &who);
+    return ranks_agree(r->comm, rc, &who);
 }
 
 static void train_run_free(struct train_run *r)
