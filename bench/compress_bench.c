@@ -695,21 +695,13 @@ static const char compress_about[] =
 "the 4N input bytes at that copy bandwidth.  No CUDA build or no GPU: one\n"
 "line on stderr, exit 2, nothing written.";
 
-/* --list: every compressor and its keys. */
-static int list_compressors(const char *opt, const char *value, void *unused)
-{
-    (void)opt, (void)value, (void)unused;
-    lbs_compressor_help(NULL, stdout);
-    return CLI_EXIT;
-}
-
 int verb_compress(int argc, char **argv)
 {
     struct cli_common com = {.save = 1};
     struct cbench_args a = {.n = 100000000, .iters = 10, .warmup = 2,
                             .seed = 1};
     long threads = 0, seed = 1;
-    int help = 0, device = 0;
+    int device = 0;
     const struct cli_opt opts[] = {
         {.name = "compressor", .type = CLI_STR, .dst = &a.spec, .arg = "S",
          .help = "e.g. topk:k=0.01 or sign:ef=1 (see --list)"},
@@ -729,35 +721,16 @@ int verb_compress(int argc, char **argv)
          .arg = "F",
          .help = "write the input as raw little-endian float32 to F (for\n"
                  "bench/peers/torch_topk.py)"},
-        {.name = "list", .type = CLI_CALL, .fn = list_compressors,
-         .help = "compressors and their keys"},
         CLI_EXPORT_OPTS(&export_to),
         CLI_COMMON_OPTS(&com),
-        {.name = "help", .type = CLI_FLAG, .dst = &help, .short_name = 'h',
-         .help = "this help; --help NAME: one compressor's keys"},
         {0}};
-    const struct cli_verb verb = {.name = "compress", .usage = compress_usage,
-                                  .about = compress_about, .opts = opts};
-    char **pos;
-    int npos;
-    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
+    const struct cli_verb verb = {
+        .name = "compress", .usage = compress_usage, .about = compress_about,
+        .opts = opts, .topic = "compressor",
+        .topic_help = lbs_compressor_help};
+    int rc = cli_parse(&verb, argc, argv, NULL, NULL);
     if (rc)
         return rc < 0 ? EXIT_BAD_INPUT : 0;
-    if (help) {
-        if (npos && lbs_compressor_help(pos[0], stdout)) {
-            cli_error("compress", "unknown compressor '%s' (see --list)",
-                      pos[0]);
-            return EXIT_BAD_INPUT;
-        }
-        if (!npos)
-            cli_usage(&verb, stdout);
-        return 0;
-    }
-    if (npos) {
-        cli_error("compress", "unexpected argument '%s' (see --help)",
-                  pos[0]);
-        return EXIT_BAD_INPUT;
-    }
     if (!a.spec) {
         cli_error("compress", "--compressor SPEC is required (see --list)");
         return EXIT_BAD_INPUT;

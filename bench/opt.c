@@ -84,6 +84,22 @@ static int store(const struct cli_opt *o, const char *val)
     }
 }
 
+/* --help, or --help NAME (the word right after it) on a verb over a
+ * registry: that entry's keys; an unknown NAME is bad input. */
+static int help(const struct cli_verb *v, int argc, char **argv)
+{
+    const char *name = optind < argc ? argv[optind] : NULL;
+    if (!v->topic_help || !name || name[0] == '-') {
+        cli_usage(v, stdout);
+        return CLI_EXIT;
+    }
+    if (v->topic_help(name, stdout)) {
+        cli_error(v->name, "unknown %s '%s' (see --list)", v->topic, name);
+        return -EINVAL;
+    }
+    return CLI_EXIT;
+}
+
 int cli_parse(const struct cli_verb *v, int argc, char **argv, char ***pos,
               int *npos)
 {
@@ -93,7 +109,7 @@ int cli_parse(const struct cli_verb *v, int argc, char **argv, char ***pos,
         cli_error(v->name, "more than %d options", OPT_MAX);
         return -EINVAL;
     }
-    struct option lo[OPT_MAX + 2];
+    struct option lo[OPT_MAX + 3];   /* + help, list, the terminator */
     char shorts[2 * OPT_MAX + 4] = ":";   /* ':' reports a missing value */
     size_t ns = 1;
     int own_help = 0;
@@ -108,11 +124,13 @@ int cli_parse(const struct cli_verb *v, int argc, char **argv, char ***pos,
                 shorts[ns++] = ':';
         }
     }
-    int help_val = 256 + n;
+    int help_val = 256 + n, list_val = 256 + n + 1;
     if (!own_help) {
         lo[n++] = (struct option){.name = "help", .val = help_val};
         shorts[ns++] = 'h';
     }
+    if (v->topic_help)
+        lo[n++] = (struct option){.name = "list", .val = list_val};
     lo[n] = (struct option){0};
     shorts[ns] = '\0';
 
@@ -143,8 +161,10 @@ int cli_parse(const struct cli_verb *v, int argc, char **argv, char ***pos,
         }
         if (c == 'h' && !own_help)
             c = help_val;
-        if (c == help_val) {
-            cli_usage(v, stdout);
+        if (c == help_val)
+            return help(v, argc, argv);
+        if (c == list_val) {
+            v->topic_help(NULL, stdout);
             return CLI_EXIT;
         }
         const struct cli_opt *o = NULL;
@@ -205,7 +225,11 @@ void cli_usage(const struct cli_verb *v, FILE *f)
         if (rows[i]->help)
             print_row(f, rows[i]);
     }
-    if (!help)
+    if (v->topic_help)
+        fprintf(f, "  --list%*severy %s and its keys\n"
+                   "  -h, --help [NAME]\n%*sthis help, or one %s's keys\n",
+                HELP_COL - 8, "", v->topic, HELP_COL, "", v->topic);
+    else if (!help)
         fprintf(f, "  -h, --help%*sthis help\n", HELP_COL - 12, "");
     if (v->epilog)
         fprintf(f, "\n%s\n", v->epilog);

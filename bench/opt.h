@@ -57,11 +57,17 @@ struct cli_verb {
     const char *about;           /* paragraphs before the options, or NULL */
     const struct cli_opt *opts;  /* ends with a CLI_END row */
     const char *epilog;          /* text after the options, or NULL */
+    /* A verb over a registry (optim, compress): --list prints every
+     * entry, --help NAME one entry (topic_help(NULL or NAME, f), -ENOENT
+     * for an unknown NAME); topic names an entry in messages. */
+    const char *topic;
+    int (*topic_help)(const char *name, FILE *f);
 };
 
 /* Parse argv[1..argc-1] (argv[0] is the verb's name) against v->opts.
  * -h/--help prints cli_usage(v, stdout) unless the table has its own
- * "help" row.  Operands (non-options; argv is permuted so they come last)
+ * "help" row; with topic_help, --help NAME and --list print entries.
+ * Operands (non-options; argv is permuted so they come last)
  * are returned through pos/npos; when npos is NULL an operand is an
  * error.  Returns 0 to go on, CLI_EXIT when the caller should exit 0
  * (help or a CLI_CALL that printed), or -EINVAL after one printed line

@@ -292,39 +292,17 @@ static const char optim_epilog[] =
 "layer presets (--layers P):\n"
 LAYERS_PRESETS_HELP;
 
-/* --list: every optimizer and its keys. */
-static int list_optims(const char *opt, const char *value, void *unused)
-{
-    (void)opt, (void)value, (void)unused;
-    lbs_optim_help(NULL, stdout);
-    return CLI_EXIT;
-}
-
 /* What the command line asks besides struct optim_bench_args. */
 struct optim_cmd {
     const char *backend, *trace;
     long steps, threads, rule;
-    int device, help;   /* device: 0 cpu, 1 cuda */
+    int device;         /* 0 cpu, 1 cuda */
 };
 
-/* --help [NAME], operands, then the combinations that cannot run; 0 to
- * go on, else the exit code. */
-static int optim_args_check(const struct cli_verb *v, struct optim_cmd *c,
-                            struct optim_bench_args *a, char **pos, int npos)
+/* The combinations that cannot run; 0 to go on, else the exit code. */
+static int optim_args_check(const struct optim_cmd *c,
+                            const struct optim_bench_args *a)
 {
-    if (c->help) {
-        if (npos && lbs_optim_help(pos[0], stdout)) {
-            cli_error("optim", "unknown optimizer '%s' (see --list)", pos[0]);
-            return EXIT_BAD_INPUT;
-        }
-        if (!npos)
-            cli_usage(v, stdout);
-        return -1;
-    }
-    if (npos) {
-        cli_error("optim", "unexpected argument '%s' (see --help)", pos[0]);
-        return EXIT_BAD_INPUT;
-    }
     /* the CPU optimizers' buffers are host memory, which NCCL cannot
      * read; NCCL is measured by `coll --backend nccl` */
     if (!strcmp(c->backend, "nccl")) {
@@ -428,24 +406,19 @@ int verb_optim(int argc, char **argv)
                  "every multiple of min(P, Q), so take Q small (8).\n"
                  "Refused, nothing written, when the two runs' calls\n"
                  "differ beyond their sizes"},
-        {.name = "list", .type = CLI_CALL, .fn = list_optims,
-         .help = "optimizers and their keys"},
         CLI_EXPORT_OPTS(&a.exp),
         CLI_COMMON_OPTS(&com),
-        {.name = "help", .type = CLI_FLAG, .dst = &c.help, .short_name = 'h',
-         .help = "this help; --help NAME: one optimizer's keys"},
         {0}};
-    const struct cli_verb verb = {.name = "optim", .usage = optim_usage,
-                                  .about = optim_about, .opts = opts,
-                                  .epilog = optim_epilog};
-    char **pos;
-    int npos;
-    int rc = cli_parse(&verb, argc, argv, &pos, &npos);
+    const struct cli_verb verb = {
+        .name = "optim", .usage = optim_usage, .about = optim_about,
+        .opts = opts, .epilog = optim_epilog, .topic = "optimizer",
+        .topic_help = lbs_optim_help};
+    int rc = cli_parse(&verb, argc, argv, NULL, NULL);
     if (rc)
         return rc < 0 ? EXIT_BAD_INPUT : 0;
     a.rule_ranks = (int)c.rule;
-    if ((rc = optim_args_check(&verb, &c, &a, pos, npos)))
-        return rc < 0 ? 0 : rc;
+    if ((rc = optim_args_check(&c, &a)))
+        return rc;
     a.threads = cli_threads(c.threads);
     if (c.device)
         return optim_bench_cuda(&a, &com, argc, argv);
