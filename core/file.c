@@ -104,3 +104,23 @@ int lbs_read_file(const char *path, size_t cap, char **text, size_t *len,
     close(fd);
     return rc;
 }
+
+int lbs_text_next_line(const char *text, size_t len, size_t *pos, long *no,
+                       const char **line, size_t *ll, int *ended)
+{
+    while (*pos < len) {
+        const char *s = text + *pos, *nl = memchr(s, '\n', len - *pos);
+        size_t l = nl ? (size_t)(nl - s) : len - *pos, k = 0;
+        *pos += l + 1;
+        ++*no;
+        while (k < l && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r'))
+            k++;
+        if (k < l) {
+            *line = s;
+            *ll = l;
+            *ended = nl != NULL;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -504,22 +504,20 @@ json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
     if (rc)
         return NULL;
     json_t *rows = json_array();
-    int ln = 0;
-    for (size_t pos = 0; rows && pos < len;) {
-        const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
-        size_t ll = nl ? (size_t)(nl - line) : len - pos;
-        pos += ll + 1;
-        ln++;
-        if (strspn(line, " \t\r") >= ll)
-            continue;
+    long ln = 0;
+    size_t pos = 0, ll;
+    const char *line;
+    int ended;
+    while (rows && lbs_text_next_line(text, len, &pos, &ln, &line, &ll,
+                                      &ended)) {
         json_error_t je;
         /* the line's length, not strlen: a NUL inside is an error, not
          * the end of the line */
         json_t *r = json_loadb(line, ll, 0, &je);
-        if (!r && !nl)
+        if (!r && !ended)
             break;      /* a row still being written, or torn by a kill */
         if (!r || !json_is_object(r)) {
-            lbs_err_set(err, -EINVAL, "%s line %d: %s", path, ln,
+            lbs_err_set(err, -EINVAL, "%s line %ld: %s", path, ln,
                         r ? "not a JSON object" : je.text);
             json_decref(r);
             json_decref(rows);

@@ -87,13 +87,11 @@ int lbs_sim_samples_read(const char *path, struct lbs_sim_samples *set,
     int rc = lbs_read_file(path, LBS_SIM_SAMPLES_MAX_BYTES, &text, &len, err);
     if (rc)
         return rc;
-    for (size_t pos = 0; !rc && pos < len;) {
-        const char *line = text + pos, *nl = memchr(line, '\n', len - pos);
-        size_t ll = nl ? (size_t)(nl - line) : len - pos;
-        pos += ll + 1;
-        no++;
-        if (strspn(line, " \t\r") >= ll)
-            continue;
+    size_t pos = 0, ll;
+    const char *line;
+    int ended;
+    while (!rc && lbs_text_next_line(text, len, &pos, &no, &line, &ll,
+                                     &ended)) {
         json_error_t je;
         json_t *o = json_loadb(line, ll, 0, &je);
         if (!o || !json_is_object(o))

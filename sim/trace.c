@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "lbscale/comm.h"   /* LBS_LAYER_ALL */
+#include "lbscale/file.h"   /* lbs_text_next_line */
 #include "sim_internal.h"
 
 #define MAX_STEPS 100000000L
@@ -433,17 +434,11 @@ int lbs_sim_trace_parse(const char *text, size_t len, const char *file,
     if (!p)
         return lbs_err_set(err, -ENOMEM, "out of memory");
     sj_copy_path(p->file, sizeof p->file, file);
-    for (size_t pos = 0; pos < len && !rc;) {
-        const char *s = text + pos;
-        const char *nl = memchr(s, '\n', len - pos);
-        size_t l = nl ? (size_t)(nl - s) : len - pos;
-        pos += l + 1;
-        line++;
-        size_t k = 0;
-        while (k < l && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r'))
-            k++;
-        if (k == l)
-            continue;
+    size_t pos = 0, l;
+    const char *s;
+    int ended;
+    while (!rc && lbs_text_next_line(text, len, &pos, &line, &s, &l,
+                                     &ended)) {
         snprintf(where, sizeof where, "%s:%ld", p->file, line);
         json_error_t je;
         json_t *o = json_loadb(s, l, JSON_REJECT_DUPLICATES, &je);

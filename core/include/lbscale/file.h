@@ -24,6 +24,14 @@ extern "C" {
 int lbs_read_file(const char *path, size_t cap, char **text, size_t *len,
                   struct lbs_err *err);
 
+/* The lines of such a text (JSONL), one call each: from *pos, the next
+ * line that is not blank (spaces, tabs and CR only) in *line, *ll bytes
+ * without its '\n'; *no counts every line, blanks included (1-based);
+ * *ended says whether a '\n' ended it (0: the text's last bytes, perhaps
+ * a row still being written).  Returns 1, or 0 past the end. */
+int lbs_text_next_line(const char *text, size_t len, size_t *pos, long *no,
+                       const char **line, size_t *ll, int *ended);
+
 /* cap as "1 MiB" / "2 GiB" / "512 bytes" into buf (for messages, --help). */
 const char *lbs_size_str(size_t bytes, char *buf, size_t len);
 
