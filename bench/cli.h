@@ -84,25 +84,30 @@ int verb_coll(int argc, char **argv);
  * the current thread count over n doubles per array.  Returns 0 or -ENOMEM. */
 struct stream_result {
     double copy_gbps, triad_gbps;   /* best of iters, STREAM convention */
+    double rmw_gbps;                /* in-place a = a + s*c, 24 B/elem */
     long wrong;                     /* elements failing the value check */
     size_t n;
 };
 int stream_measure(size_t n, int iters, struct stream_result *r);
 
-/* STREAM triad interleaved with a kernel (A B A B ...): the arrays stay
- * allocated, and each stream_pair_triad() times one triad a = b + 3 c
- * over them (24 bytes per element) and returns its GB/s.  Close checks
- * every element (a = 5) and returns how many are wrong, or -1. */
+/* The roofline's reference interleaved with a kernel (A B A B ...): the
+ * arrays stay allocated, and each stream_pair_ref() times one reference
+ * call over them and returns its GB/s (24 bytes per element): the STREAM
+ * triad a = b + 3c, or with rmw the in-place a = a +- 3c, which moves
+ * what it counts (stream.c says why the optimizers need it).  Close
+ * checks every element and returns how many are wrong, or -1. */
 struct stream_pair {
     double *a, *b, *c;
     size_t n;
+    int rmw;
+    long calls;
 };
-int stream_pair_open(struct stream_pair *s, size_t n);
-double stream_pair_triad(struct stream_pair *s);
+int stream_pair_open(struct stream_pair *s, size_t n, int rmw);
+double stream_pair_ref(struct stream_pair *s);
 long stream_pair_close(struct stream_pair *s);
-/* The paired ratios r[i] = kernel GB/s / triad GB/s of one run: median,
- * min, max, and a warning line on stderr (naming `what`) when any is
- * above 1.05 - the bytes model or the measurement is wrong then. */
+/* The paired ratios r[i] = kernel GB/s / reference GB/s of one run:
+ * median, min, max, and a warning line on stderr (naming `what`) when any
+ * is above 1.05 - the bytes model or the measurement is wrong then. */
 struct cli_stats roofline_pairs(const char *what, double *r, size_t n);
 #define ROOFLINE_WARN 1.05
 /* Peak resident memory of the process (getrusage), MiB, and the current

@@ -32,7 +32,7 @@ static const char demo_suite[] =
 "    {\"name\": \"optim-{optim}\", \"verb\": \"optim\",\n"
 "     \"foreach\": {\"optim\": \"@optimizers\"},\n"
 "     \"args\": [\"--optim\", \"{optim}\", \"--elements\", \"{elements}\",\n"
-"              \"--stream-gbps\", \"{stream.triad_gbps}\"], \"est_s\": 12},\n"
+"              \"--stream-gbps\", \"{stream.rmw_gbps}\"], \"est_s\": 12},\n"
 "    {\"name\": \"compress-{c}\", \"verb\": \"compress\",\n"
 "     \"foreach\": {\"c\": \"@compressors\"},\n"
 "     \"args\": [\"--compressor\", \"{c}\", \"--elements\",\n"

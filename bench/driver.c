@@ -23,7 +23,7 @@ static struct cli_stats stats_of(const double *x, size_t n, double *tmp)
     return cli_stats(tmp, n);
 }
 
-/* The loop proper: per call, the triad first (when paired), then the
+/* The loop proper: per call, the reference first (when paired), then the
  * kernel; timed calls store their phases, the reference and the ratio. */
 static int run_loop(const struct bench_kernel *k, const struct bench_loop *l,
                     struct stream_pair *sp, struct bench_result *r,
@@ -36,7 +36,7 @@ static int run_loop(const struct bench_kernel *k, const struct bench_loop *l,
     }
     int rc = 0;
     for (long i = 0; i < l->warmup + l->iters && !rc; i++) {
-        double tg = r->paired ? stream_pair_triad(sp) : l->ref_gbps;
+        double tg = r->paired ? stream_pair_ref(sp) : l->ref_gbps;
         double s[BENCH_PHASES] = {0};
         rc = k->call(k->ctx, i, s, err);
         if (i < l->warmup)
@@ -86,15 +86,15 @@ int bench_time(const struct bench_kernel *k, const struct bench_loop *l,
     int rc = 0, ok = tri && ratio && tmp;
     for (int p = 0; p < k->nphase && ok; p++)
         ok = (r->t[p] = calloc(n, sizeof *r->t[p])) != NULL;
-    if (!ok || (r->paired && stream_pair_open(&sp, BENCH_TRIAD_N))) {
+    if (!ok || (r->paired && stream_pair_open(&sp, BENCH_REF_N, l->rmw))) {
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
         goto out;
     }
     if ((rc = run_loop(k, l, &sp, r, tri, ratio, err)))
         goto out;
     if (r->paired && stream_pair_close(&sp) != 0) {
-        rc = lbs_err_set(err, -EIO, "STREAM triad reference computed wrong "
-                         "values");
+        rc = lbs_err_set(err, -EIO, "the %s reference computed wrong "
+                         "values", l->rmw ? "in-place" : "STREAM triad");
         goto out;
     }
     if (k->check && (r->wrong = k->check(k->ctx, err)) < 0) {

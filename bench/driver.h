@@ -21,11 +21,12 @@
 
 #include "cli.h"
 
-#define BENCH_PHASES 2   /* timed phases per call (compress, decompress) */
+#define BENCH_PHASES 3   /* timed phases per call (compress, decompress;
+                            STREAM's copy, triad, in-place) */
 
-/* STREAM triad arrays of the interleaved reference: 32M doubles each
+/* Arrays of the interleaved reference (triad or in-place): 32M doubles each
  * (768 MiB in all), far beyond any cache, as `lbscale stream`. */
-#define BENCH_TRIAD_N 32000000
+#define BENCH_REF_N 32000000
 
 struct bench_result;
 
@@ -55,7 +56,9 @@ struct bench_loop {
     long warmup, iters;
     double ref_gbps;     /* > 0: the reference is given (--stream-gbps,
                             the device copy GB/s); 0 with bytes > 0: a
-                            STREAM triad before every call */
+                            reference call before every kernel call */
+    int rmw;             /* that reference is the in-place a += s*c (the
+                            kernel updates in place), not the triad */
 };
 
 struct bench_result {

@@ -1,7 +1,8 @@
 # roofline.gp - achieved memory bandwidth of each optimizer step against the
-# machine's STREAM triad measured next to it in the same run (each row has
-# its own: the median of the triads interleaved with its steps), drawn as a
-# red tick on its bar; the label is the median of the paired ratios.
+# machine's in-place bandwidth (a = a + s*c, bench/stream.c) measured next to
+# it in the same run (each row has its own: the median of the reference
+# calls interleaved with its steps), drawn as a red tick on its bar; the
+# label is the median of the paired ratios.
 # Inputs (gnuplot -e): datafile (columns: optim gbps stream_gbps frac
 # elements threads), outbase (path without extension), title_extra.
 if (!exists("title_extra")) title_extra = ""
@@ -20,8 +21,8 @@ set style fill solid 0.8 border -1
 set boxwidth 0.8
 set yrange [0:ymax]
 set ylabel "effective bandwidth (GB/s, 1e9 bytes/s)"
-set xlabel "optimizer step (bytes/element: lbscale optim --help; label: fraction of STREAM)"
-set title sprintf("Optimizer step vs STREAM triad, %.0fM fp32 parameters, %d threads%s", elems / 1e6, threads, title_extra)
+set xlabel "optimizer step (bytes/element: lbscale optim --help; label: fraction of in-place GB/s)"
+set title sprintf("Optimizer step vs in-place memory bandwidth, %.0fM fp32 parameters, %d threads%s", elems / 1e6, threads, title_extra)
 set grid ytics
 set key top left
 set xtics rotate by 30 right nomirror
@@ -32,6 +33,6 @@ do for [fmt in "png svg"] {
     if (fmt eq "svg") { set terminal svg size 900,560 font "DejaVu Sans,11" noenhanced }
     set output outbase . "." . fmt
     plot datafile using 2:xtic(1) title "achieved GB/s" lc rgb "#2e86c1", \
-         "" using 0:3:(0.45) with xerrorbars pt -1 lw 3 lc rgb "#c0392b" title "STREAM triad measured next to it (GB/s)", \
+         "" using 0:3:(0.45) with xerrorbars pt -1 lw 3 lc rgb "#c0392b" title "in-place a = a + s*c measured next to it (GB/s)", \
          "" using 0:(($2 > $3 ? $2 : $3) + ymax * 0.02):(sprintf("%.0f%%", $4 * 100)) with labels notitle
 }

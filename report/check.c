@@ -8,7 +8,7 @@
  *   exact  every matching row equals the baseline (wire bytes)
  *   rel    |median - b| <= tol |b| + abs_tol (deterministic simulator)
  *   drop   fail only when median < b (1 - margin) (higher is better:
- *          throughput as a fraction of STREAM measured in the same run)
+ *          throughput as a fraction of the bandwidth measured in the same run)
  *   rise   fail only when median > b (1 + margin) (lower is better)
  * A metric with no matching row fails ("missing").  Prints one line per
  * metric (metric, baseline, value, delta, rule, pass/FAIL) and exits 1 on

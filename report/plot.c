@@ -7,7 +7,7 @@
  *
  * One function per figure kind; a kind whose results file is absent (or
  * has no usable rows) is skipped quietly.  Kinds:
- *   roofline     optim.jsonl     achieved GB/s per optimizer step vs STREAM
+ *   roofline     optim.jsonl     achieved GB/s per optimizer step vs in-place
  *   scaling      sim.jsonl       scaling efficiency vs GPUs per model/platform
  *   itersplit    sim.jsonl       compute / optimizer / exposed comm bars
  *   busbw        coll.jsonl      bus bandwidth vs message size per collective
@@ -60,9 +60,10 @@ static const struct figkind {
 } figkinds[] = {
     {"roofline", "optim.jsonl",
      "Each optimizer step's achieved memory bandwidth, labelled with its "
-     "fraction of the STREAM triad measured in the same run: the optimizer "
-     "step is memory-bound, so the gap to the dashed line is what a better "
-     "kernel could still win."},
+     "fraction of the in-place bandwidth (a = a + s*c, which moves what it "
+     "counts, as the in-place optimizer updates do) measured in the same "
+     "run: the optimizer step is memory-bound, so the gap to the red tick "
+     "is what a better kernel could still win."},
     {"scaling", "sim.jsonl (+ sim_anchors.jsonl)",
      "Simulated weak-scaling efficiency per optimizer (left) and the "
      "efficiency lost, 1 - E, on a log scale (right, where lines near 100% "
