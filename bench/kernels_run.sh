@@ -3,16 +3,18 @@
 # optimizer step and compressor at 100M fp32 elements on 2 threads against
 # the STREAM triad interleaved in the same process (median [min, max] of
 # the pairs), SLAMB's step time over LAMB's as process pairs A B A B, and
-# the kernel levels side by side (LBSCALE_ISA=c against the best).
+# the kernel levels side by side (LBSCALE_ISA=c against the best), and the
+# PyTorch peers in interleaved rounds (bench/peers/cpu_peers.py; skipped
+# with a line when python3-torch is not installed).
 # Each part takes 1-3 minutes; on a shared machine run it under
 #   flock /tmp/lbscale-heavy.lock bench/kernels_run.sh OUT
-# Parts: PARTS="optim compress slamb isa" (default all).
+# Parts: PARTS="optim compress slamb isa peers" (default all).
 set -eu
 OUT=${1:-/tmp/kernels-run}
 BIN=${LBSCALE:-build/lbscale}
 N=${N:-100M}
 T=${THREADS:-2}
-PARTS=${PARTS:-"optim compress slamb isa"}
+PARTS=${PARTS:-"optim compress slamb isa peers"}
 mkdir -p "$OUT"
 export OMP_NUM_THREADS=$T
 for part in $PARTS; do
@@ -46,5 +48,14 @@ isa)
             --b "$spec --elements $N --threads $T --iters 5" |
             tee -a "$OUT/isa.txt"
     done ;;
+peers)
+    if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+        /usr/bin/python3 bench/peers/cpu_peers.py --lbscale "$BIN" \
+            --elements $N --threads $T --out "$OUT/peers" |
+            tee "$OUT/peers.txt"
+    else
+        echo "peers: skipped: python3-torch is not installed" |
+            tee "$OUT/peers.txt"
+    fi ;;
 esac
 done
