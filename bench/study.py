@@ -504,6 +504,62 @@ def cmd_extend(args):
     print("%s: %d configurations extended -> %s" % (PROG, len(entries), out))
 
 
+# ---- SLAMB variants ---------------------------------------------------------
+
+SLAMB_VARIANTS = {
+    "authors+kwarm": "the authors' SLAMB (hangxu0304/SLAMB: 1-D tensors get "
+                     "the plain unclamped trust ratio, parameters averaged "
+                     "when t % H == 1) with their k warm-up (kwarm = 1/200 "
+                     "of the run's steps, set by lbscale train)",
+    "authors": "the authors' SLAMB (1-D tensors get the plain unclamped "
+               "trust ratio, parameters averaged when t % H == 1), no k "
+               "warm-up",
+    "lbscale-former": "lbscale's former SLAMB variant (1-D tensors phi = 1 "
+                      "and no weight decay, parameters averaged when "
+                      "(t-1) % H == 0)",
+}
+
+
+def slamb_variant(r):
+    """Which SLAMB a row ran, from its effective params: the authors' keys
+    (avg=authors, exclude_1d=0, clamp_1d=0; kwarm > 0 with the warm-up) or
+    lbscale's former variant (exclude_1d=1, written before the avg key
+    existed).  None for rows without params (failed runs)."""
+    if not r.get("params"):
+        return None
+    kv = dict(x.split("=", 1) for x in r["params"].split(",") if "=" in x)
+    if (kv.get("avg") == "authors" and kv.get("exclude_1d", "0") == "0" and
+            kv.get("clamp_1d", "0") == "0"):
+        return "authors+kwarm" if kv.get("kwarm", "0") != "0" else "authors"
+    return "lbscale-former"
+
+
+def prefer_authors_slamb(rows):
+    """SLAMB rows of the authors' variant replace the others when present
+    (convergence-slamb-authors.sh re-ran the study's SLAMB part; the two
+    runs' rows have the same configuration keys).  A failed row takes the
+    variant of its run's other SLAMB rows.  Returns (rows, the variant
+    kept or None when there are no SLAMB rows)."""
+    by_run = {}
+    for r in rows:
+        if optim_name(r["spec"]) == "slamb" and slamb_variant(r):
+            by_run.setdefault(r["_run"], set()).add(slamb_variant(r))
+
+    def variant(r):
+        v = slamb_variant(r)
+        if v is None:
+            vs = by_run.get(r["_run"], set())
+            v = next(iter(vs)) if len(vs) == 1 else "lbscale-former"
+        return v
+    kinds = {variant(r) for r in rows if optim_name(r["spec"]) == "slamb"}
+    if not kinds:
+        return rows, None
+    keep = next((k for k in ("authors+kwarm", "authors") if k in kinds),
+                "lbscale-former")
+    return [r for r in rows if optim_name(r["spec"]) != "slamb" or
+            variant(r) == keep], keep
+
+
 # ---- report -----------------------------------------------------------------
 
 def stats_for(rs):
@@ -581,6 +637,7 @@ def cmd_report(args):
     rows = []
     for r in runs:
         rows += load_rows(r)
+    rows, slamb_kind = prefer_authors_slamb(rows)
     rows = dedupe(rows)
     if not rows:
         die("no finished training rows in %s" % " ".join(runs), 1)
@@ -651,7 +708,8 @@ def cmd_report(args):
     verdicts["large_batch"] = v
     # 2. SLAMB vs LAMB: TOST +-0.5 points (90% CI inside the margin)
     v = {"name": "SLAMB within +-0.5 points of LAMB (TOST, alpha 0.05)",
-         "margin": 0.5, "batches": {}}
+         "margin": 0.5, "batches": {}, "variant": slamb_kind,
+         "variant_text": SLAMB_VARIANTS.get(slamb_kind)}
     for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
         if optim_name(k[0]) != "slamb":
             continue
@@ -807,6 +865,8 @@ def cmd_report(args):
             for o, d in v["drops"].items():
                 vm.append("  - drop %s: %s" % (o, fmt_ci(d)))
         if key == "slamb":
+            if v.get("variant"):
+                vm.append("  - SLAMB rows: %s" % v["variant_text"])
             for b, x in v["batches"].items():
                 vm.append("  - b=%s: SLAMB - LAMB %s (90%% CI for TOST); "
                           "bytes/dense %s vs k+1/H = %.3f" % (
