@@ -893,10 +893,13 @@ def cmd_report(args):
             missing.append(key)
     with open(os.path.join(out, "verdicts.md"), "w") as f:
         f.write("\n".join(vm) + "\n")
-    # gnuplot data: accuracy vs batch per optimizer (large-batch set)
+    # gnuplot data: accuracy vs batch per optimizer (large-batch set).
+    # Every block starts with a missing point ("?", plots/study.gp) so that
+    # an optimizer without runs keeps its block: gnuplot's index would
+    # skip an empty one and give the next optimizer its colour and name.
     with open(os.path.join(out, "acc_vs_batch.dat"), "w") as f:
         for o in ("sgd", "adamw", "lars", "lamb"):
-            f.write("# %s\n" % o)
+            f.write("# %s\n? ? ? ? 0\n" % o)
             for b in lbb:
                 g = get(o, b, ranks=1)
                 if g and g[1]["n"]:
@@ -912,7 +915,7 @@ def cmd_report(args):
     with open(os.path.join(out, "acc_vs_epoch.dat"), "w") as f:
         big = lbb[-1] if lbb else None
         for o in ("sgd", "adamw", "lars", "lamb"):
-            f.write("# %s b=%s\n" % (o, big))
+            f.write("# %s b=%s\n? ? ? ?\n" % (o, big))
             g = get(o, big, ranks=1) if big else None
             if g:
                 k = g[0]
@@ -933,6 +936,7 @@ def cmd_report(args):
                                                            a.mean() - sd,
                                                            a.mean() + sd))
             f.write("\n\n")
+    write_gnuplot_have(out)
     res = {"runs": runs, "configurations": [
         dict(config=key_str(k), spec=k[0], model=k[1], batch=k[2], ranks=k[3],
              topology=k[4], **st) for k, st in cfg.items()],
@@ -946,6 +950,30 @@ def cmd_report(args):
             PROG, ", ".join(missing)))
         if require:
             sys.exit(1)
+
+
+def write_gnuplot_have(out):
+    """study_have.gp next to the data files: which of the optimizer blocks
+    (1 = SGD-M, 2 = AdamW, 3 = LARS, 4 = LAMB) of acc_vs_batch.dat and
+    acc_vs_epoch.dat hold points, as plots/study.gp's bhave and ehave, so
+    that it plots only those (gnuplot warns on an empty block, and a
+    subset such as the demo's has two optimizers)."""
+    have = {}
+    for var, name in (("bhave", "acc_vs_batch.dat"),
+                      ("ehave", "acc_vs_epoch.dat")):
+        blocks, cur = [], None
+        with open(os.path.join(out, name)) as f:
+            for line in f:
+                if line.startswith("#"):
+                    cur = len(blocks) + 1
+                    blocks.append(False)
+                elif line.strip() and not line.startswith("?") and cur:
+                    blocks[cur - 1] = True
+        have[var] = " ".join(str(i + 1) for i, b in enumerate(blocks) if b)
+    with open(os.path.join(out, "study_have.gp"), "w") as f:
+        f.write("# written by bench/study.py report: blocks with points\n")
+        for var, v in have.items():
+            f.write('%s = "%s"\n' % (var, v))
 
 
 _curves = {}
