@@ -121,9 +121,9 @@ static const char demo_about[] =
 "compressor, as a fraction of that STREAM; collectives on 1-4 ranks; LAMB\n"
 "vs SLAMB training under mpirun; a small subset of the convergence study\n"
 "(SGD-M and LAMB at batches 128 and 1024, seeds 1-2, 3 epochs of 6,144\n"
-"images; statistics and the study figure by\n"
-"bench/study.py and plots/study.gp); simulated scaling to 1,024 GPUs of\n"
-"BERT-Large and BERT-XL on DGX-A100 for every optimizer.  Then it draws\n"
+"images; statistics and the study figure by bench/study.py and\n"
+"plots/study.gp); simulated scaling to 1,024 GPUs of BERT-Large and\n"
+"BERT-XL on DGX-A100 for every optimizer.  Then it draws\n"
 "the figures (RUN/plots/), writes RUN/report.html and prints a summary.\n"
 "Entries whose verb is not built into this binary, or that need mpirun\n"
 "where there is none, are skipped with a note.";

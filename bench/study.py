@@ -833,7 +833,7 @@ def cmd_report(args):
         table.append("| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | "
                      "%.2f | %.1f |" % (
                          key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
-                         st["lr_base"], st["lr_scaling"] + (
+                         st["lr_base"], (st["lr_scaling"] or "no --lr-base") + (
                              ", %s of grid" % st["grid_edge"]
                              if st["grid_edge"] else ""),
                          len(st["seeds"]), st["diverged"],

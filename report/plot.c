@@ -1211,9 +1211,15 @@ static int fig_convergence(const char *run, const char *outdir,
         if (study_row(rows, r))
             continue;
         if (json_is_array(json_object_get(r, "curve"))) {
-            json_array_append_new(runs, json_pack("{s:s,s:s,s:O,s:I}", "optim",
-                sget(r, "optim"), "spec", sget(r, "spec"), "curve",
-                json_object_get(r, "curve"), "batch",
+            /* the label: LAMB with a compressor is another line than
+             * plain LAMB (the simulated time stays the optimizer's) */
+            char nm[256];
+            snprintf(nm, sizeof nm, "%s%s%s", sget(r, "optim"),
+                     *sget(r, "compress") ? "+" : "", sget(r, "compress"));
+            json_array_append_new(runs, json_pack("{s:s,s:s,s:s,s:O,s:I}",
+                "optim", sget(r, "optim"), "name", nm, "spec",
+                sget(r, "spec"), "curve", json_object_get(r, "curve"),
+                "batch",
                 json_integer_value(json_object_get(r, "global_batch"))));
         } else if (!strcmp(sget(r, "event"), "epoch")) {
             json_t *hit = NULL;
@@ -1249,21 +1255,23 @@ static int fig_convergence(const char *run, const char *outdir,
             if (!strcmp(sget(s, "optim"), sget(x, "optim")))
                 iter_s = nget(s, "iter_ms") / 1e3;
         nsim += !isnan(iter_s);
-        /* the label: optimizer name, the spec when names repeat */
+        /* the label: optimizer name (+ compressor), the spec when names
+         * repeat */
+        const char *nm = *sget(x, "name") ? sget(x, "name")
+                                          : sget(x, "optim");
         int dup = 0;
         json_t *y;
         json_array_foreach(runs, k, y)
-            dup += !strcmp(sget(y, "optim"), sget(x, "optim"));
+            dup += !strcmp(*sget(y, "name") ? sget(y, "name")
+                                            : sget(y, "optim"), nm);
         /* same optimizer at several batch sizes (a convergence study):
          * name the batch, else the spec tells the runs apart */
-        char lab[160], tmp[200];
+        char lab[160], tmp[300];
         json_int_t batch = json_integer_value(json_object_get(x, "batch"));
         if (dup > 1 && batch > 0)
-            snprintf(tmp, sizeof tmp, "%s B=%lld", sget(x, "optim"),
-                     (long long)batch);
+            snprintf(tmp, sizeof tmp, "%s B=%lld", nm, (long long)batch);
         else
-            snprintf(tmp, sizeof tmp, "%s",
-                     dup > 1 ? sget(x, "spec") : sget(x, "optim"));
+            snprintf(tmp, sizeof tmp, "%s", dup > 1 ? sget(x, "spec") : nm);
         safe(tmp, lab, sizeof lab);
         sb_printf(&d, "# %s\n", lab);
         json_array_foreach(c, k, y) {
@@ -1313,15 +1321,15 @@ static const char *plot_study_script(void)
     return e && *e ? e : LBS_STUDY_PY;
 }
 
-/* bench/study.py report RUN --out outdir/study, its output in
- * outdir/study.log: 0, -ENOENT when it cannot be started, -EIO when it
- * fails. */
-static int run_study_py(const char *run, const char *outdir)
+/* bench/study.py report ROWS --out outdir/study (ROWS: a directory with
+ * the seed study's rows alone), its output in outdir/study.log: 0,
+ * -ENOENT when it cannot be started, -EIO when it fails. */
+static int run_study_py(const char *rowsdir, const char *outdir)
 {
     char sdir[PATH_MAX + 16], log[PATH_MAX + 16];
     snprintf(sdir, sizeof sdir, "%s/study", outdir);
     snprintf(log, sizeof log, "%s/study.log", outdir);
-    char *argv[] = {(char *)plot_study_script(), "report", (char *)run,
+    char *argv[] = {(char *)plot_study_script(), "report", (char *)rowsdir,
                     "--out", sdir, NULL};
     posix_spawn_file_actions_t fa;
     pid_t pid;
@@ -1339,9 +1347,43 @@ static int run_study_py(const char *run, const char *outdir)
     return 0;
 }
 
+/* outdir/study-rows/train.jsonl: the study rows of rows (study_row), so
+ * that bench/study.py reads the seed study without the run's other
+ * training runs.  Sets the largest batch, seed and epoch count. */
+static int write_study_rows(json_t *rows, const char *outdir, double *big,
+                            double *seeds, double *epochs,
+                            struct lbs_err *err)
+{
+    char dir[PATH_MAX + 16], path[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/study-rows", outdir);
+    snprintf(path, sizeof path, "%s/train.jsonl", dir);
+    if (mkdir(dir, 0755) && errno != EEXIST)
+        return lbs_err_set(err, -EIO, "cannot create %s", dir);
+    struct strbuf t = {0};
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        if (!study_row(rows, r))
+            continue;
+        char *line = json_dumps(r, JSON_COMPACT);
+        if (line)
+            sb_printf(&t, "%s\n", line);
+        free(line);
+        *big = fmax(*big, nget(r, "global_batch"));
+        *seeds = fmax(*seeds, nget(r, "seed"));
+        *epochs = fmax(*epochs, nget(r, "epochs"));
+    }
+    int rc = *big > 0 ? lbs_write_atomic(path, t.p ? t.p : "", t.len, err)
+                      : 0;
+    free(t.p);
+    return rc;
+}
+
 /* Runs repeated over seeds (study_row): bench/study.py report computes
  * the statistics into plots/study/ and plots/study.gp draws them, the
- * figure of the full study (docs/studies.md) at the run's size. */
+ * figure of the full study (docs/studies.md) at the run's size.  A
+ * failed entry of the study (no row) is not counted here, where
+ * study.py, given the run's directory, would count it as diverged. */
 static int fig_study(const char *run, const char *outdir,
                      struct lbs_err *err)
 {
@@ -1350,19 +1392,13 @@ static int fig_study(const char *run, const char *outdir,
     if (!rows)
         return rc;
     double big = 0, seeds = 0, epochs = 0;
-    size_t i;
-    json_t *r;
-    json_array_foreach(rows, i, r) {
-        if (!study_row(rows, r))
-            continue;
-        big = fmax(big, nget(r, "global_batch"));
-        seeds = fmax(seeds, nget(r, "seed"));
-        epochs = fmax(epochs, nget(r, "epochs"));
-    }
+    rc = write_study_rows(rows, outdir, &big, &seeds, &epochs, err);
     json_decref(rows);
-    if (big <= 0)
-        return 0;
-    if ((rc = run_study_py(run, outdir)))
+    if (rc || big <= 0)
+        return rc;
+    char rowsdir[PATH_MAX + 16];
+    snprintf(rowsdir, sizeof rowsdir, "%s/study-rows", outdir);
+    if ((rc = run_study_py(rowsdir, outdir)))
         return lbs_err_set(err, rc == -ENOENT ? -EIO : rc, "%s: %s report "
                            "failed (see %s/study.log)", run,
                            plot_study_script(), outdir);
