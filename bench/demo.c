@@ -5,7 +5,12 @@
  * Entries whose verb this binary does not have (or that need mpirun where
  * there is none) are "optional": skipped with a note instead of failing
  * the demo.  `lbscale demo --print-suite` prints the suite as a file to
- * edit and run with `lbscale suite`. */
+ * edit and run with `lbscale suite`.  The study-* entries are a small
+ * subset of issue 17's convergence study (docs/studies.md), whose figure
+ * the report draws from them.  Base rates: the full study's choices at
+ * batch 128 (SGD-M 0.05, LAMB 0.007, which it also chose for LAMB at 1024
+ * and 2048); SGD-M at 1024 diverges at 0.05 x 8 in these 18 steps, and
+ * 0.00625 won among 0.00625, 0.0125, 0.025 on this subset (seed 1). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +27,13 @@ static const char demo_suite[] =
 "  \"suite\": \"demo\",\n"
 "  \"description\": \"The default suite: STREAM, the step of every optimizer"
 " and every compressor against it, collectives on 1-4 ranks, a LAMB vs SLAMB"
-" training comparison under mpirun, and simulated scaling to 1,024 GPUs of"
+" training comparison under mpirun, a small subset of the convergence"
+" study (SGD-M and LAMB at two batches, two seeds, statistics by"
+" bench/study.py), and simulated scaling to 1,024 GPUs of"
 " BERT-Large and BERT-XL on DGX-A100 for every optimizer.\",\n"
 "  \"vars\": {\"elements\": \"100M\", \"compress_elements\": \"32M\",\n"
 "           \"train_ranks\": 4, \"train_epochs\": 10,\n"
+"           \"study_epochs\": 3, \"study_subset\": 6144,\n"
 "           \"platform\": \"dgx-a100\", \"max_gpus\": 1024},\n"
 "  \"entries\": [\n"
 "    {\"name\": \"stream\", \"verb\": \"stream\", \"est_s\": 6},\n"
@@ -45,6 +53,27 @@ static const char demo_suite[] =
 "     \"ranks\": \"{train_ranks}\", \"foreach\": {\"optim\": [\"lamb\", \"slamb\"]},\n"
 "     \"args\": [\"--optim\", \"{optim}\", \"--epochs\", \"{train_epochs}\"],\n"
 "     \"optional\": true, \"est_s\": 45},\n"
+"    {\"name\": \"study-sgd-b128-s{seed}\", \"verb\": \"train\",\n"
+"     \"foreach\": {\"seed\": [1, 2]},\n"
+"     \"args\": [\"--optim\", \"sgd\", \"--lr-base\", \"0.05\",\n"
+"              \"--global-batch\", \"128\", \"--seed\", \"{seed}\",\n"
+"              \"--epochs\", \"{study_epochs}\", \"--subset\",\n"
+"              \"{study_subset}\", \"--val\", \"1000\", \"--test-subset\",\n"
+"              \"2000\", \"--no-trace\"], \"optional\": true, \"est_s\": 2},\n"
+"    {\"name\": \"study-sgd-b1024-s{seed}\", \"verb\": \"train\",\n"
+"     \"foreach\": {\"seed\": [1, 2]},\n"
+"     \"args\": [\"--optim\", \"sgd\", \"--lr-base\", \"0.00625\",\n"
+"              \"--global-batch\", \"1024\", \"--seed\", \"{seed}\",\n"
+"              \"--epochs\", \"{study_epochs}\", \"--subset\",\n"
+"              \"{study_subset}\", \"--val\", \"1000\", \"--test-subset\",\n"
+"              \"2000\", \"--no-trace\"], \"optional\": true, \"est_s\": 2},\n"
+"    {\"name\": \"study-lamb-b{batch}-s{seed}\", \"verb\": \"train\",\n"
+"     \"foreach\": {\"batch\": [128, 1024], \"seed\": [1, 2]},\n"
+"     \"args\": [\"--optim\", \"lamb\", \"--lr-base\", \"0.007\",\n"
+"              \"--global-batch\", \"{batch}\", \"--seed\", \"{seed}\",\n"
+"              \"--epochs\", \"{study_epochs}\", \"--subset\",\n"
+"              \"{study_subset}\", \"--val\", \"1000\", \"--test-subset\",\n"
+"              \"2000\", \"--no-trace\"], \"optional\": true, \"est_s\": 2},\n"
 "    {\"name\": \"sim-bert-large-{optim}\", \"verb\": \"sim\",\n"
 "     \"foreach\": {\"optim\": \"@optimizers\"},\n"
 "     \"args\": [\"sweep\", \"--model\", \"bert-large\", \"--platform\",\n"
@@ -90,8 +119,11 @@ static const char demo_about[] =
 "when others share it) into one\n"
 "results/<run-id>/: STREAM; the step of every optimizer and every\n"
 "compressor, as a fraction of that STREAM; collectives on 1-4 ranks; LAMB\n"
-"vs SLAMB training under mpirun; simulated scaling to 1,024 GPUs of\n"
-"BERT-Large and BERT-XL on DGX-A100 for every optimizer.  Then it draws\n"
+"vs SLAMB training under mpirun; a small subset of the convergence study\n"
+"(SGD-M and LAMB at batches 128 and 1024, seeds 1-2, 3 epochs of 6,144\n"
+"images; statistics and the study figure by bench/study.py and\n"
+"plots/study.gp); simulated scaling to 1,024 GPUs of BERT-Large and\n"
+"BERT-XL on DGX-A100 for every optimizer.  Then it draws\n"
 "the figures (RUN/plots/), writes RUN/report.html and prints a summary.\n"
 "Entries whose verb is not built into this binary, or that need mpirun\n"
 "where there is none, are skipped with a note.";

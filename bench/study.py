@@ -504,6 +504,62 @@ def cmd_extend(args):
     print("%s: %d configurations extended -> %s" % (PROG, len(entries), out))
 
 
+# ---- SLAMB variants ---------------------------------------------------------
+
+SLAMB_VARIANTS = {
+    "authors+kwarm": "the authors' SLAMB (hangxu0304/SLAMB: 1-D tensors get "
+                     "the plain unclamped trust ratio, parameters averaged "
+                     "when t % H == 1) with their k warm-up (kwarm = 1/200 "
+                     "of the run's steps, set by lbscale train)",
+    "authors": "the authors' SLAMB (1-D tensors get the plain unclamped "
+               "trust ratio, parameters averaged when t % H == 1), no k "
+               "warm-up",
+    "lbscale-former": "lbscale's former SLAMB variant (1-D tensors phi = 1 "
+                      "and no weight decay, parameters averaged when "
+                      "(t-1) % H == 0)",
+}
+
+
+def slamb_variant(r):
+    """Which SLAMB a row ran, from its effective params: the authors' keys
+    (avg=authors, exclude_1d=0, clamp_1d=0; kwarm > 0 with the warm-up) or
+    lbscale's former variant (exclude_1d=1, written before the avg key
+    existed).  None for rows without params (failed runs)."""
+    if not r.get("params"):
+        return None
+    kv = dict(x.split("=", 1) for x in r["params"].split(",") if "=" in x)
+    if (kv.get("avg") == "authors" and kv.get("exclude_1d", "0") == "0" and
+            kv.get("clamp_1d", "0") == "0"):
+        return "authors+kwarm" if kv.get("kwarm", "0") != "0" else "authors"
+    return "lbscale-former"
+
+
+def prefer_authors_slamb(rows):
+    """SLAMB rows of the authors' variant replace the others when present
+    (convergence-slamb-authors.sh re-ran the study's SLAMB part; the two
+    runs' rows have the same configuration keys).  A failed row takes the
+    variant of its run's other SLAMB rows.  Returns (rows, the variant
+    kept or None when there are no SLAMB rows)."""
+    by_run = {}
+    for r in rows:
+        if optim_name(r["spec"]) == "slamb" and slamb_variant(r):
+            by_run.setdefault(r["_run"], set()).add(slamb_variant(r))
+
+    def variant(r):
+        v = slamb_variant(r)
+        if v is None:
+            vs = by_run.get(r["_run"], set())
+            v = next(iter(vs)) if len(vs) == 1 else "lbscale-former"
+        return v
+    kinds = {variant(r) for r in rows if optim_name(r["spec"]) == "slamb"}
+    if not kinds:
+        return rows, None
+    keep = next((k for k in ("authors+kwarm", "authors") if k in kinds),
+                "lbscale-former")
+    return [r for r in rows if optim_name(r["spec"]) != "slamb" or
+            variant(r) == keep], keep
+
+
 # ---- report -----------------------------------------------------------------
 
 def stats_for(rs):
@@ -581,6 +637,7 @@ def cmd_report(args):
     rows = []
     for r in runs:
         rows += load_rows(r)
+    rows, slamb_kind = prefer_authors_slamb(rows)
     rows = dedupe(rows)
     if not rows:
         die("no finished training rows in %s" % " ".join(runs), 1)
@@ -651,7 +708,8 @@ def cmd_report(args):
     verdicts["large_batch"] = v
     # 2. SLAMB vs LAMB: TOST +-0.5 points (90% CI inside the margin)
     v = {"name": "SLAMB within +-0.5 points of LAMB (TOST, alpha 0.05)",
-         "margin": 0.5, "batches": {}}
+         "margin": 0.5, "batches": {}, "variant": slamb_kind,
+         "variant_text": SLAMB_VARIANTS.get(slamb_kind)}
     for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
         if optim_name(k[0]) != "slamb":
             continue
@@ -775,7 +833,7 @@ def cmd_report(args):
         table.append("| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | "
                      "%.2f | %.1f |" % (
                          key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
-                         st["lr_base"], st["lr_scaling"] + (
+                         st["lr_base"], (st["lr_scaling"] or "no --lr-base") + (
                              ", %s of grid" % st["grid_edge"]
                              if st["grid_edge"] else ""),
                          len(st["seeds"]), st["diverged"],
@@ -807,6 +865,8 @@ def cmd_report(args):
             for o, d in v["drops"].items():
                 vm.append("  - drop %s: %s" % (o, fmt_ci(d)))
         if key == "slamb":
+            if v.get("variant"):
+                vm.append("  - SLAMB rows: %s" % v["variant_text"])
             for b, x in v["batches"].items():
                 vm.append("  - b=%s: SLAMB - LAMB %s (90%% CI for TOST); "
                           "bytes/dense %s vs k+1/H = %.3f" % (
@@ -833,10 +893,13 @@ def cmd_report(args):
             missing.append(key)
     with open(os.path.join(out, "verdicts.md"), "w") as f:
         f.write("\n".join(vm) + "\n")
-    # gnuplot data: accuracy vs batch per optimizer (large-batch set)
+    # gnuplot data: accuracy vs batch per optimizer (large-batch set).
+    # Every block starts with a missing point ("?", plots/study.gp) so that
+    # an optimizer without runs keeps its block: gnuplot's index would
+    # skip an empty one and give the next optimizer its colour and name.
     with open(os.path.join(out, "acc_vs_batch.dat"), "w") as f:
         for o in ("sgd", "adamw", "lars", "lamb"):
-            f.write("# %s\n" % o)
+            f.write("# %s\n? ? ? ? 0\n" % o)
             for b in lbb:
                 g = get(o, b, ranks=1)
                 if g and g[1]["n"]:
@@ -852,7 +915,7 @@ def cmd_report(args):
     with open(os.path.join(out, "acc_vs_epoch.dat"), "w") as f:
         big = lbb[-1] if lbb else None
         for o in ("sgd", "adamw", "lars", "lamb"):
-            f.write("# %s b=%s\n" % (o, big))
+            f.write("# %s b=%s\n? ? ? ?\n" % (o, big))
             g = get(o, big, ranks=1) if big else None
             if g:
                 k = g[0]
@@ -873,6 +936,7 @@ def cmd_report(args):
                                                            a.mean() - sd,
                                                            a.mean() + sd))
             f.write("\n\n")
+    write_gnuplot_have(out)
     res = {"runs": runs, "configurations": [
         dict(config=key_str(k), spec=k[0], model=k[1], batch=k[2], ranks=k[3],
              topology=k[4], **st) for k, st in cfg.items()],
@@ -886,6 +950,30 @@ def cmd_report(args):
             PROG, ", ".join(missing)))
         if require:
             sys.exit(1)
+
+
+def write_gnuplot_have(out):
+    """study_have.gp next to the data files: which of the optimizer blocks
+    (1 = SGD-M, 2 = AdamW, 3 = LARS, 4 = LAMB) of acc_vs_batch.dat and
+    acc_vs_epoch.dat hold points, as plots/study.gp's bhave and ehave, so
+    that it plots only those (gnuplot warns on an empty block, and a
+    subset such as the demo's has two optimizers)."""
+    have = {}
+    for var, name in (("bhave", "acc_vs_batch.dat"),
+                      ("ehave", "acc_vs_epoch.dat")):
+        blocks, cur = [], None
+        with open(os.path.join(out, name)) as f:
+            for line in f:
+                if line.startswith("#"):
+                    cur = len(blocks) + 1
+                    blocks.append(False)
+                elif line.strip() and not line.startswith("?") and cur:
+                    blocks[cur - 1] = True
+        have[var] = " ".join(str(i + 1) for i, b in enumerate(blocks) if b)
+    with open(os.path.join(out, "study_have.gp"), "w") as f:
+        f.write("# written by bench/study.py report: blocks with points\n")
+        for var, v in have.items():
+            f.write('%s = "%s"\n' % (var, v))
 
 
 _curves = {}

@@ -72,7 +72,10 @@ static const char train_lr_head[] =
 
 static const char train_lr_tail[] =
 "Others: the optimizer's own lr, unscaled.  onebit_lamb: freeze_step =\n"
-"20% of the steps unless given (DeepSpeed's 15-25% of training).\n"
+"20% of the steps unless given (DeepSpeed's 15-25% of training).  slamb:\n"
+"kwarm (the authors' k warm-up, stages of kwarm steps) = 1/200 of the steps,\n"
+"at least 1, unless given (their CIFAR script: one stage per epoch of 200);\n"
+"kwarm=0 turns it off.\n"
 "Optimizers with a seed key get --seed.\n"
 "\n"
 "Results: train.jsonl (one row per run: final test_accuracy, steps, wall\n"

@@ -5,8 +5,11 @@
 # +-1 sd band.
 # Inputs (gnuplot -e): dir (the report directory with acc_vs_batch.dat and
 # acc_vs_epoch.dat), outbase, big (the largest batch, for the title),
-# note (a subtitle: budget, epochs, seeds).
+# note (a subtitle: budget, epochs, seeds).  dir/study_have.gp (also
+# written by bench/study.py report) says which optimizers have points.
 if (!exists("note")) note = ""
+load dir . "/study_have.gp"
+set datafile missing "?"    # each block's placeholder (bench/study.py)
 if (!exists("big")) big = "8192"
 array T[4] = ["SGD-M", "AdamW", "LARS", "LAMB"]
 array C[4] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"]
@@ -24,7 +27,7 @@ do for [fmt in "png svg"] {
     set autoscale x
     set offsets graph 0.06, graph 0.06, 0, 0
     set autoscale y
-    plot for [i=1:4] dir . "/acc_vs_batch.dat" index (i-1) using ($1*(1+0.04*(i-2.5))):2:3:4 with yerrorlines lw 2 pt 7 ps 0.8 lc rgb C[i] title T[i]
+    plot for [j in bhave] dir . "/acc_vs_batch.dat" index (int(j)-1) using ($1*(1+0.04*(int(j)-2.5))):2:3:4 with yerrorlines lw 2 pt 7 ps 0.8 lc rgb C[int(j)] title T[int(j)]
     unset logscale x
     set offsets 0, 0, 0, 0
     set autoscale x
@@ -32,7 +35,7 @@ do for [fmt in "png svg"] {
     set xlabel "epoch"
     set title "test accuracy vs epoch at batch " . big . " (mean, band = +-1 sd)"
     set key right bottom
-    plot for [i=1:4] dir . "/acc_vs_epoch.dat" index (i-1) using 1:3:4 with filledcurves fs transparent solid 0.2 noborder lc rgb C[i] notitle, \
-         for [i=1:4] dir . "/acc_vs_epoch.dat" index (i-1) using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb C[i] title T[i]
+    plot for [j in ehave] dir . "/acc_vs_epoch.dat" index (int(j)-1) using 1:3:4 with filledcurves fs transparent solid 0.2 noborder lc rgb C[int(j)] notitle, \
+         for [j in ehave] dir . "/acc_vs_epoch.dat" index (int(j)-1) using 1:2 with linespoints lw 2 pt 7 ps 0.6 lc rgb C[int(j)] title T[int(j)]
     unset multiplot
 }

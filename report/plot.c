@@ -14,9 +14,13 @@
  *   compress     compress.jsonl  fraction of STREAM vs relative error
  *   wire         compress.jsonl  bits on the wire per gradient element
  *   convergence  train.jsonl (+ sim.jsonl) accuracy vs step and vs
- *                simulated wall-clock at 1,024 GPUs
+ *                simulated wall-clock at 1,024 GPUs (runs of a seed study
+ *                left out: they have their own figure)
+ *   study        train.jsonl runs repeated over seeds (issue 17's study):
+ *                bench/study.py report, drawn by plots/study.gp
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <spawn.h>
@@ -103,6 +107,13 @@ static const struct figkind {
      "times the simulated BERT-Large step time of the same optimizer at "
      "1,024 GPUs): an optimizer that needs fewer steps is not faster if "
      "each step is slower at scale."},
+    {"study", "train.jsonl (seed studies, via bench/study.py report)",
+     "Runs repeated over seeds at one learning rate (issue 17's "
+     "convergence study; the demo runs a small subset): left, final test "
+     "accuracy against global batch per optimizer, mean and 95% "
+     "confidence interval over seeds; right, test accuracy per epoch at "
+     "the largest batch, mean and +-1 sd band.  Statistics and verdicts "
+     "are in plots/study/ (table.md, verdicts.md)."},
     {"netsweep", "sim_netsweep.jsonl",
      "Simulated scaling efficiency at one GPU count as the network per "
      "node grows: where a line crosses 90% is the network that optimizer "
@@ -1164,6 +1175,26 @@ static json_t *pick_sim(const char *run, char *desc, size_t dlen)
     return out;
 }
 
+/* A final row of a seed study: --lr-base given (lr_base recorded) and
+ * another final row of the same spec, batch, ranks and rate with another
+ * seed.  fig_study draws these; fig_convergence leaves them out. */
+static int study_row(json_t *rows, json_t *r)
+{
+    if (strcmp(sget(r, "event"), "final") || isnan(nget(r, "lr_base")))
+        return 0;
+    size_t i;
+    json_t *x;
+    json_array_foreach(rows, i, x)
+        if (x != r && !strcmp(sget(x, "event"), "final") &&
+            !strcmp(sget(x, "spec"), sget(r, "spec")) &&
+            nget(x, "global_batch") == nget(r, "global_batch") &&
+            nget(x, "ranks") == nget(r, "ranks") &&
+            nget(x, "lr_base") == nget(r, "lr_base") &&
+            nget(x, "seed") != nget(r, "seed"))
+            return 1;
+    return 0;
+}
+
 static int fig_convergence(const char *run, const char *outdir,
                            struct lbs_err *err)
 {
@@ -1178,10 +1209,18 @@ static int fig_convergence(const char *run, const char *outdir,
     size_t i, j;
     json_t *r, *x;
     json_array_foreach(rows, i, r) {
+        if (study_row(rows, r))
+            continue;
         if (json_is_array(json_object_get(r, "curve"))) {
-            json_array_append_new(runs, json_pack("{s:s,s:s,s:O,s:I}", "optim",
-                sget(r, "optim"), "spec", sget(r, "spec"), "curve",
-                json_object_get(r, "curve"), "batch",
+            /* the label: LAMB with a compressor is another line than
+             * plain LAMB (the simulated time stays the optimizer's) */
+            char nm[256];
+            snprintf(nm, sizeof nm, "%s%s%s", sget(r, "optim"),
+                     *sget(r, "compress") ? "+" : "", sget(r, "compress"));
+            json_array_append_new(runs, json_pack("{s:s,s:s,s:s,s:O,s:I}",
+                "optim", sget(r, "optim"), "name", nm, "spec",
+                sget(r, "spec"), "curve", json_object_get(r, "curve"),
+                "batch",
                 json_integer_value(json_object_get(r, "global_batch"))));
         } else if (!strcmp(sget(r, "event"), "epoch")) {
             json_t *hit = NULL;
@@ -1217,21 +1256,23 @@ static int fig_convergence(const char *run, const char *outdir,
             if (!strcmp(sget(s, "optim"), sget(x, "optim")))
                 iter_s = nget(s, "iter_ms") / 1e3;
         nsim += !isnan(iter_s);
-        /* the label: optimizer name, the spec when names repeat */
+        /* the label: optimizer name (+ compressor), the spec when names
+         * repeat */
+        const char *nm = *sget(x, "name") ? sget(x, "name")
+                                          : sget(x, "optim");
         int dup = 0;
         json_t *y;
         json_array_foreach(runs, k, y)
-            dup += !strcmp(sget(y, "optim"), sget(x, "optim"));
+            dup += !strcmp(*sget(y, "name") ? sget(y, "name")
+                                            : sget(y, "optim"), nm);
         /* same optimizer at several batch sizes (a convergence study):
          * name the batch, else the spec tells the runs apart */
-        char lab[160], tmp[200];
+        char lab[160], tmp[300];
         json_int_t batch = json_integer_value(json_object_get(x, "batch"));
         if (dup > 1 && batch > 0)
-            snprintf(tmp, sizeof tmp, "%s B=%lld", sget(x, "optim"),
-                     (long long)batch);
+            snprintf(tmp, sizeof tmp, "%s B=%lld", nm, (long long)batch);
         else
-            snprintf(tmp, sizeof tmp, "%s",
-                     dup > 1 ? sget(x, "spec") : sget(x, "optim"));
+            snprintf(tmp, sizeof tmp, "%s", dup > 1 ? sget(x, "spec") : nm);
         safe(tmp, lab, sizeof lab);
         sb_printf(&d, "# %s\n", lab);
         json_array_foreach(c, k, y) {
@@ -1268,6 +1309,112 @@ static int fig_convergence(const char *run, const char *outdir,
     free(a.p);
     free(simidx.p);
     free(nosim.p);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* study: train.jsonl runs repeated over seeds                          */
+
+/* bench/study.py: $LBSCALE_STUDY, else the source tree's. */
+static const char *plot_study_script(void)
+{
+    const char *e = getenv("LBSCALE_STUDY");
+    return e && *e ? e : LBS_STUDY_PY;
+}
+
+/* bench/study.py report ROWS --out outdir/study (ROWS: a directory with
+ * the seed study's rows alone), its output in outdir/study.log: 0,
+ * -ENOENT when it cannot be started, -EIO when it fails. */
+static int run_study_py(const char *rowsdir, const char *outdir)
+{
+    char sdir[PATH_MAX + 16], log[PATH_MAX + 16];
+    snprintf(sdir, sizeof sdir, "%s/study", outdir);
+    snprintf(log, sizeof log, "%s/study.log", outdir);
+    char *argv[] = {(char *)plot_study_script(), "report", (char *)rowsdir,
+                    "--out", sdir, NULL};
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int st;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc)
+        return -ENOENT;
+    if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+        return -EIO;
+    return 0;
+}
+
+/* outdir/study-rows/train.jsonl: the study rows of rows (study_row), so
+ * that bench/study.py reads the seed study without the run's other
+ * training runs.  Sets the largest batch, seed and epoch count. */
+static int write_study_rows(json_t *rows, const char *outdir, double *big,
+                            double *seeds, double *epochs,
+                            struct lbs_err *err)
+{
+    char dir[PATH_MAX + 16], path[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/study-rows", outdir);
+    snprintf(path, sizeof path, "%s/train.jsonl", dir);
+    if (mkdir(dir, 0755) && errno != EEXIST)
+        return lbs_err_set(err, -EIO, "cannot create %s", dir);
+    struct strbuf t = {0};
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        if (!study_row(rows, r))
+            continue;
+        char *line = json_dumps(r, JSON_COMPACT);
+        if (line)
+            sb_printf(&t, "%s\n", line);
+        free(line);
+        *big = fmax(*big, nget(r, "global_batch"));
+        *seeds = fmax(*seeds, nget(r, "seed"));
+        *epochs = fmax(*epochs, nget(r, "epochs"));
+    }
+    int rc = *big > 0 ? lbs_write_atomic(path, t.p ? t.p : "", t.len, err)
+                      : 0;
+    free(t.p);
+    return rc;
+}
+
+/* Runs repeated over seeds (study_row): bench/study.py report computes
+ * the statistics into plots/study/ and plots/study.gp draws them, the
+ * figure of the full study (docs/studies.md) at the run's size.  A
+ * failed entry of the study (no row) is not counted here, where
+ * study.py, given the run's directory, would count it as diverged. */
+static int fig_study(const char *run, const char *outdir,
+                     struct lbs_err *err)
+{
+    int rc;
+    json_t *rows = rows_of(run, "train", err, &rc);
+    if (!rows)
+        return rc;
+    double big = 0, seeds = 0, epochs = 0;
+    rc = write_study_rows(rows, outdir, &big, &seeds, &epochs, err);
+    json_decref(rows);
+    if (rc || big <= 0)
+        return rc;
+    char rowsdir[PATH_MAX + 16];
+    snprintf(rowsdir, sizeof rowsdir, "%s/study-rows", outdir);
+    if ((rc = run_study_py(rowsdir, outdir)))
+        return lbs_err_set(err, rc == -ENOENT ? -EIO : rc, "%s: %s report "
+                           "failed (see %s/study.log)", run,
+                           plot_study_script(), outdir);
+    struct strbuf d = {0}, a = {0};
+    sb_printf(&d, "# statistics and verdicts: study/ (bench/study.py "
+                  "report): table.md, verdicts.md, study.json\n");
+    char note[128];
+    snprintf(note, sizeof note, "seeds 1-%.0f, %.3g epochs per run; "
+             "statistics in plots/study/", seeds, epochs);
+    sb_printf(&a, "big='%.0f'; dir='study'; ", big);
+    assign_str(&a, "note", note);
+    rc = d.p && a.p ? draw(outdir, "study", &d, "study", a.p, err)
+                    : lbs_err_set(err, -ENOMEM, "out of memory");
+    free(d.p);
+    free(a.p);
     return rc;
 }
 
@@ -1486,7 +1633,7 @@ static int plot_kinds(const char *run, struct lbs_err *err)
     lbs_clean_stale_tmp(outdir);   /* figures of a plot that was killed */
     int (*kinds[])(const char *, const char *, struct lbs_err *) = {
         fig_roofline, fig_scaling, fig_itersplit, fig_busbw, fig_compress,
-        fig_wire, fig_convergence, fig_netsweep, fig_tradeoff};
+        fig_wire, fig_convergence, fig_study, fig_netsweep, fig_tradeoff};
     /* one kind failing does not stop the others; the first error wins */
     int first = 0;
     struct lbs_err e;

@@ -464,6 +464,7 @@ static json_t *sec_train(const char *run)
                              cells(tf)));
     }
     add_fig(t, "convergence");
+    add_fig(t, "study");
     json_decref(rows);
     return t;
 }

@@ -88,6 +88,63 @@ else
         "$(tail -c 600 "$TOP/r.err")"
 fi
 
+# ---- the report's figure as `lbscale plot` draws it (the demo's) --------
+# the seed phase holds configurations over two seeds at one rate: plot runs
+# bench/study.py report into plots/study/ and draws plots/study.png
+if LBSCALE_STUDY="$STUDY" "$BIN" plot "$S" >"$TOP/p.out" 2>"$TOP/p.err" &&
+    [ -s "$S/plots/study.png" ] && [ -s "$S/plots/study/verdicts.md" ] &&
+    [ -s "$S/plots/study.caption" ]; then
+    ok "plot draws the study figure from a seed study"
+else
+    not_ok "plot draws the study figure from a seed study" \
+        "$(tail -c 600 "$TOP/p.err" "$S/plots/study.log" 2>/dev/null)"
+fi
+
+# ---- the authors' SLAMB rows replace the former variant's -----------------
+# two runs with the same SLAMB configuration keys: the former variant
+# (exclude_1d=1, no avg key) at 50%, the authors' at 80-81%; LAMB at 80%
+mkdir -p "$TOP/sv/former" "$TOP/sv/authors"
+"$PY" - "$TOP/sv" <<'PYEOF'
+import json, os, sys
+d = sys.argv[1]
+base = "lr=0.01,b1=0.9,b2=0.999,eps=1e-06,wd=0.01,k=0.1,beta3=0.99,H=50"
+def row(optim, params, seed, acc):
+    return {"event": "final", "optim": optim, "spec": optim if optim == "lamb"
+            else "slamb:k=0.1,H=50", "params": params,
+            "model": "mlp:784-512-256-10", "global_batch": 1024,
+            "ranks": 1 if optim == "lamb" else 4, "topology": None,
+            "lr_base": 0.0035, "lr": 0.0099, "lr_scaling": "sqrt", "seed": seed,
+            "test_accuracy": acc, "train_loss": 0.3, "val_accuracy": acc,
+            "steps": 161, "sent_bytes_per_rank": 1e6 if optim != "lamb" else 0,
+            "dense_bytes_per_step": 2143272, "wall_s": 1.0}
+rows = {"former": [row("lamb", "lr=0.0099", s, 0.80 + s / 1000)
+                   for s in (1, 2)] +
+                  [row("slamb", base + ",exclude_1d=1", s, 0.50 + s / 1000)
+                   for s in (1, 2)],
+        "authors": [row("slamb", base + ",exclude_1d=0,clamp_1d=0,"
+                        "avg=authors,kwarm=1", s, 0.80 + s / 1000)
+                    for s in (1, 2)]}
+for k, rs in rows.items():
+    with open(os.path.join(d, k, "train.jsonl"), "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in rs))
+PYEOF
+svok=1
+for order in "former authors" "authors former"; do
+    set -- $order
+    "$PY" "$STUDY" report "$TOP/sv/$1" "$TOP/sv/$2" --out "$TOP/sv/rep" \
+        >/dev/null 2>"$TOP/sv.err" || svok=0
+    grep -q "SLAMB rows: the authors' SLAMB .* k warm-up" "$TOP/sv/rep/verdicts.md" &&
+        grep -q "b=1024: SLAMB - LAMB +0.00 pt" "$TOP/sv/rep/verdicts.md" || svok=0
+done
+"$PY" "$STUDY" report "$TOP/sv/former" --out "$TOP/sv/rep1" >/dev/null 2>&1 &&
+    grep -q "SLAMB rows: lbscale's former" "$TOP/sv/rep1/verdicts.md" || svok=0
+if [ $svok = 1 ]; then
+    ok "report: the authors' SLAMB rows replace the former variant's, named"
+else
+    not_ok "report: the authors' SLAMB rows replace the former variant's, named" \
+        "$(cat "$TOP/sv/rep/verdicts.md" "$TOP/sv.err" 2>/dev/null | head -c 800)"
+fi
+
 # ---- a diverged run is reported as diverged, not averaged ----------------
 D=$TOP/div
 for s in 1 2; do

@@ -344,7 +344,7 @@ static const struct {
 #define F(k) {#k, offsetof(struct lbs_optim_device_hp, k)}
     F(lr), F(b1), F(b2), F(eps), F(wd), F(bias_correction), F(cmin),
     F(cmax), F(clip), F(exclude_1d), F(clamp_1d), F(momentum), F(nesterov),
-    F(k), F(beta3), F(H), F(small), F(seed),
+    F(k), F(beta3), F(H), F(small), F(seed), F(kwarm),
     {"mask", offsetof(struct lbs_optim_device_hp, bernoulli)},
 #undef F
 };

@@ -479,6 +479,153 @@ Test(slamb, staleness_follows_the_masks)
     net_free(&b);
 }
 
+/* ------------------------------------------------- the k warm-up */
+
+/* The authors' Cifar10/main.py schedule, written out independently:
+ * epoch e uses max(k, r[e]), r held at 0.001 after its 17 entries. */
+static double authors_k(double k, long stage)
+{
+    static const double r[] = {0.5, 0.5, 0.2, 0.1, 0.1, 0.05, 0.04, 0.03,
+                               0.02, 0.01, 0.008, 0.008, 0.006, 0.006,
+                               0.003, 0.003, 0.001};
+    double x = stage < 17 ? r[stage] : 0.001;
+    return x > k ? x : k;
+}
+
+Test(slamb, kwarm_schedule)
+{
+    for (long t = 1; t <= 60; t++) {
+        cr_expect_eq(lbs_slamb_k_at(0.1, 0, t), 0.1);     /* off */
+        cr_expect_eq(lbs_slamb_k_at(0.1, 1, t), authors_k(0.1, t - 1));
+        cr_expect_eq(lbs_slamb_k_at(0.1, 3, t), authors_k(0.1, (t - 1) / 3));
+        cr_expect_eq(lbs_slamb_k_at(0.0005, 2, t),
+                     authors_k(0.0005, (t - 1) / 2));
+        cr_expect_eq(lbs_slamb_k_at(0.6, 1, t), 0.6);     /* k above all */
+    }
+    /* k = 0.1, 2 steps a stage: 0.5 for steps 1-4, 0.2 for 5-6, then k */
+    const double want[] = {0.5, 0.5, 0.5, 0.5, 0.2, 0.2, 0.1, 0.1};
+    for (long t = 1; t <= 8; t++)
+        cr_expect_eq(lbs_slamb_k_at(0.1, 2, t), want[t - 1], "t=%ld", t);
+    cr_expect_eq(lbs_slamb_k_at(0.0005, 1, 1000000), 0.001);
+}
+
+/* Counters and synced counts of a warm-up run against the masks of
+ * lbscale/mask.h at the schedule's density, step by step, through the
+ * stages and past the switch to chunk ids (cyclic) C steps after. */
+static void kwarm_masks(const char *mask)
+{
+    struct net a;
+    net_make(&a, 4);
+    char spec[128];
+    snprintf(spec, sizeof spec, "slamb:k=0.1,seed=3,kwarm=2,mask=%s", mask);
+    struct lbs_optim *o = mk(spec, &a, NULL);
+    const int bern = !strcmp(mask, "bernoulli");
+    const size_t li[2] = {0, 3};
+    uint32_t *exp[2], *idx = malloc(76800 * sizeof *idx);
+    for (int q = 0; q < 2; q++)
+        exp[q] = calloc(a.L[li[q]].n, sizeof(uint32_t));
+    for (long t = 1; t <= 30; t++) {   /* warm-up ends at 6, ids at 17 */
+        net_grad(&a, t, 0);
+        step(o);
+        double kt = authors_k(0.1, (t - 1) / 2);
+        for (int q = 0; q < 2; q++) {
+            size_t i = li[q], n = a.L[i].n, cnt;
+            const uint32_t *ci;
+            for (size_t j = 0; j < n; j++)
+                exp[q][j]++;
+            struct lbs_mask_cyclic *cm = NULL;
+            if (bern) {
+                cnt = lbs_mask_bernoulli(3, t, (int)i, n, kt, idx);
+                ci = idx;
+            } else {
+                struct lbs_err e;
+                cr_assert_eq(lbs_mask_cyclic_new(3, (int)i, n, kt, &cm, &e),
+                             0);
+                lbs_mask_cyclic_get(cm, t, &ci, &cnt);
+                cr_assert_eq(cnt, n / (size_t)lround(1 / kt) +
+                             (cnt > n / (size_t)lround(1 / kt)));
+            }
+            for (size_t j = 0; j < cnt; j++)
+                exp[q][ci[j]] = 0;
+            lbs_mask_cyclic_free(cm);
+            cr_assert_eq(lbs_slamb_synced(o, i), cnt, "%s step %ld", mask,
+                         t);
+            cr_assert_eq(memcmp(lbs_slamb_staleness(o, i), exp[q],
+                                n * sizeof(uint32_t)), 0,
+                         "%s counters, step %ld layer %zu", mask, t, i);
+        }
+    }
+    for (int q = 0; q < 2; q++)
+        free(exp[q]);
+    free(idx);
+    lbs_optim_free(o);
+    net_free(&a);
+}
+
+Test(slamb, kwarm_masks_follow_the_schedule)
+{
+    kwarm_masks("cyclic");
+    kwarm_masks("bernoulli");
+}
+
+Test(slamb, kwarm_blend_matches_model)
+{
+    /* k = 0.25: stages 0.5, 0.5, then k; counters until step 6, chunk
+     * ids from step 7 - the model sees both */
+    model_vs_slamb("slamb:k=0.25,beta3=0.9,kwarm=1", 1);
+    model_vs_slamb("slamb:k=0.25,beta3=0.9,kwarm=1,H=1000", 4);
+    model_vs_slamb("slamb:k=0.1,beta3=0.9,kwarm=2,mask=bernoulli", 1);
+}
+
+/* With the warm-up off - kwarm=0, or a k no stage exceeds - the run is
+ * the one without the key, bit for bit. */
+static void kwarm_off(const char *with, const char *without)
+{
+    struct net a, b;
+    net_make(&a, 5);
+    net_copy(&b, &a);
+    struct lbs_optim *o1 = mk(with, &a, NULL), *o2 = mk(without, &b, NULL);
+    for (long t = 1; t <= 25; t++) {
+        net_grad(&a, t, 0);
+        net_grad(&b, t, 0);
+        step(o1);
+        step(o2);
+        same_w(&a, &b, t, with);
+    }
+    lbs_optim_free(o1);
+    lbs_optim_free(o2);
+    net_free(&a);
+    net_free(&b);
+}
+
+Test(slamb, kwarm_off_changes_nothing)
+{
+    kwarm_off("slamb:k=0.1,kwarm=0", "slamb:k=0.1");
+    kwarm_off("slamb:k=0.5,kwarm=3", "slamb:k=0.5");
+    kwarm_off("slamb:k=0.6,kwarm=1,mask=bernoulli", "slamb:k=0.6,mask=bernoulli");
+}
+
+/* ... and with it on, the run differs from the one without (the test
+ * above could not fail if the key were ignored). */
+Test(slamb, kwarm_on_changes_the_run)
+{
+    struct net a, b;
+    net_make(&a, 5);
+    net_copy(&b, &a);
+    struct lbs_optim *o1 = mk("slamb:k=0.1,kwarm=1", &a, NULL),
+                     *o2 = mk("slamb:k=0.1", &b, NULL);
+    net_grad(&a, 1, 0);
+    net_grad(&b, 1, 0);
+    step(o1);
+    step(o2);
+    cr_expect_eq(lbs_slamb_synced(o1, 0), a.L[0].n / 2);
+    cr_expect_eq(lbs_slamb_synced(o2, 0), a.L[0].n / 10);
+    lbs_optim_free(o1);
+    lbs_optim_free(o2);
+    net_free(&a);
+    net_free(&b);
+}
+
 Test(slamb, wrong_optimizer_hooks_return_nothing)
 {
     struct net a;

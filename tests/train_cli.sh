@@ -215,15 +215,18 @@ field() {  # field KEY: from the final JSON line
     "$PY" -c 'import json,sys; v=json.loads(sys.stdin.read())[sys.argv[1]]; print(json.dumps(v))' "$1" <<<"$(final)"
 }
 
-# Every optimizer in the registry trains on 2 ranks (a few steps).
+# Every optimizer in the registry trains on 2 ranks (a few steps): above
+# chance (0.1) by more than 5 sd of a guess over 256 test images (0.019),
+# i.e. > 0.2.  SLAMB (k = 0.1, 48 steps) lands anywhere in 0.26-0.42 with
+# the seed (1-4, with or without its k warm-up), so 0.3 was a coin toss.
 OPTS=$("$BIN" optim --list | sed -n 's/^  \([a-z0-9_]*\) - .*/\1/p')
 for o in $OPTS; do
     mrun 2 120 --optim "$o" "${T[@]}" --global-batch 32 --epochs 3 --json --no-save
     why=()
     [ "$RC" -eq 0 ] || why+=("exit $RC: $(tail -c 400 "$ERR")")
     acc=$(field test_accuracy 2>/dev/null)
-    "$PY" -c 'import sys; a=float(sys.argv[1]); sys.exit(not (0.3 < a <= 1))' \
-        "$acc" 2>/dev/null || why+=("test_accuracy $acc (expected > 0.3)")
+    "$PY" -c 'import sys; a=float(sys.argv[1]); sys.exit(not (0.2 < a <= 1))' \
+        "$acc" 2>/dev/null || why+=("test_accuracy $acc (expected > 0.2)")
     report "2 ranks: $o trains (test_accuracy $acc)" "${why[@]}"
 done
 

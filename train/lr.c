@@ -186,8 +186,9 @@ int lbs_train_effective_spec(const struct lbs_train_config *t,
     struct lbs_optim_props p;
     if (!lbs_optim_props(name, &p, NULL) && p.run_key &&
         !spec_has_key(spec, p.run_key)) {
-        /* a key sized to the run (1-bit LAMB's freeze_step: issue 17, not
-         * a fixed step count that a short run never leaves).  Earlier
+        /* a key sized to the run (1-bit LAMB's freeze_step, SLAMB's
+         * kwarm: issue 17, not a fixed step count that a short run never
+         * leaves).  Earlier
          * short runs at B=8192 (73 steps) diverged at 20% and needed 50%:
          * the study reports such runs as diverged rather than hiding them */
         long f = lround(p.run_fraction * (double)total_steps);

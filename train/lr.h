@@ -19,8 +19,8 @@ struct lbs_train_lr_default {
 extern const struct lbs_train_lr_default lbs_train_lr_defaults[];
 
 /* Build the spec actually used: the user's keys win; lr from the default
- * table (or --lr-base), topology from --topology, freeze_step and seed as
- * documented.  rule: how lr was chosen; *lr_used: NaN when not set. */
+ * table (or --lr-base), topology from --topology, the run-sized key
+ * (freeze_step, kwarm) and seed as documented.  rule: how lr was chosen; *lr_used: NaN when not set. */
 int lbs_train_effective_spec(const struct lbs_train_config *t,
                              long total_steps, char *spec, size_t len,
                              char *rule, size_t rlen, double *lr_used,

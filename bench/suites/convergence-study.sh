@@ -10,7 +10,9 @@
 #   2  seeds: bench/study.py seeds (the chosen rate, seeds $SEEDS; DmSGD,
 #      DecentLaM and parallel momentum SGD on $DRANKS ranks, ring; 1-bit
 #      LAMB on 4 ranks)
-#   3  report: bench/study.py report (statistics, verdicts) + plots/study.gp
+#   3  report: bench/study.py report (statistics, verdicts) + plots/study.gp,
+#      with OUT/slamb-authors's runs when convergence-slamb-authors.sh has
+#      made them
 # Environment: SEEDS (default 1,2,3,4,5), DRANKS (8), LBSCALE (build/lbscale).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,8 +55,14 @@ EXT=()
         --decentral-batches 2048,8192 --topology ring --onebit-ranks 4 \
         --onebit-batches 2048,8192
 phase seeds "$OUT/seeds-suite.json"
-"$PY" "$ST" report "$OUT/grid" "${EXT[@]}" "$OUT/seeds" --out "$OUT/report" \
-    >"$OUT/report.txt"
+# the SLAMB re-run with the authors' behaviour (convergence-slamb-authors.sh),
+# when there: study.py report uses its SLAMB rows instead of these
+SA=()
+for d in grid extend seeds; do
+    [ -f "$OUT/slamb-authors/$d.done" ] && SA+=("$OUT/slamb-authors/$d")
+done
+"$PY" "$ST" report "$OUT/grid" "${EXT[@]}" "$OUT/seeds" "${SA[@]}" \
+    --out "$OUT/report" >"$OUT/report.txt"
 gnuplot -e "dir='$OUT/report'; outbase='$OUT/report/study'; big='8192'; note='$(cat "$OUT/note" 2>/dev/null || true)'" \
     "$ROOT/plots/study.gp"
 echo "report: $OUT/report (table.md, verdicts.md, study.json, study.png)"

@@ -736,6 +736,9 @@ static int parse(const char *spec, struct lbs_cuda_optim *h,
         return rc;
     lbs_optim_props(lbs_optim_config_name(o), &p, NULL);
     rc = lbs_optim_config_device(o, &hp, err);
+    if (!rc && hp.kwarm > 0)    /* slamb.c's k warm-up: no kernel for it */
+        rc = lbs_err_set(err, -ENOTSUP, "slamb: kwarm (the k warm-up) runs "
+                         "on the CPU only; give kwarm=0 for the GPU");
     if (!rc && h) {
         h->kind = p.device->kernel;
         h->name = p.name;

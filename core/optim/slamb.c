@@ -26,6 +26,19 @@
  * w = allreduce_sum(w)/N (dense parameter averaging, one allreduce per
  * layer).
  *
+ * k warm-up (kwarm > 0; the authors' Cifar10/main.py, not their Slamb
+ * class): step t uses density k_t = max(k, r[(t-1)/kwarm]) with
+ * r = 0.5 0.5 0.2 0.1 0.1 0.05 0.04 0.03 0.02 0.01 0.008 0.008 0.006 0.006
+ * 0.003 0.003 0.001 (held at its last entry), i.e. stages of kwarm steps
+ * where the authors change compress_ratio once per epoch.  The cyclic
+ * mask of a stage is chunk t mod ceil(1/k_t) of the layer's one
+ * permutation (theirs: one randperm cut into int(1/k_t) chunks); the
+ * staleness counters carry over from stage to stage.  The optimizer's
+ * default is 0 (off, as their Slamb class); `lbscale train` sets it to
+ * 1/200 of the run's steps, at least 1 (run_key below: their CIFAR run has
+ * one stage per epoch of 200, so the stages above k = 0.1 cover 1.5% of
+ * it); kwarm=0 turns it off there.  The CUDA kernels refuse kwarm > 0.
+ *
  * lbscale's earlier variants stay available by name (optim --help slamb):
  *   exclude_1d=1   1-D layers get phi = 1 and no weight decay (as lamb's
  *                  key of that name);
@@ -85,12 +98,16 @@
  * With counters (Bernoulli, or over 255 chunks): moments + counters read
  * g,m,v,c, write m,v,c = 28; norms read m,v,w,c, write u = 20; update
  * read u,c,w, write w = 16; sync ~24 per synced element (c written too)
- * = 64 + 24k.  An always-synced layer moves 20 + 16 + 12 = 48.
+ * = 64 + 24k.  An always-synced layer moves 20 + 16 + 12 = 48.  During a
+ * k warm-up (and C steps after it) cyclic layers keep counters too, and
+ * sync k_t n values: 64 + 24 k_t; the model below uses k and the layers'
+ * current representation.
  * Norms are summed in fixed chunks (optim_impl.h), so they do not depend
  * on the thread count.  State: m, v (8 bytes per element) + q (1) or c
  * (4) for partial-mask layers, the cyclic permutations (4), and scratch u
  * (and vals, idx) of the largest layer.
  */
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,7 +127,7 @@ static const char *const avg_names[] = {"authors", "lbscale", NULL};
 
 struct slamb_cfg {
     double lr, b1, b2, eps, wd, k, beta3, H, cmin, cmax, small, mask, seed,
-        exclude_1d, clamp_1d, avg;
+        exclude_1d, clamp_1d, avg, kwarm;
 };
 
 #define K(f) offsetof(struct slamb_cfg, f)
@@ -131,6 +148,7 @@ static const struct lbs_param_spec slamb_params[] = {
     {"exclude_1d", LBS_P_BOOL, 0, 0, 1, 0, K(exclude_1d), "lbscale variant: 1-D tensors get phi = 1 and no wd (authors: plain trust ratio, wd as given)", NULL},
     {"clamp_1d", LBS_P_BOOL, 0, 0, 1, 0, K(clamp_1d), "lbscale variant: clamp the 1-D trust ratio to [cmin, cmax] (authors: unclamped)", NULL},
     {"avg", LBS_P_ENUM, AVG_AUTHORS, 0, 0, 0, K(avg), "when to average parameters: authors = t % H == 1 (never for H = 1), lbscale = (t-1) % H == 0", avg_names},
+    {"kwarm", LBS_P_INT, 0, 0, 1e12, 0, K(kwarm), "k warm-up (the authors' CIFAR script): steps per stage of k_t = max(k, 0.5 0.5 0.2 0.1 0.1 0.05 0.04 0.03 0.02 0.01 0.008 0.008 0.006 0.006 0.003 0.003 0.001), one stage per epoch there; 0 = off (their Slamb class); lbscale train sets 1/200 of the run's steps, at least 1 (their 200-epoch run), kwarm=0 turns it off", NULL},
     {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL},
 };
 #undef K
@@ -147,6 +165,10 @@ struct slamb_layer {
                                      most 255 chunks: staleness follows
                                      from the chunk and the step) */
     size_t chunks;                /* of the cyclic schedule */
+    struct lbs_mask_cyclic *wcyc; /* k warm-up: the cyclic schedule of
+                                     density wk > k, made when its stage
+                                     starts (same permutation as cyc) */
+    double wk;
     uint32_t *view;               /* counters made from q on request */
     size_t synced;                /* |S| at the last step */
 };
@@ -158,7 +180,41 @@ struct slamb_state {
     float *vals;                  /* compacted m[S], largest partial layer */
     uint32_t *idx;                /* Bernoulli indices, largest partial */
     float spow[SPOW_TABLE];       /* beta3^c */
+    long warm_end;                /* last step of the k warm-up (k_t > k),
+                                     0 without one, LONG_MAX if endless */
 };
+
+/* The authors' k warm-up (hangxu0304/SLAMB, Cifar10/main.py, "compression
+ * warmup"): before each epoch compress_ratio = max(k, ratios[epoch]),
+ * ratios held at its last entry after the list ends.  Here a stage lasts
+ * kwarm steps instead of an epoch (the optimizer does not know epochs). */
+static const double kwarm_ratios[] = {0.5, 0.5, 0.2, 0.1, 0.1, 0.05, 0.04,
+                                      0.03, 0.02, 0.01, 0.008, 0.008,
+                                      0.006, 0.006, 0.003, 0.003, 0.001};
+#define NKWARM (sizeof kwarm_ratios / sizeof kwarm_ratios[0])
+
+double lbs_slamb_k_at(double k, double kwarm, long t)
+{
+    if (!(kwarm >= 1) || t < 1)
+        return k;
+    double st = floor((double)(t - 1) / kwarm);
+    double r = st < (double)NKWARM ? kwarm_ratios[(size_t)st]
+                                   : kwarm_ratios[NKWARM - 1];
+    return r > k ? r : k;
+}
+
+/* The last step with k_t > k: 0 without a warm-up (kwarm = 0, or k at
+ * least the first stage's 0.5), LONG_MAX when the schedule never comes
+ * down to k (k < 0.001: the authors' max() keeps 0.001 then). */
+static long kwarm_end(double k, double kwarm)
+{
+    if (!(kwarm >= 1))
+        return 0;
+    for (size_t st = 0; st < NKWARM; st++)
+        if (kwarm_ratios[st] <= k)
+            return (long)((double)st * kwarm);
+    return LONG_MAX;
+}
 
 /* Local moments; counters (when present) age by one step, saturating. */
 static void slamb_moments(const struct lbs_slamb_coef *k, const float *g,
@@ -283,6 +339,7 @@ static void slamb_fini(struct lbs_optim *o)
     if (s->L)
         for (size_t i = 0; i < o->nlayers; i++) {
             lbs_mask_cyclic_free(s->L[i].cyc);
+            lbs_mask_cyclic_free(s->L[i].wcyc);
             free(s->L[i].c);
             free(s->L[i].q);
             free(s->L[i].view);
@@ -293,6 +350,22 @@ static void slamb_fini(struct lbs_optim *o)
     free(s->idx);
     free(s);
     o->state = NULL;
+}
+
+/* The chunk of each element of a cyclic schedule (at most 255 chunks). */
+static uint8_t *chunk_ids(const struct lbs_mask_cyclic *cyc, size_t n)
+{
+    uint8_t *q = malloc(n);
+    if (!q)
+        return NULL;
+    for (size_t j = 0; j < lbs_mask_cyclic_chunks(cyc); j++) {
+        const uint32_t *idx;
+        size_t cnt;
+        lbs_mask_cyclic_get(cyc, (long)j, &idx, &cnt);
+        for (size_t e = 0; e < cnt; e++)
+            q[idx[e]] = (uint8_t)j;
+    }
+    return q;
 }
 
 static int slamb_check(const void *cfg, const char *name,
@@ -310,6 +383,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
     if (!s)
         return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
     o->state = s;
+    s->warm_end = kwarm_end(c->k, c->kwarm);
     s->m = lbs_alloc_layer_state(o);
     s->v = lbs_alloc_layer_state(o);
     s->L = calloc(o->nlayers, sizeof *s->L);
@@ -334,16 +408,11 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
                                       &sl->cyc, err)))
             goto fail;
         sl->chunks = sl->cyc ? lbs_mask_cyclic_chunks(sl->cyc) : 0;
-        if (sl->cyc && sl->chunks <= 255) {
-            if (!(sl->q = malloc(L->n)))
+        /* during a k warm-up the schedule changes, so staleness is
+         * counted (slamb_settle switches to chunk ids afterwards) */
+        if (sl->cyc && sl->chunks <= 255 && !s->warm_end) {
+            if (!(sl->q = chunk_ids(sl->cyc, L->n)))
                 goto nomem;
-            for (size_t j = 0; j < sl->chunks; j++) {
-                const uint32_t *idx;
-                size_t cnt;
-                lbs_mask_cyclic_get(sl->cyc, (long)j, &idx, &cnt);
-                for (size_t e = 0; e < cnt; e++)
-                    sl->q[idx[e]] = (uint8_t)j;
-            }
         } else if (!(sl->c = calloc(L->n, sizeof *sl->c))) {
             goto nomem;
         }
@@ -404,6 +473,62 @@ static int slamb_sync(struct lbs_optim *o, size_t i, const uint32_t *idx,
     return 0;
 }
 
+/* The mask of partial layer i at step o->t for density kt (k_t of the
+ * warm-up, else k): Bernoulli(kt), or chunk t mod C of the cyclic
+ * schedule of density kt - the layer's own (kt = k) or the warm-up
+ * stage's, made when the stage starts from the same permutation (the
+ * authors cut one fixed permutation into int(1/k_t) chunks). */
+static int slamb_mask(struct lbs_optim *o, size_t i, double kt,
+                      const uint32_t **idx, size_t *cnt, struct lbs_err *err)
+{
+    const struct slamb_cfg *c = o->cfg;
+    struct slamb_state *s = o->state;
+    struct slamb_layer *sl = &s->L[i];
+    const size_t n = o->layers[i].n;
+    if (!sl->cyc) {
+        *cnt = lbs_mask_bernoulli((uint64_t)c->seed, o->t, (int)i, n, kt,
+                                  s->idx);
+        *idx = s->idx;
+        return 0;
+    }
+    const struct lbs_mask_cyclic *m = sl->cyc;
+    if (kt != c->k) {
+        if (!sl->wcyc || sl->wk != kt) {
+            lbs_mask_cyclic_free(sl->wcyc);
+            sl->wcyc = NULL;
+            int rc = lbs_mask_cyclic_new((uint64_t)c->seed, (int)i, n, kt,
+                                         &sl->wcyc, err);
+            if (rc)
+                return rc;
+            sl->wk = kt;
+        }
+        m = sl->wcyc;
+    } else if (sl->wcyc) {
+        lbs_mask_cyclic_free(sl->wcyc);
+        sl->wcyc = NULL;
+    }
+    lbs_mask_cyclic_get(m, o->t, idx, cnt);
+    return 0;
+}
+
+/* After a k warm-up, once the layer's own cyclic schedule has visited all
+ * its C chunks (steps warm_end+1 .. warm_end+C), every counter equals
+ * chunk_staleness(): the layer switches to chunk ids, the path a run
+ * without a warm-up takes from the start. */
+static int slamb_settle(struct lbs_optim *o, size_t i, struct lbs_err *err)
+{
+    struct slamb_state *s = o->state;
+    struct slamb_layer *sl = &s->L[i];
+    if (!sl->c || !sl->cyc || sl->chunks > 255 || s->warm_end == LONG_MAX ||
+        o->t <= s->warm_end + (long)sl->chunks)
+        return 0;
+    if (!(sl->q = chunk_ids(sl->cyc, o->layers[i].n)))
+        return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
+    free(sl->c);
+    sl->c = NULL;
+    return 0;
+}
+
 static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct slamb_cfg *c = o->cfg;
@@ -418,11 +543,14 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
         .eps = (float)c->eps,
     };
     const double lr = c->lr * o->lr_scale;
+    const double kt = lbs_slamb_k_at(c->k, c->kwarm, o->t);
     o->comm->err = err;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         struct slamb_layer *sl = &s->L[i];
         const int is1d = lbs_layer_is_1d(o, i);
+        if ((rc = slamb_settle(o, i, err)))
+            return rc;
         const int plain = c->exclude_1d && is1d;
         k.wd = plain ? 0.0f : (float)c->wd;
         slamb_moments(&k, L->g, s->m[i], s->v[i], sl->c, L->n);
@@ -432,14 +560,8 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
             rc = lbs_allreduce_mean_f32(o->comm, s->m[i], L->n, (int)i);
         } else {
             const uint32_t *idx;
-            if (sl->cyc) {
-                lbs_mask_cyclic_get(sl->cyc, o->t, &idx, &cnt);
-            } else {
-                cnt = lbs_mask_bernoulli((uint64_t)c->seed, o->t, (int)i,
-                                         L->n, c->k, s->idx);
-                idx = s->idx;
-            }
-            rc = slamb_sync(o, i, idx, cnt);
+            if (!(rc = slamb_mask(o, i, kt, &idx, &cnt, err)))
+                rc = slamb_sync(o, i, idx, cnt);
         }
         if (rc)
             return rc;
@@ -541,6 +663,7 @@ static void slamb_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
     hp->seed = c->seed;
     hp->exclude_1d = c->exclude_1d;
     hp->clamp_1d = c->clamp_1d;
+    hp->kwarm = c->kwarm;      /* the kernels refuse a warm-up (optim.cu) */
 }
 /* What the GPU kernels move (core/cuda/optim.cu).  They keep uint32
  * staleness counters for every partial layer, cyclic masks included (no
@@ -576,6 +699,9 @@ const struct lbs_optim_ops lbs_optim_slamb = {
     .params = slamb_params,
     .dense = 0,
     .adaptive = 1,
+    /* the authors' CIFAR run: one k warm-up stage per epoch of 200 */
+    .run_key = "kwarm",
+    .run_fraction = 1.0 / 200,
     .cfg_size = sizeof(struct slamb_cfg),
     .bytes_per_elem = slamb_bytes,
     .check = slamb_check,

@@ -23,6 +23,10 @@ const float *lbs_slamb_momentum(const struct lbs_optim *o, size_t layer);
 const uint32_t *lbs_slamb_staleness(const struct lbs_optim *o, size_t layer);
 /* Coordinates of the layer synced at the last step (its allreduce count). */
 size_t lbs_slamb_synced(const struct lbs_optim *o, size_t layer);
+/* The density k_t of step t (1-based) under the k warm-up of kwarm steps
+ * per stage (slamb.c: the authors' CIFAR schedule, floored at k); k when
+ * kwarm is 0. */
+double lbs_slamb_k_at(double k, double kwarm, long t);
 
 /* ---- onebit_lamb ---- */
 /* 1 once the warm-up is over (steps taken >= freeze_step: the next step

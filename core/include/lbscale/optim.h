@@ -165,6 +165,8 @@ struct lbs_optim_device_hp {
     double momentum, nesterov;      /* sgd */
     double k, beta3, H, small, seed;   /* slamb */
     double bernoulli;               /* slamb: 1 = Bernoulli masks, 0 = cyclic */
+    double kwarm;                   /* slamb: k warm-up stage length, 0 = off
+                                       (the kernels have none: refused) */
 };
 struct lbs_optim_device {
     enum lbs_optim_kernel kernel;   /* which family in core/cuda/optim.cu */

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# convergence-slamb-authors.sh OUT - the SLAMB part of issue 17's
+# convergence study (OUT: a study run of convergence-study.sh) re-run with
+# the authors' SLAMB (lbscale's defaults since issue 17 item 5, plus the
+# k warm-up that lbscale train sets: kwarm = 1/200 of the run's steps),
+# into OUT/slamb-authors, resumable like convergence-study.sh (each suite
+# under flock /tmp/lbscale-heavy.lock; a finished phase is skipped):
+#   1  grid: bench/suites/convergence-slamb-authors.json (slamb at 1024 and
+#      8192, the grid's 3 base rates, seed 1, 4 ranks)
+#   1b extension: bench/study.py extend (lowest/4, lowest/16 where the
+#      lowest rate won)
+#   2  seeds: bench/study.py seeds (the chosen rate, seeds $SEEDS)
+#   3  the study's report again (convergence-study.sh OUT: its phases are
+#      done, so only the report runs; it reads OUT/slamb-authors too, and
+#      bench/study.py report then uses these SLAMB rows instead of the
+#      former variant's)
+# Environment: SEEDS (default 1,2,3,4,5), LBSCALE (build/lbscale).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+STUDY=${1:?usage: convergence-slamb-authors.sh OUT}
+OUT=$STUDY/slamb-authors
+BIN=${LBSCALE:-$ROOT/build/lbscale}
+PY=/usr/bin/python3
+ST="$ROOT/bench/study.py"
+SEEDS=${SEEDS:-1,2,3,4,5}
+LOCK="flock /tmp/lbscale-heavy.lock"
+"$PY" "$ST" check --seeds "$SEEDS"
+[ -f "$STUDY/seeds.done" ] || { echo "$STUDY: the study's phases are not done" >&2; exit 2; }
+mkdir -p "$OUT"
+phase() {   # phase NAME SUITE: run or resume a suite into OUT/NAME
+    local name=$1 suite=$2 rc=0
+    if [ -f "$OUT/$name.done" ]; then return 0; fi
+    if [ -f "$OUT/$name/suite.jsonl" ]; then
+        $LOCK "$BIN" suite "$suite" --resume "$OUT/$name" >"$OUT/$name.log" 2>&1 || rc=$?
+    else
+        $LOCK "$BIN" suite "$suite" --out "$OUT/$name" >"$OUT/$name.log" 2>&1 || rc=$?
+    fi
+    [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
+    touch "$OUT/$name.done"
+}
+phase grid "$ROOT/bench/suites/convergence-slamb-authors.json"
+[ -f "$OUT/extend-suite.json" ] ||
+    "$PY" "$ST" extend "$OUT/grid" --out "$OUT/extend-suite.json"
+EXT=()
+if grep -q '"name"' "$OUT/extend-suite.json"; then
+    phase extend "$OUT/extend-suite.json"
+    EXT=("$OUT/extend")
+fi
+[ -f "$OUT/seeds-suite.json" ] ||
+    "$PY" "$ST" seeds "$OUT/grid" "${EXT[@]}" --out "$OUT/seeds-suite.json" \
+        --seeds "$SEEDS" --decentral-batches none --onebit-batches none
+phase seeds "$OUT/seeds-suite.json"
+LBSCALE="$BIN" "$ROOT/bench/suites/convergence-study.sh" "$STUDY"
