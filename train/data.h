@@ -86,6 +86,9 @@ void data_gather_val(const struct dataset *d, size_t first, size_t n,
  * allocated into *idx.  -ENOMEM, or -EINVAL when the shard is empty. */
 int data_shard(const struct dataset *d, uint64_t seed, int rank, int size,
                size_t **idx, size_t *n, struct lbs_err *err);
+/* Fisher-Yates shuffle of idx with draw i of lbs_rng stream key (the one
+ * permutation the shards and shuffles below are made of). */
+void data_permute(size_t *idx, size_t n, uint64_t key);
 /* Shuffle idx (Fisher-Yates, counter-based draws keyed by seed/pass/rank). */
 void data_shuffle(size_t *idx, size_t n, uint64_t seed, long pass, int rank);
 
