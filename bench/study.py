@@ -17,6 +17,14 @@ numpy only.
       1-bit LAMB (LAMB's rate; dense warm-up 20% of the steps).  The grid
       seed's run is reused as one of the seeds.  Writes SUITE.chosen.json
       (the rates and their grids) next to the suite.
+  study.py decentral GRID_RUN [RUN...] --out SUITE.json --ranks P
+        --shards iid|dirichlet:alpha=A --batches 2048,8192 [--seeds 1,2,3]
+        [--topology ring] [--consensus-samples 8192]
+      the decentralized comparison for one (ranks, shards): DmSGD,
+      DecentLaM and parallel momentum SGD (the global average) at parallel
+      SGD's rate chosen on the grid, every seed; DmSGD and DecentLaM log
+      their consensus distance every max(1, S / batch) steps (every S
+      samples: --consensus-samples).
   study.py extend GRID_RUN --out SUITE.json
       phase 1b: where the lowest grid rate won (or nothing reached 50%
       validation accuracy), a suite with lowest/4 and lowest/16
@@ -230,11 +238,13 @@ def failed_rows(run):
             topo = argval(a, "--topology")
             if topo is None and name in ("dmsgd", "decentlam"):
                 topo = "ring"
+            shards = argval(a, "--shards", "iid")
             lrb = argval(a, "--lr-base")
             nonfinite = "non-finite" in (e.get("stderr_tail") or "")
             out.append({"event": "final", "spec": spec, "model": model,
                         "global_batch": int(argval(a, "--global-batch")),
                         "ranks": int(e.get("ranks", 1)), "topology": topo,
+                        "shards": shards,
                         "lr_base": float(lrb) if lrb else None, "lr": None,
                         "seed": int(argval(a, "--seed", "1")),
                         "test_accuracy": None, "train_loss": None,
@@ -248,14 +258,18 @@ def optim_name(spec):
 
 
 def key_of(r):
+    """A configuration: (spec, model, batch, ranks, topology, shards);
+    rows written before --shards existed are iid."""
     return (r["spec"], r.get("model"), int(r["global_batch"]),
-            int(r.get("ranks", 1)), r.get("topology"))
+            int(r.get("ranks", 1)), r.get("topology"),
+            r.get("shards") or "iid")
 
 
 def key_str(k):
-    spec, model, b, p, topo = k
+    spec, model, b, p, topo, shards = k
     s = "%s %s b=%d P=%d" % (spec, model, b, p)
-    return s + (" topo=%s" % topo if topo else "")
+    return (s + (" topo=%s" % topo if topo else "") +
+            (" shards=%s" % shards if shards != "iid" else ""))
 
 
 def diverged(r):
@@ -387,7 +401,7 @@ def cmd_seeds(args):
 
     others = [s for s in seeds if s != grid_seed]
     for k, c in sorted(chosen.items(), key=lambda t: key_str(t[0])):
-        spec, model, b, p, topo = k
+        spec, model, b, p, topo, _ = k
         if others:
             nm = "%s-%s-b%d-p%d" % (optim_name(spec), "mlp8" if model and
                                      model.endswith("256-10") and
@@ -436,6 +450,111 @@ def cmd_seeds(args):
     print("%s: %d configurations, %d entries -> %s" % (PROG, len(chosen),
                                                        len(entries),
                                                        opts["--out"]))
+
+
+# ---- decentral --------------------------------------------------------------
+
+def cmd_decentral(args):
+    opts = {"--seeds": "1,2,3", "--ranks": None, "--shards": "iid",
+            "--batches": "2048,8192", "--topology": "ring",
+            "--consensus-samples": "8192", "--out": None}
+    runs = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in opts:
+            if i + 1 >= len(args):
+                die("%s: missing value" % a)
+            opts[a] = args[i + 1]
+            i += 2
+        elif a.startswith("-"):
+            die("decentral: unknown option '%s'" % a)
+        else:
+            runs.append(a)
+            i += 1
+    if not runs or not opts["--out"] or not opts["--ranks"]:
+        die("decentral: usage: study.py decentral GRID_RUN --out SUITE.json "
+            "--ranks P [--shards S] [--batches LIST] [--seeds LIST]")
+    seeds = parse_seeds(opts["--seeds"])
+    batches = parse_list("--batches", opts["--batches"], int, 1, 2 ** 24)
+    ranks = parse_list("--ranks", opts["--ranks"], int, 2, 4096)
+    every_s = parse_list("--consensus-samples", opts["--consensus-samples"],
+                         int, 1, 2 ** 40)
+    if len(ranks) != 1 or len(every_s) != 1:
+        die("--ranks/--consensus-samples: one value each")
+    shards = opts["--shards"]
+    tag = "iid"
+    if shards != "iid":
+        pre = "dirichlet:alpha="
+        try:
+            alpha = float(shards[len(pre):]) if shards.startswith(pre) \
+                else None
+        except ValueError:
+            alpha = None
+        if alpha is None or not math.isfinite(alpha) or not 0 < alpha <= 1e6:
+            die("--shards: '%s' is not iid or dirichlet:alpha=A with "
+                "0 < A <= 1e6" % shards)
+        tag = "dir%g" % alpha
+    if opts["--topology"] not in ("ring", "symexp", "full"):
+        die("--topology: '%s' is not one of ring, symexp, full (the "
+            "symmetric graphs DecentLaM's analysis assumes)"
+            % opts["--topology"])
+    P, topo = ranks[0], opts["--topology"]
+    for b in batches:
+        if b % P:
+            die("--batches: %d is not a multiple of the %d ranks" % (b, P))
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows = dedupe(rows)
+    if not rows:
+        die("%s: no finished training rows" % runs[0], 1)
+    chosen = choose(rows)
+    argv0 = rows[0].get("argv", [])
+    common = []
+    for o in ("--epochs", "--subset", "--val", "--test-subset", "--warmup",
+              "--threads"):
+        v = argval(argv0, o)
+        if v is not None:
+            common += [o, v]
+    entries = []
+    for b in batches:
+        lr = next((c["lr_base"] for k, c in chosen.items()
+                   if optim_name(k[0]) == "sgd" and k[1] == MLP_DEFAULT
+                   and k[2] == b and k[3] == 1), None)
+        if lr is None:
+            die("decentral: the grid has no 1-rank sgd run at batch %d" % b,
+                1)
+        every = max(1, every_s[0] // b)
+        for o in ("sgd", "dmsgd", "decentlam"):
+            a = ["--optim", o, "--global-batch", str(b), "--lr-base",
+                 repr(lr), "--seed", "{seed}", "--no-trace"] + common
+            if shards != "iid":
+                a += ["--shards", shards]
+            name = "dec-parallel-sgd"
+            if o != "sgd":
+                a += ["--topology", topo, "--consensus-every", str(every)]
+                name = "dec-%s-%s" % (o, topo)
+            entries.append({"name": "%s-b%d-p%d-%s-s{seed}" % (name, b, P,
+                                                                tag),
+                            "verb": "train",
+                            "foreach": {"seed": [str(x) for x in seeds]},
+                            "args": a, "est_s": 10 * P // 8 + 10,
+                            "ranks": P})
+    suite = {"suite": "decentral-p%d-%s" % (P, tag),
+             "description": "Issue 17, decentralized verdict (written by "
+             "bench/study.py decentral from %s): DmSGD, DecentLaM (%s) and "
+             "parallel momentum SGD on %d ranks, %s shards, batches %s, "
+             "seeds %s, at parallel SGD's rate chosen on the grid; the "
+             "consensus distance every %d samples." % (
+                 " ".join(runs), topo, P, shards,
+                 ",".join(map(str, batches)), ",".join(map(str, seeds)),
+                 every_s[0]),
+             "timeout_s": 1800, "entries": entries}
+    with open(opts["--out"], "w") as f:
+        json.dump(suite, f, indent=1)
+        f.write("\n")
+    print("%s: %d entries -> %s" % (PROG, len(entries), opts["--out"]))
 
 
 # ---- extend -----------------------------------------------------------------
@@ -927,10 +1046,14 @@ def main(argv):
     if cmd == "extend":
         cmd_extend(args)
         return 0
+    if cmd == "decentral":
+        cmd_decentral(args)
+        return 0
     if cmd == "report":
         cmd_report(args)
         return 0
-    die("unknown command '%s' (check, seeds, report)" % cmd)
+    die("unknown command '%s' (check, seeds, extend, decentral, report)"
+        % cmd)
 
 
 if __name__ == "__main__":
