@@ -28,12 +28,15 @@ numpy only.
   study.py extend GRID_RUN --out SUITE.json
       phase 1b: where the lowest grid rate won (or nothing reached 50%
       validation accuracy), a suite with lowest/4 and lowest/16
-  study.py report RUN [RUN...] --out DIR [--require-verdicts] [--dirichlet]
-      statistics per configuration at its chosen rate (test accuracy mean
-      +- sd, 95% CI from Student's t, final training loss, validation
-      accuracy, bytes sent per rank, wall time; diverged runs counted and
-      never averaged) and the verdicts with their statistics; DIR gets
-      study.json, table.md, verdicts.md and gnuplot data files.
+  study.py report RUN [RUN...] --out DIR [--require-verdicts]
+      statistics per configuration (optimizer spec, model, batch, ranks,
+      topology, shards) at its chosen rate (test accuracy mean +- sd, 95%
+      CI from Student's t, final training loss, validation accuracy, bytes
+      sent per rank, wall time; diverged runs counted and never averaged)
+      and the verdicts with their statistics (the decentralized one per
+      ranks, topology and shard kind); DIR gets study.json, table.md,
+      verdicts.md and gnuplot data files (consensus.dat and
+      consensus-panels.gp for plots/consensus.gp).
       --require-verdicts: exit 1 when any verdict cannot be computed.
 
 Exit status: 0 ok, 1 runtime failure (or a missing verdict with
@@ -671,6 +674,145 @@ def fmt_ci(d, unit="pt"):
         d["estimate"], unit, d["ci"][0], d["ci"][1], d["df"])
 
 
+def setting_name(ranks, topo, shards):
+    return "%d ranks, %s, %s shards" % (ranks, topo, shards)
+
+
+def decentral_verdict(cfg, get):
+    """DmSGD and DecentLaM minus parallel momentum SGD (same ranks, shards,
+    batch; Welch CIs over seeds) for every (ranks, topology, shards) that
+    has all three, and per setting the change of the DmSGD gap from the
+    smallest to the largest batch.  The setting's verdict: whether that gap
+    grows (CI of the change below 0), and whether DecentLaM at the largest
+    batch is within noise of parallel (its CI contains 0)."""
+    v = {"name": "DmSGD and DecentLaM vs parallel momentum SGD",
+         "settings": {}}
+    for k, st in sorted(cfg.items(), key=lambda t: (t[0][3], t[0][5],
+                                                    t[0][2])):
+        if optim_name(k[0]) != "dmsgd":
+            continue
+        par = get("sgd", k[2], model=k[1], ranks=k[3], shards=k[5])
+        dl = get("decentlam", k[2], model=k[1], ranks=k[3], topo=k[4],
+                 shards=k[5])
+        if not par or not dl:
+            continue
+        sv = v["settings"].setdefault(setting_name(k[3], k[4], k[5]), {
+            "ranks": k[3], "topology": k[4], "shards": k[5], "batches": {}})
+        sv["batches"][str(k[2])] = {
+            "seeds": [len(st["test_acc"]), len(dl[1]["test_acc"]),
+                      len(par[1]["test_acc"])],
+            "diverged": [st["diverged"], dl[1]["diverged"],
+                         par[1]["diverged"]],
+            "dmsgd_minus_parallel": lin_comb([(1, st["test_acc"]),
+                                              (-1, par[1]["test_acc"])]),
+            "decentlam_minus_parallel": lin_comb([(1, dl[1]["test_acc"]),
+                                                  (-1, par[1]["test_acc"])]),
+            "consensus_rms": {"dmsgd": st["consensus_rms"],
+                              "decentlam": dl[1]["consensus_rms"]},
+            "_cells": (st["test_acc"], dl[1]["test_acc"], par[1]["test_acc"])}
+    verdicts = []
+    for name, sv in v["settings"].items():
+        bs = sorted(sv["batches"], key=int)
+        if len(bs) < 2:
+            continue
+        a, b = sv["batches"][bs[0]]["_cells"], sv["batches"][bs[-1]]["_cells"]
+        g = sv["gap_growth"] = lin_comb([(1, b[0]), (-1, b[2]), (-1, a[0]),
+                                         (1, a[2])])
+        dl = sv["batches"][bs[-1]]["decentlam_minus_parallel"]
+        if g is None or dl is None:
+            continue
+        sv["verdict"] = (
+            "DmSGD-minus-parallel gap at %s vs %s: %s; DecentLaM at %s %s"
+            % (bs[-1], bs[0], "grows" if g["ci"][1] < 0 else "shrinks"
+               if g["ci"][0] > 0 else "no significant change", bs[-1],
+               "within noise of parallel (CI contains 0)"
+               if dl["ci"][0] <= 0 <= dl["ci"][1] else
+               "differs from parallel (%s)" % ("below" if dl["ci"][1] < 0
+                                               else "above")))
+        verdicts.append("%s: %s" % (name, sv["verdict"]))
+    for sv in v["settings"].values():
+        for b in sv["batches"].values():
+            b.pop("_cells", None)
+    if verdicts and len(verdicts) == len(v["settings"]):
+        v["verdict"] = "; ".join(verdicts)
+    return v
+
+
+def decentral_lines(v):
+    """verdicts.md's lines under the decentralized verdict."""
+    out = []
+    for name, sv in v["settings"].items():
+        out.append("  - %s: %s" % (name, sv.get("verdict", "NOT COMPUTED")))
+        for b, x in sv["batches"].items():
+            out.append("    - b=%s (seeds %d/%d/%d): DmSGD - parallel %s; "
+                       "DecentLaM - parallel %s; final consensus rms DmSGD "
+                       "%.3g, DecentLaM %.3g" % (
+                           b, x["seeds"][0], x["seeds"][1], x["seeds"][2],
+                           fmt_ci(x["dmsgd_minus_parallel"]),
+                           fmt_ci(x["decentlam_minus_parallel"]),
+                           x["consensus_rms"]["dmsgd"] or 0,
+                           x["consensus_rms"]["decentlam"] or 0))
+            if any(x["diverged"]):
+                out.append("      (diverged DmSGD/DecentLaM/parallel: "
+                           "%d/%d/%d, not averaged)" % tuple(x["diverged"]))
+        if sv.get("gap_growth"):
+            out.append("    - change of the DmSGD - parallel gap from the "
+                       "smallest to the largest batch: %s" %
+                       fmt_ci(sv["gap_growth"]))
+    return out
+
+
+def write_consensus(out, rows, cfg, dv):
+    """consensus.dat: consensus distance vs step of DmSGD and DecentLaM per
+    (setting, batch) that has curves (train --consensus-every), mean over
+    seeds with a min..max band, gnuplot index 2p (DmSGD) and 2p+1
+    (DecentLaM) for panel p; consensus-panels.gp: npanel and the panels'
+    titles.  Curves come from every row (before de-duplication, so that a
+    rerun that logged the curve serves a configuration whose first run did
+    not); a step is plotted where every seed has it."""
+    curves = {}
+    for r in rows:
+        if diverged(r) or not r.get("consensus_curve"):
+            continue
+        k = key_of(r)
+        st = cfg.get(k)
+        if not st or r.get("lr_base", r.get("lr")) != st["lr_base"]:
+            continue
+        o = optim_name(k[0])
+        pk = (k[3], k[4], k[5], k[2])
+        curves.setdefault(pk, {}).setdefault(o, {})[r.get("seed")] = \
+            r["consensus_curve"]
+    panels = sorted(pk for pk, c in curves.items()
+                    if "dmsgd" in c and "decentlam" in c)
+    # columns: settings, rows: batches (panels that have curves only)
+    settings = sorted({p[:3] for p in panels}, key=lambda t: (t[2], t[0]))
+    titles = []
+    with open(os.path.join(out, "consensus.dat"), "w") as f:
+        for pk in sorted(panels, key=lambda p: (p[3], settings.index(p[:3]))):
+            titles.append("%s, batch %d, %d seeds" % (
+                setting_name(*pk[:3]), pk[3],
+                min(len(curves[pk][o]) for o in ("dmsgd", "decentlam"))))
+            for o in ("dmsgd", "decentlam"):
+                f.write("# %s, %s\n" % (titles[-1], o))
+                by = list(curves[pk][o].values())
+                steps = set.intersection(*({int(x[0]) for x in c}
+                                           for c in by))
+                for stp in sorted(steps):
+                    a = np.array([dict((int(x[0]), x[1]) for x in c)[stp]
+                                  for c in by])
+                    f.write("%d %.6g %.6g %.6g %d\n" % (
+                        stp, a.mean(), a.min(), a.max(), len(a)))
+                f.write("\n\n")
+    with open(os.path.join(out, "consensus-panels.gp"), "w") as f:
+        f.write("# written by bench/study.py report\n")
+        f.write("nrow = %d\nncol = %d\nnpanel = %d\n" % (
+            (len(titles) + len(settings) - 1) // max(1, len(settings)),
+            len(settings), len(titles)))
+        f.write("array PT[%d] = [%s]\n" % (max(1, len(titles)), ", ".join(
+            '"%s"' % t for t in titles) or '""'))
+    dv["consensus_panels"] = titles
+
+
 def cmd_report(args):
     out, runs, require = None, [], False
     lbmodel = "mlp:784-512-256-10"
@@ -700,6 +842,7 @@ def cmd_report(args):
     rows = []
     for r in runs:
         rows += load_rows(r)
+    all_rows = rows
     rows = dedupe(rows)
     if not rows:
         die("no finished training rows in %s" % " ".join(runs), 1)
@@ -718,7 +861,7 @@ def cmd_report(args):
     os.makedirs(out, exist_ok=True)
 
     def get(name, batch, model=lbmodel, ranks=None, topo=None,
-            spec_prefix=None):
+            shards="iid"):
         best = None
         for k, st in cfg.items():
             if optim_name(k[0]) != name or k[1] != model or k[2] != batch:
@@ -726,6 +869,8 @@ def cmd_report(args):
             if ranks is not None and k[3] != ranks:
                 continue
             if topo is not None and k[4] != topo:
+                continue
+            if k[5] != shards:
                 continue
             if best is None or st["n"] > best[1]["n"]:
                 best = (k, st)
@@ -799,42 +944,8 @@ def cmd_report(args):
         v["verdict"] = "; ".join("%s: %s" % (b, x["verdict"])
                                  for b, x in v["batches"].items())
     verdicts["slamb"] = v
-    # 3. decentralized: DmSGD / DecentLaM minus parallel SGD, same ranks
-    v = {"name": "DmSGD and DecentLaM vs parallel momentum SGD", "batches": {}}
-    for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
-        if optim_name(k[0]) != "dmsgd":
-            continue
-        par = get("sgd", k[2], model=k[1], ranks=k[3])
-        dl = get("decentlam", k[2], model=k[1], ranks=k[3], topo=k[4])
-        if not par or not dl:
-            continue
-        v["batches"][str(k[2])] = {
-            "ranks": k[3], "topology": k[4],
-            "dmsgd_minus_parallel": lin_comb([(1, st["test_acc"]),
-                                              (-1, par[1]["test_acc"])]),
-            "decentlam_minus_parallel": lin_comb([(1, dl[1]["test_acc"]),
-                                                  (-1, par[1]["test_acc"])]),
-            "consensus_rms": {"dmsgd": st["consensus_rms"],
-                              "decentlam": dl[1]["consensus_rms"]},
-            "_cells": (st["test_acc"], dl[1]["test_acc"], par[1]["test_acc"])}
-    bs = sorted(v["batches"], key=int)
-    if len(bs) >= 2:
-        a, b = v["batches"][bs[0]]["_cells"], v["batches"][bs[-1]]["_cells"]
-        v["gap_growth"] = lin_comb([(1, b[0]), (-1, b[2]), (-1, a[0]),
-                                    (1, a[2])])
-        g = v["gap_growth"]
-        dl = v["batches"][bs[-1]]["decentlam_minus_parallel"]
-        if g is not None and dl is not None:
-            v["verdict"] = (
-                "DmSGD-minus-parallel gap at %s vs %s: %s; DecentLaM at %s %s"
-                % (bs[-1], bs[0], "grows" if g["ci"][1] < 0 else "shrinks"
-                   if g["ci"][0] > 0 else "no significant change", bs[-1],
-                   "within noise of parallel (CI contains 0)"
-                   if dl["ci"][0] <= 0 <= dl["ci"][1] else
-                   "differs from parallel"))
-    for b in v["batches"].values():
-        b.pop("_cells", None)
-    verdicts["decentral"] = v
+    # 3. decentralized: DmSGD / DecentLaM minus parallel SGD, per setting
+    verdicts["decentral"] = decentral_verdict(cfg, get)
     # 4. JointSpar on the deeper model
     v = {"name": "JointSpar / JointSpar-LARS vs SGD / LARS (deeper model)",
          "batches": {}}
@@ -935,19 +1046,7 @@ def cmd_report(args):
                               if x["bytes_ratio_vs_dense_gradient"] else
                               "n/a", x["k_plus_1_over_H"]))
         if key == "decentral":
-            for b, x in v["batches"].items():
-                vm.append("  - b=%s (%d ranks, %s): DmSGD - parallel %s; "
-                          "DecentLaM - parallel %s; consensus rms DmSGD "
-                          "%.3g, DecentLaM %.3g" % (
-                              b, x["ranks"], x["topology"],
-                              fmt_ci(x["dmsgd_minus_parallel"]),
-                              fmt_ci(x["decentlam_minus_parallel"]),
-                              x["consensus_rms"]["dmsgd"],
-                              x["consensus_rms"]["decentlam"]))
-            if v.get("gap_growth"):
-                vm.append("  - change of the DmSGD - parallel gap from the "
-                          "smallest to the largest batch: %s" %
-                          fmt_ci(v["gap_growth"]))
+            vm += decentral_lines(v)
         if "verdict" not in v:
             missing.append(key)
     with open(os.path.join(out, "verdicts.md"), "w") as f:
@@ -992,9 +1091,10 @@ def cmd_report(args):
                                                            a.mean() - sd,
                                                            a.mean() + sd))
             f.write("\n\n")
+    write_consensus(out, all_rows, cfg, verdicts["decentral"])
     res = {"runs": runs, "configurations": [
         dict(config=key_str(k), spec=k[0], model=k[1], batch=k[2], ranks=k[3],
-             topology=k[4], **st) for k, st in cfg.items()],
+             topology=k[4], shards=k[5], **st) for k, st in cfg.items()],
         "verdicts": verdicts, "missing_verdicts": missing}
     with open(os.path.join(out, "study.json"), "w") as f:
         json.dump(res, f, indent=1, default=lambda x: None)

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # decentral-study.sh OUT [BASE] - issue 17's decentralized verdict: DmSGD,
 # DecentLaM (ring) and parallel momentum SGD at 16 ranks with iid shards and
-# at 8 and 16 ranks with Dirichlet(alpha=0.1) label-skewed shards, at
-# parallel SGD's rates chosen by the convergence study BASE (default
+# at 8 ranks with Dirichlet(alpha=0.1) label-skewed shards, at parallel
+# SGD's rates chosen by the convergence study BASE (default
 # results/studies/convergence-20261203, whose seed phase holds the 8-rank
-# iid runs), then the report over BASE's runs and these.
-# Every phase is one suite of <= 10 minutes under flock
+# iid runs), then the report over BASE's runs and these, and the consensus
+# figure (plots/consensus.gp).
+# Every phase is one suite of <= 10 minutes on an idle machine, under flock
 # /tmp/lbscale-heavy.lock (the machine is shared), written by
 # bench/study.py decentral and resumable: a finished phase is skipped (its
 # .done file), an interrupted one is resumed with `lbscale suite --resume`.
-# Environment: LBSCALE (default build/lbscale), PHASES (default all, e.g.
-# "p8-dir p16-iid-b8192").
+# Environment: LBSCALE (default build/lbscale); PHASES (default: the
+# recorded study's, $ALL below; the optional phases p16-iid-b2048-b (seeds
+# 4,5), p16-dir-b8192 and p16-dir-b2048 (16 ranks, Dirichlet, seeds 1-3)
+# are written too and run when named, e.g. PHASES="p16-dir-b8192
+# p16-dir-b2048").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:?usage: decentral-study.sh OUT [BASE]}
@@ -19,7 +23,8 @@ BIN=${LBSCALE:-$ROOT/build/lbscale}
 PY=/usr/bin/python3
 ST="$ROOT/bench/study.py"
 LOCK="flock /tmp/lbscale-heavy.lock"
-ALL="p8-dir p16-iid-b8192 p16-iid-b2048-a p16-iid-b2048-b p16-dir-b8192 p16-dir-b2048"
+ALL="p8-dir p16-iid-b8192 p16-iid-b2048-a"
+OPTIONAL="p16-iid-b2048-b p16-dir-b8192 p16-dir-b2048"
 PHASES=${PHASES:-$ALL}
 GRID=("$BASE/grid" "$BASE/extend" "$BASE/seeds")
 DIR=dirichlet:alpha=0.1
@@ -33,7 +38,7 @@ write() {
         "$PY" "$ST" decentral "${GRID[@]}" --out "$OUT/$name-suite.json" "$@"
 }
 write p8-dir --ranks 8 --shards $DIR --batches 2048,8192 --seeds 1,2,3,4,5
-write p16-iid-b8192 --ranks 16 --shards iid --batches 8192 --seeds 1,2,3,4,5
+write p16-iid-b8192 --ranks 16 --shards iid --batches 8192 --seeds 1,2,3
 write p16-iid-b2048-a --ranks 16 --shards iid --batches 2048 --seeds 1,2,3
 write p16-iid-b2048-b --ranks 16 --shards iid --batches 2048 --seeds 4,5
 write p16-dir-b8192 --ranks 16 --shards $DIR --batches 8192 --seeds 1,2,3
@@ -62,7 +67,7 @@ for p in $PHASES; do
 done
 
 RUNS=()
-for p in $ALL; do
+for p in $ALL $OPTIONAL; do
     [ -f "$OUT/$p/train.jsonl" ] && RUNS+=("$OUT/$p")
 done
 "$PY" "$ST" report "${GRID[@]}" "${RUNS[@]}" --out "$OUT/report" \
