@@ -19,7 +19,8 @@
  * Sharding and order are pure functions of the seed: one global
  * permutation of the training set (keyed by the seed) is cut into equal
  * shards, rank r taking shard r (the remainder of n_train / ranks is
- * dropped); each rank reshuffles its own shard at every pass (keyed by
+ * dropped; these are --shards iid, the label-skewed Dirichlet shards are
+ * shards.h's); each rank reshuffles its own shard at every pass (keyed by
  * seed, pass, rank).  Nothing depends on thread counts or timing.
  *
  * Ownership: the loaders fill a caller-provided struct dataset and
