@@ -20,11 +20,13 @@ numpy only.
   study.py decentral GRID_RUN [RUN...] --out SUITE.json --ranks P
         --shards iid|dirichlet:alpha=A --batches 2048,8192 [--seeds 1,2,3]
         [--topology ring] [--consensus-samples 8192]
+        [--optims sgd,dmsgd,decentlam]
       the decentralized comparison for one (ranks, shards): DmSGD,
       DecentLaM and parallel momentum SGD (the global average) at parallel
       SGD's rate chosen on the grid, every seed; DmSGD and DecentLaM log
       their consensus distance every max(1, S / batch) steps (every S
-      samples: --consensus-samples).
+      samples: --consensus-samples).  --optims: a subset (e.g. to add
+      consensus curves to runs recorded without them).
   study.py extend GRID_RUN --out SUITE.json
       phase 1b: where the lowest grid rate won (or nothing reached 50%
       validation accuracy), a suite with lowest/4 and lowest/16
@@ -460,7 +462,8 @@ def cmd_seeds(args):
 def cmd_decentral(args):
     opts = {"--seeds": "1,2,3", "--ranks": None, "--shards": "iid",
             "--batches": "2048,8192", "--topology": "ring",
-            "--consensus-samples": "8192", "--out": None}
+            "--consensus-samples": "8192", "--optims": "sgd,dmsgd,decentlam",
+            "--out": None}
     runs = []
     i = 0
     while i < len(args):
@@ -485,6 +488,11 @@ def cmd_decentral(args):
                          int, 1, 2 ** 40)
     if len(ranks) != 1 or len(every_s) != 1:
         die("--ranks/--consensus-samples: one value each")
+    optims = [o.strip() for o in opts["--optims"].split(",")]
+    for o in optims:
+        if o not in ("sgd", "dmsgd", "decentlam") or optims.count(o) > 1:
+            die("--optims: '%s' is not a list of distinct sgd, dmsgd, "
+                "decentlam" % opts["--optims"])
     shards = opts["--shards"]
     tag = "iid"
     if shards != "iid":
@@ -529,7 +537,7 @@ def cmd_decentral(args):
             die("decentral: the grid has no 1-rank sgd run at batch %d" % b,
                 1)
         every = max(1, every_s[0] // b)
-        for o in ("sgd", "dmsgd", "decentlam"):
+        for o in optims:
             a = ["--optim", o, "--global-batch", str(b), "--lr-base",
                  repr(lr), "--seed", "{seed}", "--no-trace"] + common
             if shards != "iid":
@@ -687,7 +695,9 @@ def decentral_verdict(cfg, get):
     batch is within noise of parallel (its CI contains 0)."""
     v = {"name": "DmSGD and DecentLaM vs parallel momentum SGD",
          "settings": {}}
-    for k, st in sorted(cfg.items(), key=lambda t: (t[0][3], t[0][5],
+    # settings in the order iid before label-skewed, then by rank count
+    for k, st in sorted(cfg.items(), key=lambda t: (t[0][5] != "iid",
+                                                    t[0][5], t[0][3],
                                                     t[0][2])):
         if optim_name(k[0]) != "dmsgd":
             continue
@@ -785,7 +795,8 @@ def write_consensus(out, rows, cfg, dv):
     panels = sorted(pk for pk, c in curves.items()
                     if "dmsgd" in c and "decentlam" in c)
     # columns: settings, rows: batches (panels that have curves only)
-    settings = sorted({p[:3] for p in panels}, key=lambda t: (t[2], t[0]))
+    settings = sorted({p[:3] for p in panels},
+                      key=lambda t: (t[2] != "iid", t[2], t[0]))
     titles = []
     with open(os.path.join(out, "consensus.dat"), "w") as f:
         for pk in sorted(panels, key=lambda p: (p[3], settings.index(p[:3]))):

@@ -43,6 +43,7 @@ badlist "lr negative" "--lr-grid: -0.1 out of range" check --lr-grid -0.1
 badlist "seeds phase: bad --seeds" "--seeds" seeds "$TOP" --out "$TOP/x.json" --seeds 1,,2
 badlist "decentral: bad --shards" "--shards: 'dirichlet:alpha=0'" decentral "$TOP" --out "$TOP/x.json" --ranks 2 --shards dirichlet:alpha=0
 badlist "decentral: no --ranks" "usage" decentral "$TOP" --out "$TOP/x.json"
+badlist "decentral: bad --optims" "--optims" decentral "$TOP" --out "$TOP/x.json" --ranks 2 --optims sgd,lamb
 badlist "decentral: batch not a multiple" "--batches: 100 is not a multiple" decentral "$TOP" --out "$TOP/x.json" --ranks 8 --batches 100
 
 # ---- the toy study -------------------------------------------------------
