@@ -95,7 +95,9 @@ fi
 # ---- the decentralized verdict on 2 ranks with Dirichlet shards -----------
 # (study.py decentral -> suite -> report: the setting's verdict, its shard
 # kind and rank count, and the consensus-vs-step data for the figure)
-if command -v mpirun >/dev/null 2>&1; then
+if ldd "$BIN" 2>/dev/null | grep -q libasan; then
+    skip "decentral suite" "sanitizer build (Open MPI aborts at exit under ASan)"
+elif command -v mpirun >/dev/null 2>&1; then
     DS=$TOP/dec DR=$TOP/decrep
     if "$PY" "$STUDY" decentral "$G" --out "$TOP/dec.json" --ranks 2 \
             --shards dirichlet:alpha=0.5 --batches 64,512 --seeds 1,2 \
