@@ -665,9 +665,10 @@ def stats_for(rs):
             "wgrad_kept_frac": float(np.mean([r.get("wgrad_kept_frac", 1)
                                                for r in real]))
             if real else None,
+            # diverged runs' distances (up to 1e10) are not averaged in
             "consensus_rms": float(np.mean([r.get("consensus_rms") or 0
-                                             for r in real]))
-            if real else None,
+                                             for r in ok if r in real]))
+            if any(r in real for r in ok) else None,
             "warning": next((r.get("warning") for r in rs
                              if r.get("warning")), None),
             "spec_eff": rs[0].get("lr_rule"), "lr": rs[0].get("lr"),
