@@ -274,12 +274,13 @@ static const struct cli_opt train_opts[] = {
      .help = "iid (default: one seeded permutation cut into equal\n"
              "shards) or dirichlet:alpha=A (0 < A <= 1e6): label-skewed\n"
              "shards, each class split among the ranks by proportions\n"
-             "drawn from Dir(A) (Hsu et al. 2019; A = 0.1: most ranks\n"
-             "see 1-3 classes; large A: ~iid).  Every sample in one\n"
-             "shard; sizes differ, and each rank still takes B/ranks\n"
-             "samples per step, passing over a small shard more often\n"
-             "(train/shards.h).  Recorded in the row as \"shards\",\n"
-             "with shard_size_min/max and shard_label_tv"},
+             "drawn from Dir(A) (Hsu et al. 2019; A = 0.1: three\n"
+             "classes hold over 90% of most shards; large A: ~iid).\n"
+             "Every sample in one shard; sizes differ, and each rank\n"
+             "still takes B/ranks samples per step, passing over a\n"
+             "small shard more often (train/shards.h).  Recorded in\n"
+             "the row as \"shards\", with shard_size_min/max and\n"
+             "shard_label_tv"},
     {.name = "consensus-every", .type = CLI_LONG,
      .dst = &targ.c.consensus_every, .arg = "N", .lo = 0, .hi = 1L << 40,
      .help = "every N steps, the RMS distance of the ranks' models\n"

@@ -11,7 +11,8 @@
  *
  * so every training sample is in exactly one shard (nothing dropped) and
  * shard sizes differ.  Small alpha: each class lands on few ranks (alpha
- * 0.1: most ranks see 1-3 classes); large alpha: every rank's label
+ * 0.1, 8-16 ranks, 10 classes: three classes hold over 90% of three
+ * shards in four); large alpha: every rank's label
  * histogram approaches the global one (iid).  A draw that leaves some
  * rank with fewer than min(10, n_train / P) samples is redrawn (attempt
  * counter in the key; NIID-Bench's min_require_size = 10), at most 1000
