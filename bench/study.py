@@ -17,15 +17,28 @@ numpy only.
       1-bit LAMB (LAMB's rate; dense warm-up 20% of the steps).  The grid
       seed's run is reused as one of the seeds.  Writes SUITE.chosen.json
       (the rates and their grids) next to the suite.
+  study.py decentral GRID_RUN [RUN...] --out SUITE.json --ranks P
+        --shards iid|dirichlet:alpha=A --batches 2048,8192 [--seeds 1,2,3]
+        [--topology ring] [--consensus-samples 8192]
+        [--optims sgd,dmsgd,decentlam]
+      the decentralized comparison for one (ranks, shards): DmSGD,
+      DecentLaM and parallel momentum SGD (the global average) at parallel
+      SGD's rate chosen on the grid, every seed; DmSGD and DecentLaM log
+      their consensus distance every max(1, S / batch) steps (every S
+      samples: --consensus-samples).  --optims: a subset (e.g. to add
+      consensus curves to runs recorded without them).
   study.py extend GRID_RUN --out SUITE.json
       phase 1b: where the lowest grid rate won (or nothing reached 50%
       validation accuracy), a suite with lowest/4 and lowest/16
-  study.py report RUN [RUN...] --out DIR [--require-verdicts] [--dirichlet]
-      statistics per configuration at its chosen rate (test accuracy mean
-      +- sd, 95% CI from Student's t, final training loss, validation
-      accuracy, bytes sent per rank, wall time; diverged runs counted and
-      never averaged) and the verdicts with their statistics; DIR gets
-      study.json, table.md, verdicts.md and gnuplot data files.
+  study.py report RUN [RUN...] --out DIR [--require-verdicts]
+      statistics per configuration (optimizer spec, model, batch, ranks,
+      topology, shards) at its chosen rate (test accuracy mean +- sd, 95%
+      CI from Student's t, final training loss, validation accuracy, bytes
+      sent per rank, wall time; diverged runs counted and never averaged)
+      and the verdicts with their statistics (the decentralized one per
+      ranks, topology and shard kind); DIR gets study.json, table.md,
+      verdicts.md and gnuplot data files (consensus.dat and
+      consensus-panels.gp for plots/consensus.gp).
       --require-verdicts: exit 1 when any verdict cannot be computed.
 
 Exit status: 0 ok, 1 runtime failure (or a missing verdict with
@@ -230,11 +243,13 @@ def failed_rows(run):
             topo = argval(a, "--topology")
             if topo is None and name in ("dmsgd", "decentlam"):
                 topo = "ring"
+            shards = argval(a, "--shards", "iid")
             lrb = argval(a, "--lr-base")
             nonfinite = "non-finite" in (e.get("stderr_tail") or "")
             out.append({"event": "final", "spec": spec, "model": model,
                         "global_batch": int(argval(a, "--global-batch")),
                         "ranks": int(e.get("ranks", 1)), "topology": topo,
+                        "shards": shards,
                         "lr_base": float(lrb) if lrb else None, "lr": None,
                         "seed": int(argval(a, "--seed", "1")),
                         "test_accuracy": None, "train_loss": None,
@@ -248,14 +263,18 @@ def optim_name(spec):
 
 
 def key_of(r):
+    """A configuration: (spec, model, batch, ranks, topology, shards);
+    rows written before --shards existed are iid."""
     return (r["spec"], r.get("model"), int(r["global_batch"]),
-            int(r.get("ranks", 1)), r.get("topology"))
+            int(r.get("ranks", 1)), r.get("topology"),
+            r.get("shards") or "iid")
 
 
 def key_str(k):
-    spec, model, b, p, topo = k
+    spec, model, b, p, topo, shards = k
     s = "%s %s b=%d P=%d" % (spec, model, b, p)
-    return s + (" topo=%s" % topo if topo else "")
+    return (s + (" topo=%s" % topo if topo else "") +
+            (" shards=%s" % shards if shards != "iid" else ""))
 
 
 def diverged(r):
@@ -387,7 +406,7 @@ def cmd_seeds(args):
 
     others = [s for s in seeds if s != grid_seed]
     for k, c in sorted(chosen.items(), key=lambda t: key_str(t[0])):
-        spec, model, b, p, topo = k
+        spec, model, b, p, topo, _ = k
         if others:
             nm = "%s-%s-b%d-p%d" % (optim_name(spec), "mlp8" if model and
                                      model.endswith("256-10") and
@@ -436,6 +455,117 @@ def cmd_seeds(args):
     print("%s: %d configurations, %d entries -> %s" % (PROG, len(chosen),
                                                        len(entries),
                                                        opts["--out"]))
+
+
+# ---- decentral --------------------------------------------------------------
+
+def cmd_decentral(args):
+    opts = {"--seeds": "1,2,3", "--ranks": None, "--shards": "iid",
+            "--batches": "2048,8192", "--topology": "ring",
+            "--consensus-samples": "8192", "--optims": "sgd,dmsgd,decentlam",
+            "--out": None}
+    runs = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in opts:
+            if i + 1 >= len(args):
+                die("%s: missing value" % a)
+            opts[a] = args[i + 1]
+            i += 2
+        elif a.startswith("-"):
+            die("decentral: unknown option '%s'" % a)
+        else:
+            runs.append(a)
+            i += 1
+    if not runs or not opts["--out"] or not opts["--ranks"]:
+        die("decentral: usage: study.py decentral GRID_RUN --out SUITE.json "
+            "--ranks P [--shards S] [--batches LIST] [--seeds LIST]")
+    seeds = parse_seeds(opts["--seeds"])
+    batches = parse_list("--batches", opts["--batches"], int, 1, 2 ** 24)
+    ranks = parse_list("--ranks", opts["--ranks"], int, 2, 4096)
+    every_s = parse_list("--consensus-samples", opts["--consensus-samples"],
+                         int, 1, 2 ** 40)
+    if len(ranks) != 1 or len(every_s) != 1:
+        die("--ranks/--consensus-samples: one value each")
+    optims = [o.strip() for o in opts["--optims"].split(",")]
+    for o in optims:
+        if o not in ("sgd", "dmsgd", "decentlam") or optims.count(o) > 1:
+            die("--optims: '%s' is not a list of distinct sgd, dmsgd, "
+                "decentlam" % opts["--optims"])
+    shards = opts["--shards"]
+    tag = "iid"
+    if shards != "iid":
+        pre = "dirichlet:alpha="
+        try:
+            alpha = float(shards[len(pre):]) if shards.startswith(pre) \
+                else None
+        except ValueError:
+            alpha = None
+        if alpha is None or not math.isfinite(alpha) or not 0 < alpha <= 1e6:
+            die("--shards: '%s' is not iid or dirichlet:alpha=A with "
+                "0 < A <= 1e6" % shards)
+        tag = "dir%g" % alpha
+    if opts["--topology"] not in ("ring", "symexp", "full"):
+        die("--topology: '%s' is not one of ring, symexp, full (the "
+            "symmetric graphs DecentLaM's analysis assumes)"
+            % opts["--topology"])
+    P, topo = ranks[0], opts["--topology"]
+    for b in batches:
+        if b % P:
+            die("--batches: %d is not a multiple of the %d ranks" % (b, P))
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows = dedupe(rows)
+    if not rows:
+        die("%s: no finished training rows" % runs[0], 1)
+    chosen = choose(rows)
+    argv0 = rows[0].get("argv", [])
+    common = []
+    for o in ("--epochs", "--subset", "--val", "--test-subset", "--warmup",
+              "--threads"):
+        v = argval(argv0, o)
+        if v is not None:
+            common += [o, v]
+    entries = []
+    for b in batches:
+        lr = next((c["lr_base"] for k, c in chosen.items()
+                   if optim_name(k[0]) == "sgd" and k[1] == MLP_DEFAULT
+                   and k[2] == b and k[3] == 1), None)
+        if lr is None:
+            die("decentral: the grid has no 1-rank sgd run at batch %d" % b,
+                1)
+        every = max(1, every_s[0] // b)
+        for o in optims:
+            a = ["--optim", o, "--global-batch", str(b), "--lr-base",
+                 repr(lr), "--seed", "{seed}", "--no-trace"] + common
+            if shards != "iid":
+                a += ["--shards", shards]
+            name = "dec-parallel-sgd"
+            if o != "sgd":
+                a += ["--topology", topo, "--consensus-every", str(every)]
+                name = "dec-%s-%s" % (o, topo)
+            entries.append({"name": "%s-b%d-p%d-%s-s{seed}" % (name, b, P,
+                                                                tag),
+                            "verb": "train",
+                            "foreach": {"seed": [str(x) for x in seeds]},
+                            "args": a, "est_s": 10 * P // 8 + 10,
+                            "ranks": P})
+    suite = {"suite": "decentral-p%d-%s" % (P, tag),
+             "description": "Issue 17, decentralized verdict (written by "
+             "bench/study.py decentral from %s): DmSGD, DecentLaM (%s) and "
+             "parallel momentum SGD on %d ranks, %s shards, batches %s, "
+             "seeds %s, at parallel SGD's rate chosen on the grid; the "
+             "consensus distance every %d samples." % (
+                 " ".join(runs), topo, P, shards,
+                 ",".join(map(str, batches)), ",".join(map(str, seeds)),
+                 every_s[0]),
+             "timeout_s": 1800, "entries": entries}
+    with open(opts["--out"], "w") as f:
+        json.dump(suite, f, indent=1)
+        f.write("\n")
+    print("%s: %d entries -> %s" % (PROG, len(entries), opts["--out"]))
 
 
 # ---- extend -----------------------------------------------------------------
@@ -591,9 +721,10 @@ def stats_for(rs):
             "wgrad_kept_frac": float(np.mean([r.get("wgrad_kept_frac", 1)
                                                for r in real]))
             if real else None,
+            # diverged runs' distances (up to 1e10) are not averaged in
             "consensus_rms": float(np.mean([r.get("consensus_rms") or 0
-                                             for r in real]))
-            if real else None,
+                                             for r in ok if r in real]))
+            if any(r in real for r in ok) else None,
             "warning": next((r.get("warning") for r in rs
                              if r.get("warning")), None),
             "spec_eff": rs[0].get("lr_rule"), "lr": rs[0].get("lr"),
@@ -606,6 +737,148 @@ def fmt_ci(d, unit="pt"):
         return "n/a"
     return "%+.2f %s (95%% CI %+.2f .. %+.2f, df %.1f)" % (
         d["estimate"], unit, d["ci"][0], d["ci"][1], d["df"])
+
+
+def setting_name(ranks, topo, shards):
+    return "%d ranks, %s, %s shards" % (ranks, topo, shards)
+
+
+def decentral_verdict(cfg, get):
+    """DmSGD and DecentLaM minus parallel momentum SGD (same ranks, shards,
+    batch; Welch CIs over seeds) for every (ranks, topology, shards) that
+    has all three, and per setting the change of the DmSGD gap from the
+    smallest to the largest batch.  The setting's verdict: whether that gap
+    grows (CI of the change below 0), and whether DecentLaM at the largest
+    batch is within noise of parallel (its CI contains 0)."""
+    v = {"name": "DmSGD and DecentLaM vs parallel momentum SGD",
+         "settings": {}}
+    # settings in the order iid before label-skewed, then by rank count
+    for k, st in sorted(cfg.items(), key=lambda t: (t[0][5] != "iid",
+                                                    t[0][5], t[0][3],
+                                                    t[0][2])):
+        if optim_name(k[0]) != "dmsgd":
+            continue
+        par = get("sgd", k[2], model=k[1], ranks=k[3], shards=k[5])
+        dl = get("decentlam", k[2], model=k[1], ranks=k[3], topo=k[4],
+                 shards=k[5])
+        if not par or not dl:
+            continue
+        sv = v["settings"].setdefault(setting_name(k[3], k[4], k[5]), {
+            "ranks": k[3], "topology": k[4], "shards": k[5], "batches": {}})
+        sv["batches"][str(k[2])] = {
+            "seeds": [len(st["test_acc"]), len(dl[1]["test_acc"]),
+                      len(par[1]["test_acc"])],
+            "diverged": [st["diverged"], dl[1]["diverged"],
+                         par[1]["diverged"]],
+            "dmsgd_minus_parallel": lin_comb([(1, st["test_acc"]),
+                                              (-1, par[1]["test_acc"])]),
+            "decentlam_minus_parallel": lin_comb([(1, dl[1]["test_acc"]),
+                                                  (-1, par[1]["test_acc"])]),
+            "consensus_rms": {"dmsgd": st["consensus_rms"],
+                              "decentlam": dl[1]["consensus_rms"]},
+            "_cells": (st["test_acc"], dl[1]["test_acc"], par[1]["test_acc"])}
+    verdicts = []
+    for name, sv in v["settings"].items():
+        bs = sorted(sv["batches"], key=int)
+        if len(bs) < 2:
+            continue
+        a, b = sv["batches"][bs[0]]["_cells"], sv["batches"][bs[-1]]["_cells"]
+        g = sv["gap_growth"] = lin_comb([(1, b[0]), (-1, b[2]), (-1, a[0]),
+                                         (1, a[2])])
+        dl = sv["batches"][bs[-1]]["decentlam_minus_parallel"]
+        if g is None or dl is None:
+            continue
+        sv["verdict"] = (
+            "DmSGD-minus-parallel gap at %s vs %s: %s; DecentLaM at %s %s"
+            % (bs[-1], bs[0], "grows" if g["ci"][1] < 0 else "shrinks"
+               if g["ci"][0] > 0 else "no significant change", bs[-1],
+               "within noise of parallel (CI contains 0)"
+               if dl["ci"][0] <= 0 <= dl["ci"][1] else
+               "differs from parallel (%s)" % ("below" if dl["ci"][1] < 0
+                                               else "above")))
+        verdicts.append("%s: %s" % (name, sv["verdict"]))
+    for sv in v["settings"].values():
+        for b in sv["batches"].values():
+            b.pop("_cells", None)
+    if verdicts and len(verdicts) == len(v["settings"]):
+        v["verdict"] = "; ".join(verdicts)
+    return v
+
+
+def decentral_lines(v):
+    """verdicts.md's lines under the decentralized verdict."""
+    out = []
+    for name, sv in v["settings"].items():
+        out.append("  - %s: %s" % (name, sv.get("verdict", "NOT COMPUTED")))
+        for b, x in sv["batches"].items():
+            out.append("    - b=%s (seeds %d/%d/%d): DmSGD - parallel %s; "
+                       "DecentLaM - parallel %s; final consensus rms DmSGD "
+                       "%.3g, DecentLaM %.3g" % (
+                           b, x["seeds"][0], x["seeds"][1], x["seeds"][2],
+                           fmt_ci(x["dmsgd_minus_parallel"]),
+                           fmt_ci(x["decentlam_minus_parallel"]),
+                           x["consensus_rms"]["dmsgd"] or 0,
+                           x["consensus_rms"]["decentlam"] or 0))
+            if any(x["diverged"]):
+                out.append("      (diverged DmSGD/DecentLaM/parallel: "
+                           "%d/%d/%d, not averaged)" % tuple(x["diverged"]))
+        if sv.get("gap_growth"):
+            out.append("    - change of the DmSGD - parallel gap from the "
+                       "smallest to the largest batch: %s" %
+                       fmt_ci(sv["gap_growth"]))
+    return out
+
+
+def write_consensus(out, rows, cfg, dv):
+    """consensus.dat: consensus distance vs step of DmSGD and DecentLaM per
+    (setting, batch) that has curves (train --consensus-every), mean over
+    seeds with a min..max band, gnuplot index 2p (DmSGD) and 2p+1
+    (DecentLaM) for panel p; consensus-panels.gp: npanel and the panels'
+    titles.  Curves come from every row (before de-duplication, so that a
+    rerun that logged the curve serves a configuration whose first run did
+    not); a step is plotted where every seed has it."""
+    curves = {}
+    for r in rows:
+        if diverged(r) or not r.get("consensus_curve"):
+            continue
+        k = key_of(r)
+        st = cfg.get(k)
+        if not st or r.get("lr_base", r.get("lr")) != st["lr_base"]:
+            continue
+        o = optim_name(k[0])
+        pk = (k[3], k[4], k[5], k[2])
+        curves.setdefault(pk, {}).setdefault(o, {})[r.get("seed")] = \
+            r["consensus_curve"]
+    panels = sorted(pk for pk, c in curves.items()
+                    if "dmsgd" in c and "decentlam" in c)
+    # columns: settings, rows: batches (panels that have curves only)
+    settings = sorted({p[:3] for p in panels},
+                      key=lambda t: (t[2] != "iid", t[2], t[0]))
+    titles = []
+    with open(os.path.join(out, "consensus.dat"), "w") as f:
+        for pk in sorted(panels, key=lambda p: (p[3], settings.index(p[:3]))):
+            titles.append("%s, batch %d, %d seeds" % (
+                setting_name(*pk[:3]), pk[3],
+                min(len(curves[pk][o]) for o in ("dmsgd", "decentlam"))))
+            for o in ("dmsgd", "decentlam"):
+                f.write("# %s, %s\n" % (titles[-1], o))
+                by = list(curves[pk][o].values())
+                steps = set.intersection(*({int(x[0]) for x in c}
+                                           for c in by))
+                for stp in sorted(steps):
+                    a = np.array([dict((int(x[0]), x[1]) for x in c)[stp]
+                                  for c in by])
+                    f.write("%d %.6g %.6g %.6g %d\n" % (
+                        stp, a.mean(), a.min(), a.max(), len(a)))
+                f.write("\n\n")
+    with open(os.path.join(out, "consensus-panels.gp"), "w") as f:
+        f.write("# written by bench/study.py report\n")
+        f.write("nrow = %d\nncol = %d\nnpanel = %d\n" % (
+            (len(titles) + len(settings) - 1) // max(1, len(settings)),
+            len(settings), len(titles)))
+        f.write("array PT[%d] = [%s]\n" % (max(1, len(titles)), ", ".join(
+            '"%s"' % t for t in titles) or '""'))
+    dv["consensus_panels"] = titles
 
 
 def cmd_report(args):
@@ -638,6 +911,7 @@ def cmd_report(args):
     for r in runs:
         rows += load_rows(r)
     rows, slamb_kind = prefer_authors_slamb(rows)
+    all_rows = rows
     rows = dedupe(rows)
     if not rows:
         die("no finished training rows in %s" % " ".join(runs), 1)
@@ -656,7 +930,7 @@ def cmd_report(args):
     os.makedirs(out, exist_ok=True)
 
     def get(name, batch, model=lbmodel, ranks=None, topo=None,
-            spec_prefix=None):
+            shards="iid"):
         best = None
         for k, st in cfg.items():
             if optim_name(k[0]) != name or k[1] != model or k[2] != batch:
@@ -664,6 +938,8 @@ def cmd_report(args):
             if ranks is not None and k[3] != ranks:
                 continue
             if topo is not None and k[4] != topo:
+                continue
+            if k[5] != shards:
                 continue
             if best is None or st["n"] > best[1]["n"]:
                 best = (k, st)
@@ -738,42 +1014,8 @@ def cmd_report(args):
         v["verdict"] = "; ".join("%s: %s" % (b, x["verdict"])
                                  for b, x in v["batches"].items())
     verdicts["slamb"] = v
-    # 3. decentralized: DmSGD / DecentLaM minus parallel SGD, same ranks
-    v = {"name": "DmSGD and DecentLaM vs parallel momentum SGD", "batches": {}}
-    for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
-        if optim_name(k[0]) != "dmsgd":
-            continue
-        par = get("sgd", k[2], model=k[1], ranks=k[3])
-        dl = get("decentlam", k[2], model=k[1], ranks=k[3], topo=k[4])
-        if not par or not dl:
-            continue
-        v["batches"][str(k[2])] = {
-            "ranks": k[3], "topology": k[4],
-            "dmsgd_minus_parallel": lin_comb([(1, st["test_acc"]),
-                                              (-1, par[1]["test_acc"])]),
-            "decentlam_minus_parallel": lin_comb([(1, dl[1]["test_acc"]),
-                                                  (-1, par[1]["test_acc"])]),
-            "consensus_rms": {"dmsgd": st["consensus_rms"],
-                              "decentlam": dl[1]["consensus_rms"]},
-            "_cells": (st["test_acc"], dl[1]["test_acc"], par[1]["test_acc"])}
-    bs = sorted(v["batches"], key=int)
-    if len(bs) >= 2:
-        a, b = v["batches"][bs[0]]["_cells"], v["batches"][bs[-1]]["_cells"]
-        v["gap_growth"] = lin_comb([(1, b[0]), (-1, b[2]), (-1, a[0]),
-                                    (1, a[2])])
-        g = v["gap_growth"]
-        dl = v["batches"][bs[-1]]["decentlam_minus_parallel"]
-        if g is not None and dl is not None:
-            v["verdict"] = (
-                "DmSGD-minus-parallel gap at %s vs %s: %s; DecentLaM at %s %s"
-                % (bs[-1], bs[0], "grows" if g["ci"][1] < 0 else "shrinks"
-                   if g["ci"][0] > 0 else "no significant change", bs[-1],
-                   "within noise of parallel (CI contains 0)"
-                   if dl["ci"][0] <= 0 <= dl["ci"][1] else
-                   "differs from parallel"))
-    for b in v["batches"].values():
-        b.pop("_cells", None)
-    verdicts["decentral"] = v
+    # 3. decentralized: DmSGD / DecentLaM minus parallel SGD, per setting
+    verdicts["decentral"] = decentral_verdict(cfg, get)
     # 4. JointSpar on the deeper model
     v = {"name": "JointSpar / JointSpar-LARS vs SGD / LARS (deeper model)",
          "batches": {}}
@@ -876,19 +1118,7 @@ def cmd_report(args):
                               if x["bytes_ratio_vs_dense_gradient"] else
                               "n/a", x["k_plus_1_over_H"]))
         if key == "decentral":
-            for b, x in v["batches"].items():
-                vm.append("  - b=%s (%d ranks, %s): DmSGD - parallel %s; "
-                          "DecentLaM - parallel %s; consensus rms DmSGD "
-                          "%.3g, DecentLaM %.3g" % (
-                              b, x["ranks"], x["topology"],
-                              fmt_ci(x["dmsgd_minus_parallel"]),
-                              fmt_ci(x["decentlam_minus_parallel"]),
-                              x["consensus_rms"]["dmsgd"],
-                              x["consensus_rms"]["decentlam"]))
-            if v.get("gap_growth"):
-                vm.append("  - change of the DmSGD - parallel gap from the "
-                          "smallest to the largest batch: %s" %
-                          fmt_ci(v["gap_growth"]))
+            vm += decentral_lines(v)
         if "verdict" not in v:
             missing.append(key)
     with open(os.path.join(out, "verdicts.md"), "w") as f:
@@ -937,9 +1167,10 @@ def cmd_report(args):
                                                            a.mean() + sd))
             f.write("\n\n")
     write_gnuplot_have(out)
+    write_consensus(out, all_rows, cfg, verdicts["decentral"])
     res = {"runs": runs, "configurations": [
         dict(config=key_str(k), spec=k[0], model=k[1], batch=k[2], ranks=k[3],
-             topology=k[4], **st) for k, st in cfg.items()],
+             topology=k[4], shards=k[5], **st) for k, st in cfg.items()],
         "verdicts": verdicts, "missing_verdicts": missing}
     with open(os.path.join(out, "study.json"), "w") as f:
         json.dump(res, f, indent=1, default=lambda x: None)
@@ -1015,10 +1246,14 @@ def main(argv):
     if cmd == "extend":
         cmd_extend(args)
         return 0
+    if cmd == "decentral":
+        cmd_decentral(args)
+        return 0
     if cmd == "report":
         cmd_report(args)
         return 0
-    die("unknown command '%s' (check, seeds, report)" % cmd)
+    die("unknown command '%s' (check, seeds, extend, decentral, report)"
+        % cmd)
 
 
 if __name__ == "__main__":

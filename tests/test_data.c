@@ -13,6 +13,7 @@
 
 #include "train/data.h"
 #include "train/mlp.h"
+#include "train/shards.h"
 #include "lbscale/rng.h"
 
 static char dir[256];
@@ -271,6 +272,117 @@ Test(data, shards_partition_and_shuffle)
     size_t *idx, n;
     cr_assert_eq(data_shard(&d, 9, 0, 2000, &idx, &n, &e), -EINVAL);
     data_free(&d);
+}
+
+/* All ranks' Dirichlet shards of d: every sample exactly once, the same
+ * for the same seed; counts[] as the library reports them. */
+static void dirichlet_all(const struct dataset *d, uint64_t seed,
+                          double alpha, int P, size_t *counts)
+{
+    int *seen = calloc(d->n_train, sizeof *seen);
+    struct lbs_err e;
+    cr_assert_not_null(seen);
+    for (int r = 0; r < P; r++) {
+        size_t *idx, n, *idx2, n2;
+        cr_assert_eq(shards_dirichlet(d, seed, alpha, r, P, &idx, &n, counts,
+                                      &e), 0, "%s", e.msg);
+        cr_assert_eq(shards_dirichlet(d, seed, alpha, r, P, &idx2, &n2, NULL,
+                                      &e), 0);
+        cr_assert_eq(n, n2);
+        cr_assert_eq(memcmp(idx, idx2, n * sizeof *idx), 0,
+                     "same seed, different shard");
+        cr_assert_geq(n, SHARDS_DIRICHLET_MIN);
+        size_t want[16] = {0};
+        for (size_t i = 0; i < n; i++) {
+            cr_assert_lt(idx[i], d->n_train);
+            seen[idx[i]]++;
+            want[d->y_train[idx[i]]]++;
+        }
+        for (size_t c = 0; c < d->classes; c++)
+            cr_assert_eq(counts[(size_t)r * d->classes + c], want[c],
+                         "rank %d class %zu: counts %zu, shard %zu", r, c,
+                         counts[(size_t)r * d->classes + c], want[c]);
+        free(idx);
+        free(idx2);
+    }
+    for (size_t i = 0; i < d->n_train; i++)
+        cr_assert_eq(seen[i], 1, "sample %zu in %d shards", i, seen[i]);
+    free(seen);
+}
+
+Test(shards, dirichlet_is_a_deterministic_partition)
+{
+    struct dataset d;
+    struct lbs_err e;
+    cr_assert_eq(data_make_teacher(1, 6000, 10, 4, 10, &d, &e), 0);
+    size_t c1[8 * 10], c2[8 * 10];
+    dirichlet_all(&d, 7, 0.1, 8, c1);
+    dirichlet_all(&d, 7, 1.0, 8, c2);
+    dirichlet_all(&d, 8, 0.1, 8, c2);
+    cr_assert(memcmp(c1, c2, sizeof c1), "seeds 7 and 8 split alike");
+    /* more ranks than a tiny set allows the minimum for: a clear error */
+    size_t *idx, n;
+    cr_assert_eq(shards_dirichlet(&d, 7, 0.1, 0, 7000, &idx, &n, NULL, &e),
+                 -EINVAL);
+    data_free(&d);
+}
+
+Test(shards, alpha_sets_the_label_skew)
+{
+    struct dataset d;
+    struct lbs_err e;
+    cr_assert_eq(data_make_teacher(1, 20000, 10, 4, 10, &d, &e), 0);
+    size_t c[8 * 10];
+    /* alpha 1000: every rank's label histogram within a few points of
+     * the global one (total variation ~ sampling noise) */
+    dirichlet_all(&d, 3, 1000, 8, c);
+    double tv_big = shards_label_tv(c, 8, 10);
+    cr_assert_lt(tv_big, 0.03, "alpha 1000: mean TV %g", tv_big);
+    for (int r = 0; r < 8; r++) {
+        size_t n = 0;
+        for (int k = 0; k < 10; k++)
+            n += c[r * 10 + k];
+        cr_assert(n > 20000 / 8 * 0.9 && n < 20000 / 8 * 1.1,
+                  "alpha 1000: rank %d has %zu samples", r, n);
+    }
+    /* alpha 0.1: most of a rank's samples in few classes */
+    dirichlet_all(&d, 3, 0.1, 8, c);
+    double tv_small = shards_label_tv(c, 8, 10);
+    cr_assert_gt(tv_small, 0.4, "alpha 0.1: mean TV %g", tv_small);
+    int skewed = 0;
+    for (int r = 0; r < 8; r++) {
+        size_t n = 0, mx = 0;
+        for (int k = 0; k < 10; k++) {
+            n += c[r * 10 + k];
+            mx = c[r * 10 + k] > mx ? c[r * 10 + k] : mx;
+        }
+        skewed += mx * 2 > n;     /* one class is over half the shard */
+    }
+    cr_assert_geq(skewed, 4, "alpha 0.1: %d of 8 ranks dominated by a "
+                  "class", skewed);
+    /* the exact iid histogram gives TV 0 */
+    size_t flat[2 * 3] = {5, 5, 10, 5, 5, 10};
+    cr_assert_float_eq(shards_label_tv(flat, 2, 3), 0.0, 1e-12);
+    size_t split[2 * 2] = {10, 0, 0, 10};
+    cr_assert_float_eq(shards_label_tv(split, 2, 2), 0.5, 1e-12);
+    data_free(&d);
+}
+
+Test(shards, parse)
+{
+    struct lbs_err e;
+    double a = -1;
+    cr_assert_eq(shards_parse("iid", &a, &e), 0);
+    cr_assert_eq(a, 0);
+    cr_assert_eq(shards_parse("dirichlet:alpha=0.1", &a, &e), 0);
+    cr_assert_float_eq(a, 0.1, 1e-15);
+    const char *bad[] = {"", "dirichlet", "dirichlet:alpha=", "dirichlet:"
+                         "alpha=0", "dirichlet:alpha=-1", "dirichlet:alpha=x",
+                         "dirichlet:alpha=nan", "dirichlet:alpha=inf",
+                         "dirichlet:alpha=1e7", "dirichlet:alpha=0.1x",
+                         "dirichlet:beta=1", "IID"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(shards_parse(bad[i], &a, &e), -EINVAL, "'%s'", bad[i]);
 }
 
 Test(mlp, parse)

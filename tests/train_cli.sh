@@ -83,6 +83,10 @@ bad "--topology bogus"         "--topology|mesh"  --optim lamb --topology mesh
 bad "--topology on lamb"       "--topology|lamb"  --optim lamb --topology ring "${T[@]}" --dataset teacher
 bad "--dataset bogus"          "--dataset|imagenet" --optim lamb --dataset imagenet
 bad "--decay bogus"            "--decay|exp"      --optim lamb --decay exp
+bad "--shards bogus"           "--shards|noniid"  --optim lamb --shards noniid
+bad "--shards alpha 0"         "--shards|alpha 0|out of range" --optim lamb --shards dirichlet:alpha=0
+bad "--shards alpha text"      "--shards|'x'"     --optim lamb --shards dirichlet:alpha=x
+bad "--consensus-every -1"     "--consensus-every" --optim lamb --consensus-every -1
 bad "--fault malformed"        "--fault"          --optim lamb --fault nan:x:1
 bad "--data missing dir"       "/nonexistent/fm|train-images-idx3-ubyte" \
     --optim lamb --data /nonexistent/fm "${T[@]}"
@@ -229,6 +233,36 @@ for o in $OPTS; do
         "$acc" 2>/dev/null || why+=("test_accuracy $acc (expected > 0.2)")
     report "2 ranks: $o trains (test_accuracy $acc)" "${why[@]}"
 done
+
+# Dirichlet shards and the consensus curve: recorded in the row, the last
+# curve point equal to the last epoch row's consensus_rms, and the same
+# seed giving the same shards (sizes) and curve.
+cons=()
+for k in 1 2; do
+    mrun 2 120 --optim dmsgd --topology ring "${T[@]}" --epochs 2 --json \
+        --shards dirichlet:alpha=0.1 --consensus-every 1 --out "$TOP/dir$k"
+    [ "$RC" -eq 0 ] || cons+=("run $k exit $RC: $(tail -c 300 "$ERR")")
+done
+"$PY" - "$TOP/dir1" "$TOP/dir2" <<'EOF' || cons+=("rows wrong")
+import json, sys
+a, b = [json.loads(open(d + "/train.jsonl").readline()) for d in sys.argv[1:]]
+def need(c, msg):
+    if not c:
+        print("#", msg); sys.exit(1)
+need(a["shards"] == "dirichlet:alpha=0.1", "shards %r" % a.get("shards"))
+need(a["shard_size_min"] <= a["shard_size_max"] and a["shard_label_tv"] > 0,
+     "sizes/tv %r %r %r" % (a["shard_size_min"], a["shard_size_max"],
+                            a["shard_label_tv"]))
+cv = a["consensus_curve"]
+need([s for s, _ in cv] == list(range(1, a["steps"] + 1)), "curve steps")
+need(abs(cv[-1][1] - a["consensus_rms"]) <= 1e-9 * max(1, a["consensus_rms"]),
+     "last point %r vs consensus_rms %r" % (cv[-1][1], a["consensus_rms"]))
+need(all(r > 0 for _, r in cv), "dmsgd consensus distance 0")
+for k in ("shard_size_min", "shard_size_max", "shard_label_tv",
+          "consensus_curve", "test_accuracy"):
+    need(a[k] == b[k], "%s differs between identical runs" % k)
+EOF
+report "2 ranks: dirichlet shards and the consensus curve recorded, reproducible" "${cons[@]}"
 
 # Same seed, same ranks: bit-identical results (curve and per-step losses).
 same=()

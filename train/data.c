@@ -430,8 +430,7 @@ void data_free(struct dataset *d)
     memset(d, 0, sizeof *d);
 }
 
-/* Fisher-Yates with draw i of stream key. */
-static void shuffle_key(size_t *idx, size_t n, uint64_t key)
+void data_permute(size_t *idx, size_t n, uint64_t key)
 {
     for (size_t i = n; i > 1; i--) {
         size_t j = (size_t)lbs_rng_below(key, i, i);
@@ -453,7 +452,7 @@ int data_shard(const struct dataset *d, uint64_t seed, int rank, int size,
         return lbs_err_set(err, -ENOMEM, "out of memory");
     for (size_t i = 0; i < d->n_train; i++)
         all[i] = i;
-    shuffle_key(all, d->n_train, lbs_rng_key(seed, 0x5a4dull, 0));
+    data_permute(all, d->n_train, lbs_rng_key(seed, 0x5a4dull, 0));
     memmove(all, all + (size_t)rank * per, per * sizeof *all);
     *idx = all;
     *n = per;
@@ -462,7 +461,7 @@ int data_shard(const struct dataset *d, uint64_t seed, int rank, int size,
 
 void data_shuffle(size_t *idx, size_t n, uint64_t seed, long pass, int rank)
 {
-    shuffle_key(idx, n, lbs_rng_key(seed ^ 0x5e0f1e5ull, (uint64_t)pass,
+    data_permute(idx, n, lbs_rng_key(seed ^ 0x5e0f1e5ull, (uint64_t)pass,
                                     (uint64_t)rank));
 }
 

@@ -19,7 +19,8 @@
  * Sharding and order are pure functions of the seed: one global
  * permutation of the training set (keyed by the seed) is cut into equal
  * shards, rank r taking shard r (the remainder of n_train / ranks is
- * dropped); each rank reshuffles its own shard at every pass (keyed by
+ * dropped; these are --shards iid, the label-skewed Dirichlet shards are
+ * shards.h's); each rank reshuffles its own shard at every pass (keyed by
  * seed, pass, rank).  Nothing depends on thread counts or timing.
  *
  * Ownership: the loaders fill a caller-provided struct dataset and
@@ -86,6 +87,9 @@ void data_gather_val(const struct dataset *d, size_t first, size_t n,
  * allocated into *idx.  -ENOMEM, or -EINVAL when the shard is empty. */
 int data_shard(const struct dataset *d, uint64_t seed, int rank, int size,
                size_t **idx, size_t *n, struct lbs_err *err);
+/* Fisher-Yates shuffle of idx with draw i of lbs_rng stream key (the one
+ * permutation the shards and shuffles below are made of). */
+void data_permute(size_t *idx, size_t n, uint64_t key);
 /* Shuffle idx (Fisher-Yates, counter-based draws keyed by seed/pass/rank). */
 void data_shuffle(size_t *idx, size_t n, uint64_t seed, long pass, int rank);
 

@@ -9,6 +9,7 @@
 #include "cnn.h"
 #include "lbscale/param.h"
 #include "lr.h"
+#include "shards.h"
 #include "train.h"
 
 struct lbs_train {
@@ -19,6 +20,7 @@ struct lbs_train {
     struct mlp *m;
     struct lbs_optim *o;
     size_t *shard, nshard, cursor;
+    size_t *shard_counts;       /* dirichlet: ranks x classes, else NULL */
     long pass, last_epoch, steps;
     float *xb, *wavg;
     uint8_t *yb, *keep;
@@ -33,6 +35,10 @@ struct lbs_train {
     /* the last evaluation */
     double test_loss, test_acc, consensus, train_loss, train_acc;
     double val_loss, val_acc;   /* NaN without --val */
+    /* --consensus-every: (step, rms) pairs and the time they took */
+    double *cons;
+    size_t ncons, cap_cons;
+    double t_cons;
 };
 
 double lbs_train_now(void)
@@ -153,15 +159,39 @@ int lbs_train_load(struct lbs_train *r, struct lbs_err *err)
     return load_data(r, err);
 }
 
+/* Dirichlet shards (shards.h): every rank computes the whole partition,
+ * so all agree on n_used (all of n_train) and the step count even though
+ * shard sizes differ. */
+static int dirichlet_shard(struct lbs_train *r, struct lbs_err *err)
+{
+    struct lbs_train_info *i = &r->info;
+    size_t K = r->data.classes;
+    r->shard_counts = malloc((size_t)i->ranks * K * sizeof *r->shard_counts);
+    if (!r->shard_counts)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    int rc = shards_dirichlet(&r->data, (uint64_t)r->t->seed,
+                              r->t->shard_alpha, i->rank, i->ranks,
+                              &r->shard, &r->nshard, r->shard_counts, err);
+    i->n_used = rc ? 0 : (double)r->data.n_train;
+    return rc;
+}
+
 int lbs_train_shard(struct lbs_train *r, struct lbs_err *err)
 {
     const struct lbs_train_config *t = r->t;
     struct lbs_train_info *i = &r->info;
-    int rc = data_shard(&r->data, (uint64_t)t->seed, i->rank, i->ranks,
+    int rc;
+    if (t->shard_alpha > 0) {
+        rc = dirichlet_shard(r, err);
+    } else {
+        rc = data_shard(&r->data, (uint64_t)t->seed, i->rank, i->ranks,
                         &r->shard, &r->nshard, err);
+        i->n_used = (double)r->nshard * i->ranks;
+    }
     if (!rc)
         data_shuffle(r->shard, r->nshard, (uint64_t)t->seed, 0, i->rank);
-    i->n_used = (double)r->nshard * i->ranks;
+    if (!(i->n_used > 0))
+        i->n_used = 1;   /* a failed shard: the caller stops; no 0/0 */
     long total = (long)llround(t->epochs * i->n_used /
                                (double)t->global_batch);
     if (total < 1)
@@ -236,6 +266,8 @@ void lbs_train_free(struct lbs_train *r)
     mlp_free(r->m);
     data_free(&r->data);
     free(r->shard);
+    free(r->shard_counts);
+    free(r->cons);
     free(r->xb);
     free(r->yb);
     free(r->bidx);
@@ -373,13 +405,14 @@ static double score(struct lbs_train *r, const float *w, int val, size_t lo,
     return loss;
 }
 
-/* Test accuracy of the ranks' average model; also the RMS distance of the
- * ranks' models from it.  Collectives on the real comm (not traced). */
-static int evaluate(struct lbs_train *r, struct lbs_err *err)
+/* The ranks' average model into r->wavg (an allreduce on the real comm,
+ * not traced) and this rank's squared distance from it into *dist. */
+static int average_model(struct lbs_train *r, double *dist,
+                         struct lbs_err *err)
 {
     struct mlp *m = r->m;
     size_t np = m->nparams;
-    int P = r->comm->size, rank = r->comm->rank;
+    int P = r->comm->size;
     memcpy(r->wavg, m->w, np * sizeof(float));
     r->comm->err = err;
     if (P > 1) {
@@ -390,11 +423,24 @@ static int evaluate(struct lbs_train *r, struct lbs_err *err)
         for (size_t i = 0; i < np; i++)
             r->wavg[i] *= inv;
     }
-    double dist = 0;
+    double s = 0;
     for (size_t i = 0; i < np; i++) {
         double d = (double)m->w[i] - (double)r->wavg[i];
-        dist += d * d;
+        s += d * d;
     }
+    *dist = s;
+    return 0;
+}
+
+/* Test accuracy of the ranks' average model; also the RMS distance of the
+ * ranks' models from it.  Collectives on the real comm (not traced). */
+static int evaluate(struct lbs_train *r, struct lbs_err *err)
+{
+    int P = r->comm->size, rank = r->comm->rank;
+    double dist;
+    int rc = average_model(r, &dist, err);
+    if (rc)
+        return rc;
     size_t nt = r->data.n_test, nv = r->data.n_val;
     long correct = 0, vcorrect = 0;
     double loss = score(r, r->wavg, 0, nt * (size_t)rank / (size_t)P,
@@ -404,11 +450,9 @@ static int evaluate(struct lbs_train *r, struct lbs_err *err)
     double v[8] = {loss, (double)correct, dist, r->ep_loss,
                    (double)r->ep_correct, (double)r->ep_samples, vloss,
                    (double)vcorrect};
-    if (P > 1) {
-        int rc = lbs_allreduce(r->comm, v, 8, LBS_FLOAT64, LBS_SUM, -1);
-        if (rc)
-            return rc;
-    }
+    if (P > 1 && (rc = lbs_allreduce(r->comm, v, 8, LBS_FLOAT64, LBS_SUM,
+                                     -1)))
+        return rc;
     r->val_loss = nv ? v[6] / (double)nv : NAN;
     r->val_acc = nv ? v[7] / (double)nv : NAN;
     r->test_loss = v[0] / (double)nt;
@@ -457,6 +501,31 @@ int lbs_train_evaluate(struct lbs_train *r, long it, json_t **row,
                         json_integer(lbs_optim_skipped(r->o)));
     jset(o, "wall_s", lbs_train_now() - t->wall0);
     *row = o;
+    return 0;
+}
+
+int lbs_train_consensus(struct lbs_train *r, long it, double *rms,
+                        struct lbs_err *err)
+{
+    double c0 = lbs_train_now(), dist;
+    int rc = average_model(r, &dist, err);
+    if (!rc && r->comm->size > 1)
+        rc = lbs_allreduce(r->comm, &dist, 1, LBS_FLOAT64, LBS_SUM, -1);
+    if (rc)
+        return rc;
+    *rms = sqrt(dist / r->comm->size);
+    if (r->ncons == r->cap_cons) {
+        size_t cap = r->cap_cons ? 2 * r->cap_cons : 64;
+        double *q = realloc(r->cons, 2 * cap * sizeof *q);
+        if (!q)
+            return lbs_err_set(err, -ENOMEM, "out of memory");
+        r->cons = q;
+        r->cap_cons = cap;
+    }
+    r->cons[2 * r->ncons] = (double)it;
+    r->cons[2 * r->ncons + 1] = *rms;
+    r->ncons++;
+    r->t_cons += lbs_train_now() - c0;
     return 0;
 }
 
@@ -511,6 +580,46 @@ static json_t *final_config(const struct lbs_train *r)
     return row;
 }
 
+/* The final row's shards: their kind and, for Dirichlet shards, sizes and
+ * label skew. */
+static void final_shards(const struct lbs_train *r, json_t *row)
+{
+    const struct lbs_train_config *t = r->t;
+    json_object_set_new(row, "shards", json_string(t->shards ? t->shards
+                                                             : "iid"));
+    if (!r->shard_counts)
+        return;
+    size_t K = r->data.classes, mn = (size_t)-1, mx = 0;
+    for (int q = 0; q < r->info.ranks; q++) {
+        size_t n = 0;
+        for (size_t c = 0; c < K; c++)
+            n += r->shard_counts[(size_t)q * K + c];
+        mn = n < mn ? n : mn;
+        mx = n > mx ? n : mx;
+    }
+    json_object_set_new(row, "shard_size_min", json_integer((json_int_t)mn));
+    json_object_set_new(row, "shard_size_max", json_integer((json_int_t)mx));
+    jset(row, "shard_label_tv", shards_label_tv(r->shard_counts,
+                                                r->info.ranks, K));
+}
+
+/* The final row's consensus curve (--consensus-every): [[step, rms]...]
+ * and the seconds its reductions took (rank 0's; every rank waits in the
+ * same collectives). */
+static void final_consensus(const struct lbs_train *r, json_t *row)
+{
+    json_object_set_new(row, "consensus_every",
+                        json_integer(r->t->consensus_every));
+    if (!r->t->consensus_every)
+        return;
+    json_t *a = json_array();
+    for (size_t q = 0; q < r->ncons; q++)
+        json_array_append_new(a, json_pack("[I,f]", (json_int_t)r->cons[2 * q],
+                                           r->cons[2 * q + 1]));
+    json_object_set_new(row, "consensus_curve", a);
+    jset(row, "consensus_s", r->t_cons);
+}
+
 /* The final row's results: accuracies, divergence, the lr rule used. */
 static void final_results(const struct lbs_train *r, json_t *row)
 {
@@ -547,6 +656,8 @@ static void final_results(const struct lbs_train *r, json_t *row)
     jset(row, "train_loss", r->train_loss);
     jset(row, "train_accuracy", r->train_acc);
     jset(row, "consensus_rms", r->consensus);
+    final_shards(r, row);
+    final_consensus(r, row);
 }
 
 /* The final row's costs: times and bytes. */

@@ -13,7 +13,9 @@
  * At every epoch boundary (and after the last step) lbs_train_evaluate
  * scores the test set on the ranks' average model (identical to every
  * rank's model for data-parallel optimizers; the consensus for
- * decentralized ones), each rank its slice.
+ * decentralized ones), each rank its slice; with --consensus-every N the
+ * caller also calls lbs_train_consensus after every N-th step.
+ * Shards: iid (data.h) or Dirichlet label-skewed (shards.h).
  *
  * The caller agrees on failures across ranks: every phase returns this
  * rank's code (0 or negative, with err filled) and does no collective
@@ -68,6 +70,9 @@ struct lbs_train_config {
     long lr_ref_batch;      /* --lr-ref-batch */
     const char *lr_scaling; /* --lr-scaling auto|linear|sqrt|none */
     int no_augment;         /* --no-augment (CNN) */
+    const char *shards;     /* --shards as given (NULL: iid) */
+    double shard_alpha;     /* its Dirichlet alpha; 0: iid (shards.h) */
+    long consensus_every;   /* --consensus-every N (0: off) */
     double epochs, warmup;
     enum lbs_train_fault fault;
     long fault_rank, fault_step;
@@ -142,6 +147,11 @@ int lbs_train_step(struct lbs_train *r, long it, struct lbs_train_step *st,
 /* Collective: evaluate after step it; *row: the epoch row (caller's). */
 int lbs_train_evaluate(struct lbs_train *r, long it, json_t **row,
                        struct lbs_err *err);
+/* Collective: the RMS distance of the ranks' models from their average
+ * after step it into *rms (as the epoch rows' consensus_rms), kept for
+ * the final row's consensus_curve. */
+int lbs_train_consensus(struct lbs_train *r, long it, double *rms,
+                        struct lbs_err *err);
 /* Collective: the time totals over ranks (averaged). */
 int lbs_train_totals(struct lbs_train *r, struct lbs_err *err);
 /* The final row up to comm_by_kind (the caller adds argv, parameters,
