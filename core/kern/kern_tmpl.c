@@ -345,52 +345,95 @@ static double F(sign_pack)(const float *x, size_t n, uint8_t *bits,
     return acc;
 }
 
-/* QSGD's levels (qsgd.c): element i uses 32 bits of lbs_rng_u64(key,
- * i / 2), the low half for even i, the high half for odd i; rounding in
- * double.  One draw per pair, no carried state, so the pair loop
- * vectorises (AVX-512DQ has the 64-bit multiply the mixer needs). */
-static inline int F(level)(float x, double sc, double s, uint32_t h)
+/* QSGD's levels (qsgd.c, where the hash and the rounding are explained).
+ * All float, all 32-bit integer: every step is one IEEE operation or an
+ * exact one, so the loop vectorises at every level (32-bit multiplies,
+ * truncating conversions, compares) and gives the same bits at each. */
+static inline uint32_t F(qsgd_hash)(uint32_t i, uint32_t k0, uint32_t k1)
 {
-    double l = floor(fabs((double)x) * sc + (double)h * 0x1.0p-32);
-    l = l > s ? s : l;
-    return (int)(x < 0 ? -l : l);
+    uint32_t h = i ^ k0;   /* lowbias32 (Wellons), keyed before each round */
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    h ^= h >> 16;
+    h ^= k1;
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    return h ^ (h >> 16);
 }
 
-static void F(qsgd_levels)(const float *x, size_t lo, size_t hi, double sc,
-                           double s, uint64_t key, void *lvp, int wide)
+static inline int F(qsgd_level)(float x, float sc, float s, uint32_t h)
+{
+    float y = fabsf(x) * sc;
+    y = y < s ? y : s;                    /* NaN and rounding above s: s */
+    int32_t t = (int32_t)y;               /* floor: y >= 0 */
+    float f = y - (float)t;               /* exact: the fraction of y */
+    float u = (float)(int32_t)(h >> 8) * 0x1.0p-24f;   /* 24 bits, exact */
+    int32_t l = t + (u < f);
+    return x < 0 ? -l : l;
+}
+
+static void F(qsgd_levels)(const float *x, size_t lo, size_t hi, float sc,
+                           float s, uint64_t key, void *lvp, int wide)
 {
     int8_t *l8 = lvp;
     int16_t *l16 = lvp;
-    size_t i = lo;
-    if (i < hi && (i & 1)) {   /* odd head: the high half of its pair */
-        int l = F(level)(x[i], sc, s,
-                         (uint32_t)(lbs_rng_u64(key, i >> 1) >> 32));
-        if (wide) l16[i] = (int16_t)l; else l8[i] = (int8_t)l;
-        i++;
-    }
-    size_t p0 = i >> 1, p1 = hi >> 1;   /* whole pairs [2 p0, 2 p1) */
-    if (wide) {
+    const uint32_t k0 = (uint32_t)key;
+    while (lo < hi) {   /* the counter is i mod 2^32; i / 2^32 joins k1 */
+        size_t e = ((lo >> 32) + 1) << 32;   /* and m fits a uint32_t */
+        e = e < hi && e > lo ? e : hi;
+        e = e - lo > 0x80000000u ? lo + 0x80000000u : e;
+        const uint32_t k1 = (uint32_t)(key >> 32) ^
+                            (uint32_t)(lo >> 32) * 0x9e3779b9u;
+        const uint32_t c0 = (uint32_t)lo, m = (uint32_t)(e - lo);
+        const float *xs = x + lo;
+        if (wide) {
+            int16_t *o = l16 + lo;
 #pragma omp simd
-        for (size_t p = p0; p < p1; p++) {
-            uint64_t r = lbs_rng_u64(key, p);
-            l16[2 * p] = (int16_t)F(level)(x[2 * p], sc, s, (uint32_t)r);
-            l16[2 * p + 1] = (int16_t)F(level)(x[2 * p + 1], sc, s,
-                                               (uint32_t)(r >> 32));
-        }
-    } else {
+            for (uint32_t j = 0; j < m; j++)
+                o[j] = (int16_t)F(qsgd_level)(xs[j], sc, s,
+                                              F(qsgd_hash)(c0 + j, k0, k1));
+        } else {
+            int8_t *o = l8 + lo;
 #pragma omp simd
-        for (size_t p = p0; p < p1; p++) {
-            uint64_t r = lbs_rng_u64(key, p);
-            l8[2 * p] = (int8_t)F(level)(x[2 * p], sc, s, (uint32_t)r);
-            l8[2 * p + 1] = (int8_t)F(level)(x[2 * p + 1], sc, s,
-                                             (uint32_t)(r >> 32));
+            for (uint32_t j = 0; j < m; j++)
+                o[j] = (int8_t)F(qsgd_level)(xs[j], sc, s,
+                                             F(qsgd_hash)(c0 + j, k0, k1));
         }
+        lo = e;
     }
-    i = 2 * p1 > i ? 2 * p1 : i;
-    if (i < hi) {   /* even tail: the low half */
-        int l = F(level)(x[i], sc, s, (uint32_t)lbs_rng_u64(key, i >> 1));
-        if (wide) l16[i] = (int16_t)l; else l8[i] = (int8_t)l;
+}
+
+/* sum x_i^2 in one fixed order whatever the level: 16 double lanes
+ * (x_i^2 is exact in double), then the lanes in order, then the tail.
+ * Generic vectors, so the order is the source's at every width. */
+typedef float F(v8f) __attribute__((vector_size(32)));
+typedef double F(v8d) __attribute__((vector_size(64)));
+
+static double F(sumsq_fixed)(const float *x, size_t n)
+{
+    F(v8d) a0 = {0}, a1 = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        F(v8f) f0, f1;
+        memcpy(&f0, x + i, sizeof f0);
+        memcpy(&f1, x + i + 8, sizeof f1);
+        F(v8d) d0 = __builtin_convertvector(f0, F(v8d)),
+               d1 = __builtin_convertvector(f1, F(v8d));
+        a0 += d0 * d0;
+        a1 += d1 * d1;
     }
+    double s = 0;
+    for (int j = 0; j < 8; j++)
+        s += a0[j];
+    for (int j = 0; j < 8; j++)
+        s += a1[j];
+    for (; i < n; i++)
+        s += (double)x[i] * x[i];
+    return s;
 }
 
 static void F(gather)(float *restrict p, const float *restrict x,
@@ -550,6 +593,7 @@ const struct lbs_kern F(lbs_kern) = {
     .slamb_update_q = F(slamb_update_q),
     .sign_pack = F(sign_pack),
     .qsgd_levels = F(qsgd_levels),
+    .sumsq_fixed = F(sumsq_fixed),
     .gather = F(gather),
     .scatter_add = F(scatter_add),
     .scan_ge = F(scan_ge),
