@@ -608,6 +608,35 @@ Test(qsgd, draws_independent_and_reproducible)
     free(xb);
 }
 
+/* PowerSGD's flop model and sgemm shapes (lbs_compress_flops): the
+ * factors are the wire payload, the sgemm calls cover the full rows of
+ * the layer, the counts follow powersgd.c's formulas; a compressor with no
+ * matrix products, and a layer sent raw, answer -ENOTSUP. */
+Test(powersgd, flop_model_and_shapes)
+{
+    const size_t n = 10007 * 3 + 5;
+    struct lbs_compressor *c = mk("powersgd:r=3");
+    struct lbs_compress_flops f;
+    cr_assert_eq(lbs_compress_flops(c, n, &f), 0);
+    cr_assert_eq(4 * (f.p_elems + f.q_elems),
+                 lbs_compress_wire_bytes(c, n, 0, 0));
+    cr_assert_eq(f.ngemm, 3);
+    size_t full = f.g[0].m, cols = f.g[0].k, rows = f.p_elems / 3;
+    cr_assert_eq(f.g[1].m, cols);
+    cr_assert_eq(f.g[1].k, full);
+    cr_assert_eq(f.g[2].m * f.g[2].n, full * cols);
+    cr_assert(full * cols <= n && n - full * cols < cols);
+    cr_assert_eq(f.q_elems, cols * 3);
+    cr_assert_float_eq(f.compress, 4.0 * n * 3 + rows * 3.0 * 7, 1e-6);
+    cr_assert_float_eq(f.decompress, 2.0 * n * 3, 1e-6);
+    cr_assert_float_eq(f.gemm, 6.0 * full * cols * 3, 1e-6);
+    cr_assert_eq(lbs_compress_flops(c, 8, &f), -ENOTSUP, "raw layer");
+    lbs_compressor_free(c);
+    c = mk("topk:k=0.01");
+    cr_assert_eq(lbs_compress_flops(c, n, &f), -ENOTSUP);
+    lbs_compressor_free(c);
+}
+
 Test(sign, decodes_to_plus_minus_mean_abs)
 {
     const size_t n = 1003;
