@@ -389,7 +389,16 @@ Test(isa, compressor_kernels)
         cr_assert_eq(h, hc, "%s scan hits", nm);
         cr_assert(!memcmp(gi, gic, h * 4), "%s scan indices", nm);
         same_f(gvv, gvc, h, "scan values", nm);
-        cr_assert_eq(L[l]->scan_ge(x + OFF, 5, N, t, gi, gvv, 10), hc);
+        /* a room that ends inside a vector group, and a small one: the
+         * count is every hit, the stores the first `room` of them */
+        for (size_t room = 10; room < hc; room = room == 10 ? hc - 3 : hc) {
+            uint32_t gr[N];
+            float gvr[N];
+            cr_assert_eq(L[l]->scan_ge(x + OFF, 5, N, t, gr, gvr, room), hc);
+            cr_assert(!memcmp(gr, gic, room * 4), "%s scan indices, room "
+                      "%zu", nm, room);
+            same_f(gvr, gvc, room, "scan values (room)", nm);
+        }
         free(o);
     }
     free(x); free(oc); free(o1);

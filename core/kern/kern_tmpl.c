@@ -460,51 +460,122 @@ static inline uint32_t F(mag)(float f)
     return u & 0x7fffffffu;
 }
 
+/* Hits of one vector group (lanes' mask m, first index j, n lanes) one
+ * by one, stopping the stores at room: the scalar rule of scan_ge. */
+static inline size_t F(scan_lanes)(const float *x, size_t j, unsigned m,
+                                   uint32_t *gi, float *gv, size_t o,
+                                   size_t room)
+{
+    for (; m; m &= m - 1) {
+        size_t l = j + (size_t)__builtin_ctz(m);
+        if (o < room) {
+            gi[o] = (uint32_t)l;
+            gv[o] = x[l];
+        }
+        o++;
+    }
+    return o;
+}
+
 static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
                          uint32_t *gi, float *gv, size_t room)
 {
     size_t o = 0, i = lo;
-    /* Hits are rare (about k): most blocks cost loads, ands, compares and
-     * one mask test.  Magnitude bits are < 2^31: a signed compare orders
-     * them, and a >= t  <=>  a > t - 1 (t = 0 gives -1: all pass). */
+    /* Hits are about k of the elements, so at k = 0.01 half of all
+     * 64-element blocks hold one: a block with none costs loads, ands,
+     * compares and one mask test; a group of lanes with hits writes them
+     * branch-free (AVX-512: compress in a register, one full-width store
+     * of values and of indices, o += popcount; AVX2: a permutation from a
+     * table), while 16 (8) more fit in room, else one by one.  Magnitude
+     * bits are < 2^31: a signed compare orders them, and a >= t  <=>
+     * a > t - 1 (t = 0 gives -1: all pass).  Indices are uint32 (the
+     * layer is below 2^32 elements, as the payload's). */
 #if defined(__AVX512F__)
     const __m512i am = _mm512_set1_epi32(0x7fffffff),
-                  tv = _mm512_set1_epi32((int32_t)t - 1);
-#define HIT(k) _mm512_cmpgt_epi32_mask(_mm512_and_si512( \
-        _mm512_loadu_si512((const void *)(x + i + 16 * (k))), am), tv)
+                  tv = _mm512_set1_epi32((int32_t)t - 1),
+                  iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                           11, 12, 13, 14, 15);
     for (; i + 64 <= hi; i += 64) {
-        if (!(HIT(0) | HIT(1) | HIT(2) | HIT(3)))
+        __m512i v[4];
+        __mmask16 m[4];
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm512_loadu_si512((const void *)(x + i + 16 * k));
+            m[k] = _mm512_cmpgt_epi32_mask(_mm512_and_si512(v[k], am), tv);
+        }
+        if (!(m[0] | m[1] | m[2] | m[3]))
             continue;
-        for (size_t j = i; j < i + 64; j++)
-            if (F(mag)(x[j]) >= t) {
-                if (o < room) {
-                    gi[o] = (uint32_t)j;
-                    gv[o] = x[j];
-                }
-                o++;
+        for (int k = 0; k < 4; k++) {
+            if (!m[k])
+                continue;
+            size_t j = i + 16 * (size_t)k;
+            if (o + 16 <= room) {
+                __m512i ix = _mm512_add_epi32(
+                    _mm512_set1_epi32((int32_t)(uint32_t)j), iota);
+                _mm512_storeu_si512((void *)(gi + o),
+                                    _mm512_maskz_compress_epi32(m[k], ix));
+                _mm512_storeu_si512((void *)(gv + o),
+                                    _mm512_maskz_compress_epi32(m[k], v[k]));
+                o += (size_t)__builtin_popcount(m[k]);
+            } else {
+                o = F(scan_lanes)(x, j, m[k], gi, gv, o, room);
             }
+        }
     }
-#undef HIT
 #elif defined(__AVX2__)
+    /* perm[m]: the lanes of mask m first, in order (4 bits per lane) */
+    static const uint32_t perm[256] = {
+#define NB(m, l) (__builtin_popcount((m) & ((1u << (l)) - 1)))
+#define PERM(m) PERMX(m)
+#define PL(m, l) (((m) >> (l) & 1) ? (uint32_t)(l) << (4 * NB(m, l)) : 0u)
+#define PERMX(m) (PL(m, 0) | PL(m, 1) | PL(m, 2) | PL(m, 3) | PL(m, 4) | \
+                  PL(m, 5) | PL(m, 6) | PL(m, 7))
+#define R4(b) PERM(b), PERM(b + 1), PERM(b + 2), PERM(b + 3)
+#define R16(b) R4(b), R4(b + 4), R4(b + 8), R4(b + 12)
+#define R64(b) R16(b), R16(b + 16), R16(b + 32), R16(b + 48)
+        R64(0), R64(64), R64(128), R64(192)
+#undef R64
+#undef R16
+#undef R4
+#undef PERMX
+#undef PL
+#undef PERM
+#undef NB
+    };
     const __m256i am = _mm256_set1_epi32(0x7fffffff),
-                  tv = _mm256_set1_epi32((int32_t)t - 1);
-#define HIT(k) _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_loadu_si256( \
-        (const __m256i *)(x + i + 8 * (k))), am), tv)
+                  tv = _mm256_set1_epi32((int32_t)t - 1),
+                  iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                  sh = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28),
+                  nib = _mm256_set1_epi32(15);
     for (; i + 32 <= hi; i += 32) {
-        __m256i h = _mm256_or_si256(_mm256_or_si256(HIT(0), HIT(1)),
-                                    _mm256_or_si256(HIT(2), HIT(3)));
-        if (_mm256_testz_si256(h, h))
+        __m256i v[4];
+        unsigned m[4];
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm256_loadu_si256((const __m256i *)(x + i + 8 * k));
+            m[k] = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                _mm256_cmpgt_epi32(_mm256_and_si256(v[k], am), tv)));
+        }
+        if (!(m[0] | m[1] | m[2] | m[3]))
             continue;
-        for (size_t j = i; j < i + 32; j++)
-            if (F(mag)(x[j]) >= t) {
-                if (o < room) {
-                    gi[o] = (uint32_t)j;
-                    gv[o] = x[j];
-                }
-                o++;
+        for (int k = 0; k < 4; k++) {
+            if (!m[k])
+                continue;
+            size_t j = i + 8 * (size_t)k;
+            if (o + 8 <= room) {
+                __m256i pv = _mm256_and_si256(
+                    _mm256_srlv_epi32(_mm256_set1_epi32((int32_t)perm[m[k]]),
+                                      sh), nib);
+                __m256i ix = _mm256_add_epi32(
+                    _mm256_set1_epi32((int32_t)(uint32_t)j), iota);
+                _mm256_storeu_si256((__m256i *)(gi + o),
+                                    _mm256_permutevar8x32_epi32(ix, pv));
+                _mm256_storeu_si256((__m256i *)(gv + o),
+                                    _mm256_permutevar8x32_epi32(v[k], pv));
+                o += (size_t)__builtin_popcount(m[k]);
+            } else {
+                o = F(scan_lanes)(x, j, m[k], gi, gv, o, room);
             }
+        }
     }
-#undef HIT
 #elif defined(__SSE2__)
     const __m128i am = _mm_set1_epi32(0x7fffffff),
                   tv = _mm_set1_epi32((int32_t)t - 1);
