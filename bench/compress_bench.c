@@ -20,11 +20,17 @@
  * within one level of x; powersgd error <= ||x||.
  * Steps 1.. are timed (warm-up first): compress and decompress separately.
  * GB/s = input bytes (4N) / median compress time.
+ * A compressor made of matrix products (PowerSGD, lbs_compress_flops) is
+ * also priced in flops: after every compress + decompress the same
+ * cblas_sgemm calls run bare on the same shapes (A B A B, after the
+ * triad), and the row reports both GFLOP/s and their ratio per pair
+ * (sgemm_frac: median [min, max]).
  *
  * --device cuda runs the device compressor instead (see the cuda section
  * below): #wrong there is disagreement with the CPU compressor, and the
  * reference is the GPU's device-to-device copy bandwidth.
  */
+#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -187,7 +193,33 @@ struct ckernel {
     float *x, *out;                   /* device buffers with gc */
     void *p;
     double wire_sum;
+    /* the sgemm reference (gemm.ngemm > 0): per call, the compressor's
+     * compress + decompress seconds and the bare sgemm calls' seconds */
+    struct lbs_compress_flops gemm;
+    float *gp, *gq;
+    double *t_ps, *t_ref;
 };
+
+/* The compressor's sgemm calls, bare, on the same shapes: x the layer,
+ * the factors scratch, 'o' the decompress buffer (beta as the compressor
+ * uses it).  Returns the seconds. */
+static double sgemm_ref(struct ckernel *k)
+{
+    double t0 = cli_now();
+    for (int j = 0; j < k->gemm.ngemm; j++) {
+        const struct lbs_compress_gemm *g = &k->gemm.g[j];
+        float *buf[4] = {k->x, k->gp, k->gq, k->out};
+        const char *names = "xpqo";
+        float *a = buf[strchr(names, g->a) - names],
+              *b = buf[strchr(names, g->b) - names],
+              *c = buf[strchr(names, g->c) - names];
+        cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
+                    g->tb ? CblasTrans : CblasNoTrans, (int)g->m, (int)g->n,
+                    (int)g->k, 1.0f, a, (int)g->lda, b, (int)g->ldb, g->beta,
+                    c, (int)g->ldc);
+    }
+    return cli_now() - t0;
+}
 
 static int ckernel_call(void *ctx, long i, double *t, struct lbs_err *err)
 {
@@ -208,6 +240,10 @@ static int ckernel_call(void *ctx, long i, double *t, struct lbs_err *err)
     t[1] = t2 - t1;
     if (i >= k->a->warmup)
         k->wire_sum += (double)bytes;
+    if (!rc && k->gemm.ngemm > 0) {
+        k->t_ps[i] = t2 - t0;
+        k->t_ref[i] = sgemm_ref(k);
+    }
     return rc;
 }
 
@@ -228,6 +264,46 @@ static int ckernel_time(struct ckernel *k, const char *name, double ref_gbps,
     int rc = bench_time(&kern, &loop, r, err);
     r->wrong = wrong;   /* the check step's, before the loop */
     return rc;
+}
+
+/* The flop rows of a matrix-product compressor: per timed call i,
+ * powersgd = (compress + decompress flops) / its seconds, sgemm = the
+ * sgemm calls' flops / their seconds, and the ratio of the two. */
+static void gemm_fields(json_t *row, const struct cbench_args *a,
+                        const struct ckernel *k)
+{
+    const size_t m = (size_t)a->iters;
+    double *ps = malloc(3 * m * sizeof *ps), *sg = ps + m, *fr = sg + m;
+    if (!ps || !m) {
+        free(ps);
+        return;
+    }
+    const double fl = k->gemm.compress + k->gemm.decompress;
+    for (size_t i = 0; i < m; i++) {
+        ps[i] = fl / k->t_ps[a->warmup + i] / 1e9;
+        sg[i] = k->gemm.gemm / k->t_ref[a->warmup + i] / 1e9;
+        fr[i] = ps[i] / sg[i];
+    }
+    struct cli_stats sps = cli_stats(ps, m), ssg = cli_stats(sg, m),
+                     sfr = cli_stats(fr, m);
+    char shapes[256] = "";
+    size_t o = 0;
+    for (int j = 0; j < k->gemm.ngemm && o < sizeof shapes; j++) {
+        const struct lbs_compress_gemm *g = &k->gemm.g[j];
+        o += (size_t)snprintf(shapes + o, sizeof shapes - o, "%s%c%c %zux%zux%zu",
+                              j ? ", " : "", g->ta ? 'T' : 'N',
+                              g->tb ? 'T' : 'N', g->m, g->n, g->k);
+    }
+    json_object_set_new(row, "powersgd_flops_per_call", json_real(fl));
+    json_object_set_new(row, "sgemm_flops_per_call",
+                        json_real(k->gemm.gemm));
+    json_object_set_new(row, "sgemm_shapes_mnk", json_string(shapes));
+    json_object_set_new(row, "powersgd_gflops", json_real(sps.median));
+    json_object_set_new(row, "sgemm_gflops", json_real(ssg.median));
+    json_object_set_new(row, "sgemm_frac", json_real(sfr.median));
+    json_object_set_new(row, "sgemm_frac_min", json_real(sfr.min));
+    json_object_set_new(row, "sgemm_frac_max", json_real(sfr.max));
+    free(ps);
 }
 
 static json_t *cpu_row(const struct cbench_args *a, struct lbs_compressor *c,
@@ -265,7 +341,30 @@ static json_t *cpu_row(const struct cbench_args *a, struct lbs_compressor *c,
         r->paired ? "triad interleaved with the compress calls (median of "
                     "the pairs)" : "given (--stream-gbps)"));
     json_object_set_new(row, "isa", json_string(lbs_isa_name()));
+    if (k->gemm.ngemm > 0)
+        gemm_fields(row, a, k);
     return row;
+}
+
+/* The sgemm reference's buffers, when the compressor makes sgemm calls
+ * (lbs_compress_flops); nothing otherwise. */
+static int gemm_alloc(struct ckernel *k, struct lbs_err *err)
+{
+    if (lbs_compress_flops(k->c, k->a->n, &k->gemm))
+        return 0;   /* -ENOTSUP: no matrix products */
+    size_t calls = (size_t)(k->a->warmup + k->a->iters);
+    k->gp = malloc(k->gemm.p_elems * sizeof *k->gp);
+    k->gq = malloc(k->gemm.q_elems * sizeof *k->gq);
+    k->t_ps = calloc(calls + 1, sizeof *k->t_ps);
+    k->t_ref = calloc(calls + 1, sizeof *k->t_ref);
+    if (!k->gp || !k->gq || !k->t_ps || !k->t_ref)
+        return lbs_err_set(err, -ENOMEM, "out of memory for the sgemm "
+                           "reference");
+    for (size_t i = 0; i < k->gemm.p_elems; i++)
+        k->gp[i] = 1.0f / (float)(1 + i % 7);
+    for (size_t i = 0; i < k->gemm.q_elems; i++)
+        k->gq[i] = 1.0f / (float)(1 + i % 5);
+    return 0;
 }
 
 static int bench_run(const struct cbench_args *a, json_t **row,
@@ -289,6 +388,8 @@ static int bench_run(const struct cbench_args *a, json_t **row,
                          a->save_input);
         goto out;
     }
+    if ((rc = gemm_alloc(&k, err)))
+        goto out;
     struct check ck = {0};
     struct bench_result r;
     if ((rc = check_step(a, k.c, k.x, k.out, k.p, &ck, err)) ||
@@ -301,6 +402,10 @@ out:
     free(k.x);
     free(k.out);
     free(k.p);
+    free(k.gp);
+    free(k.gq);
+    free(k.t_ps);
+    free(k.t_ref);
     lbs_compressor_free(k.c);
     return rc;
 }
@@ -566,6 +671,25 @@ static void cuda_note(const json_t *r, int when, FILE *f)
                 "read+write\n", json_string_value(json_object_get(r, "gpu")));
 }
 
+/* After a matrix-product compressor's row: its flop rate against the
+ * BLAS's on the same shapes. */
+static void gemm_note(const json_t *r, int when, FILE *f)
+{
+    if (when != 1 || !json_object_get(r, "sgemm_frac"))
+        return;
+#define G(key) json_real_value(json_object_get(r, key))
+    fprintf(f, "  flops: %s %.3f GFLOP/s (compress + decompress, %.4g flop "
+            "per call); cblas_sgemm on the same shapes (%s, m x n x k) "
+            "%.3f GFLOP/s\n  sgemm_frac %.3f [%.3f, %.3f] (median [min, "
+            "max] of the interleaved pairs)\n",
+            json_string_value(json_object_get(r, "compressor")),
+            G("powersgd_gflops"), G("powersgd_flops_per_call"),
+            json_string_value(json_object_get(r, "sgemm_shapes_mnk")),
+            G("sgemm_gflops"), G("sgemm_frac"), G("sgemm_frac_min"),
+            G("sgemm_frac_max"));
+#undef G
+}
+
 static struct cli_export export_to;   /* --export-csv / --export-markdown */
 
 static const char *const export_cols[] = {
@@ -574,6 +698,15 @@ static const char *const export_cols[] = {
     "compress_ms_min", "compress_ms_max", "outliers",
     "decompress_ms_median", "gbps", "stream_frac", "wire_bytes",
     "rel_err", "wrong", NULL};
+/* ...and a matrix-product compressor's (the units are in the names) */
+static const char *const export_gemm_cols[] = {
+    "compressor", "params", "elements", "threads", "iters",
+    "compress_ms_mean", "compress_ms_sd", "compress_ms_median",
+    "compress_ms_min", "compress_ms_max", "outliers",
+    "decompress_ms_median", "gbps", "stream_frac", "wire_bytes",
+    "rel_err", "wrong", "powersgd_flops_per_call", "powersgd_gflops",
+    "sgemm_gflops", "sgemm_frac", "sgemm_frac_min", "sgemm_frac_max",
+    NULL};
 
 static int emit(const struct cli_common *com, struct lbs_run *run,
                 json_t *row)
@@ -583,8 +716,10 @@ static int emit(const struct cli_common *com, struct lbs_run *run,
         .verb = "compress", .json = com->json,
         .table = cuda ? &cuda_table : &cpu_table,
         .timing = cuda ? NULL : "compress", .timing_key = "compress_ms",
-        .note = cuda ? cuda_note : NULL, .exp = &export_to,
-        .exp_cols = export_cols, .run = run};
+        .note = cuda ? cuda_note : gemm_note, .exp = &export_to,
+        .exp_cols = json_object_get(row, "sgemm_frac") ? export_gemm_cols
+                                                       : export_cols,
+        .run = run};
     if (bench_emit(&bo, row, 1))
         return -EIO;
     bench_saved(&bo);

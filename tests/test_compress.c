@@ -12,7 +12,9 @@
  *  - randk masks are identical across ranks (data and rank do not matter)
  *    and have density k (Binomial bound, fixed seed); cyclick covers every
  *    coordinate once per cycle;
- *  - QSGD is unbiased (mean of many draws), sign decodes to +-mean|x|;
+ *  - QSGD is unbiased (mean of many draws), its mean and variance match a
+ *    double-precision model, its draws are independent across neighbours
+ *    and ranks and reproducible across threads; sign decodes to +-mean|x|;
  *  - PowerSGD reproduces an exact low-rank matrix;
  *  - the bytes the record backend logs for lbs_compress_exchange equal the
  *    compressor's wire bytes, in its declared collective, and the exchange
@@ -474,6 +476,165 @@ Test(qsgd, unbiased_over_many_draws)
     free(x);
     free(out);
     free(sum);
+}
+
+/* QSGD's statistics against a double-precision model of the quantiser
+ * (independent of the float kernel): per element, y = s |x| / ||x_B||,
+ * the level is floor(y) or floor(y) + 1 with P(+1) = frac(y), so the mean
+ * of D(x)_i is x_i and its variance (||x_B|| / s)^2 f (1 - f).  Over T
+ * steps: every level in {floor(y), ceil(y)}, every mean within 5 sigma of
+ * x_i, the summed sample variance within 3% of the model's, and the mean
+ * squared error within the paper's bound min(n_B/s^2, sqrt(n_B)/s)
+ * ||x_B||^2. */
+Test(qsgd, mean_and_variance_match_the_model)
+{
+    const size_t n = 512, B = 64;
+    const long T = 3000;
+    const double s = 5;
+    float *x = grad(n, 11), *out = malloc(n * sizeof *out);
+    double *sum = calloc(n, sizeof *sum), *sq = calloc(n, sizeof *sq);
+    double ref_nb[512 / 64], mse = 0;
+    for (size_t b = 0; b < n / B; b++)
+        ref_nb[b] = nrm(x + b * B, B);
+    struct lbs_compressor *c = mk("qsgd:s=5,bucket=64");
+    for (long t = 0; t < T; t++) {
+        roundtrip(c, x, n, 3, t, out, NULL);
+        for (size_t i = 0; i < n; i++) {
+            double nb = ref_nb[i / B], y = s * fabs(x[i]) / nb;
+            double lvl = fabs(out[i]) * s / nb;   /* the decoded level */
+            cr_assert(lvl > floor(y) - 1e-4 && lvl < floor(y) + 1 + 1e-4,
+                      "element %zu: level %g for y = %g", i, lvl, y);
+            double d = out[i] - x[i];
+            sum[i] += out[i];
+            sq[i] += d * d;
+            mse += d * d;
+        }
+    }
+    double vsum = 0, vref = 0;
+    for (size_t i = 0; i < n; i++) {
+        double nb = ref_nb[i / B], y = s * fabs(x[i]) / nb, f = y - floor(y);
+        double var = nb / s * nb / s * f * (1 - f);
+        double sd = sqrt(var / T) + 1e-6 * fabs(x[i]);
+        cr_assert_leq(fabs(sum[i] / T - x[i]), 5 * sd, "element %zu: mean %g "
+                      "vs %g (sd %g)", i, sum[i] / T, x[i], sd);
+        vsum += sq[i] / T;
+        vref += var;
+    }
+    cr_assert_lt(fabs(vsum / vref - 1), 0.03, "variance %g, model %g", vsum,
+                 vref);
+    double bound = 0;
+    for (size_t b = 0; b < n / B; b++)
+        bound += fmin(B / (s * s), sqrt((double)B) / s) * ref_nb[b] * ref_nb[b];
+    cr_assert_leq(mse / T, bound, "mse %g above the bound %g", mse / T, bound);
+    lbs_compressor_free(c);
+    free(x);
+    free(out);
+    free(sum);
+    free(sq);
+}
+
+/* The draws are independent where QSGD needs them to be.  With |x_i|
+ * all equal, n = 4096 and s = 32, y = s |x_i| / ||x|| = 1/2 exactly, so a
+ * level is 1 with probability 1/2 from the top bit of its draw: the bits
+ * of neighbours (lags 1 to 8), of two ranks on the same element and of
+ * consecutive steps must be uncorrelated (|corr| < 5 / sqrt(samples)) and
+ * balanced.  And reproducible: the same (seed, step, layer, rank) gives
+ * the same payload at 1 and 2 threads, on the bucketed and the
+ * whole-layer paths. */
+Test(qsgd, draws_independent_and_reproducible)
+{
+    const size_t n = 4096;
+    const long T = 50;
+    float *x = malloc(n * sizeof *x), *o0 = malloc(n * sizeof *o0),
+          *o1 = malloc(n * sizeof *o1), *prev = calloc(n, sizeof *prev);
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 3 ? 0.25f : -0.25f;
+    struct lbs_compressor *c0 = mk("qsgd:s=32,bucket=0"),
+                          *c1 = mk("qsgd:s=32,bucket=0");
+    lbs_compressor_set_rank(c1, 1);
+    double lag[9] = {0}, ranks = 0, steps = 0, ones = 0;
+    for (long t = 0; t < T; t++) {
+        roundtrip(c0, x, n, 0, t, o0, NULL);
+        roundtrip(c1, x, n, 0, t, o1, NULL);
+        for (size_t i = 0; i < n; i++) {
+            double b0 = o0[i] != 0 ? 1 : -1, b1 = o1[i] != 0 ? 1 : -1;
+            ones += b0;
+            ranks += b0 * b1;
+            if (t > 0)
+                steps += b0 * (prev[i] != 0 ? 1 : -1);
+            for (size_t l = 1; l <= 8 && i + l < n; l++)
+                lag[l] += b0 * (o0[i + l] != 0 ? 1 : -1);
+        }
+        memcpy(prev, o0, n * sizeof *o0);
+    }
+    double m = (double)n * T, lim = 5 / sqrt(m * 0.99);
+    cr_assert_lt(fabs(ones / m), lim, "level 1 in %g of draws",
+                 (ones / m + 1) / 2);
+    cr_assert_lt(fabs(ranks / m), lim, "ranks correlated: %g", ranks / m);
+    cr_assert_lt(fabs(steps / (m - n)), lim * 1.01, "steps correlated: %g",
+                 steps / (m - n));
+    for (size_t l = 1; l <= 8; l++)
+        cr_assert_lt(fabs(lag[l] / (m - (double)l * T)), lim * 1.01,
+                     "lag %zu correlated: %g", l, lag[l] / (m - (double)l * T));
+    lbs_compressor_free(c0);
+    lbs_compressor_free(c1);
+    free(x);
+    free(o0);
+    free(o1);
+    free(prev);
+    const char *specs[] = {"qsgd", "qsgd:bucket=0,s=300"};
+    const size_t big = 100003;   /* above LBS_PAR_MIN: threads split it */
+    float *xb = grad(big, 13);
+    for (int k = 0; k < 2; k++) {
+        void *p[3];
+        struct lbs_compressor *c = mk(specs[k]);
+        float *ob = malloc(big * sizeof *ob);
+        for (int th = 1; th <= 2; th++) {
+            omp_set_num_threads(th);
+            roundtrip(c, xb, big, 2, 7, ob, &p[th - 1]);
+        }
+        roundtrip(c, xb, big, 2, 8, ob, &p[2]);
+        size_t bytes = lbs_compress_max_bytes(c, big);
+        cr_assert(!memcmp(p[0], p[1], bytes), "%s: 1 and 2 threads differ",
+                  specs[k]);
+        cr_assert(memcmp(p[0], p[2], bytes), "%s: steps 7 and 8 agree",
+                  specs[k]);
+        for (int j = 0; j < 3; j++)
+            free(p[j]);
+        free(ob);
+        lbs_compressor_free(c);
+    }
+    omp_set_num_threads(2);
+    free(xb);
+}
+
+/* PowerSGD's flop model and sgemm shapes (lbs_compress_flops): the
+ * factors are the wire payload, the sgemm calls cover the full rows of
+ * the layer, the counts follow powersgd.c's formulas; a compressor with no
+ * matrix products, and a layer sent raw, answer -ENOTSUP. */
+Test(powersgd, flop_model_and_shapes)
+{
+    const size_t n = 10007 * 3 + 5;
+    struct lbs_compressor *c = mk("powersgd:r=3");
+    struct lbs_compress_flops f;
+    cr_assert_eq(lbs_compress_flops(c, n, &f), 0);
+    cr_assert_eq(4 * (f.p_elems + f.q_elems),
+                 lbs_compress_wire_bytes(c, n, 0, 0));
+    cr_assert_eq(f.ngemm, 3);
+    size_t full = f.g[0].m, cols = f.g[0].k, rows = f.p_elems / 3;
+    cr_assert_eq(f.g[1].m, cols);
+    cr_assert_eq(f.g[1].k, full);
+    cr_assert_eq(f.g[2].m * f.g[2].n, full * cols);
+    cr_assert(full * cols <= n && n - full * cols < cols);
+    cr_assert_eq(f.q_elems, cols * 3);
+    cr_assert_float_eq(f.compress, 4.0 * n * 3 + rows * 3.0 * 7, 1e-6);
+    cr_assert_float_eq(f.decompress, 2.0 * n * 3, 1e-6);
+    cr_assert_float_eq(f.gemm, 6.0 * full * cols * 3, 1e-6);
+    cr_assert_eq(lbs_compress_flops(c, 8, &f), -ENOTSUP, "raw layer");
+    lbs_compressor_free(c);
+    c = mk("topk:k=0.01");
+    cr_assert_eq(lbs_compress_flops(c, n, &f), -ENOTSUP);
+    lbs_compressor_free(c);
 }
 
 Test(sign, decodes_to_plus_minus_mean_abs)

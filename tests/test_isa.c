@@ -345,8 +345,8 @@ Test(isa, compressor_kernels)
     int16_t lc16[N];
     memset(lc8, 0, sizeof lc8);
     memset(lc16, 0, sizeof lc16);
-    lbs_kern_c.qsgd_levels(x + OFF, 3, N - 2, 127 / 2.0, 127, 12345, lc8, 0);
-    lbs_kern_c.qsgd_levels(x + OFF, 3, N - 2, 300 / 2.0, 300, 12345, lc16, 1);
+    lbs_kern_c.qsgd_levels(x + OFF, 3, N - 2, 127 / 2.0f, 127, 0x123456789abcdefull, lc8, 0);
+    lbs_kern_c.qsgd_levels(x + OFF, 3, N - 2, 300 / 2.0f, 300, 0x123456789abcdefull, lc16, 1);
     /* gather / scatter over a sorted mask, scan over a threshold */
     uint32_t idx[N / 3];
     for (size_t j = 0; j < N / 3; j++)
@@ -374,8 +374,8 @@ Test(isa, compressor_kernels)
         int16_t l16[N];
         memset(l8, 0, sizeof l8);
         memset(l16, 0, sizeof l16);
-        L[l]->qsgd_levels(x + OFF, 3, N - 2, 127 / 2.0, 127, 12345, l8, 0);
-        L[l]->qsgd_levels(x + OFF, 3, N - 2, 300 / 2.0, 300, 12345, l16, 1);
+        L[l]->qsgd_levels(x + OFF, 3, N - 2, 127 / 2.0f, 127, 0x123456789abcdefull, l8, 0);
+        L[l]->qsgd_levels(x + OFF, 3, N - 2, 300 / 2.0f, 300, 0x123456789abcdefull, l16, 1);
         cr_assert(!memcmp(l8, lc8, sizeof l8), "%s qsgd int8 levels", nm);
         cr_assert(!memcmp(l16, lc16, sizeof l16), "%s qsgd int16 levels", nm);
         float gv[N / 3], *o = dup(o1, N);
@@ -389,7 +389,16 @@ Test(isa, compressor_kernels)
         cr_assert_eq(h, hc, "%s scan hits", nm);
         cr_assert(!memcmp(gi, gic, h * 4), "%s scan indices", nm);
         same_f(gvv, gvc, h, "scan values", nm);
-        cr_assert_eq(L[l]->scan_ge(x + OFF, 5, N, t, gi, gvv, 10), hc);
+        /* a room that ends inside a vector group, and a small one: the
+         * count is every hit, the stores the first `room` of them */
+        for (size_t room = 10; room < hc; room = room == 10 ? hc - 3 : hc) {
+            uint32_t gr[N];
+            float gvr[N];
+            cr_assert_eq(L[l]->scan_ge(x + OFF, 5, N, t, gr, gvr, room), hc);
+            cr_assert(!memcmp(gr, gic, room * 4), "%s scan indices, room "
+                      "%zu", nm, room);
+            same_f(gvr, gvc, room, "scan values (room)", nm);
+        }
         free(o);
     }
     free(x); free(oc); free(o1);

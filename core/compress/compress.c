@@ -279,6 +279,13 @@ int lbs_compress_traffic(const struct lbs_compressor *c, double w,
     return 0;
 }
 
+int lbs_compress_flops(const struct lbs_compressor *c, size_t n,
+                       struct lbs_compress_flops *out)
+{
+    memset(out, 0, sizeof *out);
+    return c->ops->flops ? c->ops->flops(c, n, out) : -ENOTSUP;
+}
+
 int lbs_compressor_param(const struct lbs_compressor *c, const char *key,
                          double *value)
 {

@@ -81,6 +81,9 @@ struct lbs_compress_ops {
      * beyond the driver's generic ones. */
     long (*wrong)(const struct lbs_compressor *c,
                   struct lbs_compress_check *ck);
+    /* Optional: the sgemm calls and flop model (lbs_compress_flops) */
+    int (*flops)(const struct lbs_compressor *c, size_t n,
+                 struct lbs_compress_flops *out);
     /* Optional GPU override (lbscale/compress.h: struct
      * lbs_compress_device); NULL = CPU only. */
     const struct lbs_compress_device *device;

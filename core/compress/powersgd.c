@@ -25,6 +25,19 @@
  * allreduce; its payload is [P | Q].
  * Products use OpenBLAS sgemm.  EF: see compress.h (the exchange keeps
  * torch's e = x - averaged approximation).
+ *
+ * Flops (lbs_compress_flops; the n elements as `full` complete rows of
+ * `cols` plus `rem` of a partial row, n = full cols + rem):
+ *   compress   = 2 n r (P = M Q) + 2 n r (Q = M^T P)
+ *                + rows r (2 r + 1) (Gram-Schmidt: a dot and an axpy of
+ *                  2 rows each per column pair, a norm and a scale per
+ *                  column)
+ *   decompress = 2 n r (P Q^T; the + out is not counted, as GEMM's 2 m n k)
+ * Of these, 6 full cols r are the three sgemm calls (gemms() below, the
+ * one home of their shapes); the partial row is done by hand.  Memory: x is
+ * read twice in compress, out read and written in decompress; at small r
+ * the products are bound by that traffic, not by arithmetic, so `lbscale
+ * compress` compares them with cblas_sgemm on the same shapes.
  */
 #include <cblas.h>
 #include <math.h>
@@ -141,16 +154,38 @@ static int get_q(struct lbs_compressor *c, const struct shape *s, size_t n,
     return 0;
 }
 
+/* The three sgemm calls (row-major): P = M Q, Q = M^T P over the full
+ * rows, and out = alpha P Q^T + beta out. */
+static void gemms(const struct shape *s, struct lbs_compress_gemm g[3])
+{
+    const size_t f = s->full, c = s->cols, r = s->r;
+    g[0] = (struct lbs_compress_gemm){0, 0, f, r, c, c, r, r, 'x', 'q', 'p',
+                                      0.0f, 0};
+    g[1] = (struct lbs_compress_gemm){1, 0, c, r, f, c, r, r, 'x', 'p', 'q',
+                                      0.0f, 0};
+    g[2] = (struct lbs_compress_gemm){0, 1, f, c, r, r, r, c, 'p', 'q', 'o',
+                                      1.0f, 1};
+}
+
+static void run_gemm(const struct lbs_compress_gemm *g, float alpha,
+                     float beta, const float *a, const float *b, float *c)
+{
+    cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
+                g->tb ? CblasTrans : CblasNoTrans, (int)g->m, (int)g->n,
+                (int)g->k, alpha, a, (int)g->lda, b, (int)g->ldb, beta, c,
+                (int)g->ldc);
+}
+
 /* P (rows x r) = M Q; the partial row and the zero padding by hand. */
 static void mul_mq(const struct shape *s, const float *x, const float *q,
                    float *p)
 {
     size_t r = s->r;
+    struct lbs_compress_gemm g[3];
+    gemms(s, g);
     memset(p, 0, s->rows * r * sizeof *p);
     if (s->full)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->full,
-                    (int)r, (int)s->cols, 1.0f, x, (int)s->cols, q, (int)r,
-                    0.0f, p, (int)r);
+        run_gemm(&g[0], 1.0f, 0.0f, x, q, p);
     const float *xr = x + s->full * s->cols;
     for (size_t j = 0; j < s->rem; j++)
         for (size_t t = 0; t < r; t++)
@@ -162,10 +197,10 @@ static void mul_mtp(const struct shape *s, const float *x, const float *p,
                     float *q)
 {
     size_t r = s->r;
+    struct lbs_compress_gemm g[3];
+    gemms(s, g);
     if (s->full)
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)s->cols,
-                    (int)r, (int)s->full, 1.0f, x, (int)s->cols, p, (int)r,
-                    0.0f, q, (int)r);
+        run_gemm(&g[1], 1.0f, 0.0f, x, p, q);
     else
         memset(q, 0, s->cols * r * sizeof *q);
     const float *xr = x + s->full * s->cols;
@@ -179,10 +214,10 @@ static void mul_pqt(const struct shape *s, const float *p, const float *q,
                     float alpha, float beta, float *out)
 {
     size_t r = s->r;
+    struct lbs_compress_gemm g[3];
+    gemms(s, g);
     if (s->full)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)s->full,
-                    (int)s->cols, (int)r, alpha, p, (int)r, q, (int)r, beta,
-                    out, (int)s->cols);
+        run_gemm(&g[2], alpha, beta, p, q, out);
     float *o = out + s->full * s->cols;
     const float *pr = p + s->full * r;
     for (size_t j = 0; j < s->rem; j++) {
@@ -191,6 +226,24 @@ static void mul_pqt(const struct shape *s, const float *p, const float *q,
             v += pr[t] * q[j * r + t];
         o[j] = alpha * v + (beta != 0.0f ? beta * o[j] : 0.0f);
     }
+}
+
+/* lbs_compress_flops: the model in the header comment. */
+static int psgd_flops(const struct lbs_compressor *c, size_t n,
+                      struct lbs_compress_flops *out)
+{
+    struct shape s = shape_of(c->cfg, n);
+    if (s.raw || !s.full)
+        return -ENOTSUP;
+    const double r = (double)s.r, nn = (double)n;
+    out->compress = 4 * nn * r + (double)s.rows * r * (2 * r + 1);
+    out->decompress = 2 * nn * r;
+    out->gemm = 6 * (double)s.full * (double)s.cols * r;
+    out->p_elems = s.rows * s.r;
+    out->q_elems = s.cols * s.r;
+    out->ngemm = 3;
+    gemms(&s, out->g);
+    return 0;
 }
 
 /* Modified Gram-Schmidt on the columns of P (rows x r, row-major). */
@@ -341,4 +394,5 @@ const struct lbs_compress_ops lbs_cmp_powersgd = {
     .decompress_add = psgd_decompress_add,
     .exchange = psgd_exchange,
     .wrong = powersgd_wrong,
+    .flops = psgd_flops,
 };

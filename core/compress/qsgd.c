@@ -4,14 +4,43 @@
  *
  *   level_i = sign(x_i) floor(s |x_i| / ||x_B||_2 + u_i),  u_i ~ U[0, 1)
  *   D(x)_i  = ||x_B||_2 level_i / s        (B: the bucket of i)
- * E[D(x)_i] = x_i: unbiased (up to the 2^-32 resolution of u).  Levels are
- * stored byte-aligned rather than Elias-coded: int8 when s <= 127 (4x
- * smaller than fp32), int16 up to s = 32767.  The u_i come from the
- * counter generator keyed by (seed, step, layer, rank): reproducible, and
- * independent across ranks (so averaging over ranks averages the rounding
- * noise too).  Two passes: the bucket norms, then quantisation.
- * Payload: ceil(n / bucket) float norms, then n levels.
- * Collective: allgather.
+ * E[D(x)_i] = x_i and E|D(x)_i - x_i|^2 = (||x_B|| / s)^2 f (1 - f) with f
+ * the fraction of s |x_i| / ||x_B||, so E||D(x) - x||^2 <= min(n_B / s^2,
+ * sqrt(n_B) / s) ||x_B||^2 (the paper's Lemma 3.1).  Levels are stored
+ * byte-aligned rather than Elias-coded: int8 when s <= 127 (4x smaller
+ * than fp32), int16 up to s = 32767.  Payload: ceil(n / bucket) float
+ * norms, then n levels.  Collective: allgather.
+ *
+ * The rounding, in float as the authors' and the reference codes do it
+ * (their GPU and torch quantisers draw one float32 uniform per element
+ * and round in float): y = min(|x_i| sc, s) with sc = s / ||x_B|| in
+ * float, t = (int)y (floor, y >= 0), f = y - t (exact), level = t + (u < f)
+ * with u a multiple of 2^-24.  So P(level = t + 1) = ceil(2^24 f) / 2^24:
+ * unbiased for the y it rounds, to 2^-24 of a level; y itself carries the
+ * float rounding of |x| s / ||x_B|| (2 ulp relative), below the fp32
+ * resolution of the decoded value.
+ *
+ * The draw: u_i = the top 24 bits of a 32-bit counter hash of i, keyed by
+ * (seed, step, layer, rank) through lbs_rng_key.  Why this hash: a pure
+ * function of (key, i), so a draw needs no state, any cut of [0, n) over
+ * threads gives the same bits and any rank can recompute another's; 32-bit
+ * lanes, so it vectorises at every level (the 64-bit SplitMix mixer of
+ * lbscale/rng.h needs a 64-bit multiply that only AVX-512DQ has, and kept
+ * this loop scalar at 0.035 of STREAM).  It is Wellons' lowbias32
+ * (xorshift-multiply, bias ~0.17 of murmur3's finaliser) applied twice,
+ * the key's low word xored in before the first round and its high word
+ * before the second: one keyed bijection of the counter would make two
+ * keys' streams shifted copies of each other; the second round makes the
+ * ranks' and steps' streams unrelated permutations.  i / 2^32 is folded
+ * into the high word, so layers above 2^32 elements do not repeat draws.
+ * tests/test_compress.c checks the mean and the variance of D(x) against
+ * the formulas above, and the independence of neighbours and ranks;
+ * tests/test_isa.c checks the bits at every level.
+ *
+ * One pass when bucket > 0: each bucket's norm (a fixed-order sum, the
+ * same double at every level and thread count), then its levels while its
+ * 2 KiB are in L1.  bucket=0: the norm over 256 fixed pieces, then the
+ * levels.
  */
 #include <math.h>
 #include <string.h>
@@ -65,10 +94,33 @@ static size_t qsgd_bytes(struct lbs_compressor *c, size_t n,
     return qsgd_max(c, n);
 }
 
-/* The uniform draws: element i uses 32 bits of lbs_rng_u64(key, i / 2),
- * the low half for even i, the high half for odd i, so one 64-bit draw
- * serves two elements; the rounding is done in double so u keeps all 32
- * bits.  The loop is the dispatched kernel (core/kern, qsgd_levels). */
+/* levels of x[lo, hi), all in bucket b of norm nb */
+static void levels(const struct lbs_kern *K, const float *x, size_t lo,
+                   size_t hi, float nb, float s, uint64_t key, uint8_t *lv,
+                   int wide)
+{
+    float sc = nb > 0 ? s / nb : 0.0f;   /* NaN or 0 norm: all levels 0 */
+    sc = sc < INFINITY ? sc : 0.0f;      /* a subnormal norm */
+    K->qsgd_levels(x, lo, hi, sc, s, key, lv, wide);
+}
+
+/* bucket=0: one norm, from fixed pieces (the same at any thread count) */
+static void whole_layer(const struct lbs_kern *K, const float *x, size_t n,
+                        float s, uint64_t key, float *norm, uint8_t *lv,
+                        int wide)
+{
+    double part[256], ss = 0;
+#pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
+    for (size_t j = 0; j < 256; j++)
+        part[j] = K->sumsq_fixed(x + n * j / 256,
+                                 n * (j + 1) / 256 - n * j / 256);
+    for (size_t j = 0; j < 256; j++)
+        ss += part[j];
+    *norm = (float)sqrt(ss);
+#pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
+    for (size_t j = 0; j < 256; j++)
+        levels(K, x, n * j / 256, n * (j + 1) / 256, *norm, s, key, lv, wide);
+}
 
 static int qsgd_compress(struct lbs_compressor *c, const float *x, size_t n,
                          const struct lbs_cctx *ctx, void *payload,
@@ -78,40 +130,21 @@ static int qsgd_compress(struct lbs_compressor *c, const float *x, size_t n,
     const struct qsgd_cfg *k = c->cfg;
     const size_t bl = bucket_len(c, n), nb = nbuckets(c, n);
     float *norms = payload;   /* payload is aligned: our own buffer */
-    double ss = 0;
-    if (nb == 1) {            /* one bucket: parallel over the elements */
-#pragma omp parallel for simd reduction(+ : ss) schedule(static) \
-    if (n > LBS_PAR_MIN)
-        for (size_t i = 0; i < n; i++)
-            ss += (double)x[i] * x[i];
-        norms[0] = (float)sqrt(ss);
-    } else {
-#pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
-        for (size_t b = 0; b < nb; b++) {
-            double t = 0;
-            size_t end = (b + 1) * bl < n ? (b + 1) * bl : n;
-            for (size_t i = b * bl; i < end; i++)
-                t += (double)x[i] * x[i];
-            norms[b] = (float)sqrt(t);
-        }
-    }
-    const double s = k->s;
+    const float s = (float)k->s;
     uint64_t key = lbs_rng_key((uint64_t)k->seed ^
                                    lbs_mix64((uint64_t)ctx->rank + 1),
                                (uint64_t)ctx->step, (uint64_t)ctx->layer);
     uint8_t *lv = (uint8_t *)payload + 4 * nb;
     int wide = level_size(c) == 2;
     const struct lbs_kern *K = lbs_kern();
-    /* fixed pieces of [0, n), each cut at bucket bounds: the levels do not
-     * depend on the cut (element i's draw is a function of i) */
+    if (nb == 1) {
+        whole_layer(K, x, n, s, key, norms, lv, wide);
+    } else {
 #pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
-    for (size_t j = 0; j < 256; j++) {
-        size_t lo = n * j / 256, hi = n * (j + 1) / 256;
-        while (lo < hi) {
-            size_t b = lo / bl, e = (b + 1) * bl < hi ? (b + 1) * bl : hi;
-            double sc = norms[b] > 0 ? s / (double)norms[b] : 0.0;
-            K->qsgd_levels(x, lo, e, sc, s, key, lv, wide);
-            lo = e;
+        for (size_t b = 0; b < nb; b++) {
+            size_t lo = b * bl, hi = lo + bl < n ? lo + bl : n;
+            norms[b] = (float)sqrt(K->sumsq_fixed(x + lo, hi - lo));
+            levels(K, x, lo, hi, norms[b], s, key, lv, wide);
         }
     }
     *bytes = qsgd_max(c, n);

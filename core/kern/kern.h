@@ -90,8 +90,11 @@ struct lbs_kern {
     double (*sign_pack)(const float *x, size_t n, uint8_t *bits, size_t b0,
                         size_t b1, int l2);
     /* qsgd: levels of x[lo, hi) (see qsgd.c) */
-    void (*qsgd_levels)(const float *x, size_t lo, size_t hi, double sc,
-                        double s, uint64_t key, void *lv, int wide);
+    void (*qsgd_levels)(const float *x, size_t lo, size_t hi, float sc,
+                        float s, uint64_t key, void *lv, int wide);
+    /* sum of x^2 over [0, n) in an order fixed at every level: the same
+     * double at each (QSGD's bucket norms) */
+    double (*sumsq_fixed)(const float *x, size_t n);
     /* p[j] = x[idx[j]] and out[idx[j]] += a p[j] over j < m */
     void (*gather)(float *p, const float *x, const uint32_t *idx, size_t m);
     void (*scatter_add)(float *out, const uint32_t *idx, const float *p,

@@ -345,52 +345,95 @@ static double F(sign_pack)(const float *x, size_t n, uint8_t *bits,
     return acc;
 }
 
-/* QSGD's levels (qsgd.c): element i uses 32 bits of lbs_rng_u64(key,
- * i / 2), the low half for even i, the high half for odd i; rounding in
- * double.  One draw per pair, no carried state, so the pair loop
- * vectorises (AVX-512DQ has the 64-bit multiply the mixer needs). */
-static inline int F(level)(float x, double sc, double s, uint32_t h)
+/* QSGD's levels (qsgd.c, where the hash and the rounding are explained).
+ * All float, all 32-bit integer: every step is one IEEE operation or an
+ * exact one, so the loop vectorises at every level (32-bit multiplies,
+ * truncating conversions, compares) and gives the same bits at each. */
+static inline uint32_t F(qsgd_hash)(uint32_t i, uint32_t k0, uint32_t k1)
 {
-    double l = floor(fabs((double)x) * sc + (double)h * 0x1.0p-32);
-    l = l > s ? s : l;
-    return (int)(x < 0 ? -l : l);
+    uint32_t h = i ^ k0;   /* lowbias32 (Wellons), keyed before each round */
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    h ^= h >> 16;
+    h ^= k1;
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    return h ^ (h >> 16);
 }
 
-static void F(qsgd_levels)(const float *x, size_t lo, size_t hi, double sc,
-                           double s, uint64_t key, void *lvp, int wide)
+static inline int F(qsgd_level)(float x, float sc, float s, uint32_t h)
+{
+    float y = fabsf(x) * sc;
+    y = y < s ? y : s;                    /* NaN and rounding above s: s */
+    int32_t t = (int32_t)y;               /* floor: y >= 0 */
+    float f = y - (float)t;               /* exact: the fraction of y */
+    float u = (float)(int32_t)(h >> 8) * 0x1.0p-24f;   /* 24 bits, exact */
+    int32_t l = t + (u < f);
+    return x < 0 ? -l : l;
+}
+
+static void F(qsgd_levels)(const float *x, size_t lo, size_t hi, float sc,
+                           float s, uint64_t key, void *lvp, int wide)
 {
     int8_t *l8 = lvp;
     int16_t *l16 = lvp;
-    size_t i = lo;
-    if (i < hi && (i & 1)) {   /* odd head: the high half of its pair */
-        int l = F(level)(x[i], sc, s,
-                         (uint32_t)(lbs_rng_u64(key, i >> 1) >> 32));
-        if (wide) l16[i] = (int16_t)l; else l8[i] = (int8_t)l;
-        i++;
-    }
-    size_t p0 = i >> 1, p1 = hi >> 1;   /* whole pairs [2 p0, 2 p1) */
-    if (wide) {
+    const uint32_t k0 = (uint32_t)key;
+    while (lo < hi) {   /* the counter is i mod 2^32; i / 2^32 joins k1 */
+        size_t e = ((lo >> 32) + 1) << 32;   /* and m fits a uint32_t */
+        e = e < hi && e > lo ? e : hi;
+        e = e - lo > 0x80000000u ? lo + 0x80000000u : e;
+        const uint32_t k1 = (uint32_t)(key >> 32) ^
+                            (uint32_t)(lo >> 32) * 0x9e3779b9u;
+        const uint32_t c0 = (uint32_t)lo, m = (uint32_t)(e - lo);
+        const float *xs = x + lo;
+        if (wide) {
+            int16_t *o = l16 + lo;
 #pragma omp simd
-        for (size_t p = p0; p < p1; p++) {
-            uint64_t r = lbs_rng_u64(key, p);
-            l16[2 * p] = (int16_t)F(level)(x[2 * p], sc, s, (uint32_t)r);
-            l16[2 * p + 1] = (int16_t)F(level)(x[2 * p + 1], sc, s,
-                                               (uint32_t)(r >> 32));
-        }
-    } else {
+            for (uint32_t j = 0; j < m; j++)
+                o[j] = (int16_t)F(qsgd_level)(xs[j], sc, s,
+                                              F(qsgd_hash)(c0 + j, k0, k1));
+        } else {
+            int8_t *o = l8 + lo;
 #pragma omp simd
-        for (size_t p = p0; p < p1; p++) {
-            uint64_t r = lbs_rng_u64(key, p);
-            l8[2 * p] = (int8_t)F(level)(x[2 * p], sc, s, (uint32_t)r);
-            l8[2 * p + 1] = (int8_t)F(level)(x[2 * p + 1], sc, s,
-                                             (uint32_t)(r >> 32));
+            for (uint32_t j = 0; j < m; j++)
+                o[j] = (int8_t)F(qsgd_level)(xs[j], sc, s,
+                                             F(qsgd_hash)(c0 + j, k0, k1));
         }
+        lo = e;
     }
-    i = 2 * p1 > i ? 2 * p1 : i;
-    if (i < hi) {   /* even tail: the low half */
-        int l = F(level)(x[i], sc, s, (uint32_t)lbs_rng_u64(key, i >> 1));
-        if (wide) l16[i] = (int16_t)l; else l8[i] = (int8_t)l;
+}
+
+/* sum x_i^2 in one fixed order whatever the level: 16 double lanes
+ * (x_i^2 is exact in double), then the lanes in order, then the tail.
+ * Generic vectors, so the order is the source's at every width. */
+typedef float F(v8f) __attribute__((vector_size(32)));
+typedef double F(v8d) __attribute__((vector_size(64)));
+
+static double F(sumsq_fixed)(const float *x, size_t n)
+{
+    F(v8d) a0 = {0}, a1 = {0};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        F(v8f) f0, f1;
+        memcpy(&f0, x + i, sizeof f0);
+        memcpy(&f1, x + i + 8, sizeof f1);
+        F(v8d) d0 = __builtin_convertvector(f0, F(v8d)),
+               d1 = __builtin_convertvector(f1, F(v8d));
+        a0 += d0 * d0;
+        a1 += d1 * d1;
     }
+    double s = 0;
+    for (int j = 0; j < 8; j++)
+        s += a0[j];
+    for (int j = 0; j < 8; j++)
+        s += a1[j];
+    for (; i < n; i++)
+        s += (double)x[i] * x[i];
+    return s;
 }
 
 static void F(gather)(float *restrict p, const float *restrict x,
@@ -417,51 +460,122 @@ static inline uint32_t F(mag)(float f)
     return u & 0x7fffffffu;
 }
 
+/* Hits of one vector group (lanes' mask m, first index j, n lanes) one
+ * by one, stopping the stores at room: the scalar rule of scan_ge. */
+static inline size_t F(scan_lanes)(const float *x, size_t j, unsigned m,
+                                   uint32_t *gi, float *gv, size_t o,
+                                   size_t room)
+{
+    for (; m; m &= m - 1) {
+        size_t l = j + (size_t)__builtin_ctz(m);
+        if (o < room) {
+            gi[o] = (uint32_t)l;
+            gv[o] = x[l];
+        }
+        o++;
+    }
+    return o;
+}
+
 static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
                          uint32_t *gi, float *gv, size_t room)
 {
     size_t o = 0, i = lo;
-    /* Hits are rare (about k): most blocks cost loads, ands, compares and
-     * one mask test.  Magnitude bits are < 2^31: a signed compare orders
-     * them, and a >= t  <=>  a > t - 1 (t = 0 gives -1: all pass). */
+    /* Hits are about k of the elements, so at k = 0.01 half of all
+     * 64-element blocks hold one: a block with none costs loads, ands,
+     * compares and one mask test; a group of lanes with hits writes them
+     * branch-free (AVX-512: compress in a register, one full-width store
+     * of values and of indices, o += popcount; AVX2: a permutation from a
+     * table), while 16 (8) more fit in room, else one by one.  Magnitude
+     * bits are < 2^31: a signed compare orders them, and a >= t  <=>
+     * a > t - 1 (t = 0 gives -1: all pass).  Indices are uint32 (the
+     * layer is below 2^32 elements, as the payload's). */
 #if defined(__AVX512F__)
     const __m512i am = _mm512_set1_epi32(0x7fffffff),
-                  tv = _mm512_set1_epi32((int32_t)t - 1);
-#define HIT(k) _mm512_cmpgt_epi32_mask(_mm512_and_si512( \
-        _mm512_loadu_si512((const void *)(x + i + 16 * (k))), am), tv)
+                  tv = _mm512_set1_epi32((int32_t)t - 1),
+                  iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                           11, 12, 13, 14, 15);
     for (; i + 64 <= hi; i += 64) {
-        if (!(HIT(0) | HIT(1) | HIT(2) | HIT(3)))
+        __m512i v[4];
+        __mmask16 m[4];
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm512_loadu_si512((const void *)(x + i + 16 * k));
+            m[k] = _mm512_cmpgt_epi32_mask(_mm512_and_si512(v[k], am), tv);
+        }
+        if (!(m[0] | m[1] | m[2] | m[3]))
             continue;
-        for (size_t j = i; j < i + 64; j++)
-            if (F(mag)(x[j]) >= t) {
-                if (o < room) {
-                    gi[o] = (uint32_t)j;
-                    gv[o] = x[j];
-                }
-                o++;
+        for (int k = 0; k < 4; k++) {
+            if (!m[k])
+                continue;
+            size_t j = i + 16 * (size_t)k;
+            if (o + 16 <= room) {
+                __m512i ix = _mm512_add_epi32(
+                    _mm512_set1_epi32((int32_t)(uint32_t)j), iota);
+                _mm512_storeu_si512((void *)(gi + o),
+                                    _mm512_maskz_compress_epi32(m[k], ix));
+                _mm512_storeu_si512((void *)(gv + o),
+                                    _mm512_maskz_compress_epi32(m[k], v[k]));
+                o += (size_t)__builtin_popcount(m[k]);
+            } else {
+                o = F(scan_lanes)(x, j, m[k], gi, gv, o, room);
             }
+        }
     }
-#undef HIT
 #elif defined(__AVX2__)
+    /* perm[m]: the lanes of mask m first, in order (4 bits per lane) */
+    static const uint32_t perm[256] = {
+#define NB(m, l) (__builtin_popcount((m) & ((1u << (l)) - 1)))
+#define PERM(m) PERMX(m)
+#define PL(m, l) (((m) >> (l) & 1) ? (uint32_t)(l) << (4 * NB(m, l)) : 0u)
+#define PERMX(m) (PL(m, 0) | PL(m, 1) | PL(m, 2) | PL(m, 3) | PL(m, 4) | \
+                  PL(m, 5) | PL(m, 6) | PL(m, 7))
+#define R4(b) PERM(b), PERM(b + 1), PERM(b + 2), PERM(b + 3)
+#define R16(b) R4(b), R4(b + 4), R4(b + 8), R4(b + 12)
+#define R64(b) R16(b), R16(b + 16), R16(b + 32), R16(b + 48)
+        R64(0), R64(64), R64(128), R64(192)
+#undef R64
+#undef R16
+#undef R4
+#undef PERMX
+#undef PL
+#undef PERM
+#undef NB
+    };
     const __m256i am = _mm256_set1_epi32(0x7fffffff),
-                  tv = _mm256_set1_epi32((int32_t)t - 1);
-#define HIT(k) _mm256_cmpgt_epi32(_mm256_and_si256(_mm256_loadu_si256( \
-        (const __m256i *)(x + i + 8 * (k))), am), tv)
+                  tv = _mm256_set1_epi32((int32_t)t - 1),
+                  iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                  sh = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28),
+                  nib = _mm256_set1_epi32(15);
     for (; i + 32 <= hi; i += 32) {
-        __m256i h = _mm256_or_si256(_mm256_or_si256(HIT(0), HIT(1)),
-                                    _mm256_or_si256(HIT(2), HIT(3)));
-        if (_mm256_testz_si256(h, h))
+        __m256i v[4];
+        unsigned m[4];
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm256_loadu_si256((const __m256i *)(x + i + 8 * k));
+            m[k] = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+                _mm256_cmpgt_epi32(_mm256_and_si256(v[k], am), tv)));
+        }
+        if (!(m[0] | m[1] | m[2] | m[3]))
             continue;
-        for (size_t j = i; j < i + 32; j++)
-            if (F(mag)(x[j]) >= t) {
-                if (o < room) {
-                    gi[o] = (uint32_t)j;
-                    gv[o] = x[j];
-                }
-                o++;
+        for (int k = 0; k < 4; k++) {
+            if (!m[k])
+                continue;
+            size_t j = i + 8 * (size_t)k;
+            if (o + 8 <= room) {
+                __m256i pv = _mm256_and_si256(
+                    _mm256_srlv_epi32(_mm256_set1_epi32((int32_t)perm[m[k]]),
+                                      sh), nib);
+                __m256i ix = _mm256_add_epi32(
+                    _mm256_set1_epi32((int32_t)(uint32_t)j), iota);
+                _mm256_storeu_si256((__m256i *)(gi + o),
+                                    _mm256_permutevar8x32_epi32(ix, pv));
+                _mm256_storeu_si256((__m256i *)(gv + o),
+                                    _mm256_permutevar8x32_epi32(v[k], pv));
+                o += (size_t)__builtin_popcount(m[k]);
+            } else {
+                o = F(scan_lanes)(x, j, m[k], gi, gv, o, room);
             }
+        }
     }
-#undef HIT
 #elif defined(__SSE2__)
     const __m128i am = _mm_set1_epi32(0x7fffffff),
                   tv = _mm_set1_epi32((int32_t)t - 1);
@@ -550,6 +664,7 @@ const struct lbs_kern F(lbs_kern) = {
     .slamb_update_q = F(slamb_update_q),
     .sign_pack = F(sign_pack),
     .qsgd_levels = F(qsgd_levels),
+    .sumsq_fixed = F(sumsq_fixed),
     .gather = F(gather),
     .scatter_add = F(scatter_add),
     .scan_ge = F(scan_ge),

@@ -121,6 +121,30 @@ struct lbs_compress_traffic {
 };
 int lbs_compress_traffic(const struct lbs_compressor *c, double w,
                          struct lbs_compress_traffic *out);
+/* The matrix products of compressing and decompressing one n-element
+ * layer, as the cblas_sgemm calls (row-major) the compressor makes, and
+ * the flops of one compress and one decompress call by the model in the
+ * compressor's file (PowerSGD: core/compress/powersgd.c).  Operands name
+ * buffers: 'x' the layer (read), 'p' (p_elems floats) and 'q' (q_elems)
+ * the factors, 'o' the output; C = alpha op(A) op(B) + beta C with alpha
+ * 1 (decompress: its alpha).  0, or -ENOTSUP when the compressor makes no
+ * matrix products (every other one, and a PowerSGD layer sent raw). */
+struct lbs_compress_gemm {
+    int ta, tb;                  /* 1: op(A) = A^T (CblasTrans) */
+    size_t m, n, k, lda, ldb, ldc;
+    char a, b, c;                /* 'x', 'p', 'q' or 'o' */
+    float beta;
+    int dec;                     /* 1: part of decompress, 0: compress */
+};
+struct lbs_compress_flops {
+    double compress, decompress; /* flops of one call, everything counted */
+    double gemm;                 /* of which in the sgemm calls (all) */
+    size_t p_elems, q_elems;
+    int ngemm;
+    struct lbs_compress_gemm g[3];
+};
+int lbs_compress_flops(const struct lbs_compressor *c, size_t n,
+                       struct lbs_compress_flops *out);
 /* The effective value of one key of the spec (defaults included; "ef"
  * too; an enum key gives its index, e.g. sign's scale: 0 = l1, 1 = l2),
  * or -ENOENT when the compressor has no such key.  What a second
