@@ -627,8 +627,9 @@ Test(isa, onebit_compressor_kernels)
     free(yref); free(dref);
 }
 
-/* The update pass: from the buffer and, one rank, from g (the fill in
- * registers) - the same bits, against fresh_range's former loop. */
+/* The update pass: from the buffer, one rank's form from g (the fill in
+ * registers) and the decoding form - the same bits, against fresh_range's
+ * former loop. */
 Test(isa, onebit_update_pass)
 {
     const struct lbs_kern *K[LBS_ISA_COUNT];
@@ -692,6 +693,45 @@ Test(isa, onebit_update_pass)
             }
             free(m); free(vf); free(u);
         }
+    /* P > 1: the update pass decodes the server's signs itself; the same
+     * bits as the x form over the decoded buffer (rank chunks of 3001
+     * elements, the layer at the odd offset 5: boundaries inside blocks) */
+    struct lbs_onebit_coef kd = k;
+    const size_t off = 5, tot = off + N + 8;
+    uint8_t *bits = malloc(tot / 8 + 1);
+    float ssc[8], *xd = malloc(N * 4);
+    for (size_t b = 0; b < tot / 8 + 1; b++)
+        bits[b] = (uint8_t)(frand() * 256);
+    for (int r = 0; r < 8; r++)
+        ssc[r] = 0.01f * (float)(r + 1);
+    kd.bits = bits;
+    kd.ssc = ssc;
+    kd.chunk = 3001;
+    kd.off = off;
+    for (size_t i = 0; i < N; i++) {
+        size_t j = off + i;
+        xd[i] = (bits[j / 8] >> (j % 8) & 1u) ? ssc[j / 3001]
+                                               : -ssc[j / 3001];
+    }
+    for (int l = 0; l < nk; l++) {
+        float *ma = dup(m0, N), *va = dup(vf0, N), *ua = arr(N, 1, 0);
+        float *mb = dup(m0, N), *vb = dup(vf0, N), *ub = arr(N, 1, 0);
+        double pa[LBS_CHUNKS][2], pb[LBS_CHUNKS][2];
+        float fa[LBS_CHUNKS], fb[LBS_CHUNKS];
+        K[l]->onebit_fresh_chunks(&k, xd, NULL, ma, v, va, w, ua, N, 0,
+                                  LBS_CHUNKS, pa, fa);
+        K[l]->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 0,
+                                  77, pb, fb);
+        K[l]->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 77,
+                                  LBS_CHUNKS, pb, fb);
+        same_f(mb, ma, N, "onebit m (decoded)", K[l]->name);
+        same_f(vb, va, N, "onebit v_fresh (decoded)", K[l]->name);
+        same_f(ub, ua, N, "onebit u (decoded)", K[l]->name);
+        cr_assert(!memcmp(pa, pb, sizeof pa) && !memcmp(fa, fb, sizeof fa),
+                  "%s onebit decoded sums", K[l]->name);
+        free(ma); free(va); free(ua); free(mb); free(vb); free(ub);
+    }
+    free(bits); free(xd);
     free(g); free(m0); free(v); free(vf0); free(w); free(x); free(mr);
     free(vfr); free(ur);
 }

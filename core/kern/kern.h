@@ -60,12 +60,18 @@ struct lbs_decentlam_coef {
 };
 
 /* 1-bit LAMB's compressed update pass (onebit_lamb.c): k with ibc2 the
- * frozen v's correction, ibc2r v_fresh's; x = the decoded momentum times
- * sc, or, when g is given, (b1 m + c1 g) sc computed in place (one rank:
- * no buffer).  p[0] += ||p||^2, p[1] += ||u||^2, *fmax = max(d/d'). */
+ * frozen v's correction, ibc2r v_fresh's; x = the averaged momentum times
+ * sc, read from a buffer x, or, when g is given, (b1 m + c1 g) sc
+ * computed in place (one rank: no buffer), or, when both are NULL,
+ * decoded from the server signs: element i of the layer is bit off + i
+ * of bits, +-ssc[(off + i) / chunk].  p[0] += ||p||^2, p[1] += ||u||^2,
+ * *fmax = max(d/d'). */
 struct lbs_onebit_coef {
     struct lbs_lamb_coef k;
     float ibc2r, sc;
+    const uint8_t *bits;
+    const float *ssc;
+    size_t chunk, off;
 };
 
 struct lbs_kern {
@@ -158,11 +164,12 @@ struct lbs_kern {
     void (*onebit_server)(const uint8_t *rbits, size_t cb, size_t P,
                           const float *wsc, float invP, float *y, size_t j0,
                           size_t j1);
-    /* x[j] = (bit j of bits) ? s : -s over j in [j0, j0 + n) */
+    /* x[j] = (bit j0 + j of bits) ? s : -s over j in [0, n) (the update
+     * pass's decoder, in the table for the tests) */
     void (*onebit_unpack)(const uint8_t *bits, size_t j0, float s, float *x,
                           size_t n);
-    /* chunks [c0, c1) of the update pass (struct lbs_onebit_coef); x or
-     * g NULL as said there; part[c] = {||p||^2, ||u||^2}, fm[c] = max */
+    /* chunks [c0, c1) of the update pass (struct lbs_onebit_coef: x, g
+     * or k's bits); part[c] = {||p||^2, ||u||^2}, fm[c] = max */
     void (*onebit_fresh_chunks)(const struct lbs_onebit_coef *k,
                                 const float *x, const float *g, float *m,
                                 const float *v, float *vf, const float *w,

@@ -725,8 +725,8 @@ static void F(onebit_fresh)(const struct lbs_onebit_coef *c, const float *x,
                 wd = c->k.wd, ibc2r = c->ibc2r, sc = c->sc;
     const float ic1 = 1.0f / c1;
     float fm = 0;
-    /* x from the buffer, or (g) the fill computed in place; two loops so
-     * that neither reads a NULL array */
+    /* x from the buffer, (g) the fill computed in place, or decoded; a
+     * loop each, so that none reads a NULL array */
 #define FRESH(XI)                                                           \
     for (size_t i = b; i < e; i++) {                                        \
         float mo = m[i];                                                    \
@@ -751,9 +751,20 @@ static void F(onebit_fresh)(const struct lbs_onebit_coef *c, const float *x,
         if (g) {
 #pragma omp simd reduction(+ : fp, fu) reduction(max : fm)
             FRESH((b1 * mo + c1 * g[i]) * sc)
-        } else {
+        } else if (x) {
 #pragma omp simd reduction(+ : fp, fu) reduction(max : fm)
             FRESH(x[i])
+        } else {   /* decode the block into L1 first, split at ranks */
+            float xb[LBS_NORM_BLOCK];
+            for (size_t j = c->off + b, end = c->off + e; j < end;) {
+                size_t r = j / c->chunk, stop = (r + 1) * c->chunk;
+                stop = stop < end ? stop : end;
+                F(onebit_unpack)(c->bits, j, c->ssc[r],
+                                 xb + (j - c->off - b), stop - j);
+                j = stop;
+            }
+#pragma omp simd reduction(+ : fp, fu) reduction(max : fm)
+            FRESH(xb[i - b])
         }
         p[0] += fp;
         p[1] += fu;

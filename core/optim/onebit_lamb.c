@@ -68,11 +68,12 @@
  * its bytes grow with the whole model), the scale allgathers layer -1.
  *
  * Memory traffic per element: warm-up 40 (lamb.c's two passes, u kept in
- * a scratch of the largest layer); compressed 80 with P > 1 (fill 12,
+ * a scratch of the largest layer); compressed 72 with P > 1 (fill 12,
  * worker error feedback: x += e 12, then e and the packed signs in one
- * pass 8; decode 4; update pass: read x, m, v, v_fresh, w, write m,
- * v_fresh, u = 32; apply 12; the server's passes over n/P elements not
- * counted), 44 on one rank: there is no buffer, the update pass forms
+ * pass 8; update pass: decode the server's signs block by block in L1
+ * (1/8, not counted), read m, v, v_fresh, w, write m, v_fresh, u = 28;
+ * apply 12; the server's passes over n/P elements not counted), 44 on
+ * one rank: there is no buffer, the update pass forms
  * x = (b1 m + c1 g) sc in registers (read g, m, v, v_fresh, w, write m,
  * v_fresh, u = 32) and the apply is 12.  Every pass is a dispatched kernel
  * (core/kern/kern.h: onebit_*), elementwise the same arithmetic at every
@@ -205,23 +206,6 @@ static void keep_and_pack(const float *x, float *e, size_t n, float scale,
     }
 }
 
-/* buf[j] = ssc[r] sign_r(j) for j in rank r's chunk, every chunk. */
-static void decode(const uint8_t *bits, const float *ssc, size_t chunk,
-                   float *buf, size_t npad)
-{
-    const struct lbs_kern *K = lbs_kern();
-#pragma omp parallel for schedule(static) if (npad >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t lo = lbs_chunk_lo(npad, c), hi = lbs_chunk_lo(npad, c + 1);
-        while (lo < hi) {   /* split where the rank's chunk ends */
-            size_t r = lo / chunk, end = (r + 1) * chunk;
-            end = end < hi ? end : hi;
-            K->onebit_unpack(bits, lo, ssc[r], buf + lo, end - lo);
-            lo = end;
-        }
-    }
-}
-
 /* DeepSpeed's compressed_allreduce over s->buf (see the header). */
 static int compressed_allreduce(struct lbs_optim *o)
 {
@@ -254,8 +238,8 @@ static int compressed_allreduce(struct lbs_optim *o)
         (rc = lbs_allgather(comm, &b, s->ssc, 1, LBS_FLOAT32, -1)))
         return rc;
 
-    /* everyone decodes the same averaged momentum */
-    decode(s->sbits, s->ssc, chunk, s->buf, s->npad);
+    /* everyone decodes the same averaged momentum: s->sbits, s->ssc,
+     * read by the update pass itself */
     return 0;
 }
 
@@ -307,17 +291,18 @@ struct fresh_sums {
 };
 
 /* m_new, g~, v_fresh, u and the sums the scaling factor needs, in fixed
- * chunks (onebit_fresh_chunks kernel).  x NULL: one rank, the fill
- * (b1 m + c1 g) sc is formed in registers from g instead of a buffer. */
-static void compressed_pass1(const struct lbs_onebit_coef *k, const float *x,
-                             const float *g, float *m, const float *v,
-                             float *vf, const float *w, float *u, size_t n,
+ * chunks (onebit_fresh_chunks kernel).  g given: one rank, the fill
+ * (b1 m + c1 g) sc is formed in registers instead of a buffer; else the
+ * averaged momentum is decoded from k's bits block by block. */
+static void compressed_pass1(const struct lbs_onebit_coef *k, const float *g,
+                             float *m, const float *v, float *vf,
+                             const float *w, float *u, size_t n,
                              struct fresh_sums *r)
 {
     double part[LBS_CHUNKS][2];
     float fm[LBS_CHUNKS];
     const struct lbs_kern *K = lbs_kern();
-    LBS_KERN_CHUNKED(n, K->onebit_fresh_chunks(k, x, g, m, v, vf, w, u, n,
+    LBS_KERN_CHUNKED(n, K->onebit_fresh_chunks(k, NULL, g, m, v, vf, w, u, n,
                                                c0, c1, part, fm));
     *r = (struct fresh_sums){0, 0, 0};
     for (size_t c = 0; c < LBS_CHUNKS; c++) {
@@ -384,6 +369,9 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
     k.ibc2r = k.k.ibc2;
     if (c->a.bias_correction)
         k.k.ibc2 = (float)(1.0 / (1.0 - pow(c->a.b2, c->freeze_step)));
+    k.bits = s->sbits;
+    k.ssc = s->ssc;
+    k.chunk = s->chunk;
     if (many) {   /* one rank: no buffer, pass 1 forms x itself */
         fill(o, &k);
         o->comm->err = err;
@@ -396,10 +384,10 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
         int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
         k.k.wd = plain ? 0.0f : (float)c->a.wd;
         k.sc = (float)s->sc[i];
+        k.off = s->off[i];
         struct fresh_sums r;
-        compressed_pass1(&k, many ? s->buf + s->off[i] : NULL,
-                         many ? NULL : L->g, s->m[i], s->v[i], s->vf[i],
-                         L->w, s->u, L->n, &r);
+        compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
+                         s->vf[i], L->w, s->u, L->n, &r);
         if ((rc = lbs_check_finite(o, i, r.uu, err)))
             return rc;
         double coeff = plain ? 1.0 : scaling_coeff(o, i, k.k.wd, &r);
@@ -485,7 +473,7 @@ static double onebit_bytes(const struct lbs_optim *o)
     const struct onebit_cfg *c = o->cfg;
     if ((double)o->t < c->freeze_step)
         return 40.0;
-    return o->comm->size > 1 ? 80.0 : 44.0;
+    return o->comm->size > 1 ? 72.0 : 44.0;
 }
 
 const struct lbs_optim_ops lbs_optim_onebit_lamb = {
