@@ -8,7 +8,10 @@ ratio of each round's medians, B / A, reported as median [min, max].
       --b 'optim --optim slamb --elements 100M --threads 2 --iters 5'
 
 Each command runs as `lbscale CMD --json --no-save`; FIELD is read from
-its JSON row.  Environment for one side: --a-env 'LBSCALE_ISA=c'.
+its JSON row.  Environment for one side: --a-env 'LBSCALE_ISA=c'.  Two
+builds side by side: --a-lbscale OLD/lbscale --b-lbscale NEW/lbscale
+(each defaults to --lbscale; a launcher may precede the binary, e.g.
+'mpirun -np 2 build/lbscale').
 Wrap the whole run in flock /tmp/lbscale-heavy.lock on a shared machine.
 """
 import argparse
@@ -25,7 +28,7 @@ def run(binary, cmd, env_extra):
     for kv in shlex.split(env_extra or ""):
         k, v = kv.split("=", 1)
         env[k] = v
-    p = subprocess.run([binary] + shlex.split(cmd) + ["--json", "--no-save"],
+    p = subprocess.run(shlex.split(binary) + shlex.split(cmd) + ["--json", "--no-save"],
                        capture_output=True, text=True, env=env)
     if p.returncode != 0:
         sys.exit("lbscale %s: exit %d: %s" % (cmd, p.returncode,
@@ -37,6 +40,10 @@ def run(binary, cmd, env_extra):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lbscale", default="build/lbscale")
+    ap.add_argument("--a-lbscale", default=None,
+                    help="binary (and launcher) of side A; default --lbscale")
+    ap.add_argument("--b-lbscale", default=None,
+                    help="binary (and launcher) of side B; default --lbscale")
     ap.add_argument("--a", required=True)
     ap.add_argument("--b", required=True)
     ap.add_argument("--a-env", default="")
@@ -47,8 +54,8 @@ def main():
     a = ap.parse_args()
     ratios, ra, rb = [], [], []
     for i in range(a.rounds):
-        xa, ea = run(a.lbscale, a.a, a.a_env)
-        xb, eb = run(a.lbscale, a.b, a.b_env)
+        xa, ea = run(a.a_lbscale or a.lbscale, a.a, a.a_env)
+        xb, eb = run(a.b_lbscale or a.lbscale, a.b, a.b_env)
         ra.append(xa)
         rb.append(xb)
         ratios.append(xb[a.field] / xa[a.field])

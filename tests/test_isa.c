@@ -409,7 +409,11 @@ Test(isa, compressor_kernels)
 Test(isa, optimizer_steps_agree)
 {
     const char *specs[] = {"lamb", "adamw", "sgd", "lars",
-                           "slamb:k=0.25,small=0", "slamb:k=0.25,mask=bernoulli"};
+                           "slamb:k=0.25,small=0", "slamb:k=0.25,mask=bernoulli",
+                           "dmsgd", "decentlam",
+                           "onebit_lamb:freeze_step=2"};
+    /* no norm in the step: bit for bit at every level */
+    const int exact[] = {0, 1, 1, 0, 0, 0, 1, 1, 0};
     const size_t n = 70007;   /* above LBS_PAR_MIN: threads too */
     struct lbs_err e = {{0}};
     for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
@@ -435,6 +439,8 @@ Test(isa, optimizer_steps_agree)
             if (!wr) {
                 wr = w;
             } else {
+                if (exact[s])
+                    same_f(w + OFF, wr + OFF, n, specs[s], names[lv]);
                 for (size_t i = 0; i < n; i++)
                     cr_assert(fabsf(w[OFF + i] - wr[OFF + i]) <=
                                   1e-5f * fmaxf(1e-3f, fabsf(wr[OFF + i])),
@@ -447,4 +453,294 @@ Test(isa, optimizer_steps_agree)
         free(wr);
     }
     cr_assert_eq(lbs_isa_select(lbs_isa_best(), &e), 0);
+}
+
+/* ---- decentralized optimizers: the gossip mix and DecentLaM ---- */
+
+/* sum_k w[k] src[k][e] from 0 in ascending k, in double: the loops
+ * dmsgd.c and decentlam.c ran before the kernels (gossip.h) */
+static double ref_mix(const float *const *src, const double *w, int ns,
+                      size_t e)
+{
+    double s = 0;
+    for (int k = 0; k < ns; k++)
+        s += w[k] * (double)src[k][e];
+    return s;
+}
+
+/* Every level, c included, against the scalar loops, bit for bit; the
+ * layer is cut at an odd point (two calls, as two chunks). */
+Test(isa, gossip_mix_and_decentlam)
+{
+    const struct lbs_kern *K[LBS_ISA_COUNT];
+    int nk = 0;
+    for (int i = 0; i < LBS_ISA_COUNT; i++)
+        if (lbs_kern_of((enum lbs_isa)i))
+            K[nk++] = lbs_kern_of((enum lbs_isa)i);
+    const size_t cut = 4099;
+    const double w3[3] = {1.0 / 3, 0.3, 1 - 1.0 / 3 - 0.3};
+    const struct lbs_decentlam_coef k = {.inv = 1.0 / 0.05, .wself = 0.7,
+                                         .lr = 0.05f, .wd = 1e-4f,
+                                         .mu = 0.9f};
+    float *r0 = arr(N, 1, 0), *r1 = arr(N, 1, 0), *x0 = arr(N, 1, 0),
+          *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0);
+    x0[OFF + 7] = -0.0f;
+    /* references: mix in place of x (x is the middle source), z, the
+     * update from the sources {r0, z, r1}, and alone (z, mix ws z) */
+    float *xm = dup(x0, N), *z = arr(N, 1, 0), *xu = dup(x0, N),
+          *mu_ = dup(m0, N), *xs = dup(x0, N), *ms = dup(m0, N);
+    const float *srcx[3] = {r0 + OFF, x0 + OFF, r1 + OFF};
+    for (size_t e = 0; e < N; e++)
+        xm[OFF + e] = (float)ref_mix(srcx, w3, 3, e);
+    for (size_t e = 0; e < N; e++)
+        z[OFF + e] = x0[OFF + e] - k.lr * (g[OFF + e] + k.wd * x0[OFF + e]);
+    const float *srcz[3] = {r0 + OFF, z + OFF, r1 + OFF};
+    for (size_t e = 0; e < N; e++) {
+        float gt = (float)((xu[OFF + e] - ref_mix(srcz, w3, 3, e)) * k.inv);
+        float mi = k.mu * mu_[OFF + e] + gt;
+        mu_[OFF + e] = mi;
+        xu[OFF + e] -= k.lr * mi;
+    }
+    const float *srcs[1] = {z + OFF};
+    for (size_t e = 0; e < N; e++) {
+        float gt = (float)((xs[OFF + e] - ref_mix(srcs, &k.wself, 1, e)) *
+                           k.inv);
+        float mi = k.mu * ms[OFF + e] + gt;
+        ms[OFF + e] = mi;
+        xs[OFF + e] -= k.lr * mi;
+    }
+    for (int l = 0; l < nk; l++) {
+        const char *nm = K[l]->name;
+        float *x = dup(x0, N);
+        const float *src[3] = {r0 + OFF, x + OFF, r1 + OFF};
+        double s = K[l]->gossip_mix(src, w3, 3, x + OFF, 0, cut) +
+                   K[l]->gossip_mix(src, w3, 3, x + OFF, cut, N);
+        same_f(x + OFF, xm + OFF, N, "gossip_mix (in place)", nm);
+        cr_assert(isfinite(s));
+        float *zz = arr(N, 1, 0);
+        K[l]->decentlam_z(&k, g + OFF, x0 + OFF, zz + OFF, cut);
+        K[l]->decentlam_z(&k, g + OFF + cut, x0 + OFF + cut,
+                          zz + OFF + cut, N - cut);
+        same_f(zz + OFF, z + OFF, N, "decentlam z", nm);
+        float *m = dup(m0, N);
+        memcpy(x, x0, (N + OFF) * 4);
+        const float *sz[3] = {r0 + OFF, zz + OFF, r1 + OFF};
+        s = K[l]->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF, 0,
+                                   cut) +
+            K[l]->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF,
+                                   cut, N);
+        same_f(m + OFF, mu_ + OFF, N, "decentlam m", nm);
+        same_f(x + OFF, xu + OFF, N, "decentlam x", nm);
+        cr_assert(isfinite(s));
+        /* alone: the fused pass equals z, then the one-source update */
+        memcpy(m, m0, (N + OFF) * 4);
+        memcpy(x, x0, (N + OFF) * 4);
+        K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
+                               x + OFF, 0, cut);
+        K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
+                               x + OFF, cut, N);
+        same_f(m + OFF, ms + OFF, N, "decentlam alone m", nm);
+        same_f(x + OFF, xs + OFF, N, "decentlam alone x", nm);
+        free(x); free(zz); free(m);
+    }
+    free(r0); free(r1); free(x0); free(g); free(m0); free(xm); free(z);
+    free(xu); free(mu_); free(xs); free(ms);
+}
+
+/* ---- 1-bit LAMB's compressed phase ---- */
+
+static const struct lbs_kern *all_levels(const struct lbs_kern **K, int *nk)
+{
+    *nk = 0;
+    for (int i = 0; i < LBS_ISA_COUNT; i++)
+        if (lbs_kern_of((enum lbs_isa)i))
+            K[(*nk)++] = lbs_kern_of((enum lbs_isa)i);
+    return K[0];
+}
+
+/* Fill, error feedback, keep/pack, the server's sum and the decode at
+ * every level against onebit_lamb.c's former scalar loops. */
+Test(isa, onebit_compressor_kernels)
+{
+    const struct lbs_kern *K[LBS_ISA_COUNT];
+    int nk;
+    all_levels(K, &nk);
+    const size_t n8 = N / 8 * 8;   /* the buffers are multiples of 8 */
+    const struct lbs_onebit_coef k = {
+        .k = {.b1 = 0.9f, .c1 = 0.1f}, .sc = 1.7f};
+    float *g = arr(N, 2, 0), *m = arr(N, 0.1f, 0), *e0 = arr(N, 0.05f, 0);
+    float *xf = arr(N, 1, 0), *xe = arr(N, 1, 0), *ee = arr(N, 1, 0);
+    uint8_t *bits = malloc(n8 / 8);
+    for (size_t j = 0; j < N; j++)
+        xf[OFF + j] = (k.k.b1 * m[OFF + j] + k.k.c1 * g[OFF + j]) * k.sc;
+    double sref = 0;
+    for (size_t j = 0; j < N; j++) {
+        xe[OFF + j] = xf[OFF + j] + e0[OFF + j];
+        sref += (double)xe[OFF + j] * xe[OFF + j];
+    }
+    xe[OFF + 8] = -0.0f;
+    xe[OFF + 9] = 0.0f;
+    const float a = 0.37f;
+    for (size_t b = 0; b < n8 / 8; b++) {
+        unsigned v = 0;
+        for (unsigned t = 0; t < 8; t++) {
+            float xj = xe[OFF + 8 * b + t];
+            v |= (unsigned)(xj >= 0.0f) << t;
+            ee[OFF + 8 * b + t] = xj - (xj >= 0.0f ? a : -a);
+        }
+        bits[b] = (uint8_t)v;
+    }
+    /* the server: P = 3 workers' bits of a chunk of cb bytes */
+    const size_t P = 3, cb = n8 / 8 / P, ch = 8 * cb;
+    const float wsc[3] = {0.5f, 0.0f, 2.25f}, invP = 1.0f / 3;
+    float *yref = malloc(ch * 4), *dref = malloc(n8 * 4);
+    for (size_t j = 0; j < ch; j++) {
+        float acc = 0;
+        for (size_t q = 0; q < P; q++)
+            acc += (bits[q * cb + j / 8] >> (j % 8) & 1u) ? wsc[q] * invP
+                                                          : -(wsc[q] * invP);
+        yref[j] = acc;
+    }
+    for (size_t j = 0; j < n8; j++)
+        dref[j] = (bits[j / 8] >> (j % 8) & 1u) ? 0.75f : -0.75f;
+    for (int l = 0; l < nk; l++) {
+        const char *nm = K[l]->name;
+        float *x = arr(N, 1, 0), *ex = dup(e0, N);
+        K[l]->onebit_fill(&k, g + OFF, m + OFF, x + OFF, 3001);
+        K[l]->onebit_fill(&k, g + OFF + 3001, m + OFF + 3001,
+                          x + OFF + 3001, N - 3001);
+        same_f(x + OFF, xf + OFF, N, "onebit fill", nm);
+        double s = K[l]->onebit_feed(x + OFF, ex + OFF, N);
+        x[OFF + 8] = -0.0f;
+        x[OFF + 9] = 0.0f;
+        same_f(x + OFF, xe + OFF, N, "onebit x + e", nm);
+        close_d(s, sref, BOUND_NORM, "onebit ||x||^2", nm);
+        uint8_t *bb = malloc(n8 / 8);
+        K[l]->onebit_keep_pack(x + OFF, ex + OFF, a, bb, 800);
+        K[l]->onebit_keep_pack(x + OFF + 800, ex + OFF + 800, a, bb + 100,
+                               n8 - 800);
+        cr_assert(!memcmp(bb, bits, n8 / 8), "%s onebit packed bits", nm);
+        same_f(ex + OFF, ee + OFF, n8, "onebit error", nm);
+        float *y = malloc(ch * 4), *d = malloc((n8 + 1) * 4);
+        K[l]->onebit_server(bits, cb, P, wsc, invP, y, 0, 333);
+        K[l]->onebit_server(bits, cb, P, wsc, invP, y, 333, ch);
+        same_f(y, yref, ch, "onebit server sum", nm);
+        /* odd start and end, as a thread's range across a rank chunk */
+        K[l]->onebit_unpack(bits, 0, 0.75f, d + 1, 13);
+        K[l]->onebit_unpack(bits, 13, 0.75f, d + 1 + 13, n8 - 13 - 5);
+        K[l]->onebit_unpack(bits, n8 - 5, 0.75f, d + 1 + n8 - 5, 5);
+        same_f(d + 1, dref, n8, "onebit decode", nm);
+        free(x); free(ex); free(bb); free(y); free(d);
+    }
+    free(g); free(m); free(e0); free(xf); free(xe); free(ee); free(bits);
+    free(yref); free(dref);
+}
+
+/* The update pass: from the buffer, one rank's form from g (the fill in
+ * registers) and the decoding form - the same bits, against fresh_range's
+ * former loop. */
+Test(isa, onebit_update_pass)
+{
+    const struct lbs_kern *K[LBS_ISA_COUNT];
+    int nk;
+    all_levels(K, &nk);
+    const struct lbs_onebit_coef k = {
+        .k = {.b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f,
+              .ibc1 = 1.5f, .ibc2 = 3.3f, .eps = 1e-6f, .wd = 0.01f},
+        .ibc2r = 2.1f, .sc = 0.8f};
+    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v = arr(N, 0.01f, 1),
+          *vf0 = arr(N, 0.01f, 1), *w = arr(N, 1, 0), *x = arr(N, 1, 0);
+    for (size_t j = 0; j < N + OFF; j++)
+        x[j] = (k.k.b1 * m0[j] + k.k.c1 * g[j]) * k.sc;
+    float *mr = dup(m0, N), *vfr = dup(vf0, N), *ur = arr(N, 1, 0);
+    double pr[LBS_CHUNKS][2];
+    float fr[LBS_CHUNKS];
+    const float ic1 = 1.0f / k.k.c1;
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(N, c), hi = lbs_chunk_lo(N, c + 1);
+        pr[c][0] = pr[c][1] = 0;
+        fr[c] = 0;
+        for (size_t i = OFF + lo; i < OFF + hi; i++) {
+            float mn = x[i] / k.sc;
+            float gr = (mn - k.k.b1 * mr[i]) * ic1;
+            float f = k.k.b2 * vfr[i] + k.k.c2 * gr * gr;
+            vfr[i] = f;
+            mr[i] = mn;
+            float d = sqrtf(v[i] * k.k.ibc2) + k.k.eps;
+            float q = d / (sqrtf(f * k.ibc2r) + k.k.eps);
+            fr[c] = q > fr[c] ? q : fr[c];
+            float p = (mn * k.k.ibc1) / d;
+            ur[i] = p + k.k.wd * w[i];
+            pr[c][0] += (double)p * p;
+            pr[c][1] += (double)ur[i] * ur[i];
+        }
+    }
+    for (int l = 0; l < nk; l++)
+        for (int fused = 0; fused < 2; fused++) {
+            const char *nm = K[l]->name;
+            float *m = dup(m0, N), *vf = dup(vf0, N), *u = arr(N, 1, 0);
+            double part[LBS_CHUNKS][2];
+            float fm[LBS_CHUNKS];
+            for (int half = 0; half < 2; half++) {
+                size_t c0 = half ? 101 : 0, c1 = half ? LBS_CHUNKS : 101;
+                K[l]->onebit_fresh_chunks(&k, fused ? NULL : x + OFF,
+                                          fused ? g + OFF : NULL, m + OFF,
+                                          v + OFF, vf + OFF, w + OFF,
+                                          u + OFF, N, c0, c1, part, fm);
+            }
+            same_f(m + OFF, mr + OFF, N, fused ? "onebit m (g)" : "onebit m",
+                   nm);
+            same_f(vf + OFF, vfr + OFF, N, "onebit v_fresh", nm);
+            same_f(u + OFF, ur + OFF, N, "onebit u", nm);
+            for (size_t c = 0; c < LBS_CHUNKS; c++) {
+                cr_assert(!memcmp(&fm[c], &fr[c], 4), "%s fmax chunk %zu",
+                          nm, c);
+                close_d(part[c][0], pr[c][0], BOUND_NORM, "onebit ||p||^2",
+                        nm);
+                close_d(part[c][1], pr[c][1], BOUND_NORM, "onebit ||u||^2",
+                        nm);
+            }
+            free(m); free(vf); free(u);
+        }
+    /* P > 1: the update pass decodes the server's signs itself; the same
+     * bits as the x form over the decoded buffer (rank chunks of 3001
+     * elements, the layer at the odd offset 5: boundaries inside blocks) */
+    struct lbs_onebit_coef kd = k;
+    const size_t off = 5, tot = off + N + 8;
+    uint8_t *bits = malloc(tot / 8 + 1);
+    float ssc[8], *xd = malloc(N * 4);
+    for (size_t b = 0; b < tot / 8 + 1; b++)
+        bits[b] = (uint8_t)(frand() * 256);
+    for (int r = 0; r < 8; r++)
+        ssc[r] = 0.01f * (float)(r + 1);
+    kd.bits = bits;
+    kd.ssc = ssc;
+    kd.chunk = 3001;
+    kd.off = off;
+    for (size_t i = 0; i < N; i++) {
+        size_t j = off + i;
+        xd[i] = (bits[j / 8] >> (j % 8) & 1u) ? ssc[j / 3001]
+                                               : -ssc[j / 3001];
+    }
+    for (int l = 0; l < nk; l++) {
+        float *ma = dup(m0, N), *va = dup(vf0, N), *ua = arr(N, 1, 0);
+        float *mb = dup(m0, N), *vb = dup(vf0, N), *ub = arr(N, 1, 0);
+        double pa[LBS_CHUNKS][2], pb[LBS_CHUNKS][2];
+        float fa[LBS_CHUNKS], fb[LBS_CHUNKS];
+        K[l]->onebit_fresh_chunks(&k, xd, NULL, ma, v, va, w, ua, N, 0,
+                                  LBS_CHUNKS, pa, fa);
+        K[l]->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 0,
+                                  77, pb, fb);
+        K[l]->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 77,
+                                  LBS_CHUNKS, pb, fb);
+        same_f(mb, ma, N, "onebit m (decoded)", K[l]->name);
+        same_f(vb, va, N, "onebit v_fresh (decoded)", K[l]->name);
+        same_f(ub, ua, N, "onebit u (decoded)", K[l]->name);
+        cr_assert(!memcmp(pa, pb, sizeof pa) && !memcmp(fa, fb, sizeof fa),
+                  "%s onebit decoded sums", K[l]->name);
+        free(ma); free(va); free(ua); free(mb); free(vb); free(ub);
+    }
+    free(bits); free(xd);
+    free(g); free(m0); free(v); free(vf0); free(w); free(x); free(mr);
+    free(vfr); free(ur);
 }

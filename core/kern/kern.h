@@ -51,6 +51,29 @@ struct lbs_slamb_blend {
 
 struct lbs_momentum;
 
+/* DecentLaM's per-step coefficients (decentlam.c): z = x - lr (g + wd x),
+ * g~ = (x - mix) inv, m = mu m + g~, x -= lr m; wself weighs z itself
+ * when the rank is alone (the fused form, no exchange). */
+struct lbs_decentlam_coef {
+    double inv, wself;
+    float lr, wd, mu;
+};
+
+/* 1-bit LAMB's compressed update pass (onebit_lamb.c): k with ibc2 the
+ * frozen v's correction, ibc2r v_fresh's; x = the averaged momentum times
+ * sc, read from a buffer x, or, when g is given, (b1 m + c1 g) sc
+ * computed in place (one rank: no buffer), or, when both are NULL,
+ * decoded from the server signs: element i of the layer is bit off + i
+ * of bits, +-ssc[(off + i) / chunk].  p[0] += ||p||^2, p[1] += ||u||^2,
+ * *fmax = max(d/d'). */
+struct lbs_onebit_coef {
+    struct lbs_lamb_coef k;
+    float ibc2r, sc;
+    const uint8_t *bits;
+    const float *ssc;
+    size_t chunk, off;
+};
+
 struct lbs_kern {
     const char *name;
     /* sum x^2 over [0, n): float partials over LBS_NORM_BLOCK blocks from
@@ -114,6 +137,47 @@ struct lbs_kern {
                                const uint8_t *q, unsigned cur, float *u,
                                size_t n, size_t c0, size_t c1,
                                double (*part)[4]);
+    /* Gossip mix (gossip.h) over [lo, hi) of full-layer arrays:
+     * x[e] = sum_k w[k] src[k][e] (double, ascending k, from 0); x may
+     * be one of src.  Returns the sum of the x written (NaN detector). */
+    double (*gossip_mix)(const float *const *src, const double *w, int ns,
+                         float *x, size_t lo, size_t hi);
+    /* DecentLaM: z = x - lr (g + wd x) over [0, n) */
+    void (*decentlam_z)(const struct lbs_decentlam_coef *k, const float *g,
+                        const float *x, float *z, size_t n);
+    /* DecentLaM's update over [lo, hi) of full-layer arrays, the mix of
+     * src as gossip_mix; src NULL: alone, z from g in registers and the
+     * mix is wself z.  Returns the sum of m (NaN detector). */
+    double (*decentlam_update)(const struct lbs_decentlam_coef *k,
+                               const float *const *src, const double *w,
+                               int ns, const float *g, float *m, float *x,
+                               size_t lo, size_t hi);
+    /* 1-bit LAMB, compressed phase: x = (b1 m + c1 g) sc over [0, n) */
+    void (*onebit_fill)(const struct lbs_onebit_coef *k, const float *g,
+                        const float *m, float *x, size_t n);
+    /* x += e; returns sum x^2 over LBS_NORM_BLOCK blocks as sumsq */
+    double (*onebit_feed)(float *x, const float *e, size_t n);
+    /* e = x - s sign(x) and bits (bit 1: x >= 0) of bytes [0, n/8);
+     * n a multiple of 8 */
+    void (*onebit_keep_pack)(const float *x, float *e, float s,
+                             uint8_t *bits, size_t n);
+    /* the server's sum over [j0, j1) of its chunk (cb bytes per worker):
+     * y[j] = 0 + sum_q (bit j of rbits + q cb) ? wsc[q] invP : -(..),
+     * ascending q */
+    void (*onebit_server)(const uint8_t *rbits, size_t cb, size_t P,
+                          const float *wsc, float invP, float *y, size_t j0,
+                          size_t j1);
+    /* x[j] = (bit j0 + j of bits) ? s : -s over j in [0, n) (the update
+     * pass's decoder, in the table for the tests) */
+    void (*onebit_unpack)(const uint8_t *bits, size_t j0, float s, float *x,
+                          size_t n);
+    /* chunks [c0, c1) of the update pass (struct lbs_onebit_coef: x, g
+     * or k's bits); part[c] = {||p||^2, ||u||^2}, fm[c] = max */
+    void (*onebit_fresh_chunks)(const struct lbs_onebit_coef *k,
+                                const float *x, const float *g, float *m,
+                                const float *v, float *vf, const float *w,
+                                float *u, size_t n, size_t c0, size_t c1,
+                                double (*part)[2], float *fm);
     /* lbs_scan_ge (compress_impl.h) */
     size_t (*scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
                       uint32_t *gi, float *gv, size_t room);

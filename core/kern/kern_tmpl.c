@@ -648,6 +648,258 @@ static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
     }
 }
 
+/* ---- decentralized optimizers (gossip.h, dmsgd.c, decentlam.c) ---- */
+
+/* The mix sum_k w[k] src[k][e] in double, ascending k from 0, into a
+ * block in L1: one sweep per source vectorises (a loop over k inside the
+ * loop over e does not), and each element adds the same terms in the same
+ * order as lbs_gossip_mix_at.  Every source is read before x is written,
+ * so x may be one of them. */
+#define MIX_BLOCK 512
+static inline void F(mix_block)(const float *const *src, const double *w,
+                                int ns, size_t b, size_t len, double *acc)
+{
+#pragma omp simd
+    for (size_t j = 0; j < len; j++)
+        acc[j] = 0;
+    for (int k = 0; k < ns; k++) {
+        const float *restrict s = src[k] + b;
+        const double wk = w[k];
+#pragma omp simd
+        for (size_t j = 0; j < len; j++)
+            acc[j] += wk * (double)s[j];
+    }
+}
+
+static double F(gossip_mix)(const float *const *src, const double *w, int ns,
+                            float *x, size_t lo, size_t hi)
+{
+    double acc[MIX_BLOCK], sum = 0;
+    for (size_t b = lo; b < hi; b += MIX_BLOCK) {
+        size_t len = hi - b < MIX_BLOCK ? hi - b : MIX_BLOCK;
+        F(mix_block)(src, w, ns, b, len, acc);
+#pragma omp simd reduction(+ : sum)
+        for (size_t j = 0; j < len; j++) {
+            float xj = (float)acc[j];
+            x[b + j] = xj;
+            sum += xj;
+        }
+    }
+    return sum;
+}
+
+static void F(decentlam_z)(const struct lbs_decentlam_coef *k,
+                           const float *restrict g, const float *restrict x,
+                           float *restrict z, size_t n)
+{
+    const float lr = k->lr, wd = k->wd;
+#pragma omp simd
+    for (size_t e = 0; e < n; e++)
+        z[e] = x[e] - lr * (g[e] + wd * x[e]);
+}
+
+static double F(decentlam_update)(const struct lbs_decentlam_coef *k,
+                                  const float *const *src, const double *w,
+                                  int ns, const float *g, float *m, float *x,
+                                  size_t lo, size_t hi)
+{
+    const double inv = k->inv, ws = k->wself;
+    const float lr = k->lr, wd = k->wd, mu = k->mu;
+    double sum = 0;
+    if (!src) {   /* alone: z, its mix ws z and the update in one pass */
+#pragma omp simd reduction(+ : sum)
+        for (size_t e = lo; e < hi; e++) {
+            float xe = x[e];
+            float z = xe - lr * (g[e] + wd * xe);
+            double mix = 0;
+            mix += ws * (double)z;
+            float gt = (float)(((double)xe - mix) * inv);
+            float mi = mu * m[e] + gt;
+            m[e] = mi;
+            sum += mi;
+            x[e] = xe - lr * mi;
+        }
+        return sum;
+    }
+    double acc[MIX_BLOCK];
+    for (size_t b = lo; b < hi; b += MIX_BLOCK) {
+        size_t len = hi - b < MIX_BLOCK ? hi - b : MIX_BLOCK;
+        F(mix_block)(src, w, ns, b, len, acc);
+        float *restrict xb = x + b, *restrict mb = m + b;
+#pragma omp simd reduction(+ : sum)
+        for (size_t j = 0; j < len; j++) {
+            float gt = (float)(((double)xb[j] - acc[j]) * inv);
+            float mi = mu * mb[j] + gt;
+            mb[j] = mi;
+            sum += mi;
+            xb[j] -= lr * mi;
+        }
+    }
+    return sum;
+}
+
+/* ---- 1-bit LAMB's compressed phase (onebit_lamb.c) ---- */
+
+static void F(onebit_fill)(const struct lbs_onebit_coef *k,
+                           const float *restrict g, const float *restrict m,
+                           float *restrict x, size_t n)
+{
+    const float b1 = k->k.b1, c1 = k->k.c1, sc = k->sc;
+#pragma omp simd
+    for (size_t j = 0; j < n; j++)
+        x[j] = (b1 * m[j] + c1 * g[j]) * sc;
+}
+
+static double F(onebit_feed)(float *restrict x, const float *restrict e,
+                             size_t n)
+{
+    double sum = 0;
+    for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
+        size_t end = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
+        float f = 0;
+#pragma omp simd reduction(+ : f)
+        for (size_t j = b; j < end; j++) {
+            float xj = x[j] + e[j];
+            x[j] = xj;
+            f += xj * xj;
+        }
+        sum += f;
+    }
+    return sum;
+}
+
+static void F(onebit_keep_pack)(const float *restrict x, float *restrict e,
+                                float s, uint8_t *restrict bits, size_t n)
+{
+#pragma omp simd
+    for (size_t b = 0; b < n / 8; b++) {
+        unsigned v = 0;
+        for (unsigned t = 0; t < 8; t++) {
+            float xj = x[8 * b + t];
+            int p = xj >= 0.0f;
+            v |= (unsigned)p << t;
+            e[8 * b + t] = xj - (p ? s : -s);
+        }
+        bits[b] = (uint8_t)v;
+    }
+}
+
+static inline float F(unsign)(const uint8_t *bits, size_t j, float s)
+{
+    return (bits[j >> 3] >> (j & 7) & 1u) ? s : -s;
+}
+
+static void F(onebit_server)(const uint8_t *rbits, size_t cb, size_t P,
+                             const float *wsc, float invP, float *y,
+                             size_t j0, size_t j1)
+{
+    float acc[MIX_BLOCK];
+    for (size_t b = j0; b < j1; b += MIX_BLOCK) {
+        size_t len = j1 - b < MIX_BLOCK ? j1 - b : MIX_BLOCK;
+#pragma omp simd
+        for (size_t j = 0; j < len; j++)
+            acc[j] = 0;
+        for (size_t q = 0; q < P; q++) {
+            const uint8_t *bq = rbits + q * cb;
+            const float s = wsc[q] * invP;
+#pragma omp simd
+            for (size_t j = 0; j < len; j++)
+                acc[j] += F(unsign)(bq, b + j, s);
+        }
+        memcpy(y + b, acc, len * sizeof *acc);
+    }
+}
+
+static void F(onebit_unpack)(const uint8_t *bits, size_t j0, float s,
+                             float *x, size_t n)
+{
+    size_t j = 0;
+    for (; j < n && ((j0 + j) & 7); j++)
+        x[j] = F(unsign)(bits, j0 + j, s);
+    const uint8_t *bb = bits + ((j0 + j) >> 3);
+    size_t nb = (n - j) / 8;
+    float *xb = x + j;
+#pragma omp simd
+    for (size_t b = 0; b < nb; b++)
+        for (unsigned t = 0; t < 8; t++)
+            xb[8 * b + t] = (bb[b] >> t & 1u) ? s : -s;
+    for (j += 8 * nb; j < n; j++)
+        x[j] = F(unsign)(bits, j0 + j, s);
+}
+
+/* One chunk of the update pass: blocks of LBS_NORM_BLOCK from lo, float
+ * partials, double across blocks (onebit_lamb.c's fresh_range). */
+static void F(onebit_fresh)(const struct lbs_onebit_coef *c, const float *x,
+                            const float *g, float *m, const float *v,
+                            float *vf, const float *w, float *u, size_t lo,
+                            size_t hi, double p[2], float *fmax)
+{
+    const float b1 = c->k.b1, c1 = c->k.c1, b2 = c->k.b2, c2 = c->k.c2,
+                ibc1 = c->k.ibc1, ibc2 = c->k.ibc2, eps = c->k.eps,
+                wd = c->k.wd, ibc2r = c->ibc2r, sc = c->sc;
+    const float ic1 = 1.0f / c1;
+    float fm = 0;
+    /* x from the buffer, (g) the fill computed in place, or decoded; a
+     * loop each, so that none reads a NULL array */
+#define FRESH(XI)                                                           \
+    for (size_t i = b; i < e; i++) {                                        \
+        float mo = m[i];                                                    \
+        float xi = (XI);                                                    \
+        float mn = xi / sc;                                                 \
+        float gr = (mn - b1 * mo) * ic1;                                    \
+        float f = b2 * vf[i] + c2 * gr * gr;                                \
+        vf[i] = f;                                                          \
+        m[i] = mn;                                                          \
+        float d = sqrtf(v[i] * ibc2) + eps;                                 \
+        float q = d / (sqrtf(f * ibc2r) + eps);                             \
+        fm = q > fm ? q : fm;                                               \
+        float pi = (mn * ibc1) / d;                                         \
+        float ui = pi + wd * w[i];                                          \
+        u[i] = ui;                                                          \
+        fp += pi * pi;                                                      \
+        fu += ui * ui;                                                      \
+    }
+    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
+        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+        float fp = 0, fu = 0;
+        if (g) {
+#pragma omp simd reduction(+ : fp, fu) reduction(max : fm)
+            FRESH((b1 * mo + c1 * g[i]) * sc)
+        } else if (x) {
+#pragma omp simd reduction(+ : fp, fu) reduction(max : fm)
+            FRESH(x[i])
+        } else {   /* decode the block into L1 first, split at ranks */
+            float xb[LBS_NORM_BLOCK];
+            for (size_t j = c->off + b, end = c->off + e; j < end;) {
+                size_t r = j / c->chunk, stop = (r + 1) * c->chunk;
+                stop = stop < end ? stop : end;
+                F(onebit_unpack)(c->bits, j, c->ssc[r],
+                                 xb + (j - c->off - b), stop - j);
+                j = stop;
+            }
+#pragma omp simd reduction(+ : fp, fu) reduction(max : fm)
+            FRESH(xb[i - b])
+        }
+        p[0] += fp;
+        p[1] += fu;
+    }
+#undef FRESH
+    *fmax = fm;
+}
+
+static void F(onebit_fresh_chunks)(const struct lbs_onebit_coef *k,
+                                   const float *x, const float *g, float *m,
+                                   const float *v, float *vf, const float *w,
+                                   float *u, size_t n, size_t c0, size_t c1,
+                                   double (*part)[2], float *fm)
+{
+    for (size_t c = c0; c < c1; c++) {
+        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+        part[c][0] = part[c][1] = 0;
+        F(onebit_fresh)(k, x, g, m, v, vf, w, u, lo, hi, part[c], &fm[c]);
+    }
+}
+
 const struct lbs_kern F(lbs_kern) = {
     .sumsq_chunks = F(sumsq_chunks),
     .lamb_chunks = F(lamb_chunks),
@@ -668,4 +920,13 @@ const struct lbs_kern F(lbs_kern) = {
     .gather = F(gather),
     .scatter_add = F(scatter_add),
     .scan_ge = F(scan_ge),
+    .gossip_mix = F(gossip_mix),
+    .decentlam_z = F(decentlam_z),
+    .decentlam_update = F(decentlam_update),
+    .onebit_fill = F(onebit_fill),
+    .onebit_feed = F(onebit_feed),
+    .onebit_keep_pack = F(onebit_keep_pack),
+    .onebit_server = F(onebit_server),
+    .onebit_unpack = F(onebit_unpack),
+    .onebit_fresh_chunks = F(onebit_fresh_chunks),
 };

@@ -18,17 +18,55 @@
  *
  * Memory (bytes per element, step alone): z (read g, x, write z: 12),
  * then read z, the degree received copies, x, m and write m, x:
- * 20 + 4 degree.
+ * 20 + 4 degree; 32 + 4 degree in all.  A rank without neighbours (one
+ * rank) sends nothing, so z never leaves registers: one pass reads g, x,
+ * m and writes m, x, 20 bytes, the same arithmetic (decentlam_update with
+ * src NULL).  Both passes are dispatched kernels (core/kern/kern.h).
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 
 #include "gossip.h"
+#include "kern.h"
 
 static int decentlam_init(struct lbs_optim *o, struct lbs_err *err)
 {
     return lbs_gossip_state_init(o, 1, err);
+}
+
+/* z = x - lr (g + wd x) over a layer (decentlam_z kernel). */
+static void send_buffer(const struct lbs_decentlam_coef *k, const float *gr,
+                        const float *x, float *z, size_t n)
+{
+    const struct lbs_kern *K = lbs_kern();
+    if (n < LBS_PAR_MIN) {
+        K->decentlam_z(k, gr, x, z, n);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+        K->decentlam_z(k, gr + lo, x + lo, z + lo, hi - lo);
+    }
+}
+
+/* g~, m and x over a layer (decentlam_update kernel); src NULL: alone,
+ * z is formed in registers from gr.  Returns the sum of m. */
+static double update(const struct lbs_decentlam_coef *k,
+                     const struct lbs_gossip *g, const float *const *src,
+                     const float *gr, float *m, float *x, size_t n)
+{
+    const struct lbs_kern *K = lbs_kern();
+    if (n < LBS_PAR_MIN)
+        return K->decentlam_update(k, src, g->wsrc, g->nsrc, gr, m, x, 0, n);
+    double sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        sum += K->decentlam_update(k, src, g->wsrc, g->nsrc, gr, m, x,
+                                   lbs_chunk_lo(n, c),
+                                   lbs_chunk_lo(n, c + 1));
+    return sum;
 }
 
 static int decentlam_step(struct lbs_optim *o, struct lbs_err *err)
@@ -37,36 +75,27 @@ static int decentlam_step(struct lbs_optim *o, struct lbs_err *err)
     struct lbs_gossip_state *st = o->state;
     struct lbs_gossip *g = &st->g;
     const double lr = c->lr * o->lr_scale;
-    const float lrf = (float)lr, wd = (float)c->wd, mu = (float)c->momentum;
     int rc;
     lbs_gossip_begin(g, o);
+    const struct lbs_decentlam_coef k = {
+        .inv = lr > 0 ? 1.0 / lr : 0, .wself = g->peers.wself,
+        .lr = (float)lr, .wd = (float)c->wd, .mu = (float)c->momentum,
+    };
+    /* alone, nothing is sent: one pass instead of z's and the update's */
+    const int fused = lr > 0 && lbs_gossip_alone(g);
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         const size_t n = L->n;
-        const float *gr = L->g;
         float *x = L->w, *m = st->m[i], *z = st->z;
-#pragma omp parallel for simd schedule(static) if (n >= LBS_PAR_MIN)
-        for (size_t e = 0; e < n; e++)
-            z[e] = x[e] - lrf * (gr[e] + wd * x[e]);
-        if ((rc = lbs_gossip_exchange(g, o, i, z, n, err)))
-            return rc;
-        double sum = 0;
-        if (lr > 0) {
-            const double inv = 1.0 / lr;
-#pragma omp parallel for reduction(+ : sum) schedule(static) if (n >= LBS_PAR_MIN)
-            for (size_t e = 0; e < n; e++) {
-                float gt = (float)((x[e] - lbs_gossip_mix_at(g, e)) * inv);
-                float mi = mu * m[e] + gt;
-                m[e] = mi;
-                sum += mi;
-                x[e] -= lrf * mi;
-            }
+        double sum;
+        if (fused) {
+            sum = update(&k, g, NULL, L->g, m, x, n);
         } else {
-#pragma omp parallel for reduction(+ : sum) schedule(static) if (n >= LBS_PAR_MIN)
-            for (size_t e = 0; e < n; e++) {
-                x[e] = (float)lbs_gossip_mix_at(g, e);
-                sum += x[e];
-            }
+            send_buffer(&k, L->g, x, z, n);
+            if ((rc = lbs_gossip_exchange(g, o, i, z, n, err)))
+                return rc;
+            sum = lr > 0 ? update(&k, g, g->src, NULL, m, x, n)
+                         : lbs_gossip_mix(g, x, n);
         }
         if ((rc = lbs_check_finite(o, i, sum, err)))
             return rc;
@@ -77,7 +106,8 @@ static int decentlam_step(struct lbs_optim *o, struct lbs_err *err)
 static double decentlam_bytes(const struct lbs_optim *o)
 {
     const struct lbs_gossip_state *st = o->state;
-    return 32.0 + 4.0 * lbs_topology_degree(st->g.topo);
+    int deg = lbs_topology_degree(st->g.topo);
+    return deg ? 32.0 + 4.0 * deg : 20.0;
 }
 
 const struct lbs_optim_ops lbs_optim_decentlam = {

@@ -18,8 +18,8 @@
  *
  * One neighbour exchange per layer (layer index in the trace), degree x n
  * floats sent.  Memory (bytes per element, step alone): the momentum pass
- * 20, the mix reads y and the degree received copies and writes x:
- * 8 + 4 degree.
+ * 20, the mix (gossip_mix kernel, in place) reads y and the degree
+ * received copies and writes x: 8 + 4 degree.
  */
 #include <math.h>
 #include <stddef.h>
@@ -53,9 +53,7 @@ static int dmsgd_step(struct lbs_optim *o, struct lbs_err *err)
             continue;           /* alone: W = [1] */
         if ((rc = lbs_gossip_exchange(g, o, i, x, L->n, err)))
             return rc;
-#pragma omp parallel for schedule(static) if (L->n >= LBS_PAR_MIN)
-        for (size_t e = 0; e < L->n; e++)
-            x[e] = (float)lbs_gossip_mix_at(g, e);
+        lbs_gossip_mix(g, x, L->n);
     }
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gossip.h"
+#include "kern.h"
 
 int lbs_gossip_init(struct lbs_gossip *g, const struct lbs_optim *o,
                     enum lbs_topo kind, struct lbs_err *err)
@@ -76,6 +77,20 @@ int lbs_gossip_exchange(struct lbs_gossip *g, struct lbs_optim *o,
     g->bytes += (double)p->nto * (double)n * sizeof(float);
     return lbs_neighbor_exchange(o->comm, send, n, LBS_FLOAT32, p->to, p->nto,
                                  p->from, p->nfrom, g->recv, (int)layer);
+}
+
+double lbs_gossip_mix(const struct lbs_gossip *g, float *x, size_t n)
+{
+    const struct lbs_kern *K = lbs_kern();
+    const float *const *src = g->src;
+    if (n < LBS_PAR_MIN)
+        return K->gossip_mix(src, g->wsrc, g->nsrc, x, 0, n);
+    double sum = 0;
+#pragma omp parallel for schedule(static) reduction(+ : sum)
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        sum += K->gossip_mix(src, g->wsrc, g->nsrc, x, lbs_chunk_lo(n, c),
+                             lbs_chunk_lo(n, c + 1));
+    return sum;
 }
 
 int lbs_gossip_consensus(const struct lbs_optim *o, double *value,

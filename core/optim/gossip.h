@@ -6,12 +6,13 @@
  * buffer (degree x largest layer floats).  Per layer the optimizer calls
  * lbs_gossip_exchange(send) - the send buffer goes to every out-neighbour
  * through lbs_neighbor_exchange (Isend/Irecv on MPI), the in-neighbours'
- * buffers land in recv - and then, per element e,
+ * buffers land in recv - and then, per element e, the mix
  *
- *   lbs_gossip_mix_at(g, e) = sum_j W[i][j] v_j[e]
+ *   sum_j W[i][j] v_j[e]
  *
  * with v_i = the send buffer itself, summed in ascending rank order (self
- * included) in double.  Every rank of a fully connected topology therefore
+ * included) in double, from 0 (the gossip_mix and decentlam_update
+ * kernels, core/kern/kern.h, over g->src and g->wsrc).  Every rank of a fully connected topology therefore
  * adds the same numbers in the same order and gets the same bits.
  *
  * Ownership: init allocates, fini frees (safe after a failed init).
@@ -47,12 +48,15 @@ int lbs_gossip_exchange(struct lbs_gossip *g, struct lbs_optim *o,
                         size_t layer, const float *send, size_t n,
                         struct lbs_err *err);
 
-static inline double lbs_gossip_mix_at(const struct lbs_gossip *g, size_t e)
+/* x = the mix sum_j W[i][j] v_j over [0, n) (the dispatched gossip_mix
+ * kernel; x may be the send buffer).  Returns the sum of x (a NaN
+ * detector). */
+double lbs_gossip_mix(const struct lbs_gossip *g, float *x, size_t n);
+/* Alone at this step (no in- or out-neighbours): the mix is wself v_i
+ * and nothing needs to be exchanged. */
+static inline int lbs_gossip_alone(const struct lbs_gossip *g)
 {
-    double s = 0;
-    for (int k = 0; k < g->nsrc; k++)
-        s += g->wsrc[k] * (double)g->src[k][e];
-    return s;
+    return g->peers.nfrom == 0 && g->peers.nto == 0;
 }
 
 /* mean over ranks of ||x_i - x_bar|| over all layers (collective). */

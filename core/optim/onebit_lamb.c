@@ -68,9 +68,16 @@
  * its bytes grow with the whole model), the scale allgathers layer -1.
  *
  * Memory traffic per element: warm-up 40 (lamb.c's two passes, u kept in
- * a scratch of the largest layer); compressed 84 with P > 1 (fill 12,
- * worker error feedback and packing 24, decode 4, update pass: read x, m,
- * v, v_fresh, w, write m, v_fresh, u = 32, apply 12), 56 on one rank.
+ * a scratch of the largest layer); compressed 72 with P > 1 (fill 12,
+ * worker error feedback: x += e 12, then e and the packed signs in one
+ * pass 8; update pass: decode the server's signs block by block in L1
+ * (1/8, not counted), read m, v, v_fresh, w, write m, v_fresh, u = 28;
+ * apply 12; the server's passes over n/P elements not counted), 44 on
+ * one rank: there is no buffer, the update pass forms
+ * x = (b1 m + c1 g) sc in registers (read g, m, v, v_fresh, w, write m,
+ * v_fresh, u = 32) and the apply is 12.  Every pass is a dispatched kernel
+ * (core/kern/kern.h: onebit_*), elementwise the same arithmetic at every
+ * level.
  * All norms are summed in fixed chunks (optim_impl.h): every rank computes
  * the same factors from the same data, so the replicas stay identical.
  */
@@ -80,6 +87,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kern.h"
 #include "lamb_kernel.h"
 #include "optim_impl.h"
 #include "slamb.h"
@@ -117,6 +125,7 @@ struct onebit_state {
     double *last;                 /* last scaling factor */
     double *sc;                   /* momentum scaling, per layer */
     int scaled;                   /* sc computed */
+    int ready;                    /* alloc_compression done */
     size_t ntot, npad, chunk;     /* elements: all layers, padded, per rank */
     size_t *off;                  /* layer offsets into buf */
     float *buf;                   /* fused momentum, npad */
@@ -167,52 +176,34 @@ static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
 
 /* ------------------------------------------------ compressed allreduce */
 
-static void pack_signs(const float *x, size_t nbytes, uint8_t *bits)
-{
-#pragma omp parallel for schedule(static) if (nbytes >= LBS_PAR_MIN / 8)
-    for (size_t b = 0; b < nbytes; b++) {
-        unsigned v = 0;
-        for (unsigned j = 0; j < 8; j++)
-            v |= (unsigned)(x[8 * b + j] >= 0.0f) << j;
-        bits[b] = (uint8_t)v;
-    }
-}
-
-static inline float unsign(const uint8_t *bits, size_t j, float scale)
-{
-    return (bits[j >> 3] >> (j & 7) & 1u) ? scale : -scale;
-}
-
-/* x += e (error feedback); returns ||x||^2, chunked (deterministic). */
+/* The worker and server halves run the same three kernels over one
+ * buffer: x += e with ||x||^2 in fixed chunks (deterministic across
+ * thread counts), then e = x - a sign(x) and the packed signs in one
+ * pass.  Chunks of the keep/pack pass start on whole bytes. */
 static double feed_error(float *x, float *e, size_t n)
 {
+    const struct lbs_kern *K = lbs_kern();
     double part[LBS_CHUNKS];
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
     for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t hi = lbs_chunk_lo(n, c + 1);
-        double sum = 0;
-        for (size_t b = lbs_chunk_lo(n, c); b < hi; b += LBS_NORM_BLOCK) {
-            size_t end = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-            float f = 0;
-#pragma omp simd reduction(+ : f)
-            for (size_t j = b; j < end; j++) {
-                float xj = x[j] + e[j];
-                x[j] = xj;
-                f += xj * xj;
-            }
-            sum += f;
-        }
-        part[c] = sum;
+        size_t lo = lbs_chunk_lo(n, c);
+        part[c] = K->onebit_feed(x + lo, e + lo, lbs_chunk_lo(n, c + 1) - lo);
     }
     return lbs_sum_chunks(part);
 }
 
-/* e = x - scale sign(x): what the 1-bit code leaves out. */
-static void keep_error(const float *x, float *e, size_t n, float scale)
+/* e = x - scale sign(x) and bits (bit 1: x >= 0); n a multiple of 8. */
+static void keep_and_pack(const float *x, float *e, size_t n, float scale,
+                          uint8_t *bits)
 {
-#pragma omp parallel for simd schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t j = 0; j < n; j++)
-        e[j] = x[j] - (x[j] >= 0.0f ? scale : -scale);
+    const struct lbs_kern *K = lbs_kern();
+    const size_t nb = n / 8;
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(nb, c), hi = lbs_chunk_lo(nb, c + 1);
+        K->onebit_keep_pack(x + 8 * lo, e + 8 * lo, scale, bits + lo,
+                            8 * (hi - lo));
+    }
 }
 
 /* DeepSpeed's compressed_allreduce over s->buf (see the header). */
@@ -220,14 +211,14 @@ static int compressed_allreduce(struct lbs_optim *o)
 {
     struct onebit_state *s = o->state;
     struct lbs_comm *comm = o->comm;
+    const struct lbs_kern *K = lbs_kern();
     const size_t P = (size_t)comm->size, chunk = s->chunk, cb = chunk / 8;
     int rc;
 
     /* worker */
     double sum = feed_error(s->buf, s->werr, s->npad);
     float a = (float)sqrt(sum / (double)s->npad);
-    keep_error(s->buf, s->werr, s->npad, a);
-    pack_signs(s->buf, s->npad / 8, s->sbits);
+    keep_and_pack(s->buf, s->werr, s->npad, a, s->sbits);
     if ((rc = lbs_alltoall(comm, s->sbits, s->rbits, cb, LBS_UINT8,
                                LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &a, s->wsc, 1, LBS_FLOAT32, -1)))
@@ -235,32 +226,20 @@ static int compressed_allreduce(struct lbs_optim *o)
 
     /* server: my chunk of every worker's signs */
     const float invP = 1.0f / (float)P;
-    const float *wsc = s->wsc;
-    const uint8_t *rbits = s->rbits;
-    float *srv = s->srv;
 #pragma omp parallel for schedule(static) if (chunk >= LBS_PAR_MIN)
-    for (size_t j = 0; j < chunk; j++) {
-        float acc = 0;
-        for (size_t q = 0; q < P; q++)
-            acc += unsign(rbits + q * cb, j, wsc[q] * invP);
-        srv[j] = acc;
-    }
-    sum = feed_error(srv, s->serr, chunk);
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        K->onebit_server(s->rbits, cb, P, s->wsc, invP, s->srv,
+                         lbs_chunk_lo(chunk, c), lbs_chunk_lo(chunk, c + 1));
+    sum = feed_error(s->srv, s->serr, chunk);
     float b = (float)sqrt(sum / (double)chunk);
-    keep_error(srv, s->serr, chunk, b);
-    pack_signs(srv, cb, s->cbits);
+    keep_and_pack(s->srv, s->serr, chunk, b, s->cbits);
     if ((rc = lbs_allgather(comm, s->cbits, s->sbits, cb, LBS_UINT8,
                                 LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &b, s->ssc, 1, LBS_FLOAT32, -1)))
         return rc;
 
-    /* everyone decodes the same averaged momentum */
-    const uint8_t *sbits = s->sbits;
-    const float *ssc = s->ssc;
-    float *buf = s->buf;
-#pragma omp parallel for schedule(static) if (s->npad >= LBS_PAR_MIN)
-    for (size_t j = 0; j < s->npad; j++)
-        buf[j] = unsign(sbits, j, ssc[j / chunk]);
+    /* everyone decodes the same averaged momentum: s->sbits, s->ssc,
+     * read by the update pass itself */
     return 0;
 }
 
@@ -270,10 +249,10 @@ static int alloc_compression(struct lbs_optim *o, struct lbs_err *err)
     const size_t P = (size_t)o->comm->size;
     s->npad = (s->ntot + 8 * P - 1) / (8 * P) * (8 * P);
     s->chunk = s->npad / P;
-    if (!(s->buf = lbs_zalloc_f32(s->npad)))
-        goto nomem;
+    /* one rank: pass 1 forms the momentum itself, no buffer */
     if (P > 1 &&
-        (!(s->werr = lbs_zalloc_f32(s->npad)) ||
+        (!(s->buf = lbs_zalloc_f32(s->npad)) ||
+         !(s->werr = lbs_zalloc_f32(s->npad)) ||
          !(s->serr = lbs_zalloc_f32(s->chunk)) ||
          !(s->srv = lbs_zalloc_f32(s->chunk)) ||
          !(s->wsc = lbs_zalloc_f32(P)) || !(s->ssc = lbs_zalloc_f32(P)) ||
@@ -283,6 +262,7 @@ static int alloc_compression(struct lbs_optim *o, struct lbs_err *err)
         goto nomem;
     if (!s->vf && !(s->vf = copy_layer_state(o, s->v)))
         goto nomem;
+    s->ready = 1;
     return 0;
 nomem:
     return lbs_err_set(err, -ENOMEM, "onebit_lamb: out of memory for the "
@@ -310,114 +290,107 @@ struct fresh_sums {
     float fmax;       /* max d/d' */
 };
 
-static void fresh_range(const struct lbs_lamb_coef *k, float ibc2r,
-                        const float *x, float sc, float *m, const float *v,
-                        float *vf, const float *w, float *u, size_t lo,
-                        size_t hi, struct fresh_sums *r)
+/* m_new, g~, v_fresh, u and the sums the scaling factor needs, in fixed
+ * chunks (onebit_fresh_chunks kernel).  g given: one rank, the fill
+ * (b1 m + c1 g) sc is formed in registers instead of a buffer; else the
+ * averaged momentum is decoded from k's bits block by block. */
+static void compressed_pass1(const struct lbs_onebit_coef *k, const float *g,
+                             float *m, const float *v, float *vf,
+                             const float *w, float *u, size_t n,
+                             struct fresh_sums *r)
 {
-    const float ic1 = 1.0f / k->c1;
-    for (size_t b = lo; b < hi; b += LBS_NORM_BLOCK) {
-        size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-        float fp = 0, fu = 0, fm = r->fmax;
-#pragma omp simd reduction(+ : fp, fu) reduction(max : fm)
-        for (size_t i = b; i < e; i++) {
-            float mn = x[i] / sc;
-            float gr = (mn - k->b1 * m[i]) * ic1;
-            float f = k->b2 * vf[i] + k->c2 * gr * gr;
-            vf[i] = f;
-            m[i] = mn;
-            float d = sqrtf(v[i] * k->ibc2) + k->eps;
-            float q = d / (sqrtf(f * ibc2r) + k->eps);
-            fm = q > fm ? q : fm;
-            float p = (mn * k->ibc1) / d;
-            float ui = p + k->wd * w[i];
-            u[i] = ui;
-            fp += p * p;
-            fu += ui * ui;
-        }
-        r->pp += fp;
-        r->uu += fu;
-        r->fmax = fm;
+    double part[LBS_CHUNKS][2];
+    float fm[LBS_CHUNKS];
+    const struct lbs_kern *K = lbs_kern();
+    LBS_KERN_CHUNKED(n, K->onebit_fresh_chunks(k, NULL, g, m, v, vf, w, u, n,
+                                               c0, c1, part, fm));
+    *r = (struct fresh_sums){0, 0, 0};
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        r->pp += part[c][0];
+        r->uu += part[c][1];
+        r->fmax = fm[c] > r->fmax ? fm[c] : r->fmax;
     }
 }
 
-/* m_new, g~, v_fresh, u and the sums the scaling factor needs. */
-static void compressed_pass1(const struct lbs_lamb_coef *k, float ibc2r,
-                             const float *x, float sc, float *m,
-                             const float *v, float *vf, const float *w,
-                             float *u, size_t n, struct fresh_sums *r)
+/* x = (b1 m + c1 g) sc into the fused buffer, every layer, zero padding. */
+static void fill(struct lbs_optim *o, const struct lbs_onebit_coef *k0)
 {
-    struct fresh_sums part[LBS_CHUNKS];
-    memset(part, 0, sizeof part);
+    struct onebit_state *s = o->state;
+    const struct lbs_kern *K = lbs_kern();
+    for (size_t i = 0; i < o->nlayers; i++) {
+        struct lbs_onebit_coef k = *k0;
+        k.sc = (float)s->sc[i];
+        const float *g = o->layers[i].g, *m = s->m[i];
+        float *x = s->buf + s->off[i];
+        const size_t n = o->layers[i].n;
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++)
-        fresh_range(k, ibc2r, x, sc, m, v, vf, w, u, lbs_chunk_lo(n, c),
-                    lbs_chunk_lo(n, c + 1), &part[c]);
-    *r = (struct fresh_sums){0, 0, 0};
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        r->pp += part[c].pp;
-        r->uu += part[c].uu;
-        r->fmax = part[c].fmax > r->fmax ? part[c].fmax : r->fmax;
+        for (size_t c = 0; c < LBS_CHUNKS; c++) {
+            size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+            K->onebit_fill(&k, g + lo, m + lo, x + lo, hi - lo);
+        }
     }
+    memset(s->buf + s->ntot, 0, (s->npad - s->ntot) * sizeof(float));
+}
+
+/* DeepSpeed's scaling factor f of layer i from the pass-1 sums, clamped
+ * and rate-limited; returns the step's coefficient coeff_freeze f. */
+static double scaling_coeff(struct lbs_optim *o, size_t i, float wd,
+                            const struct fresh_sums *r)
+{
+    const struct onebit_cfg *c = o->cfg;
+    struct onebit_state *s = o->state;
+    const double th = c->factor_threshold;
+    double f = r->fmax;
+    if (wd > 0 && r->uu > 0) {
+        double ratio = sqrt(r->pp) / sqrt(r->uu);
+        ratio = ratio < 1.0 ? ratio : 1.0;
+        f = f * ratio + (1.0 - ratio);
+    }
+    f = f > c->factor_max ? c->factor_max : f;
+    f = f < c->factor_min ? c->factor_min : f;
+    double hi = s->last[i] * (1.0 + th), lo = s->last[i] * (1.0 - th);
+    f = f > hi ? hi : f < lo ? lo : f;
+    s->last[i] = f;
+    return s->coeff[i] * f;
 }
 
 static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct onebit_cfg *c = o->cfg;
     struct onebit_state *s = o->state;
+    const int many = o->comm->size > 1;
     int rc;
-    if (!s->buf && (rc = alloc_compression(o, err)))
+    if (!s->ready && (rc = alloc_compression(o, err)))
         return rc;
     if (!s->scaled)
         compute_scaling(o);
-    const float b1 = (float)c->a.b1, c1 = (float)(1 - c->a.b1);
-    for (size_t i = 0; i < o->nlayers; i++) {
-        const float *g = o->layers[i].g, *m = s->m[i];
-        float *x = s->buf + s->off[i];
-        const float sc = (float)s->sc[i];
-        const size_t n = o->layers[i].n;
-#pragma omp parallel for simd schedule(static) if (n >= LBS_PAR_MIN)
-        for (size_t j = 0; j < n; j++)
-            x[j] = (b1 * m[j] + c1 * g[j]) * sc;
-    }
-    memset(s->buf + s->ntot, 0, (s->npad - s->ntot) * sizeof(float));
-    if (o->comm->size > 1) {
+    /* v_fresh is corrected for step t, the frozen v for freeze_step */
+    struct lbs_onebit_coef k = {.k = lbs_adam_coef(&c->a, o->t, 1.0)};
+    k.ibc2r = k.k.ibc2;
+    if (c->a.bias_correction)
+        k.k.ibc2 = (float)(1.0 / (1.0 - pow(c->a.b2, c->freeze_step)));
+    k.bits = s->sbits;
+    k.ssc = s->ssc;
+    k.chunk = s->chunk;
+    if (many) {   /* one rank: no buffer, pass 1 forms x itself */
+        fill(o, &k);
         o->comm->err = err;
         if ((rc = compressed_allreduce(o)))
             return rc;
     }
-
-    /* v_fresh is corrected for step t, the frozen v for freeze_step */
-    struct lbs_lamb_coef k = lbs_adam_coef(&c->a, o->t, 1.0);
-    const float ibc2r = k.ibc2;
-    if (c->a.bias_correction)
-        k.ibc2 = (float)(1.0 / (1.0 - pow(c->a.b2, c->freeze_step)));
     const double lr = c->a.lr * o->lr_scale;
-    const double th = c->factor_threshold;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         int plain = c->exclude_1d && lbs_layer_is_1d(o, i);
-        k.wd = plain ? 0.0f : (float)c->a.wd;
+        k.k.wd = plain ? 0.0f : (float)c->a.wd;
+        k.sc = (float)s->sc[i];
+        k.off = s->off[i];
         struct fresh_sums r;
-        compressed_pass1(&k, ibc2r, s->buf + s->off[i], (float)s->sc[i],
-                         s->m[i], s->v[i], s->vf[i], L->w, s->u, L->n, &r);
+        compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
+                         s->vf[i], L->w, s->u, L->n, &r);
         if ((rc = lbs_check_finite(o, i, r.uu, err)))
             return rc;
-        double coeff = 1.0;
-        if (!plain) {
-            double f = r.fmax;
-            if (k.wd > 0 && r.uu > 0) {
-                double ratio = sqrt(r.pp) / sqrt(r.uu);
-                ratio = ratio < 1.0 ? ratio : 1.0;
-                f = f * ratio + (1.0 - ratio);
-            }
-            f = f > c->factor_max ? c->factor_max : f;
-            f = f < c->factor_min ? c->factor_min : f;
-            double hi = s->last[i] * (1.0 + th), lo = s->last[i] * (1.0 - th);
-            f = f > hi ? hi : f < lo ? lo : f;
-            s->last[i] = f;
-            coeff = s->coeff[i] * f;
-        }
+        double coeff = plain ? 1.0 : scaling_coeff(o, i, k.k.wd, &r);
         lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * coeff));
     }
     return 0;
@@ -500,7 +473,7 @@ static double onebit_bytes(const struct lbs_optim *o)
     const struct onebit_cfg *c = o->cfg;
     if ((double)o->t < c->freeze_step)
         return 40.0;
-    return o->comm->size > 1 ? 84.0 : 56.0;
+    return o->comm->size > 1 ? 72.0 : 44.0;
 }
 
 const struct lbs_optim_ops lbs_optim_onebit_lamb = {
