@@ -59,6 +59,31 @@ def die(msg, code=2):
     sys.exit(code)
 
 
+def parse_opts(cmd, args, opts, flags=()):
+    """Options of a subcommand: `opts` maps each valued option to its
+    default (updated in place), `flags` lists the valueless ones (set to
+    True when given); anything else not starting with '-' is a run
+    directory.  Returns the run directories."""
+    runs = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in flags:
+            opts[a] = True
+            i += 1
+        elif a in opts:
+            if i + 1 >= len(args):
+                die("%s: missing value" % a)
+            opts[a] = args[i + 1]
+            i += 2
+        elif a.startswith("-"):
+            die("%s: unknown option '%s'" % (cmd, a))
+        else:
+            runs.append(a)
+            i += 1
+    return runs
+
+
 # ---- list parsing -----------------------------------------------------------
 
 def parse_list(opt, text, kind, lo, hi):
@@ -341,20 +366,7 @@ def cmd_seeds(args):
             "--decentral-batches": "2048,8192", "--topology": "ring",
             "--onebit-ranks": "4", "--onebit-batches": "2048,8192",
             "--out": None}
-    runs = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in opts:
-            if i + 1 >= len(args):
-                die("%s: missing value" % a)
-            opts[a] = args[i + 1]
-            i += 2
-        elif a.startswith("-"):
-            die("seeds: unknown option '%s'" % a)
-        else:
-            runs.append(a)
-            i += 1
+    runs = parse_opts("seeds", args, opts)
     run = runs[0] if runs else None
     if run is None or not opts["--out"]:
         die("seeds: usage: study.py seeds GRID_RUN --out SUITE.json [...]")
@@ -464,20 +476,7 @@ def cmd_decentral(args):
             "--batches": "2048,8192", "--topology": "ring",
             "--consensus-samples": "8192", "--optims": "sgd,dmsgd,decentlam",
             "--out": None}
-    runs = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a in opts:
-            if i + 1 >= len(args):
-                die("%s: missing value" % a)
-            opts[a] = args[i + 1]
-            i += 2
-        elif a.startswith("-"):
-            die("decentral: unknown option '%s'" % a)
-        else:
-            runs.append(a)
-            i += 1
+    runs = parse_opts("decentral", args, opts)
     if not runs or not opts["--out"] or not opts["--ranks"]:
         die("decentral: usage: study.py decentral GRID_RUN --out SUITE.json "
             "--ranks P [--shards S] [--batches LIST] [--seeds LIST]")
@@ -574,20 +573,9 @@ def cmd_extend(args):
     """Where the best grid rate is the grid's lowest, or nothing trained
     (best validation accuracy under 50%), add lowest/4 and lowest/16 (the
     scaling rules over-predict at large batch in short runs)."""
-    out, runs = None, []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--out":
-            if i + 1 >= len(args):
-                die("--out: missing value")
-            out = args[i + 1]
-            i += 2
-        elif a.startswith("-"):
-            die("extend: unknown option '%s'" % a)
-        else:
-            runs.append(a)
-            i += 1
+    opts = {"--out": None}
+    runs = parse_opts("extend", args, opts)
+    out = opts["--out"]
     if not runs or not out:
         die("extend: usage: study.py extend GRID_RUN --out SUITE.json")
     rows = []
@@ -882,29 +870,11 @@ def write_consensus(out, rows, cfg, dv):
 
 
 def cmd_report(args):
-    out, runs, require = None, [], False
-    lbmodel = "mlp:784-512-256-10"
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if a == "--model":
-            if i + 1 >= len(args):
-                die("--model: missing value")
-            lbmodel = args[i + 1]
-            i += 2
-        elif a == "--out":
-            if i + 1 >= len(args):
-                die("--out: missing value")
-            out = args[i + 1]
-            i += 2
-        elif a == "--require-verdicts":
-            require = True
-            i += 1
-        elif a.startswith("-"):
-            die("report: unknown option '%s'" % a)
-        else:
-            runs.append(a)
-            i += 1
+    opts = {"--model": "mlp:784-512-256-10", "--out": None,
+            "--require-verdicts": False}
+    runs = parse_opts("report", args, opts, flags=("--require-verdicts",))
+    out, lbmodel = opts["--out"], opts["--model"]
+    require = opts["--require-verdicts"]
     if not runs or not out:
         die("report: usage: study.py report RUN [RUN...] --out DIR")
     rows = []
