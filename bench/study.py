@@ -715,9 +715,41 @@ def stats_for(rs):
             if any(r in real for r in ok) else None,
             "warning": next((r.get("warning") for r in rs
                              if r.get("warning")), None),
+            # per finished run: (step, seconds so far, test accuracy %)
+            # after every epoch, for the time to a target accuracy
+            "curves": [[(e.get("step"), e.get("wall_s"),
+                         100 * (e.get("test_accuracy") or 0.0))
+                        for e in (r.get("curve") or [])] for r in ok],
             "spec_eff": rs[0].get("lr_rule"), "lr": rs[0].get("lr"),
             "lr_base": rs[0].get("lr_base"),
             "lr_scaling": rs[0].get("lr_scaling")}
+
+
+def time_to_target(st, target):
+    """Over the runs of one configuration: how many reach `target` (test
+    accuracy, %) at an epoch's end, and the median step and measured
+    seconds (this machine, training only) of the first epoch that does.
+    Epoch resolution: a run that gets there mid-epoch is counted at the
+    epoch's end."""
+    hits = []
+    for c in st.get("curves") or []:
+        hit = next(((step, sec) for step, sec, acc in c if acc >= target),
+                   None)
+        if hit and hit[0] is not None and hit[1] is not None:
+            hits.append(hit)
+    n = len(st.get("curves") or [])
+    return {"target_pct": target, "reached": len(hits), "runs": n,
+            "steps_median": float(np.median([h[0] for h in hits]))
+            if hits else None,
+            "seconds_median": float(np.median([h[1] for h in hits]))
+            if hits else None}
+
+
+def fmt_tta(t):
+    if not t["reached"]:
+        return "not reached (0/%d)" % t["runs"]
+    return "%.1f s, %d steps (%d/%d runs)" % (
+        t["seconds_median"], t["steps_median"], t["reached"], t["runs"])
 
 
 def fmt_ci(d, unit="pt"):
@@ -1005,12 +1037,25 @@ def cmd_report(args):
             "backward_time_saved_frac": (1 - st["bwd_s"] / ref[1]["bwd_s"]
                                          if ref[1]["bwd_s"] else None),
             "wall_s": [st["wall_s"], ref[1]["wall_s"]]}
+        # time to a target both can reach: 98% of the lower mean final
+        # test accuracy of the pair
+        lo = min(st["test_acc_mean"], ref[1]["test_acc_mean"])
+        if lo == lo:   # not NaN: both have finished runs
+            tgt = round(0.98 * lo, 2)
+            v["batches"]["%s@%d" % (optim_name(k[0]), k[2])][
+                "time_to_target"] = [time_to_target(st, tgt),
+                                     time_to_target(ref[1], tgt)]
     if v["batches"] and all(b["accuracy_difference"] is not None
                             for b in v["batches"].values()):
         v["verdict"] = "; ".join(
-            "%s: %s, backward time saved %.0f%%" % (
+            "%s: %s, backward time saved %.0f%%%s" % (
                 n, fmt_ci(b["accuracy_difference"]),
-                100 * (b["backward_time_saved_frac"] or 0))
+                100 * (b["backward_time_saved_frac"] or 0),
+                "" if "time_to_target" not in b else
+                ", to %.2f%% test accuracy %s vs %s %s" % (
+                    b["time_to_target"][0]["target_pct"],
+                    fmt_tta(b["time_to_target"][0]), b["vs"],
+                    fmt_tta(b["time_to_target"][1])))
             for n, b in v["batches"].items())
     verdicts["jointspar"] = v
     # 5. 1-bit LAMB with its dense warm-up at 20% of the steps

@@ -190,6 +190,29 @@ else
     skip "decentral suite" "mpirun not found"
 fi
 
+# ---- time to a target accuracy: the first epoch at or above it ----------
+if "$PY" - "$STUDY" 2>"$TOP/tta.err" <<'PYEOF'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("study", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+# (step, seconds, test accuracy %) after each epoch, three runs
+st = {"curves": [[(10, 1.0, 50.0), (20, 2.0, 80.0)],
+                 [(10, 1.5, 81.0), (20, 3.0, 85.0)],
+                 [(10, 1.0, 40.0), (20, 2.0, 60.0)]]}
+t = m.time_to_target(st, 80.0)
+assert (t["reached"], t["runs"]) == (2, 3), t
+assert (t["steps_median"], t["seconds_median"]) == (15.0, 1.75), t
+assert m.time_to_target(st, 90.0)["reached"] == 0
+assert m.fmt_tta(m.time_to_target(st, 90.0)) == "not reached (0/3)"
+PYEOF
+then
+    ok "report: time to a target accuracy (first epoch at or above it)"
+else
+    not_ok "report: time to a target accuracy (first epoch at or above it)" \
+        "$(tail -c 600 "$TOP/tta.err")"
+fi
+
 # ---- a diverged run is reported as diverged, not averaged ----------------
 D=$TOP/div
 for s in 1 2; do
