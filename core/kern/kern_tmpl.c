@@ -477,20 +477,21 @@ static inline size_t F(scan_lanes)(const float *x, size_t j, unsigned m,
     return o;
 }
 
-static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
-                         uint32_t *gi, float *gv, size_t room)
-{
-    size_t o = 0, i = lo;
-    /* Hits are about k of the elements, so at k = 0.01 half of all
-     * 64-element blocks hold one: a block with none costs loads, ands,
-     * compares and one mask test; a group of lanes with hits writes them
-     * branch-free (AVX-512: compress in a register, one full-width store
-     * of values and of indices, o += popcount; AVX2: a permutation from a
-     * table), while 16 (8) more fit in room, else one by one.  Magnitude
-     * bits are < 2^31: a signed compare orders them, and a >= t  <=>
-     * a > t - 1 (t = 0 gives -1: all pass).  Indices are uint32 (the
-     * layer is below 2^32 elements, as the payload's). */
+/* Hits are about k of the elements, so at k = 0.01 half of all
+ * 64-element blocks hold one: a block with none costs loads, ands,
+ * compares and one mask test; a group of lanes with hits writes them
+ * branch-free (AVX-512: compress in a register, one full-width store
+ * of values and of indices, o += popcount; AVX2: a permutation from a
+ * table), while 16 (8) more fit in room, else one by one.  Magnitude
+ * bits are < 2^31: a signed compare orders them, and a >= t  <=>
+ * a > t - 1 (t = 0 gives -1: all pass).  Indices are uint32 (the
+ * layer is below 2^32 elements, as the payload's). */
 #if defined(__AVX512F__)
+static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
+                             uint32_t t, uint32_t *gi, float *gv,
+                             size_t room)
+{
+    size_t o = 0, i = *pi;
     const __m512i am = _mm512_set1_epi32(0x7fffffff),
                   tv = _mm512_set1_epi32((int32_t)t - 1),
                   iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
@@ -521,7 +522,15 @@ static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
             }
         }
     }
+    *pi = i;
+    return o;
+}
 #elif defined(__AVX2__)
+static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
+                             uint32_t t, uint32_t *gi, float *gv,
+                             size_t room)
+{
+    size_t o = 0, i = *pi;
     /* perm[m]: the lanes of mask m first, in order (4 bits per lane) */
     static const uint32_t perm[256] = {
 #define NB(m, l) (__builtin_popcount((m) & ((1u << (l)) - 1)))
@@ -576,7 +585,15 @@ static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
             }
         }
     }
+    *pi = i;
+    return o;
+}
 #elif defined(__SSE2__)
+static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
+                             uint32_t t, uint32_t *gi, float *gv,
+                             size_t room)
+{
+    size_t o = 0, i = *pi;
     const __m128i am = _mm_set1_epi32(0x7fffffff),
                   tv = _mm_set1_epi32((int32_t)t - 1);
 #define HIT(k) _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + (k)), am), tv)
@@ -596,7 +613,27 @@ static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
             }
     }
 #undef HIT
+    *pi = i;
+    return o;
+}
+#else
+static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
+                             uint32_t t, uint32_t *gi, float *gv,
+                             size_t room)
+{
+    (void)x, (void)pi, (void)hi, (void)t, (void)gi, (void)gv, (void)room;
+    return 0;
+}
 #endif
+
+/* The hits |x_i| >= t (magnitude bits) of [lo, hi): whole blocks at the
+ * level's width (scan_blocks), then the tail one by one; returns the
+ * count, storing at most room of them. */
+static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
+                         uint32_t *gi, float *gv, size_t room)
+{
+    size_t i = lo;
+    size_t o = F(scan_blocks)(x, &i, hi, t, gi, gv, room);
     for (; i < hi; i++)
         if (F(mag)(x[i]) >= t) {
             if (o < room) {
