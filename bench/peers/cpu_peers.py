@@ -201,8 +201,15 @@ def write_out(a, rows, torch_version):
         print(f"# figure not drawn: {e}", file=sys.stderr)
 
 
+def fail(msg):
+    """Bad input: one line naming the problem, exit 2."""
+    print(f"cpu_peers.py: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.error = fail   # argparse's own errors too: one line, no usage
     ap.add_argument("--elements", default="100M")
     ap.add_argument("--tensors", type=int, default=16)
     ap.add_argument("--threads", type=int, default=2)
@@ -235,9 +242,7 @@ def main():
     try:
         import torch
     except ImportError:
-        print("cpu_peers.py: python3-torch is not installed "
-              "(apt-get install python3-torch)", file=sys.stderr)
-        sys.exit(2)
+        fail("python3-torch is not installed (apt-get install python3-torch)")
     torch.set_num_threads(a.threads)
     print(f"# {a.n} fp32 elements in {a.tensors} tensors, {a.threads} "
           f"threads, {a.rounds} rounds of (lbscale, peer), median of "
