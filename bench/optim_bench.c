@@ -291,8 +291,8 @@ static const char optim_about[] =
 "--stream-gbps X divides by X instead (no pairs, no warning; give the\n"
 "in-place GB/s of `lbscale stream`).  rss = resident memory the\n"
 "optimizer added (state, scratch; /proc/self/statm), peak = the process's\n"
-"getrusage peak (layers and the reference's arrays included), MiB.  #wrong counts\n"
-"non-finite parameters.";
+"getrusage peak (layers and the reference's arrays included), MiB.\n"
+"#wrong counts non-finite parameters.";
 
 static const char optim_epilog[] =
 "layer presets (--layers P):\n"
