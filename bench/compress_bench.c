@@ -692,21 +692,19 @@ static void gemm_note(const json_t *r, int when, FILE *f)
 
 static struct cli_export export_to;   /* --export-csv / --export-markdown */
 
-static const char *const export_cols[] = {
-    "compressor", "params", "elements", "threads", "iters",
-    "compress_ms_mean", "compress_ms_sd", "compress_ms_median",
-    "compress_ms_min", "compress_ms_max", "outliers",
-    "decompress_ms_median", "gbps", "stream_frac", "wire_bytes",
-    "rel_err", "wrong", NULL};
+#define EXPORT_COLS                                                       \
+    "compressor", "params", "elements", "threads", "iters",               \
+    "compress_ms_mean", "compress_ms_sd", "compress_ms_median",           \
+    "compress_ms_min", "compress_ms_max", "outliers",                     \
+    "decompress_ms_median", "gbps", "stream_frac", "wire_bytes",          \
+    "rel_err", "wrong"
+static const char *const export_cols[] = {EXPORT_COLS, NULL};
 /* ...and a matrix-product compressor's (the units are in the names) */
 static const char *const export_gemm_cols[] = {
-    "compressor", "params", "elements", "threads", "iters",
-    "compress_ms_mean", "compress_ms_sd", "compress_ms_median",
-    "compress_ms_min", "compress_ms_max", "outliers",
-    "decompress_ms_median", "gbps", "stream_frac", "wire_bytes",
-    "rel_err", "wrong", "powersgd_flops_per_call", "powersgd_gflops",
+    EXPORT_COLS, "powersgd_flops_per_call", "powersgd_gflops",
     "sgemm_gflops", "sgemm_frac", "sgemm_frac_min", "sgemm_frac_max",
     NULL};
+#undef EXPORT_COLS
 
 static int emit(const struct cli_common *com, struct lbs_run *run,
                 json_t *row)
