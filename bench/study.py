@@ -322,8 +322,25 @@ def dedupe(rows):
     return out
 
 
+def val_score(r):
+    """A run's score for choosing a rate: validation accuracy (test
+    accuracy for runs without a validation split), -1 when diverged."""
+    if diverged(r):
+        return -1.0
+    v = r.get("val_accuracy")
+    return v if v is not None else (r.get("test_accuracy") or -1.0)
+
+
 def choose(rows):
-    """config key -> chosen lr_base (or lr) and the grid scores."""
+    """config key -> the chosen lr_base (or lr), the seed it was chosen on,
+    its place in the grid ("lowest", "highest" or None) and the grid's
+    scores.  Rates are compared on one seed, the grid's: the lowest seed
+    that every rate of the configuration ran (the protocol's seed 1), so
+    that seeds run later at one rate (phase 2, or the earlier study's
+    seeds at a rate that is now one point of a per-method grid) never
+    change the choice.  The best validation accuracy wins (diverged = -1),
+    ties go to the lower rate.  Without a seed common to every rate: the
+    rate with the most seeds, then the best mean validation accuracy."""
     by = {}
     for r in rows:
         by.setdefault(key_of(r), []).append(r)
@@ -332,22 +349,35 @@ def choose(rows):
         lrs = {}
         for r in rs:
             lrs.setdefault(r.get("lr_base", r.get("lr")), []).append(r)
-        # the rate that has the most seeds (phase 2); among equals the best
-        # mean validation accuracy (diverged = -1)
+        common = set.intersection(*({r.get("seed") for r in g}
+                                    for g in lrs.values()))
+        common.discard(None)
+        gseed = min(common) if common else None
+
         def score(item):
             lr, g = item
-            vals = [(-1.0 if diverged(r) else
-                     (r.get("val_accuracy") if r.get("val_accuracy") is not None
-                      else r.get("test_accuracy") or -1.0)) for r in g]
-            return (len(g), float(np.mean(vals)), -(lr or 0))
+            if gseed is not None:
+                g = [r for r in g if r.get("seed") == gseed]
+                return (float(np.mean([val_score(r) for r in g])), -(lr or 0))
+            return (len(g), float(np.mean([val_score(r) for r in g])),
+                    -(lr or 0))
         best = max(lrs.items(), key=score)
         grid = []
         for lr, g in sorted(lrs.items(), key=lambda t: t[0] or 0):
             grid.append({"lr_base": lr, "runs": len(g),
                          "val_accuracy": [None if diverged(r) else
                                           r.get("val_accuracy") for r in g],
+                         "grid_seed_val_accuracy": None if gseed is None
+                         else float(np.mean([val_score(r) for r in g
+                                             if r.get("seed") == gseed])),
                          "diverged": sum(diverged(r) for r in g)})
-        out[k] = {"lr_base": best[0], "lr": best[1][0].get("lr"), "grid": grid}
+        rates = [lr for lr in lrs if lr is not None]
+        edge = (None if len(rates) < 2 else
+                "lowest" if best[0] == min(rates) else
+                "highest" if best[0] == max(rates) else None)
+        out[k] = {"lr_base": best[0], "lr": best[1][0].get("lr"),
+                  "grid": grid, "grid_seed": gseed, "grid_edge": edge,
+                  "best_val": score(best)[-2]}
     return out
 
 
@@ -471,48 +501,96 @@ def cmd_seeds(args):
 
 # ---- decentral --------------------------------------------------------------
 
-def cmd_decentral(args):
+def shards_tag(shards):
+    """'iid' -> 'iid', 'dirichlet:alpha=0.1' -> 'dir0.1' (entry names);
+    None when the text is neither iid nor a valid Dirichlet spec."""
+    if shards == "iid":
+        return "iid"
+    pre = "dirichlet:alpha="
+    try:
+        alpha = float(shards[len(pre):]) if shards.startswith(pre) else None
+    except ValueError:
+        alpha = None
+    if alpha is None or not math.isfinite(alpha) or not 0 < alpha <= 1e6:
+        return None
+    return "dir%g" % alpha
+
+
+def decentral_opts(args):
+    """cmd_decentral's options, validated (exit 2 with one line)."""
     opts = {"--seeds": "1,2,3", "--ranks": None, "--shards": "iid",
             "--batches": "2048,8192", "--topology": "ring",
             "--consensus-samples": "8192", "--optims": "sgd,dmsgd,decentlam",
-            "--out": None}
-    runs = parse_opts("decentral", args, opts)
+            "--lr-factors": "1", "--out": None, "--tuned": False}
+    runs = parse_opts("decentral", args, opts, flags=("--tuned",))
     if not runs or not opts["--out"] or not opts["--ranks"]:
         die("decentral: usage: study.py decentral GRID_RUN --out SUITE.json "
-            "--ranks P [--shards S] [--batches LIST] [--seeds LIST]")
-    seeds = parse_seeds(opts["--seeds"])
-    batches = parse_list("--batches", opts["--batches"], int, 1, 2 ** 24)
+            "--ranks P [--shards S] [--batches LIST] [--seeds LIST] "
+            "[--lr-factors LIST | --tuned]")
+    o = {"runs": runs, "out": opts["--out"], "topo": opts["--topology"],
+         "shards": opts["--shards"], "tuned": opts["--tuned"],
+         "seeds": parse_seeds(opts["--seeds"]),
+         "batches": parse_list("--batches", opts["--batches"], int, 1,
+                               2 ** 24),
+         "factors": parse_list("--lr-factors", opts["--lr-factors"], float,
+                               1e-6, 1e6)}
     ranks = parse_list("--ranks", opts["--ranks"], int, 2, 4096)
     every_s = parse_list("--consensus-samples", opts["--consensus-samples"],
                          int, 1, 2 ** 40)
     if len(ranks) != 1 or len(every_s) != 1:
         die("--ranks/--consensus-samples: one value each")
-    optims = [o.strip() for o in opts["--optims"].split(",")]
-    for o in optims:
-        if o not in ("sgd", "dmsgd", "decentlam") or optims.count(o) > 1:
+    o["P"], o["every_s"] = ranks[0], every_s[0]
+    o["optims"] = [x.strip() for x in opts["--optims"].split(",")]
+    for x in o["optims"]:
+        if x not in ("sgd", "dmsgd", "decentlam") or o["optims"].count(x) > 1:
             die("--optims: '%s' is not a list of distinct sgd, dmsgd, "
                 "decentlam" % opts["--optims"])
-    shards = opts["--shards"]
-    tag = "iid"
-    if shards != "iid":
-        pre = "dirichlet:alpha="
-        try:
-            alpha = float(shards[len(pre):]) if shards.startswith(pre) \
-                else None
-        except ValueError:
-            alpha = None
-        if alpha is None or not math.isfinite(alpha) or not 0 < alpha <= 1e6:
-            die("--shards: '%s' is not iid or dirichlet:alpha=A with "
-                "0 < A <= 1e6" % shards)
-        tag = "dir%g" % alpha
-    if opts["--topology"] not in ("ring", "symexp", "full"):
+    if o["tuned"] and o["factors"] != [1.0]:
+        die("--tuned and --lr-factors exclude each other (--tuned runs the "
+            "rate chosen on the grid that --lr-factors wrote)")
+    o["tag"] = shards_tag(o["shards"])
+    if o["tag"] is None:
+        die("--shards: '%s' is not iid or dirichlet:alpha=A with "
+            "0 < A <= 1e6" % o["shards"])
+    if o["topo"] not in ("ring", "symexp", "full"):
         die("--topology: '%s' is not one of ring, symexp, full (the "
-            "symmetric graphs DecentLaM's analysis assumes)"
-            % opts["--topology"])
-    P, topo = ranks[0], opts["--topology"]
-    for b in batches:
-        if b % P:
-            die("--batches: %d is not a multiple of the %d ranks" % (b, P))
+            "symmetric graphs DecentLaM's analysis assumes)" % o["topo"])
+    for b in o["batches"]:
+        if b % o["P"]:
+            die("--batches: %d is not a multiple of the %d ranks"
+                % (b, o["P"]))
+    return o
+
+
+def decentral_rates(o, rows, chosen, optim, b):
+    """[(lr_base, name suffix, seeds)] for one optimizer and batch.
+    Parallel SGD's rate is the 1-rank grid's choice (exit 1 without one).
+    Default: that rate times each --lr-factors value (the per-method grid;
+    factor 1 keeps the former names).  --tuned: DmSGD's and DecentLaM's
+    own rate chosen on the runs (their grid, extension included), only the
+    seeds not yet run at it."""
+    par = next((c["lr_base"] for k, c in chosen.items()
+                if optim_name(k[0]) == "sgd" and k[1] == MLP_DEFAULT
+                and k[2] == b and k[3] == 1), None)
+    if par is None:
+        die("decentral: the grid has no 1-rank sgd run at batch %d" % b, 1)
+    if not o["tuned"] or optim == "sgd":
+        return [(par * f, "" if f == 1 else "-x%g" % f, o["seeds"])
+                for f in o["factors"]]
+    k = (optim, MLP_DEFAULT, b, o["P"], o["topo"], o["shards"])
+    if k not in chosen:
+        die("decentral --tuned: no %s runs on %d ranks, %s shards, batch %d"
+            % (optim, o["P"], o["shards"], b), 1)
+    lr = chosen[k]["lr_base"]
+    have = {r.get("seed") for r in rows
+            if key_of(r) == k and r.get("lr_base") == lr}
+    todo = [s for s in o["seeds"] if s not in have]
+    return [(lr, "-lr%.10g" % lr, todo)] if todo else []
+
+
+def cmd_decentral(args):
+    o = decentral_opts(args)
+    runs, P, topo, shards = o["runs"], o["P"], o["topo"], o["shards"]
     rows = []
     for r in runs:
         rows += load_rows(r)
@@ -522,62 +600,102 @@ def cmd_decentral(args):
     chosen = choose(rows)
     argv0 = rows[0].get("argv", [])
     common = []
-    for o in ("--epochs", "--subset", "--val", "--test-subset", "--warmup",
+    for x in ("--epochs", "--subset", "--val", "--test-subset", "--warmup",
               "--threads"):
-        v = argval(argv0, o)
+        v = argval(argv0, x)
         if v is not None:
-            common += [o, v]
+            common += [x, v]
     entries = []
-    for b in batches:
-        lr = next((c["lr_base"] for k, c in chosen.items()
-                   if optim_name(k[0]) == "sgd" and k[1] == MLP_DEFAULT
-                   and k[2] == b and k[3] == 1), None)
-        if lr is None:
-            die("decentral: the grid has no 1-rank sgd run at batch %d" % b,
-                1)
-        every = max(1, every_s[0] // b)
-        for o in optims:
-            a = ["--optim", o, "--global-batch", str(b), "--lr-base",
-                 repr(lr), "--seed", "{seed}", "--no-trace"] + common
-            if shards != "iid":
-                a += ["--shards", shards]
-            name = "dec-parallel-sgd"
-            if o != "sgd":
-                a += ["--topology", topo, "--consensus-every", str(every)]
-                name = "dec-%s-%s" % (o, topo)
-            entries.append({"name": "%s-b%d-p%d-%s-s{seed}" % (name, b, P,
-                                                                tag),
-                            "verb": "train",
-                            "foreach": {"seed": [str(x) for x in seeds]},
-                            "args": a, "est_s": 10 * P // 8 + 10,
-                            "ranks": P})
-    suite = {"suite": "decentral-p%d-%s" % (P, tag),
+    for b in o["batches"]:
+        every = max(1, o["every_s"] // b)
+        for opt in o["optims"]:
+            for lr, suffix, seeds in decentral_rates(o, rows, chosen, opt, b):
+                a = ["--optim", opt, "--global-batch", str(b), "--lr-base",
+                     repr(lr), "--seed", "{seed}", "--no-trace"] + common
+                if shards != "iid":
+                    a += ["--shards", shards]
+                name = "dec-parallel-sgd"
+                if opt != "sgd":
+                    a += ["--topology", topo, "--consensus-every", str(every)]
+                    name = "dec-%s-%s" % (opt, topo)
+                entries.append({"name": "%s-b%d-p%d-%s%s-s{seed}" % (
+                                    name, b, P, o["tag"], suffix),
+                                "verb": "train",
+                                "foreach": {"seed": [str(x) for x in seeds]},
+                                "args": a, "est_s": 10 * P // 8 + 10,
+                                "ranks": P})
+    rate = ("each method's own rate chosen on the validation split of the "
+            "grid seed (--tuned; seeds already run at it are skipped)"
+            if o["tuned"] else "parallel SGD's rate chosen on the grid" +
+            ("" if o["factors"] == [1.0] else " times %s" %
+             ", ".join("%g" % f for f in o["factors"])))
+    suite = {"suite": "decentral-p%d-%s" % (P, o["tag"]),
              "description": "Issue 17, decentralized verdict (written by "
-             "bench/study.py decentral from %s): DmSGD, DecentLaM (%s) and "
-             "parallel momentum SGD on %d ranks, %s shards, batches %s, "
-             "seeds %s, at parallel SGD's rate chosen on the grid; the "
-             "consensus distance every %d samples." % (
-                 " ".join(runs), topo, P, shards,
-                 ",".join(map(str, batches)), ",".join(map(str, seeds)),
-                 every_s[0]),
+             "bench/study.py decentral from %s): %s on %d ranks, %s shards, "
+             "batches %s, seeds %s, at %s; the consensus distance every %d "
+             "samples." % (" ".join(runs), ", ".join(o["optims"]), P, shards,
+                           ",".join(map(str, o["batches"])),
+                           ",".join(map(str, o["seeds"])), rate,
+                           o["every_s"]),
              "timeout_s": 1800, "entries": entries}
-    with open(opts["--out"], "w") as f:
+    with open(o["out"], "w") as f:
         json.dump(suite, f, indent=1)
         f.write("\n")
-    print("%s: %d entries -> %s" % (PROG, len(entries), opts["--out"]))
+    print("%s: %d entries -> %s" % (PROG, len(entries), o["out"]))
 
 
 # ---- extend -----------------------------------------------------------------
 
+def extension_rates(c, factors):
+    """The rates that extend configuration c's grid (an entry of choose())
+    one step past the edge its choice sits on, or [] when the choice is
+    inside the grid.  Upwards (highest * f for f in factors) when the
+    highest rate won; downwards (lowest / f) when the lowest won or nothing
+    trained (best validation accuracy under 50%: the scaling rules
+    over-predict at large batch in short runs).  A grid of one rate has no
+    edge and is not extended."""
+    rates = [g["lr_base"] for g in c["grid"] if g["lr_base"] is not None]
+    if len(rates) < 2:
+        return []
+    if c["grid_edge"] == "highest" and c["best_val"] >= 0.5:
+        new = [max(rates) * f for f in factors]
+    elif c["grid_edge"] == "lowest" or c["best_val"] < 0.5:
+        new = [min(rates) / f for f in factors]
+    else:
+        return []
+    return [x for x in new if x not in rates]
+
+
+def config_tag(k):
+    """Entry-name part of a configuration: optimizer, model, batch, ranks,
+    and the shard kind when not iid (so that one suite can hold the same
+    optimizer on iid and label-skewed shards)."""
+    spec, model, b, p, _, shards = k
+    m = ("mlp8" if (model or "").count("-") > 4
+         else (model or "mlp").split(":")[0])
+    tag = "%s-%s-b%d-p%d" % (optim_name(spec), m, b, p)
+    if shards != "iid":
+        tag += "-" + shards_tag(shards)
+    return tag
+
+
 def cmd_extend(args):
-    """Where the best grid rate is the grid's lowest, or nothing trained
-    (best validation accuracy under 50%), add lowest/4 and lowest/16 (the
-    scaling rules over-predict at large batch in short runs)."""
-    opts = {"--out": None}
+    """Phase 1b: one extension of every grid whose choice sits on its edge
+    (extension_rates), at the grid seed, with the grid run's other
+    arguments."""
+    opts = {"--out": None, "--factors": "4,16", "--optims": None}
     runs = parse_opts("extend", args, opts)
     out = opts["--out"]
     if not runs or not out:
-        die("extend: usage: study.py extend GRID_RUN --out SUITE.json")
+        die("extend: usage: study.py extend GRID_RUN [RUN...] --out SUITE.json "
+            "[--factors 4,16] [--optims LIST]")
+    factors = parse_list("--factors", opts["--factors"], float, 1.000001, 1e4)
+    only = None
+    if opts["--optims"] is not None:
+        only = [o.strip() for o in opts["--optims"].split(",")]
+        if not all(only) or len(set(only)) != len(only):
+            die("--optims: '%s' is not a list of distinct optimizer names"
+                % opts["--optims"])
     rows = []
     for r in runs:
         rows += load_rows(r)
@@ -585,36 +703,35 @@ def cmd_extend(args):
     chosen = choose(rows)
     entries = []
     for k, c in sorted(chosen.items(), key=lambda t: key_str(t[0])):
-        grid = [g["lr_base"] for g in c["grid"]]
-        best = max(c["grid"], key=lambda g: max(
-            [v if v is not None else -1 for v in g["val_accuracy"]]))
-        bv = max([v if v is not None else -1 for v in best["val_accuracy"]])
-        lo = min(grid)
-        if best["lr_base"] != lo and bv >= 0.5:
+        if only is not None and optim_name(k[0]) not in only:
             continue
-        new = [x for x in (lo / 4, lo / 16) if x not in grid]
-        r0 = next(r for r in rows if key_of(r) == k)
-        argv = r0.get("argv", [])
-        a = list(argv[argv.index("train") + 1:]) if "train" in argv else []
+        new = extension_rates(c, factors)
+        # the grid seed's run of this configuration gives the arguments
+        r0 = next((r for r in rows if key_of(r) == k and
+                   r.get("seed") == c["grid_seed"] and r.get("argv")), None)
+        if not new or r0 is None:
+            continue
+        argv = r0["argv"]
+        a = list(argv[argv.index("train") + 1:]) if "train" in argv else \
+            list(argv)
         if "--lr-base" not in a:
             continue
-        j = a.index("--lr-base")
-        a[j + 1] = "{lr}"
+        a[a.index("--lr-base") + 1] = "{lr}"
         if "--out" in a:
             q = a.index("--out")
             del a[q:q + 2]
-        e = {"name": "ext-%s-%s-b%d-p%d-lr{lr}" % (
-                optim_name(k[0]), "mlp8" if (k[1] or "").count("-") > 4
-                else (k[1] or "mlp").split(":")[0], k[2], k[3]),
-             "verb": "train", "foreach": {"lr": ["%.6g" % x for x in new]},
+        e = {"name": "ext-%s-lr{lr}" % config_tag(k),
+             "verb": "train", "foreach": {"lr": ["%.10g" % x for x in new]},
              "args": a, "est_s": 10}
         if k[3] != 1:
             e["ranks"] = k[3]
         entries.append(e)
     suite = {"suite": "convergence-grid-extension",
-             "description": "Issue 17, phase 1b (bench/study.py extend %s): "
-             "the grid extended downwards (lowest/4, lowest/16) where its "
-             "lowest rate won or nothing trained." % " ".join(runs),
+             "description": "Issue 17, phase 1b (bench/study.py extend %s "
+             "--factors %s): each grid extended past the edge its choice "
+             "sits on (highest x f upwards, lowest / f downwards, f in "
+             "%s; downwards also where nothing trained)."
+             % (" ".join(runs), opts["--factors"], opts["--factors"]),
              "timeout_s": 1800, "entries": entries}
     with open(out, "w") as f:
         json.dump(suite, f, indent=1)
@@ -796,6 +913,8 @@ def decentral_verdict(cfg, get):
                                                   (-1, par[1]["test_acc"])]),
             "consensus_rms": {"dmsgd": st["consensus_rms"],
                               "decentlam": dl[1]["consensus_rms"]},
+            "lr_base": {"dmsgd": rate_choice(st), "decentlam":
+                        rate_choice(dl[1]), "parallel": par[1]["lr_base"]},
             "_cells": (st["test_acc"], dl[1]["test_acc"], par[1]["test_acc"])}
     verdicts = []
     for name, sv in v["settings"].items():
@@ -825,12 +944,34 @@ def decentral_verdict(cfg, get):
     return v
 
 
+def rate_choice(st):
+    """How a configuration's rate was chosen: its base rate, the grid it
+    was chosen from on the grid seed's validation accuracy (one rate: no
+    per-method grid) and where in the grid it sits."""
+    rates = [g["lr_base"] for g in st["grid"] if g["lr_base"] is not None]
+    return {"lr_base": st["lr_base"], "grid": rates,
+            "grid_seed": st.get("grid_seed"), "edge": st.get("grid_edge")}
+
+
+def fmt_rate(c):
+    if len(c["grid"]) < 2:
+        return "%g (no grid of its own)" % c["lr_base"]
+    return "%g (chosen on seed %s's validation accuracy from %s%s)" % (
+        c["lr_base"], c["grid_seed"], ", ".join("%g" % x for x in c["grid"]),
+        "; %s of the grid" % c["edge"] if c["edge"] else "")
+
+
 def decentral_lines(v):
     """verdicts.md's lines under the decentralized verdict."""
     out = []
     for name, sv in v["settings"].items():
         out.append("  - %s: %s" % (name, sv.get("verdict", "NOT COMPUTED")))
         for b, x in sv["batches"].items():
+            out.append("    - b=%s base rates: DmSGD %s; DecentLaM %s; "
+                       "parallel SGD %g (its 1-rank grid's choice)" % (
+                           b, fmt_rate(x["lr_base"]["dmsgd"]),
+                           fmt_rate(x["lr_base"]["decentlam"]),
+                           x["lr_base"]["parallel"]))
             out.append("    - b=%s (seeds %d/%d/%d): DmSGD - parallel %s; "
                        "DecentLaM - parallel %s; final consensus rms DmSGD "
                        "%.3g, DecentLaM %.3g" % (
@@ -924,10 +1065,8 @@ def cmd_report(args):
               r.get("lr_base", r.get("lr")) == c["lr_base"]]
         st = stats_for(rs)
         st["grid"] = c["grid"]
-        lrs = [g["lr_base"] for g in c["grid"] if g["lr_base"] is not None]
-        st["grid_edge"] = (None if len(lrs) < 2 else
-                           "lowest" if c["lr_base"] == min(lrs) else
-                           "highest" if c["lr_base"] == max(lrs) else None)
+        st["grid_edge"] = c["grid_edge"]
+        st["grid_seed"] = c["grid_seed"]
         cfg[k] = st
     os.makedirs(out, exist_ok=True)
 
