@@ -11,25 +11,33 @@ numpy only.
         [--topology ring] [--onebit-ranks 4] [--onebit-batches 2048,8192]
       phase 2: from the grid run (bench/suites/convergence-grid.json) pick,
       per (optimizer spec, model, batch, ranks, topology), the base rate
-      with the best validation accuracy (diverged runs never win), and write
-      a suite that runs the other seeds at that rate, plus DmSGD, DecentLaM
-      and parallel momentum SGD on the decentral ranks (SGD's rate) and
-      1-bit LAMB (LAMB's rate; dense warm-up 20% of the steps).  The grid
-      seed's run is reused as one of the seeds.  Writes SUITE.chosen.json
-      (the rates and their grids) next to the suite.
+      with the best validation accuracy on the grid seed (diverged runs
+      never win; see choose()), and write a suite that runs the other
+      seeds at that rate, plus DmSGD, DecentLaM and parallel momentum SGD
+      on the decentral ranks (SGD's rate) and 1-bit LAMB (LAMB's rate;
+      dense warm-up 20% of the steps).  The grid seed's run is reused as
+      one of the seeds.  Writes SUITE.chosen.json (the rates and their
+      grids) next to the suite.
   study.py decentral GRID_RUN [RUN...] --out SUITE.json --ranks P
         --shards iid|dirichlet:alpha=A --batches 2048,8192 [--seeds 1,2,3]
         [--topology ring] [--consensus-samples 8192]
-        [--optims sgd,dmsgd,decentlam]
+        [--optims sgd,dmsgd,decentlam] [--lr-factors 1 | --tuned]
       the decentralized comparison for one (ranks, shards): DmSGD,
-      DecentLaM and parallel momentum SGD (the global average) at parallel
-      SGD's rate chosen on the grid, every seed; DmSGD and DecentLaM log
-      their consensus distance every max(1, S / batch) steps (every S
-      samples: --consensus-samples).  --optims: a subset (e.g. to add
-      consensus curves to runs recorded without them).
-  study.py extend GRID_RUN --out SUITE.json
-      phase 1b: where the lowest grid rate won (or nothing reached 50%
-      validation accuracy), a suite with lowest/4 and lowest/16
+      DecentLaM and parallel momentum SGD (the global average), every
+      seed; DmSGD and DecentLaM log their consensus distance every
+      max(1, S / batch) steps (every S samples: --consensus-samples).
+      --optims: a subset (e.g. to add consensus curves to runs recorded
+      without them).  Rates: parallel SGD's, chosen on the 1-rank grid,
+      times each --lr-factors value (e.g. 0.5,2: DmSGD's and DecentLaM's
+      own grid around it, on one seed); --tuned: DmSGD's and DecentLaM's
+      own rate chosen on the runs given (their grid and extension), only
+      the seeds not yet run at it (bench/suites/decentral-tune.sh).
+  study.py extend GRID_RUN [RUN...] --out SUITE.json [--factors 4,16]
+        [--optims LIST]
+      phase 1b: where the chosen rate is the grid's highest, a suite with
+      highest x f for f in --factors; where it is the lowest (or nothing
+      reached 50% validation accuracy), lowest / f.  --optims: only these
+      optimizers' grids.  Grids of one rate are not extended.
   study.py report RUN [RUN...] --out DIR [--require-verdicts]
       statistics per configuration (optimizer spec, model, batch, ranks,
       topology, shards) at its chosen rate (test accuracy mean +- sd, 95%

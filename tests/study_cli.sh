@@ -213,6 +213,127 @@ else
         "$(tail -c 600 "$TOP/tta.err")"
 fi
 
+# ---- choosing a rate, and extending a grid past its chosen edge ---------
+# rates are compared on the grid seed only (later seeds at one rate never
+# change the choice); the extension goes up when the highest rate won,
+# down when the lowest won or nothing trained, and not at all from inside
+# the grid or from a grid of one rate
+if "$PY" - "$STUDY" 2>"$TOP/ext.err" <<'PYEOF'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("study", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+def row(lr, seed, val, opt="sgd"):
+    return {"spec": opt, "model": m.MLP_DEFAULT, "global_batch": 512,
+            "ranks": 1, "topology": None, "shards": "iid", "lr_base": lr,
+            "seed": seed, "val_accuracy": val, "test_accuracy": val,
+            "train_loss": 0.5}
+def pick(vals, extra=()):
+    rows = [row(lr, 1, v) for lr, v in vals] + list(extra)
+    return next(iter(m.choose(rows).values()))
+up = pick([(0.01, 0.80), (0.02, 0.82), (0.04, 0.85)])
+assert (up["lr_base"], up["grid_edge"], up["grid_seed"]) == (0.04, "highest", 1), up
+assert m.extension_rates(up, [4, 16]) == [0.16, 0.64], m.extension_rates(up, [4, 16])
+assert m.extension_rates(up, [2]) == [0.08]
+down = pick([(0.01, 0.85), (0.02, 0.82), (0.04, 0.80)])
+assert down["grid_edge"] == "lowest"
+assert m.extension_rates(down, [4, 16]) == [0.0025, 0.000625]
+mid = pick([(0.01, 0.80), (0.02, 0.85), (0.04, 0.80)])
+assert mid["grid_edge"] is None and m.extension_rates(mid, [2]) == []
+# nothing trained: downwards even though the highest rate "won"
+none = pick([(0.01, 0.10), (0.02, 0.11), (0.04, 0.12)])
+assert none["grid_edge"] == "highest" and m.extension_rates(none, [2]) == [0.005]
+# ties go to the lower rate; a diverged run never wins
+tie = pick([(0.01, 0.85), (0.02, 0.85)])
+assert tie["lr_base"] == 0.01
+div = [row(0.01, 1, 0.5), dict(row(0.02, 1, 0.9), diverged=True)]
+assert next(iter(m.choose(div).values()))["lr_base"] == 0.01
+assert m.extension_rates(pick([(0.01, 0.8)]), [2]) == []
+# seeds 2-5 at 0.02 (better than 0.04's seed 1) do not change the choice
+# made on seed 1, where 0.04 wins
+late = pick([(0.02, 0.80), (0.04, 0.85)],
+            [row(0.02, s, 0.95) for s in (2, 3, 4, 5)])
+assert late["lr_base"] == 0.04 and late["grid_seed"] == 1, late
+PYEOF
+then
+    ok "choose on the grid seed; extension past the chosen edge, either way"
+else
+    not_ok "choose on the grid seed; extension past the chosen edge, either way" \
+        "$(tail -c 600 "$TOP/ext.err")"
+fi
+# the same through the CLI: a grid whose top rate won gets an upward
+# extension suite with the grid seed's arguments; --optims filters
+mkdir -p "$TOP/eg"
+"$PY" - "$TOP/eg/train.jsonl" <<'PYEOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for opt, vals in (("lamb", (0.80, 0.82, 0.85)), ("sgd", (0.85, 0.82, 0.80))):
+        for lr, v in zip((0.01, 0.02, 0.04), vals):
+            a = ["train", "--optim", opt, "--global-batch", "512", "--lr-base",
+                 repr(lr), "--seed", "1", "--epochs", "1", "--out", "x"]
+            f.write(json.dumps({"event": "final", "spec": opt,
+                "model": "mlp:784-512-256-10", "global_batch": 512, "ranks": 1,
+                "topology": None, "lr_base": lr, "seed": 1, "val_accuracy": v,
+                "test_accuracy": v, "train_loss": 0.5, "argv": a}) + "\n")
+PYEOF
+if "$PY" "$STUDY" extend "$TOP/eg" --out "$TOP/eg.json" >/dev/null 2>"$TOP/eg.err" &&
+    "$PY" "$STUDY" extend "$TOP/eg" --out "$TOP/eg2.json" --factors 2 --optims lamb \
+        >/dev/null 2>>"$TOP/eg.err" &&
+    "$PY" - "$TOP/eg.json" "$TOP/eg2.json" <<'PYEOF'
+import json, sys
+e = {x["name"]: x for x in json.load(open(sys.argv[1]))["entries"]}
+assert e["ext-lamb-mlp-b512-p1-lr{lr}"]["foreach"]["lr"] == ["0.16", "0.64"], e
+assert e["ext-sgd-mlp-b512-p1-lr{lr}"]["foreach"]["lr"] == ["0.0025", "0.000625"], e
+a = e["ext-lamb-mlp-b512-p1-lr{lr}"]["args"]
+assert a[a.index("--lr-base") + 1] == "{lr}" and "--out" not in a, a
+e2 = json.load(open(sys.argv[2]))["entries"]
+assert [x["foreach"]["lr"] for x in e2] == [["0.08"]], e2
+PYEOF
+then
+    ok "extend: upward and downward suites, --factors, --optims"
+else
+    not_ok "extend: upward and downward suites, --factors, --optims" "$(cat "$TOP/eg.err")"
+fi
+badlist "extend: factor 1" "--factors: 1 out of range" extend "$TOP/eg" --out "$TOP/x.json" --factors 1
+badlist "decentral: --tuned with --lr-factors" "exclude each other" decentral "$TOP" --out "$TOP/x.json" --ranks 2 --tuned --lr-factors 0.5,2
+
+# ---- decentral --tuned: each method's own rate, only the seeds missing ----
+mkdir -p "$TOP/tg"
+"$PY" - "$TOP/tg/train.jsonl" <<'PYEOF'
+import json, sys
+def row(opt, ranks, lr, seed, v):
+    r = {"event": "final", "spec": opt, "model": "mlp:784-512-256-10",
+         "global_batch": 64, "ranks": ranks, "lr_base": lr, "seed": seed,
+         "topology": None if opt == "sgd" else "ring", "shards": "iid",
+         "val_accuracy": v, "test_accuracy": v, "train_loss": 0.5,
+         "argv": ["train", "--optim", opt, "--epochs", "1"]}
+    return json.dumps(r) + "\n"
+with open(sys.argv[1], "w") as f:
+    f.write(row("sgd", 1, 0.02, 1, 0.8))
+    # DmSGD: 1x (0.02) has seeds 1-3, 2x wins on seed 1; DecentLaM: 1x wins
+    for s in (1, 2, 3):
+        f.write(row("dmsgd", 2, 0.02, s, 0.9 if s > 1 else 0.7))
+        f.write(row("decentlam", 2, 0.02, s, 0.8))
+    f.write(row("dmsgd", 2, 0.04, 1, 0.75))
+    f.write(row("decentlam", 2, 0.04, 1, 0.6))
+PYEOF
+if "$PY" "$STUDY" decentral "$TOP/tg" --out "$TOP/tg.json" --ranks 2 --batches 64 \
+        --seeds 1,2,3 --optims dmsgd,decentlam --tuned >/dev/null 2>"$TOP/tg.err" &&
+    "$PY" - "$TOP/tg.json" <<'PYEOF'
+import json, sys
+e = json.load(open(sys.argv[1]))["entries"]
+assert len(e) == 1, e
+a = e[0]["args"]
+assert a[a.index("--optim") + 1] == "dmsgd" and a[a.index("--lr-base") + 1] == "0.04", a
+assert e[0]["foreach"]["seed"] == ["2", "3"], e[0]
+assert e[0]["name"] == "dec-dmsgd-ring-b64-p2-iid-lr0.04-s{seed}", e[0]["name"]
+PYEOF
+then
+    ok "decentral --tuned: the chosen rate's missing seeds only"
+else
+    not_ok "decentral --tuned: the chosen rate's missing seeds only" "$(cat "$TOP/tg.err")"
+fi
+
 # ---- a diverged run is reported as diverged, not averaged ----------------
 D=$TOP/div
 for s in 1 2; do
