@@ -13,6 +13,9 @@
 # .done file), an interrupted one is resumed with `lbscale suite --resume`.
 # Phases named -a/-b split one configuration's seeds (1-3, 4-5) so that no
 # suite runs past 10 minutes on a loaded machine.
+# DmSGD and DecentLaM run at parallel SGD's rate here; decentral-tune.sh
+# gives each its own rate (a grid around it, chosen on validation) on top
+# of these runs.
 # Environment: LBSCALE (default build/lbscale); PHASES (default all).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
