@@ -144,13 +144,18 @@ def build_rows(configs, inputs, platforms, gpus, step_fn):
     """The table's rows and the skipped points.  step_fn(compute, optim,
     platform, gpus, batch_per_gpu) -> simulated step time in ms."""
     tg = targets(configs)
-    rows, skipped = [], []
+    rows, skipped, points = [], [], {}
     for c in sorted(configs, key=lambda c: (c["model"], int(c["batch"]),
                                             c["spec"], int(c.get("ranks")
                                                            or 1))):
         b = int(c["batch"])
         if group_of(c) not in tg:
             skipped.append("%s b=%d: no finished run" % (label(c), b))
+            continue
+        if "curves" not in c:
+            skipped.append("%s b=%d: no per-epoch curves (a study.json of "
+                           "an older study.py: run its report again)"
+                           % (label(c), b))
             continue
         st = steps_to_target(c, tg[group_of(c)])
         compute, optim = sim_plan(c, inputs)
@@ -162,8 +167,7 @@ def build_rows(configs, inputs, platforms, gpus, step_fn):
             for g in gpus:
                 why = point_skip(b, g)
                 if why:
-                    skipped.append("%s b=%d, %s, %d GPUs: %s" % (
-                        label(c), b, plat, g, why))
+                    points.setdefault((b, g, why), []).append(label(c))
                     continue
                 ms = step_fn(compute, optim, plat, g, b // g)
                 rows.append({
@@ -179,7 +183,10 @@ def build_rows(configs, inputs, platforms, gpus, step_fn):
     rows.sort(key=lambda r: (r["model"], r["batch"], r["shards"] or "",
                              platforms.index(r["platform"]), r["gpus"],
                              r["optimizer"]))
-    return rows, sorted(set(skipped), key=skipped.index)
+    for (b, g, why), who in sorted(points.items()):
+        skipped.append("b=%d at %d GPUs, every platform: %s (%s)" % (
+            b, g, why, ", ".join(sorted(set(who)))))
+    return rows, skipped
 
 
 def mark_fastest(rows):
