@@ -48,6 +48,10 @@ numpy only.
       verdicts.md and gnuplot data files (consensus.dat and
       consensus-panels.gp for plots/consensus.gp).
       --require-verdicts: exit 1 when any verdict cannot be computed.
+  study.py tta STUDY_JSON --inputs SIM_INPUTS.json [--out DIR]
+        [--platforms dgx-a100,eth-100g] [--gpus 8,64,1024] [--batches LIST]
+      simulated time to a target accuracy: the report's measured steps to
+      it x `lbscale sim step`'s time per step at scale (bench/study_tta.py)
 
 Exit status: 0 ok, 1 runtime failure (or a missing verdict with
 --require-verdicts), 2 bad input.
@@ -1414,8 +1418,11 @@ def main(argv):
     if cmd == "report":
         cmd_report(args)
         return 0
-    die("unknown command '%s' (check, seeds, extend, decentral, report)"
-        % cmd)
+    if cmd == "tta":
+        import study_tta   # bench/, next to this file
+        return study_tta.main(args)
+    die("unknown command '%s' (check, seeds, extend, decentral, report, "
+        "tta)" % cmd)
 
 
 if __name__ == "__main__":
