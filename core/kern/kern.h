@@ -137,6 +137,28 @@ struct lbs_kern {
                                const uint8_t *q, unsigned cur, float *u,
                                size_t n, size_t c0, size_t c1,
                                double (*part)[4]);
+    /* SLAMB on chunk-id layers (slamb.c): chunks [c0, c1) of the moments
+     * pass that also appends m[i] for q[i] == cur to vals from off[c]
+     * (off: the count of such elements before chunk c), and of the norms
+     * pass (slamb_split's, q == cur synced) that first sets m[i] =
+     * vals[..] inv there, in the same order */
+    void (*slamb_moments_q_chunks)(const struct lbs_slamb_coef *k,
+                                   const float *g, float *m, float *v,
+                                   const uint8_t *q, unsigned cur,
+                                   float *vals, const uint32_t *off,
+                                   size_t n, size_t c0, size_t c1);
+    void (*slamb_split_q_chunks)(const struct lbs_slamb_coef *k, float *m,
+                                 const float *v, const float *w,
+                                 const uint8_t *q, unsigned cur,
+                                 const float *vals, const uint32_t *off,
+                                 float inv, float *u, size_t n, size_t c0,
+                                 size_t c1, double (*part)[4]);
+    /* out[o++] = x[i] for q[i] == qc, and x[i] = in[o++] inv for
+     * q[i] == qc, over [0, n); both return o (the tests' handles) */
+    size_t (*compact_eq)(const float *x, const uint8_t *q, uint8_t qc,
+                         float *out, size_t n);
+    size_t (*expand_eq)(float *x, const uint8_t *q, uint8_t qc,
+                        const float *in, float inv, size_t n);
     /* Gossip mix (gossip.h) over [lo, hi) of full-layer arrays:
      * x[e] = sum_k w[k] src[k][e] (double, ascending k, from 0); x may
      * be one of src.  Returns the sum of the x written (NaN detector). */

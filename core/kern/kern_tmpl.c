@@ -259,6 +259,183 @@ static void F(slamb_update_q)(const float *tab, const uint8_t *q,
         w[i] -= tab[q[i]] * u[i];
 }
 
+/* SLAMB, cyclic schedule with chunk ids: the synced coordinates of a
+ * step are the elements with q[i] == qc, and every rank holds the same
+ * q, so the values to average can travel in element order rather than
+ * in the permutation's.  compact_eq writes them while the moments pass
+ * has the block in L1 and expand_eq puts the averages back in the norms
+ * pass: two sequential streams of k n values instead of a gather and a
+ * scatter at random over m (at k = 0.1 one of those touches 80% of m's
+ * cache lines, in random order).  Both return how many they moved;
+ * expand_eq writes x[i] = in[o] inv only where q[i] == qc. */
+#if defined(__AVX512F__)
+static inline __mmask16 F(qmask16)(const uint8_t *q, __m128i qv)
+{
+    return _mm_cmpeq_epi8_mask(_mm_loadu_si128((const __m128i *)q), qv);
+}
+#define QW 16
+static size_t F(compact_vec)(const float *x, const uint8_t *q, uint8_t qc,
+                             float *out, size_t n, size_t *pi)
+{
+    const __m128i qv = _mm_set1_epi8((char)qc);
+    size_t o = 0, i = 0;
+    for (; i + QW <= n; i += QW) {
+        __mmask16 k = F(qmask16)(q + i, qv);
+        if (!k)
+            continue;
+        unsigned c = (unsigned)__builtin_popcount(k);
+        /* compress in a register and store c lanes: the memory form of
+         * vcompressps is microcoded on some cores */
+        _mm512_mask_storeu_ps(out + o, (__mmask16)((1u << c) - 1),
+                              _mm512_maskz_compress_ps(
+                                  k, _mm512_loadu_ps(x + i)));
+        o += c;
+    }
+    *pi = i;
+    return o;
+}
+static size_t F(expand_vec)(float *x, const uint8_t *q, uint8_t qc,
+                            const float *in, float inv, size_t n, size_t *pi)
+{
+    const __m128i qv = _mm_set1_epi8((char)qc);
+    const __m512 iv = _mm512_set1_ps(inv);
+    size_t o = 0, i = 0;
+    for (; i + QW <= n; i += QW) {
+        __mmask16 k = F(qmask16)(q + i, qv);
+        if (!k)
+            continue;
+        unsigned c = (unsigned)__builtin_popcount(k);
+        __m512 y = _mm512_maskz_loadu_ps((__mmask16)((1u << c) - 1), in + o);
+        _mm512_mask_storeu_ps(x + i, k, _mm512_mul_ps(
+                                            _mm512_maskz_expand_ps(k, y), iv));
+        o += c;
+    }
+    *pi = i;
+    return o;
+}
+#undef QW
+#elif defined(__AVX2__)
+/* 4-bit lane indices, 8 lanes: compact: the set lanes of m first, in
+ * order; expand: set lane l takes source popcount(m below l) */
+#define NB(m, l) ((uint32_t)__builtin_popcount((m) & ((1u << (l)) - 1)))
+#define CL(m, l) (((m) >> (l) & 1) ? (uint32_t)(l) << (4 * NB(m, l)) : 0u)
+#define EL(m, l) (((m) >> (l) & 1) ? NB(m, l) << (4 * (l)) : 0u)
+#define CP(m) (CL(m, 0) | CL(m, 1) | CL(m, 2) | CL(m, 3) | CL(m, 4) | \
+               CL(m, 5) | CL(m, 6) | CL(m, 7))
+#define EP(m) (EL(m, 0) | EL(m, 1) | EL(m, 2) | EL(m, 3) | EL(m, 4) | \
+               EL(m, 5) | EL(m, 6) | EL(m, 7))
+#define R4(P, b) P(b), P(b + 1), P(b + 2), P(b + 3)
+#define R16(P, b) R4(P, b), R4(P, b + 4), R4(P, b + 8), R4(P, b + 12)
+#define R64(P, b) R16(P, b), R16(P, b + 16), R16(P, b + 32), R16(P, b + 48)
+static const uint32_t F(cperm)[256] = {R64(CP, 0), R64(CP, 64),
+                                       R64(CP, 128), R64(CP, 192)};
+static const uint32_t F(eperm)[256] = {R64(EP, 0), R64(EP, 64),
+                                       R64(EP, 128), R64(EP, 192)};
+#undef R64
+#undef R16
+#undef R4
+#undef EP
+#undef CP
+#undef EL
+#undef CL
+#undef NB
+#define QW 8
+static inline unsigned F(qmask8)(const uint8_t *q, __m128i qv)
+{
+    __m128i b = _mm_loadl_epi64((const __m128i *)q);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, qv)) & 0xffu;
+}
+static inline __m256i F(nibbles)(uint32_t p)
+{
+    return _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32((int32_t)p),
+                          _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(15));
+}
+/* lanes [0, c) of 8 */
+static inline __m256i F(first)(unsigned c)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)c),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static size_t F(compact_vec)(const float *x, const uint8_t *q, uint8_t qc,
+                             float *out, size_t n, size_t *pi)
+{
+    const __m128i qv = _mm_set1_epi8((char)qc);
+    size_t o = 0, i = 0;
+    for (; i + QW <= n; i += QW) {
+        unsigned k = F(qmask8)(q + i, qv);
+        if (!k)
+            continue;
+        unsigned c = (unsigned)__builtin_popcount(k);
+        __m256 y = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + i),
+                                            F(nibbles)(F(cperm)[k]));
+        _mm256_maskstore_ps(out + o, F(first)(c), y);
+        o += c;
+    }
+    *pi = i;
+    return o;
+}
+static size_t F(expand_vec)(float *x, const uint8_t *q, uint8_t qc,
+                            const float *in, float inv, size_t n, size_t *pi)
+{
+    const __m128i qv = _mm_set1_epi8((char)qc);
+    const __m256 iv = _mm256_set1_ps(inv);
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    size_t o = 0, i = 0;
+    for (; i + QW <= n; i += QW) {
+        unsigned k = F(qmask8)(q + i, qv);
+        if (!k)
+            continue;
+        unsigned c = (unsigned)__builtin_popcount(k);
+        __m256 y = _mm256_maskload_ps(in + o, F(first)(c));
+        y = _mm256_permutevar8x32_ps(y, F(nibbles)(F(eperm)[k]));
+        __m256i lanes = _mm256_cmpeq_epi32(
+            _mm256_and_si256(_mm256_set1_epi32((int32_t)k), bit), bit);
+        _mm256_maskstore_ps(x + i, lanes, _mm256_mul_ps(y, iv));
+        o += c;
+    }
+    *pi = i;
+    return o;
+}
+#undef QW
+#else
+static size_t F(compact_vec)(const float *x, const uint8_t *q, uint8_t qc,
+                             float *out, size_t n, size_t *pi)
+{
+    (void)x, (void)q, (void)qc, (void)out, (void)n;
+    *pi = 0;
+    return 0;
+}
+static size_t F(expand_vec)(float *x, const uint8_t *q, uint8_t qc,
+                            const float *in, float inv, size_t n, size_t *pi)
+{
+    (void)x, (void)q, (void)qc, (void)in, (void)inv, (void)n;
+    *pi = 0;
+    return 0;
+}
+#endif
+
+static size_t F(compact_eq)(const float *x, const uint8_t *q, uint8_t qc,
+                            float *out, size_t n)
+{
+    size_t i, o = F(compact_vec)(x, q, qc, out, n, &i);
+    for (; i < n; i++)
+        if (q[i] == qc)
+            out[o++] = x[i];
+    return o;
+}
+
+static size_t F(expand_eq)(float *x, const uint8_t *q, uint8_t qc,
+                           const float *in, float inv, size_t n)
+{
+    size_t i, o = F(expand_vec)(x, q, qc, in, inv, n, &i);
+    for (; i < n; i++)
+        if (q[i] == qc)
+            x[i] = in[o++] * inv;
+    return o;
+}
+
 static double F(sign_pack)(const float *x, size_t n, uint8_t *bits,
                            size_t b0, size_t b1, int l2)
 {
@@ -685,6 +862,47 @@ static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
     }
 }
 
+/* SLAMB's chunk-id layers, chunks [c0, c1): the moments, then the
+ * synced new momenta (q == cur) appended to vals from off[c] on; and the
+ * norms pass that first puts the averages back (vals from off[c], times
+ * inv) - block by block as slamb_split_chunks, so the sums are its. */
+static void F(slamb_moments_q_chunks)(const struct lbs_slamb_coef *k,
+                                      const float *g, float *m, float *v,
+                                      const uint8_t *q, unsigned cur,
+                                      float *vals, const uint32_t *off,
+                                      size_t n, size_t c0, size_t c1)
+{
+    for (size_t j = c0; j < c1; j++) {
+        size_t hi = lbs_chunk_lo(n, j + 1);
+        float *out = vals + off[j];
+        for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
+            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+            F(slamb_moments)(k, g + b, m + b, v + b, NULL, e - b);
+            out += F(compact_eq)(m + b, q + b, (uint8_t)cur, out, e - b);
+        }
+    }
+}
+
+static void F(slamb_split_q_chunks)(const struct lbs_slamb_coef *k,
+                                    float *m, const float *v, const float *w,
+                                    const uint8_t *q, unsigned cur,
+                                    const float *vals, const uint32_t *off,
+                                    float inv, float *u, size_t n, size_t c0,
+                                    size_t c1, double (*part)[4])
+{
+    for (size_t j = c0; j < c1; j++) {
+        size_t hi = lbs_chunk_lo(n, j + 1);
+        const float *in = vals + off[j];
+        part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
+        for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
+            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+            in += F(expand_eq)(m + b, q + b, (uint8_t)cur, in, inv, e - b);
+            F(slamb_split)(k, m + b, v + b, w + b, NULL, q + b, cur, u + b,
+                           e - b, part[j]);
+        }
+    }
+}
+
 /* ---- decentralized optimizers (gossip.h, dmsgd.c, decentlam.c) ---- */
 
 /* The mix sum_k w[k] src[k][e] in double, ascending k from 0, into a
@@ -941,6 +1159,10 @@ const struct lbs_kern F(lbs_kern) = {
     .sumsq_chunks = F(sumsq_chunks),
     .lamb_chunks = F(lamb_chunks),
     .slamb_split_chunks = F(slamb_split_chunks),
+    .slamb_moments_q_chunks = F(slamb_moments_q_chunks),
+    .slamb_split_q_chunks = F(slamb_split_q_chunks),
+    .compact_eq = F(compact_eq),
+    .expand_eq = F(expand_eq),
     .name = STR(KERN_SFX),
     .sumsq = F(sumsq),
     .lamb = F(lamb),

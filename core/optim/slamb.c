@@ -165,6 +165,10 @@ struct slamb_layer {
                                      most 255 chunks: staleness follows
                                      from the chunk and the step) */
     size_t chunks;                /* of the cyclic schedule */
+    uint32_t *qoff;               /* with q: qoff[j (LBS_CHUNKS + 1) + c]
+                                     = elements of schedule chunk j in
+                                     the layer's parallel chunks before
+                                     c (c = LBS_CHUNKS: all of them) */
     struct lbs_mask_cyclic *wcyc; /* k warm-up: the cyclic schedule of
                                      density wk > k, made when its stage
                                      starts (same permutation as cyc) */
@@ -255,18 +259,18 @@ static void slamb_norms_full(const struct lbs_slamb_coef *k, const float *m,
     *un = sqrt(su);
 }
 
-/* The same split by synced and stale coordinates: synced where c == 0
- * (counters) or q == cur (chunk ids); nrm = {||w_S||, ||u_S||, ||w_~S||,
- * ||u_~S||}. */
+/* The same split by synced and stale coordinates: synced where c == 0;
+ * nrm = {||w_S||, ||u_S||, ||w_~S||, ||u_~S||} (chunk-id layers:
+ * slamb_norms_q). */
 static void slamb_norms_split(const struct lbs_slamb_coef *k, const float *m,
                               const float *v, const float *w,
-                              const uint32_t *c, const uint8_t *q,
-                              unsigned cur, float *u, size_t n, double nrm[4])
+                              const uint32_t *c, float *u, size_t n,
+                              double nrm[4])
 {
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
     const struct lbs_kern *K = lbs_kern();
-    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, q, cur, u, n,
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, NULL, 0, u, n,
                                               c0, c1, part));
     for (int i = 0; i < 4; i++) {
         double s = 0;
@@ -342,6 +346,7 @@ static void slamb_fini(struct lbs_optim *o)
             lbs_mask_cyclic_free(s->L[i].wcyc);
             free(s->L[i].c);
             free(s->L[i].q);
+            free(s->L[i].qoff);
             free(s->L[i].view);
         }
     free(s->L);
@@ -366,6 +371,36 @@ static uint8_t *chunk_ids(const struct lbs_mask_cyclic *cyc, size_t n)
             q[idx[e]] = (uint8_t)j;
     }
     return q;
+}
+
+/* qoff of a chunk-id layer (struct slamb_layer): where each parallel
+ * chunk of the norms and moments passes starts in the compacted values
+ * of each schedule chunk, so threads append and read back their own
+ * share without a scan. */
+static uint32_t *chunk_offsets(const uint8_t *q, size_t n, size_t C)
+{
+    const size_t S = LBS_CHUNKS + 1;
+    uint32_t *off = calloc(C * S, sizeof *off);
+    if (!off)
+        return NULL;
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        for (size_t i = lbs_chunk_lo(n, c); i < lbs_chunk_lo(n, c + 1); i++)
+            off[q[i] * S + c + 1]++;
+    for (size_t j = 0; j < C; j++)
+        for (size_t c = 1; c < S; c++)
+            off[j * S + c] += off[j * S + c - 1];
+    return off;
+}
+
+/* Chunk ids and their offsets for layer i (cyclic, at most 255 chunks). */
+static int make_chunk_ids(struct slamb_layer *sl, size_t n)
+{
+    if ((sl->q = chunk_ids(sl->cyc, n)) &&
+        (sl->qoff = chunk_offsets(sl->q, n, sl->chunks)))
+        return 0;
+    free(sl->q);
+    sl->q = NULL;
+    return -ENOMEM;
 }
 
 static int slamb_check(const void *cfg, const char *name,
@@ -411,7 +446,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         /* during a k warm-up the schedule changes, so staleness is
          * counted (slamb_settle switches to chunk ids afterwards) */
         if (sl->cyc && sl->chunks <= 255 && !s->warm_end) {
-            if (!(sl->q = chunk_ids(sl->cyc, L->n)))
+            if (make_chunk_ids(sl, L->n))
                 goto nomem;
         } else if (!(sl->c = calloc(L->n, sizeof *sl->c))) {
             goto nomem;
@@ -446,7 +481,7 @@ static double ratio(double wn, double un)
 }
 
 /* Average m over the mask S of layer i and reset the counters there
- * (layers with chunk ids have none: their staleness is the step's). */
+ * (layers with chunk ids sync in slamb_moments_sync). */
 static int slamb_sync(struct lbs_optim *o, size_t i, const uint32_t *idx,
                       size_t cnt)
 {
@@ -522,11 +557,69 @@ static int slamb_settle(struct lbs_optim *o, size_t i, struct lbs_err *err)
     if (!sl->c || !sl->cyc || sl->chunks > 255 || s->warm_end == LONG_MAX ||
         o->t <= s->warm_end + (long)sl->chunks)
         return 0;
-    if (!(sl->q = chunk_ids(sl->cyc, o->layers[i].n)))
+    if (make_chunk_ids(sl, o->layers[i].n))
         return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
     free(sl->c);
     sl->c = NULL;
     return 0;
+}
+
+/* Moments and momentum sync of layer i; *cnt = |S|.  A chunk-id layer
+ * appends its synced momenta to vals in the moments pass and allreduces
+ * them; the averages go back into m in its norms pass (slamb_norms_q).
+ * The others gather and scatter by index (slamb_sync). */
+static int slamb_moments_sync(struct lbs_optim *o, size_t i,
+                              const struct lbs_slamb_coef *k, double kt,
+                              size_t *cnt, struct lbs_err *err)
+{
+    struct slamb_state *s = o->state;
+    struct slamb_layer *sl = &s->L[i];
+    const struct lbs_layer *L = &o->layers[i];
+    if (sl->q) {
+        const unsigned cur = (unsigned)((size_t)o->t % sl->chunks);
+        const uint32_t *off = sl->qoff + cur * (LBS_CHUNKS + 1);
+        const struct lbs_kern *K = lbs_kern();
+        float *vals = s->vals, *m = s->m[i], *v = s->v[i];
+        LBS_KERN_CHUNKED(L->n, K->slamb_moments_q_chunks(
+                                   k, L->g, m, v, sl->q, cur, vals, off,
+                                   L->n, c0, c1));
+        *cnt = off[LBS_CHUNKS];
+        return lbs_allreduce(o->comm, vals, *cnt, LBS_FLOAT32, LBS_SUM,
+                             (int)i);
+    }
+    slamb_moments(k, L->g, s->m[i], s->v[i], sl->c, L->n);
+    *cnt = L->n;
+    if (sl->always)
+        return lbs_allreduce_mean_f32(o->comm, s->m[i], L->n, (int)i);
+    const uint32_t *idx;
+    int rc = slamb_mask(o, i, kt, &idx, cnt, err);
+    return rc ? rc : slamb_sync(o, i, idx, *cnt);
+}
+
+/* Norms of a chunk-id layer, split by synced (q == cur), after putting
+ * the averaged momenta back from vals (slamb_sync's scaling). */
+static void slamb_norms_q(struct lbs_optim *o, size_t i,
+                          const struct lbs_slamb_coef *k, unsigned cur,
+                          double nrm[4])
+{
+    struct slamb_state *s = o->state;
+    const struct slamb_layer *sl = &s->L[i];
+    const struct lbs_layer *L = &o->layers[i];
+    const uint32_t *off = sl->qoff + cur * (LBS_CHUNKS + 1);
+    const float inv = 1.0f / (float)o->comm->size;
+    const struct lbs_kern *K = lbs_kern();
+    float *m = s->m[i], *u = s->u;
+    const float *vals = s->vals;
+    double part[LBS_CHUNKS][4];
+    LBS_KERN_CHUNKED(L->n, K->slamb_split_q_chunks(
+                               k, m, s->v[i], L->w, sl->q, cur, vals, off,
+                               inv, u, L->n, c0, c1, part));
+    for (int j = 0; j < 4; j++) {
+        double sum = 0;
+        for (size_t c = 0; c < LBS_CHUNKS; c++)
+            sum += part[c][j];
+        nrm[j] = sqrt(sum);
+    }
 }
 
 static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
@@ -553,21 +646,12 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
             return rc;
         const int plain = c->exclude_1d && is1d;
         k.wd = plain ? 0.0f : (float)c->wd;
-        slamb_moments(&k, L->g, s->m[i], s->v[i], sl->c, L->n);
-
-        size_t cnt = L->n;
-        if (sl->always) {
-            rc = lbs_allreduce_mean_f32(o->comm, s->m[i], L->n, (int)i);
-        } else {
-            const uint32_t *idx;
-            if (!(rc = slamb_mask(o, i, kt, &idx, &cnt, err)))
-                rc = slamb_sync(o, i, idx, cnt);
-        }
-        if (rc)
+        size_t cnt;
+        if ((rc = slamb_moments_sync(o, i, &k, kt, &cnt, err)))
             return rc;
         sl->synced = cnt;
 
-        if (cnt == L->n) {
+        if (cnt == L->n && !sl->q) {
             /* every coordinate synced: s = 1 everywhere, plain LAMB */
             double wn, un;
             slamb_norms_full(&k, s->m[i], s->v[i], L->w, s->u, L->n, &wn,
@@ -585,8 +669,11 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
         double nrm[4];
         const unsigned cur = sl->q ? (unsigned)((size_t)o->t % sl->chunks)
                                    : 0;
-        slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, sl->q, cur,
-                          s->u, L->n, nrm);
+        if (sl->q)
+            slamb_norms_q(o, i, &k, cur, nrm);
+        else
+            slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, s->u,
+                              L->n, nrm);
         if ((rc = lbs_check_finite(o, i, nrm[1] + nrm[3], err)))
             return rc;
         double pmax = ratio(nrm[0], nrm[1]), pmin = ratio(nrm[2], nrm[3]);
