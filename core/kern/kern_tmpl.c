@@ -160,18 +160,16 @@ static void F(slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
     }
 }
 
-/* synced: c[i] == 0 (counters), or q[i] == cur (chunk ids) */
+/* synced: c[i] == 0 (counters; chunk-id layers: slamb_qnorms) */
 static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                            const float *v, const float *w, const uint32_t *c,
-                           const uint8_t *q, unsigned cur, float *u,
-                           size_t n, double p[4])
+                           float *u, size_t n, double p[4])
 {
     const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
-    const uint8_t qc = (uint8_t)cur;
     for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
         size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
         float ws = 0, us = 0, wr = 0, ur = 0;
-        if (!c && !q) {   /* all synced: lamb's loop and sums exactly */
+        if (!c) {   /* all synced: lamb's loop and sums exactly */
 #pragma omp simd reduction(+ : ws, us)
             for (size_t i = b; i < e; i++) {
                 float wi = w[i];
@@ -181,20 +179,6 @@ static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                 ws += wi * wi;
                 us += ui * ui;
             }
-        } else if (c) {
-#pragma omp simd reduction(+ : ws, us, wr, ur)
-            for (size_t i = b; i < e; i++) {
-                float wi = w[i];
-                float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) +
-                           wd * wi;
-                u[i] = ui;
-                float w2 = wi * wi, u2 = ui * ui;
-                int synced = c[i] == 0;
-                ws += synced ? w2 : 0.0f;
-                us += synced ? u2 : 0.0f;
-                wr += synced ? 0.0f : w2;
-                ur += synced ? 0.0f : u2;
-            }
         } else {
 #pragma omp simd reduction(+ : ws, us, wr, ur)
             for (size_t i = b; i < e; i++) {
@@ -203,7 +187,7 @@ static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                            wd * wi;
                 u[i] = ui;
                 float w2 = wi * wi, u2 = ui * ui;
-                int synced = q[i] == qc;
+                int synced = c[i] == 0;
                 ws += synced ? w2 : 0.0f;
                 us += synced ? u2 : 0.0f;
                 wr += synced ? 0.0f : w2;
@@ -247,16 +231,6 @@ static void F(slamb_update)(const struct lbs_slamb_blend *b,
         }
         w[i] -= step * u[i];
     }
-}
-
-/* Chunk ids: w -= tab[q] u (tab: one step per chunk of the schedule). */
-static void F(slamb_update_q)(const float *tab, const uint8_t *q,
-                              const float *restrict u, float *restrict w,
-                              size_t n)
-{
-#pragma omp simd
-    for (size_t i = 0; i < n; i++)
-        w[i] -= tab[q[i]] * u[i];
 }
 
 /* SLAMB, cyclic schedule with chunk ids: the synced coordinates of a
@@ -434,6 +408,48 @@ static size_t F(expand_eq)(float *x, const uint8_t *q, uint8_t qc,
         if (q[i] == qc)
             x[i] = in[o++] * inv;
     return o;
+}
+
+/* Chunk-id layers keep no u: the norms pass sums what slamb_split's
+ * chunk-id branch sums (the same expressions, so the same floats) without
+ * storing u, and the update recomputes u elementwise (bit for bit the
+ * stored one): 4 bytes written and 4 read per element less, for a
+ * divide and a square root more, which the memory time hides. */
+static void F(slamb_qnorms)(const struct lbs_slamb_coef *k, const float *m,
+                            const float *v, const float *w, const uint8_t *q,
+                            uint8_t qc, size_t n, double p[4])
+{
+    const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
+    float ws = 0, us = 0, wr = 0, ur = 0;
+#pragma omp simd reduction(+ : ws, us, wr, ur)
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i];
+        float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) + wd * wi;
+        float w2 = wi * wi, u2 = ui * ui;
+        int synced = q[i] == qc;
+        ws += synced ? w2 : 0.0f;
+        us += synced ? u2 : 0.0f;
+        wr += synced ? 0.0f : w2;
+        ur += synced ? 0.0f : u2;
+    }
+    p[0] += ws;
+    p[1] += us;
+    p[2] += wr;
+    p[3] += ur;
+}
+
+static void F(slamb_update_qu)(const struct lbs_slamb_coef *k,
+                               const float *tab, const uint8_t *q,
+                               const float *m, const float *v,
+                               float *restrict w, size_t n)
+{
+    const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
+#pragma omp simd
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i];
+        float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) + wd * wi;
+        w[i] = wi - tab[q[i]] * ui;
+    }
 }
 
 static double F(sign_pack)(const float *x, size_t n, uint8_t *bits,
@@ -849,16 +865,15 @@ static void F(lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
 
 static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
                                   const float *m, const float *v,
-                                  const float *w, const uint32_t *c,
-                                  const uint8_t *q, unsigned cur, float *u,
+                                  const float *w, const uint32_t *c, float *u,
                                   size_t n, size_t c0, size_t c1,
                                   double (*part)[4])
 {
     for (size_t j = c0; j < c1; j++) {
         size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
         part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
-        F(slamb_split)(k, m + lo, v + lo, w + lo, c ? c + lo : NULL,
-                       q ? q + lo : NULL, cur, u + lo, hi - lo, part[j]);
+        F(slamb_split)(k, m + lo, v + lo, w + lo, c ? c + lo : NULL, u + lo,
+                       hi - lo, part[j]);
     }
 }
 
@@ -887,7 +902,7 @@ static void F(slamb_split_q_chunks)(const struct lbs_slamb_coef *k,
                                     float *m, const float *v, const float *w,
                                     const uint8_t *q, unsigned cur,
                                     const float *vals, const uint32_t *off,
-                                    float inv, float *u, size_t n, size_t c0,
+                                    float inv, size_t n, size_t c0,
                                     size_t c1, double (*part)[4])
 {
     for (size_t j = c0; j < c1; j++) {
@@ -897,8 +912,8 @@ static void F(slamb_split_q_chunks)(const struct lbs_slamb_coef *k,
         for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
             size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
             in += F(expand_eq)(m + b, q + b, (uint8_t)cur, in, inv, e - b);
-            F(slamb_split)(k, m + b, v + b, w + b, NULL, q + b, cur, u + b,
-                           e - b, part[j]);
+            F(slamb_qnorms)(k, m + b, v + b, w + b, q + b, (uint8_t)cur,
+                            e - b, part[j]);
         }
     }
 }
@@ -1172,7 +1187,7 @@ const struct lbs_kern F(lbs_kern) = {
     .slamb_moments = F(slamb_moments),
     .slamb_split = F(slamb_split),
     .slamb_update = F(slamb_update),
-    .slamb_update_q = F(slamb_update_q),
+    .slamb_update_qu = F(slamb_update_qu),
     .sign_pack = F(sign_pack),
     .qsgd_levels = F(qsgd_levels),
     .sumsq_fixed = F(sumsq_fixed),

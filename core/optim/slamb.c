@@ -248,7 +248,7 @@ static void slamb_norms_full(const struct lbs_slamb_coef *k, const float *m,
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
     const struct lbs_kern *K = lbs_kern();
-    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, NULL, NULL, 0, u,
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, NULL, u,
                                               n, c0, c1, part));
     double sw = 0, su = 0;
     for (size_t j = 0; j < LBS_CHUNKS; j++) {
@@ -270,7 +270,7 @@ static void slamb_norms_split(const struct lbs_slamb_coef *k, const float *m,
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
     const struct lbs_kern *K = lbs_kern();
-    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, NULL, 0, u, n,
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, u, n,
                                               c0, c1, part));
     for (int i = 0; i < 4; i++) {
         double s = 0;
@@ -310,14 +310,15 @@ static void slamb_update_split(const struct lbs_slamb_blend *b,
     }
 }
 
-static void slamb_update_q(const float *tab, const uint8_t *q, const float *u,
+static void slamb_update_q(const struct lbs_slamb_coef *k, const float *tab,
+                           const uint8_t *q, const float *m, const float *v,
                            float *w, size_t n)
 {
     const struct lbs_kern *K = lbs_kern();
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
     for (size_t j = 0; j < LBS_CHUNKS; j++) {
         size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
-        K->slamb_update_q(tab, q + lo, u + lo, w + lo, hi - lo);
+        K->slamb_update_qu(k, tab, q + lo, m + lo, v + lo, w + lo, hi - lo);
     }
 }
 
@@ -608,12 +609,12 @@ static void slamb_norms_q(struct lbs_optim *o, size_t i,
     const uint32_t *off = sl->qoff + cur * (LBS_CHUNKS + 1);
     const float inv = 1.0f / (float)o->comm->size;
     const struct lbs_kern *K = lbs_kern();
-    float *m = s->m[i], *u = s->u;
+    float *m = s->m[i];
     const float *vals = s->vals;
     double part[LBS_CHUNKS][4];
     LBS_KERN_CHUNKED(L->n, K->slamb_split_q_chunks(
                                k, m, s->v[i], L->w, sl->q, cur, vals, off,
-                               inv, u, L->n, c0, c1, part));
+                               inv, L->n, c0, c1, part));
     for (int j = 0; j < 4; j++) {
         double sum = 0;
         for (size_t c = 0; c < LBS_CHUNKS; c++)
@@ -694,7 +695,7 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
                 tab[j] = j == cur ? b.step_synced
                                   : stale_step(&b, s->spow, chunk_staleness(
                                                    o->t, sl->chunks, j));
-            slamb_update_q(tab, sl->q, s->u, L->w, L->n);
+            slamb_update_q(&k, tab, sl->q, s->m[i], s->v[i], L->w, L->n);
         } else {
             slamb_update_split(&b, s->spow, s->u, sl->c, L->w, L->n);
         }
