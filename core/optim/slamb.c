@@ -158,7 +158,8 @@ static const struct lbs_param_spec slamb_params[] = {
 
 struct slamb_layer {
     int always;                   /* 1-D or small: synced every step */
-    struct lbs_mask_cyclic *cyc;  /* cyclic schedule, partial layers */
+    struct lbs_mask_cyclic *cyc;  /* cyclic schedule, partial layers (freed
+                                     once q holds it) */
     uint32_t *c;                  /* staleness counters (Bernoulli, or
                                      cyclic with over 255 chunks) */
     uint8_t *q;                   /* chunk of each element (cyclic with at
@@ -393,12 +394,17 @@ static uint32_t *chunk_offsets(const uint8_t *q, size_t n, size_t C)
     return off;
 }
 
-/* Chunk ids and their offsets for layer i (cyclic, at most 255 chunks). */
+/* Chunk ids and their offsets for layer i (cyclic, at most 255 chunks);
+ * they hold all the step needs of the schedule, so its permutation (4
+ * bytes per element) goes. */
 static int make_chunk_ids(struct slamb_layer *sl, size_t n)
 {
     if ((sl->q = chunk_ids(sl->cyc, n)) &&
-        (sl->qoff = chunk_offsets(sl->q, n, sl->chunks)))
+        (sl->qoff = chunk_offsets(sl->q, n, sl->chunks))) {
+        lbs_mask_cyclic_free(sl->cyc);
+        sl->cyc = NULL;
         return 0;
+    }
     free(sl->q);
     sl->q = NULL;
     return -ENOMEM;
@@ -521,7 +527,7 @@ static int slamb_mask(struct lbs_optim *o, size_t i, double kt,
     struct slamb_state *s = o->state;
     struct slamb_layer *sl = &s->L[i];
     const size_t n = o->layers[i].n;
-    if (!sl->cyc) {
+    if ((int)c->mask == MASK_BERNOULLI) {
         *cnt = lbs_mask_bernoulli((uint64_t)c->seed, o->t, (int)i, n, kt,
                                   s->idx);
         *idx = s->idx;
@@ -555,7 +561,7 @@ static int slamb_settle(struct lbs_optim *o, size_t i, struct lbs_err *err)
 {
     struct slamb_state *s = o->state;
     struct slamb_layer *sl = &s->L[i];
-    if (!sl->c || !sl->cyc || sl->chunks > 255 || s->warm_end == LONG_MAX ||
+    if (!sl->c || !sl->chunks || sl->chunks > 255 || s->warm_end == LONG_MAX ||
         o->t <= s->warm_end + (long)sl->chunks)
         return 0;
     if (make_chunk_ids(sl, o->layers[i].n))
