@@ -431,10 +431,29 @@ Test(isa, slamb_chunk_ids)
         for (int j = 0; j < 4; j++)
             close_d(p[j], pr[j], BOUND_NORM, "slamb_split_q_chunks norm",
                     K->name);
-        K->slamb_update_qu(&k, tab, q, m + OFF, v + OFF, w + OFF, N);
+        K->slamb_update_qu(&k, tab, C, q, m + OFF, v + OFF, w + OFF, N);
         same_f(w + OFF, wr + OFF, N, "slamb_update_qu w", K->name);
         free(m); free(v); free(w); free(vals);
     }
+    /* over 32 chunks the AVX-512 table lookup is not a permute */
+    for (size_t i = 0; i < N; i++)
+        q[i] = (uint8_t)(i * 11 % 40);
+    for (int j = 0; j < 40; j++)
+        tab[j] = 0.002f * (float)(j + 1);
+    float *w40 = dup(w0, N);
+    lbs_kern_c.slamb_update_qu(&k, tab, 40, q, m0 + OFF, v0 + OFF, w40 + OFF,
+                               N);
+    for (int lv = 1; lv < LBS_ISA_COUNT; lv++) {
+        const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
+        if (!K)
+            continue;
+        float *w = dup(w0, N);
+        K->slamb_update_qu(&k, tab, 40, q, m0 + OFF, v0 + OFF, w + OFF, N);
+        same_f(w + OFF, w40 + OFF, N, "slamb_update_qu (40 chunks) w",
+               K->name);
+        free(w);
+    }
+    free(w40);
     free(g); free(m0); free(v0); free(w0); free(q);
     free(mr); free(vr); free(ur); free(wr); free(sent);
 }

@@ -105,10 +105,11 @@ struct lbs_kern {
                          size_t ntab, const float *u, const uint32_t *c,
                          float *w, size_t n);
     /* SLAMB, cyclic schedule: w -= tab[q[i]] u (one step per chunk),
-     * u recomputed from m, v, w (chunk-id layers keep no u) */
+     * u recomputed from m, v, w (chunk-id layers keep no u); q < nq,
+     * tab has 256 entries */
     void (*slamb_update_qu)(const struct lbs_slamb_coef *k, const float *tab,
-                            const uint8_t *q, const float *m, const float *v,
-                            float *w, size_t n);
+                            unsigned nq, const uint8_t *q, const float *m,
+                            const float *v, float *w, size_t n);
     /* sign: pack bytes [b0, b1) of x[0, n) and return sum |x| or x^2 */
     double (*sign_pack)(const float *x, size_t n, uint8_t *bits, size_t b0,
                         size_t b1, int l2);

@@ -438,18 +438,84 @@ static void F(slamb_qnorms)(const struct lbs_slamb_coef *k, const float *m,
     p[3] += ur;
 }
 
-static void F(slamb_update_qu)(const struct lbs_slamb_coef *k,
-                               const float *tab, const uint8_t *q,
-                               const float *m, const float *v,
-                               float *restrict w, size_t n)
+/* The step of an element is tab[q[i]]: a compiler turns that lookup
+ * into one scalar load and insert per lane, which cost more than the
+ * rest of the pass.  With at most 32 chunks (k >= 1/32) the table sits
+ * in two AVX-512 registers (four AVX2 ones hold 8 each: a gather there)
+ * and a permute picks the lanes' steps. */
+static inline float F(qu_one)(const struct lbs_slamb_coef *k, float t,
+                              float m, float v, float w)
 {
-    const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
-#pragma omp simd
-    for (size_t i = 0; i < n; i++) {
-        float wi = w[i];
-        float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) + wd * wi;
-        w[i] = wi - tab[q[i]] * ui;
+    float u = (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
+    return w - t * u;
+}
+#if defined(__AVX512F__)
+static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
+                        unsigned nq, const uint8_t *q, const float *m,
+                        const float *v, float *w, size_t n)
+{
+    if (nq > 32)
+        return 0;
+    const __m512 t0 = _mm512_loadu_ps(tab), t1 = _mm512_loadu_ps(tab + 16),
+                 ibc1 = _mm512_set1_ps(k->ibc1),
+                 ibc2 = _mm512_set1_ps(k->ibc2), eps = _mm512_set1_ps(k->eps),
+                 wd = _mm512_set1_ps(k->wd);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i qi = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128((const __m128i *)(q + i)));
+        __m512 t = _mm512_permutex2var_ps(t0, qi, t1);
+        __m512 wi = _mm512_loadu_ps(w + i);
+        __m512 d = _mm512_add_ps(
+            _mm512_sqrt_ps(_mm512_mul_ps(_mm512_loadu_ps(v + i), ibc2)), eps);
+        __m512 u = _mm512_add_ps(
+            _mm512_div_ps(_mm512_mul_ps(_mm512_loadu_ps(m + i), ibc1), d),
+            _mm512_mul_ps(wd, wi));
+        _mm512_storeu_ps(w + i, _mm512_sub_ps(wi, _mm512_mul_ps(t, u)));
     }
+    return i;
+}
+#elif defined(__AVX2__)
+static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
+                        unsigned nq, const uint8_t *q, const float *m,
+                        const float *v, float *w, size_t n)
+{
+    (void)nq;
+    const __m256 ibc1 = _mm256_set1_ps(k->ibc1),
+                 ibc2 = _mm256_set1_ps(k->ibc2), eps = _mm256_set1_ps(k->eps),
+                 wd = _mm256_set1_ps(k->wd);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i qi = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64((const __m128i *)(q + i)));
+        __m256 t = _mm256_i32gather_ps(tab, qi, 4);
+        __m256 wi = _mm256_loadu_ps(w + i);
+        __m256 d = _mm256_add_ps(
+            _mm256_sqrt_ps(_mm256_mul_ps(_mm256_loadu_ps(v + i), ibc2)), eps);
+        __m256 u = _mm256_add_ps(
+            _mm256_div_ps(_mm256_mul_ps(_mm256_loadu_ps(m + i), ibc1), d),
+            _mm256_mul_ps(wd, wi));
+        _mm256_storeu_ps(w + i, _mm256_sub_ps(wi, _mm256_mul_ps(t, u)));
+    }
+    return i;
+}
+#else
+static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
+                        unsigned nq, const uint8_t *q, const float *m,
+                        const float *v, float *w, size_t n)
+{
+    (void)k, (void)tab, (void)nq, (void)q, (void)m, (void)v, (void)w, (void)n;
+    return 0;
+}
+#endif
+
+static void F(slamb_update_qu)(const struct lbs_slamb_coef *k,
+                               const float *tab, unsigned nq,
+                               const uint8_t *q, const float *m,
+                               const float *v, float *w, size_t n)
+{
+    for (size_t i = F(qu_vec)(k, tab, nq, q, m, v, w, n); i < n; i++)
+        w[i] = F(qu_one)(k, tab[q[i]], m[i], v[i], w[i]);
 }
 
 static double F(sign_pack)(const float *x, size_t n, uint8_t *bits,

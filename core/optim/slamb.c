@@ -312,14 +312,15 @@ static void slamb_update_split(const struct lbs_slamb_blend *b,
 }
 
 static void slamb_update_q(const struct lbs_slamb_coef *k, const float *tab,
-                           const uint8_t *q, const float *m, const float *v,
-                           float *w, size_t n)
+                           unsigned nq, const uint8_t *q, const float *m,
+                           const float *v, float *w, size_t n)
 {
     const struct lbs_kern *K = lbs_kern();
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
     for (size_t j = 0; j < LBS_CHUNKS; j++) {
         size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
-        K->slamb_update_qu(k, tab, q + lo, m + lo, v + lo, w + lo, hi - lo);
+        K->slamb_update_qu(k, tab, nq, q + lo, m + lo, v + lo, w + lo,
+                           hi - lo);
     }
 }
 
@@ -701,7 +702,8 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
                 tab[j] = j == cur ? b.step_synced
                                   : stale_step(&b, s->spow, chunk_staleness(
                                                    o->t, sl->chunks, j));
-            slamb_update_q(&k, tab, sl->q, s->m[i], s->v[i], L->w, L->n);
+            slamb_update_q(&k, tab, (unsigned)sl->chunks, sl->q, s->m[i],
+                           s->v[i], L->w, L->n);
         } else {
             slamb_update_split(&b, s->spow, s->u, sl->c, L->w, L->n);
         }
