@@ -90,22 +90,35 @@
  * from a table of C entries.  Bernoulli masks (and C > 255) keep the
  * counters.  lbs_slamb_staleness() materialises the counters on request.
  *
+ * The synced values of a chunk-id layer travel in element order: every
+ * rank holds the same q, so the elements with q == t mod C are the same
+ * everywhere and in the same order.  The moments pass appends their new
+ * m to a buffer while the block is in L1, the buffer is allreduced, and
+ * the norms pass puts the averages back into m before it reads them; no
+ * index list, no gather or scatter at random over m.  Such a layer keeps
+ * no u either: the norms pass sums without storing it and the update
+ * recomputes it (the same floats), and once q is made the permutation is
+ * freed.
+ *
  * Memory traffic per element (the bytes model, slamb_bytes below): a
- * cyclic layer with chunk ids takes 3 passes (moments: read g,m,v, write
- * m,v = 20; norms: read m,v,w,q, write u = 17; update: read u,q,w, write
- * w = 13) plus the gather/scatter of the k n synced values (idx, m read,
- * vals written and read, m written: ~20 per synced element) = 50 + 20k.
- * With counters (Bernoulli, or over 255 chunks): moments + counters read
- * g,m,v,c, write m,v,c = 28; norms read m,v,w,c, write u = 20; update
- * read u,c,w, write w = 16; sync ~24 per synced element (c written too)
- * = 64 + 24k.  An always-synced layer moves 20 + 16 + 12 = 48.  During a
- * k warm-up (and C steps after it) cyclic layers keep counters too, and
- * sync k_t n values: 64 + 24 k_t; the model below uses k and the layers'
- * current representation.
+ * cyclic layer with chunk ids takes 3 passes - moments: read g, m, v, q,
+ * write m, v, and k n values = 21 + 4k; norms: read m, v, w, q and the k n
+ * averages, write the synced m back = 13 + 4k + 4f, where f = 1 - (1-k)^16
+ * is the share of m's 64-byte lines that hold a synced element (a
+ * uniformly random mask: at k = 0.1, 0.81) and so go back to memory;
+ * update: read m, v, w, q, write w = 17 - in all 51 + 8k + 4f.
+ * With counters (Bernoulli, or over 255 chunks, or during a k warm-up and
+ * C steps after it): moments + counters read g,m,v,c, write m,v,c = 28;
+ * norms read m,v,w,c, write u = 20; update read u,c,w, write w = 16; sync
+ * ~24 per synced element (c written too) = 64 + 24k, with k_t for k in a
+ * warm-up; the model below uses k and the layers' current representation.
+ * An always-synced layer moves 20 + 16 + 12 = 48.
  * Norms are summed in fixed chunks (optim_impl.h), so they do not depend
- * on the thread count.  State: m, v (8 bytes per element) + q (1) or c
- * (4) for partial-mask layers, the cyclic permutations (4), and scratch u
- * (and vals, idx) of the largest layer.
+ * on the thread count.  State: m, v (8 bytes per element), q (1) for a
+ * chunk-id layer, or c (4) and the cyclic permutation (4) for a counted
+ * one; scratch: u of the largest layer, the compacted values (and
+ * Bernoulli indices) of the largest partial layer, and per chunk-id layer
+ * C x 257 uint32 offsets.
  */
 #include <limits.h>
 #include <math.h>
@@ -717,6 +730,13 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
     return 0;
 }
 
+/* The share of 64-byte lines (16 floats) of a layer that hold at least
+ * one element of a uniformly random mask of density k. */
+static double lines_hit(double k)
+{
+    return 1.0 - pow(1.0 - k, 16.0);
+}
+
 static double slamb_bytes(const struct lbs_optim *o)
 {
     const struct slamb_cfg *c = o->cfg;
@@ -725,7 +745,7 @@ static double slamb_bytes(const struct lbs_optim *o)
     for (size_t i = 0; i < o->nlayers; i++) {
         double ni = (double)o->layers[i].n;
         bytes += ni * (s->L[i].always ? 48.0
-                       : s->L[i].q ? 50.0 + 20.0 * c->k
+                       : s->L[i].q ? 51.0 + 8.0 * c->k + 4.0 * lines_hit(c->k)
                                    : 64.0 + 24.0 * c->k);
         n += ni;
     }
