@@ -150,9 +150,9 @@ Test(isa, chunked_reductions)
         .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
     float *g = arr(N, 2, 0), *m = arr(N, 0.1f, 0), *v = arr(N, 0.01f, 1),
           *w = arr(N, 1, 0);
-    uint8_t *q = malloc(N);
+    uint32_t *q = malloc(N * sizeof *q);   /* staleness counters */
     for (size_t i = 0; i < N; i++)
-        q[i] = (uint8_t)(i % 10);
+        q[i] = (uint32_t)(i % 10);
     double ref[LBS_CHUNKS], refu[LBS_CHUNKS], refs[LBS_CHUNKS][4];
     float *u0 = arr(N, 1, 0), *us0 = arr(N, 1, 0);
     for (size_t c = 0; c < LBS_CHUNKS; c++) {
@@ -163,8 +163,8 @@ Test(isa, chunked_reductions)
                         hi - lo, &ref[c], &refu[c]);
         free(mm); free(vv);
         memset(refs[c], 0, sizeof refs[c]);
-        lbs_kern_c.slamb_split(&ks, m + lo, v + lo, w + lo, NULL, q + lo, 4,
-                               us0 + lo, hi - lo, refs[c]);
+        lbs_kern_c.slamb_split(&ks, m + lo, v + lo, w + lo, q + lo, us0 + lo,
+                               hi - lo, refs[c]);
     }
     for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
         const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
@@ -180,8 +180,7 @@ Test(isa, chunked_reductions)
             float *mm = dup(m, N), *vv = dup(v, N);
             K->lamb_chunks(&k, g, mm, vv, w, u, N, c0, c1, pw, pu);
             free(mm); free(vv);
-            K->slamb_split_chunks(&ks, m, v, w, NULL, q, 4, us, N, c0, c1,
-                                  ps);
+            K->slamb_split_chunks(&ks, m, v, w, q, us, N, c0, c1, ps);
             K->sumsq_chunks(w, N, c0, c1, sq);
         }
         same_f(u, u0, N, "lamb_chunks u", K->name);
@@ -256,11 +255,8 @@ Test(isa, slamb_passes)
     float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
           *w0 = arr(N, 1, 0);
     uint32_t *c0 = malloc((N + OFF) * 4), *c1 = malloc((N + OFF) * 4);
-    uint8_t *q = malloc(N + OFF);
-    for (size_t i = 0; i < N + OFF; i++) {
+    for (size_t i = 0; i < N + OFF; i++)
         c0[i] = (uint32_t)(i % 7 == 0 ? 0 : i % 5000);
-        q[i] = (uint8_t)(i * 7 % 10);
-    }
     c0[5] = UINT32_MAX;   /* saturates */
     memcpy(c1, c0, (N + OFF) * 4);
     float *m1 = dup(m0, N), *v1 = dup(v0, N);
@@ -272,24 +268,18 @@ Test(isa, slamb_passes)
         .step_synced = 0.02f, .lr = 0.01f, .lr_min = 0.005f,
         .phi_max = 1.3f, .phi_min = 0.7f, .cmin = 0.01f, .cmax = 1000,
         .beta3 = 0.99f, .clamp = 1};
-    float tab[256];
-    for (int j = 0; j < 256; j++)
-        tab[j] = 0.001f * (float)(j + 1);
-    /* the three split modes and both updates at the c level */
-    float *uc[3], *wc[2];
-    double pc[3][4] = {{0}};
-    for (int mode = 0; mode < 3; mode++) {
+    /* both split modes and the update at the c level */
+    float *uc[2], *wc;
+    double pc[2][4] = {{0}};
+    for (int mode = 0; mode < 2; mode++) {
         uc[mode] = arr(N, 1, 0);
         lbs_kern_c.slamb_split(&k, m0 + OFF, v0 + OFF, w0 + OFF,
-                               mode == 1 ? c0 + OFF : NULL,
-                               mode == 2 ? q + OFF : NULL, 3,
-                               uc[mode] + OFF, N, pc[mode]);
+                               mode == 1 ? c0 + OFF : NULL, uc[mode] + OFF,
+                               N, pc[mode]);
     }
-    wc[0] = dup(w0, N);
-    wc[1] = dup(w0, N);
-    lbs_kern_c.slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF,
-                            wc[0] + OFF, N);
-    lbs_kern_c.slamb_update_q(tab, q + OFF, uc[2] + OFF, wc[1] + OFF, N);
+    wc = dup(w0, N);
+    lbs_kern_c.slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF, wc + OFF,
+                            N);
     for (int l = 0; l < nl; l++) {
         const char *nm = L[l]->name;
         float *m = dup(m1, N), *v = dup(v1, N);
@@ -299,12 +289,11 @@ Test(isa, slamb_passes)
         same_f(m + OFF, m0 + OFF, N, "slamb m", nm);
         same_f(v + OFF, v0 + OFF, N, "slamb v", nm);
         cr_assert(!memcmp(c, c0, (N + OFF) * 4), "%s slamb counters", nm);
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 2; mode++) {
             float *u = arr(N, 1, 0);
             double p[4] = {0};
             L[l]->slamb_split(&k, m0 + OFF, v0 + OFF, w0 + OFF,
-                              mode == 1 ? c0 + OFF : NULL,
-                              mode == 2 ? q + OFF : NULL, 3, u + OFF, N, p);
+                              mode == 1 ? c0 + OFF : NULL, u + OFF, N, p);
             same_f(u + OFF, uc[mode] + OFF, N, "slamb u", nm);
             for (int j = 0; j < (mode ? 4 : 2); j++)
                 close_d(p[j], pc[mode][j], BOUND_NORM, "slamb split norm",
@@ -314,17 +303,159 @@ Test(isa, slamb_passes)
         float *w = dup(w0, N);
         L[l]->slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF, w + OFF,
                            N);
-        same_f(w + OFF, wc[0] + OFF, N, "slamb update (counters) w", nm);
-        memcpy(w, w0, (N + OFF) * 4);
-        L[l]->slamb_update_q(tab, q + OFF, uc[2] + OFF, w + OFF, N);
-        same_f(w + OFF, wc[1] + OFF, N, "slamb update (chunks) w", nm);
+        same_f(w + OFF, wc + OFF, N, "slamb update (counters) w", nm);
         free(w); free(m); free(v); free(c);
     }
-    for (int mode = 0; mode < 3; mode++)
+    for (int mode = 0; mode < 2; mode++)
         free(uc[mode]);
-    free(wc[0]); free(wc[1]);
+    free(wc);
     free(g); free(m0); free(v0); free(w0); free(m1); free(v1);
-    free(c0); free(c1); free(q);
+    free(c0); free(c1);
+}
+
+/* compact_eq / expand_eq against the scalar rule they state, with no,
+ * some and every element selected, on odd lengths off alignment. */
+Test(isa, compact_expand)
+{
+    float *x = arr(N, 1, 0);
+    uint8_t *q = malloc(N + OFF);
+    float *ref = malloc((N + OFF) * 4), *out = malloc((N + OFF) * 4);
+    const uint8_t pats[][2] = {{10, 3}, {10, 200}, {1, 0}, {3, 2}};
+    for (size_t p = 0; p < sizeof pats / sizeof pats[0]; p++) {
+        const uint8_t C = pats[p][0], qc = pats[p][1];
+        for (size_t i = 0; i < N + OFF; i++)
+            q[i] = (uint8_t)((i * 7 + i / 13) % C);
+        size_t nref = 0;
+        for (size_t i = OFF; i < N + OFF; i++)
+            if (q[i] == qc)
+                ref[nref++] = x[i];
+        for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
+            const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
+            if (!K)
+                continue;
+            memset(out, 0xff, (N + OFF) * 4);
+            size_t n = K->compact_eq(x + OFF, q + OFF, qc, out, N);
+            cr_assert_eq(n, nref, "%s compact_eq count %zu, want %zu",
+                         K->name, n, nref);
+            same_f(out, ref, n, "compact_eq", K->name);
+            uint32_t tail;
+            memcpy(&tail, &out[n], 4);
+            cr_assert_eq(tail, 0xffffffffu, "%s compact_eq wrote past %zu",
+                         K->name, n);
+            /* expand puts ref[j] * 0.5 back where q == qc, nothing else */
+            float *y = dup(x, N);
+            size_t e = K->expand_eq(y + OFF, q + OFF, qc, ref, 0.5f, N);
+            cr_assert_eq(e, nref, "%s expand_eq count", K->name);
+            size_t j = 0;
+            for (size_t i = OFF; i < N + OFF; i++) {
+                float want = q[i] == qc ? ref[j++] * 0.5f : x[i];
+                cr_assert(!memcmp(&y[i], &want, 4), "%s expand_eq [%zu]",
+                          K->name, i);
+            }
+            free(y);
+        }
+    }
+    free(x); free(q); free(ref); free(out);
+}
+
+/* SLAMB's chunk-id passes (two calls, as two threads make them) against
+ * the formulation they replace: moments, the synced momenta gathered in
+ * element order, averaged (x inv), written back, then slamb_split's u and
+ * sums split by q, and w -= tab[q] u. */
+Test(isa, slamb_chunk_ids)
+{
+    const struct lbs_slamb_coef k = {
+        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
+        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
+    const unsigned C = 7, cur = 4;
+    const float inv = 0.25f;
+    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
+          *w0 = arr(N, 1, 0);
+    uint8_t *q = malloc(N);
+    uint32_t off[LBS_CHUNKS + 1] = {0};
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        off[c + 1] = off[c];
+        for (size_t i = lbs_chunk_lo(N, c); i < lbs_chunk_lo(N, c + 1); i++)
+            off[c + 1] += (q[i] = (uint8_t)((i * 5 + i / 17) % C)) == cur;
+    }
+    float tab[256] = {0};
+    for (unsigned j = 0; j < C; j++)
+        tab[j] = 0.001f * (float)(j + 1);
+    /* the reference, from the c level's elementwise kernels */
+    float *mr = dup(m0, N), *vr = dup(v0, N), *ur = arr(N, 1, 0),
+          *wr = dup(w0, N), *sent = malloc(N * 4);
+    lbs_kern_c.slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, N);
+    size_t cnt = 0;
+    for (size_t i = 0; i < N; i++)
+        if (q[i] == cur)
+            sent[cnt++] = mr[OFF + i];
+    cr_assert_eq(cnt, off[LBS_CHUNKS]);
+    for (size_t i = 0, j = 0; i < N; i++)
+        if (q[i] == cur)
+            mr[OFF + i] = sent[j++] * 2 * inv;   /* "allreduce": x 2 */
+    double pr[4] = {0};
+    lbs_kern_c.slamb_split(&k, mr + OFF, vr + OFF, w0 + OFF, NULL, ur + OFF,
+                           N, pr);
+    pr[0] = pr[1] = 0;
+    for (size_t i = 0; i < N; i++) {
+        double w2 = (double)w0[OFF + i] * w0[OFF + i],
+               u2 = (double)ur[OFF + i] * ur[OFF + i];
+        pr[q[i] == cur ? 0 : 2] += w2;
+        pr[q[i] == cur ? 1 : 3] += u2;
+        wr[OFF + i] -= tab[q[i]] * ur[OFF + i];
+    }
+    for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
+        const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
+        if (!K)
+            continue;
+        float *m = dup(m0, N), *v = dup(v0, N), *w = dup(w0, N),
+              *vals = malloc(N * 4);
+        double part[LBS_CHUNKS][4], p[4] = {0};
+        for (int half = 0; half < 2; half++)
+            K->slamb_moments_q_chunks(&k, g + OFF, m + OFF, v + OFF, q, cur,
+                                      vals, off, N, half * LBS_CHUNKS / 2,
+                                      (half + 1) * LBS_CHUNKS / 2);
+        same_f(vals, sent, cnt, "slamb_moments_q_chunks vals", K->name);
+        for (size_t j = 0; j < cnt; j++)
+            vals[j] *= 2;
+        for (int half = 0; half < 2; half++)
+            K->slamb_split_q_chunks(&k, m + OFF, v + OFF, w + OFF, q, cur,
+                                    vals, off, inv, N,
+                                    half * LBS_CHUNKS / 2,
+                                    (half + 1) * LBS_CHUNKS / 2, part);
+        same_f(m + OFF, mr + OFF, N, "slamb_split_q_chunks m", K->name);
+        same_f(v + OFF, vr + OFF, N, "slamb_moments_q_chunks v", K->name);
+        for (size_t c = 0; c < LBS_CHUNKS; c++)
+            for (int j = 0; j < 4; j++)
+                p[j] += part[c][j];
+        for (int j = 0; j < 4; j++)
+            close_d(p[j], pr[j], BOUND_NORM, "slamb_split_q_chunks norm",
+                    K->name);
+        K->slamb_update_qu(&k, tab, C, q, m + OFF, v + OFF, w + OFF, N);
+        same_f(w + OFF, wr + OFF, N, "slamb_update_qu w", K->name);
+        free(m); free(v); free(w); free(vals);
+    }
+    /* over 32 chunks the AVX-512 table lookup is not a permute */
+    for (size_t i = 0; i < N; i++)
+        q[i] = (uint8_t)(i * 11 % 40);
+    for (int j = 0; j < 40; j++)
+        tab[j] = 0.002f * (float)(j + 1);
+    float *w40 = dup(w0, N);
+    lbs_kern_c.slamb_update_qu(&k, tab, 40, q, m0 + OFF, v0 + OFF, w40 + OFF,
+                               N);
+    for (int lv = 1; lv < LBS_ISA_COUNT; lv++) {
+        const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
+        if (!K)
+            continue;
+        float *w = dup(w0, N);
+        K->slamb_update_qu(&k, tab, 40, q, m0 + OFF, v0 + OFF, w + OFF, N);
+        same_f(w + OFF, w40 + OFF, N, "slamb_update_qu (40 chunks) w",
+               K->name);
+        free(w);
+    }
+    free(w40);
+    free(g); free(m0); free(v0); free(w0); free(q);
+    free(mr); free(vr); free(ur); free(wr); free(sent);
 }
 
 Test(isa, compressor_kernels)

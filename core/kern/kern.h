@@ -95,20 +95,21 @@ struct lbs_kern {
     void (*slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
                           float *m, float *v, uint32_t *c, size_t n);
     /* SLAMB: u = direction; p += {||w_S||^2, ||u_S||^2, ||w_~S||^2,
-     * ||u_~S||^2} split by synced: c[i] == 0 (counters), or, when c is
-     * NULL, q[i] == cur (chunk ids of the cyclic schedule); both NULL:
-     * all synced (p[2], p[3] stay) */
+     * ||u_~S||^2} split by synced: c[i] == 0 (counters); c NULL: all
+     * synced (p[2], p[3] stay).  Chunk-id layers: slamb_split_q_chunks */
     void (*slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                         const float *v, const float *w, const uint32_t *c,
-                        const uint8_t *q, unsigned cur, float *u, size_t n,
-                        double p[4]);
+                        float *u, size_t n, double p[4]);
     /* SLAMB: w -= lr_e phi_e u, s = beta3^c from spow[c] below ntab */
     void (*slamb_update)(const struct lbs_slamb_blend *b, const float *spow,
                          size_t ntab, const float *u, const uint32_t *c,
                          float *w, size_t n);
-    /* SLAMB, cyclic schedule: w -= tab[q[i]] u (one step per chunk) */
-    void (*slamb_update_q)(const float *tab, const uint8_t *q, const float *u,
-                           float *w, size_t n);
+    /* SLAMB, cyclic schedule: w -= tab[q[i]] u (one step per chunk),
+     * u recomputed from m, v, w (chunk-id layers keep no u); q < nq,
+     * tab has 256 entries */
+    void (*slamb_update_qu)(const struct lbs_slamb_coef *k, const float *tab,
+                            unsigned nq, const uint8_t *q, const float *m,
+                            const float *v, float *w, size_t n);
     /* sign: pack bytes [b0, b1) of x[0, n) and return sum |x| or x^2 */
     double (*sign_pack)(const float *x, size_t n, uint8_t *bits, size_t b0,
                         size_t b1, int l2);
@@ -133,10 +134,31 @@ struct lbs_kern {
                         double *pu);
     void (*slamb_split_chunks)(const struct lbs_slamb_coef *k,
                                const float *m, const float *v,
-                               const float *w, const uint32_t *c,
-                               const uint8_t *q, unsigned cur, float *u,
+                               const float *w, const uint32_t *c, float *u,
                                size_t n, size_t c0, size_t c1,
                                double (*part)[4]);
+    /* SLAMB on chunk-id layers (slamb.c): chunks [c0, c1) of the moments
+     * pass that also appends m[i] for q[i] == cur to vals from off[c]
+     * (off: the count of such elements before chunk c), and of the norms
+     * pass (slamb_split's sums, q == cur synced, u not stored) that first
+     * sets m[i] = vals[..] inv there, in the same order */
+    void (*slamb_moments_q_chunks)(const struct lbs_slamb_coef *k,
+                                   const float *g, float *m, float *v,
+                                   const uint8_t *q, unsigned cur,
+                                   float *vals, const uint32_t *off,
+                                   size_t n, size_t c0, size_t c1);
+    void (*slamb_split_q_chunks)(const struct lbs_slamb_coef *k, float *m,
+                                 const float *v, const float *w,
+                                 const uint8_t *q, unsigned cur,
+                                 const float *vals, const uint32_t *off,
+                                 float inv, size_t n, size_t c0, size_t c1,
+                                 double (*part)[4]);
+    /* out[o++] = x[i] for q[i] == qc, and x[i] = in[o++] inv for
+     * q[i] == qc, over [0, n); both return o (the tests' handles) */
+    size_t (*compact_eq)(const float *x, const uint8_t *q, uint8_t qc,
+                         float *out, size_t n);
+    size_t (*expand_eq)(float *x, const uint8_t *q, uint8_t qc,
+                        const float *in, float inv, size_t n);
     /* Gossip mix (gossip.h) over [lo, hi) of full-layer arrays:
      * x[e] = sum_k w[k] src[k][e] (double, ascending k, from 0); x may
      * be one of src.  Returns the sum of the x written (NaN detector). */

@@ -160,18 +160,16 @@ static void F(slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
     }
 }
 
-/* synced: c[i] == 0 (counters), or q[i] == cur (chunk ids) */
+/* synced: c[i] == 0 (counters; chunk-id layers: slamb_qnorms) */
 static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                            const float *v, const float *w, const uint32_t *c,
-                           const uint8_t *q, unsigned cur, float *u,
-                           size_t n, double p[4])
+                           float *u, size_t n, double p[4])
 {
     const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
-    const uint8_t qc = (uint8_t)cur;
     for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
         size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
         float ws = 0, us = 0, wr = 0, ur = 0;
-        if (!c && !q) {   /* all synced: lamb's loop and sums exactly */
+        if (!c) {   /* all synced: lamb's loop and sums exactly */
 #pragma omp simd reduction(+ : ws, us)
             for (size_t i = b; i < e; i++) {
                 float wi = w[i];
@@ -181,20 +179,6 @@ static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                 ws += wi * wi;
                 us += ui * ui;
             }
-        } else if (c) {
-#pragma omp simd reduction(+ : ws, us, wr, ur)
-            for (size_t i = b; i < e; i++) {
-                float wi = w[i];
-                float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) +
-                           wd * wi;
-                u[i] = ui;
-                float w2 = wi * wi, u2 = ui * ui;
-                int synced = c[i] == 0;
-                ws += synced ? w2 : 0.0f;
-                us += synced ? u2 : 0.0f;
-                wr += synced ? 0.0f : w2;
-                ur += synced ? 0.0f : u2;
-            }
         } else {
 #pragma omp simd reduction(+ : ws, us, wr, ur)
             for (size_t i = b; i < e; i++) {
@@ -203,7 +187,7 @@ static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                            wd * wi;
                 u[i] = ui;
                 float w2 = wi * wi, u2 = ui * ui;
-                int synced = q[i] == qc;
+                int synced = c[i] == 0;
                 ws += synced ? w2 : 0.0f;
                 us += synced ? u2 : 0.0f;
                 wr += synced ? 0.0f : w2;
@@ -249,14 +233,289 @@ static void F(slamb_update)(const struct lbs_slamb_blend *b,
     }
 }
 
-/* Chunk ids: w -= tab[q] u (tab: one step per chunk of the schedule). */
-static void F(slamb_update_q)(const float *tab, const uint8_t *q,
-                              const float *restrict u, float *restrict w,
-                              size_t n)
+/* SLAMB, cyclic schedule with chunk ids: the synced coordinates of a
+ * step are the elements with q[i] == qc, and every rank holds the same
+ * q, so the values to average can travel in element order rather than
+ * in the permutation's.  compact_eq writes them while the moments pass
+ * has the block in L1 and expand_eq puts the averages back in the norms
+ * pass: two sequential streams of k n values instead of a gather and a
+ * scatter at random over m (at k = 0.1 one of those touches 80% of m's
+ * cache lines, in random order).  Both return how many they moved;
+ * expand_eq writes x[i] = in[o] inv only where q[i] == qc. */
+#if defined(__AVX512F__)
+static inline __mmask16 F(qmask16)(const uint8_t *q, __m128i qv)
 {
-#pragma omp simd
-    for (size_t i = 0; i < n; i++)
-        w[i] -= tab[q[i]] * u[i];
+    return _mm_cmpeq_epi8_mask(_mm_loadu_si128((const __m128i *)q), qv);
+}
+#define QW 16
+static size_t F(compact_vec)(const float *x, const uint8_t *q, uint8_t qc,
+                             float *out, size_t n, size_t *pi)
+{
+    const __m128i qv = _mm_set1_epi8((char)qc);
+    size_t o = 0, i = 0;
+    for (; i + QW <= n; i += QW) {
+        __mmask16 k = F(qmask16)(q + i, qv);
+        if (!k)
+            continue;
+        unsigned c = (unsigned)__builtin_popcount(k);
+        /* compress in a register and store c lanes: the memory form of
+         * vcompressps is microcoded on some cores */
+        _mm512_mask_storeu_ps(out + o, (__mmask16)((1u << c) - 1),
+                              _mm512_maskz_compress_ps(
+                                  k, _mm512_loadu_ps(x + i)));
+        o += c;
+    }
+    *pi = i;
+    return o;
+}
+static size_t F(expand_vec)(float *x, const uint8_t *q, uint8_t qc,
+                            const float *in, float inv, size_t n, size_t *pi)
+{
+    const __m128i qv = _mm_set1_epi8((char)qc);
+    const __m512 iv = _mm512_set1_ps(inv);
+    size_t o = 0, i = 0;
+    for (; i + QW <= n; i += QW) {
+        __mmask16 k = F(qmask16)(q + i, qv);
+        if (!k)
+            continue;
+        unsigned c = (unsigned)__builtin_popcount(k);
+        __m512 y = _mm512_maskz_loadu_ps((__mmask16)((1u << c) - 1), in + o);
+        _mm512_mask_storeu_ps(x + i, k, _mm512_mul_ps(
+                                            _mm512_maskz_expand_ps(k, y), iv));
+        o += c;
+    }
+    *pi = i;
+    return o;
+}
+#undef QW
+#elif defined(__AVX2__)
+/* 4-bit lane indices, 8 lanes: compact: the set lanes of m first, in
+ * order; expand: set lane l takes source popcount(m below l) */
+#define NB(m, l) ((uint32_t)__builtin_popcount((m) & ((1u << (l)) - 1)))
+#define CL(m, l) (((m) >> (l) & 1) ? (uint32_t)(l) << (4 * NB(m, l)) : 0u)
+#define EL(m, l) (((m) >> (l) & 1) ? NB(m, l) << (4 * (l)) : 0u)
+#define CP(m) (CL(m, 0) | CL(m, 1) | CL(m, 2) | CL(m, 3) | CL(m, 4) | \
+               CL(m, 5) | CL(m, 6) | CL(m, 7))
+#define EP(m) (EL(m, 0) | EL(m, 1) | EL(m, 2) | EL(m, 3) | EL(m, 4) | \
+               EL(m, 5) | EL(m, 6) | EL(m, 7))
+#define R4(P, b) P(b), P(b + 1), P(b + 2), P(b + 3)
+#define R16(P, b) R4(P, b), R4(P, b + 4), R4(P, b + 8), R4(P, b + 12)
+#define R64(P, b) R16(P, b), R16(P, b + 16), R16(P, b + 32), R16(P, b + 48)
+static const uint32_t F(cperm)[256] = {R64(CP, 0), R64(CP, 64),
+                                       R64(CP, 128), R64(CP, 192)};
+static const uint32_t F(eperm)[256] = {R64(EP, 0), R64(EP, 64),
+                                       R64(EP, 128), R64(EP, 192)};
+#undef R64
+#undef R16
+#undef R4
+#undef EP
+#undef CP
+#undef EL
+#undef CL
+#undef NB
+#define QW 8
+static inline unsigned F(qmask8)(const uint8_t *q, __m128i qv)
+{
+    __m128i b = _mm_loadl_epi64((const __m128i *)q);
+    return (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, qv)) & 0xffu;
+}
+static inline __m256i F(nibbles)(uint32_t p)
+{
+    return _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32((int32_t)p),
+                          _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(15));
+}
+/* lanes [0, c) of 8 */
+static inline __m256i F(first)(unsigned c)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)c),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static size_t F(compact_vec)(const float *x, const uint8_t *q, uint8_t qc,
+                             float *out, size_t n, size_t *pi)
+{
+    const __m128i qv = _mm_set1_epi8((char)qc);
+    size_t o = 0, i = 0;
+    for (; i + QW <= n; i += QW) {
+        unsigned k = F(qmask8)(q + i, qv);
+        if (!k)
+            continue;
+        unsigned c = (unsigned)__builtin_popcount(k);
+        __m256 y = _mm256_permutevar8x32_ps(_mm256_loadu_ps(x + i),
+                                            F(nibbles)(F(cperm)[k]));
+        _mm256_maskstore_ps(out + o, F(first)(c), y);
+        o += c;
+    }
+    *pi = i;
+    return o;
+}
+static size_t F(expand_vec)(float *x, const uint8_t *q, uint8_t qc,
+                            const float *in, float inv, size_t n, size_t *pi)
+{
+    const __m128i qv = _mm_set1_epi8((char)qc);
+    const __m256 iv = _mm256_set1_ps(inv);
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    size_t o = 0, i = 0;
+    for (; i + QW <= n; i += QW) {
+        unsigned k = F(qmask8)(q + i, qv);
+        if (!k)
+            continue;
+        unsigned c = (unsigned)__builtin_popcount(k);
+        __m256 y = _mm256_maskload_ps(in + o, F(first)(c));
+        y = _mm256_permutevar8x32_ps(y, F(nibbles)(F(eperm)[k]));
+        __m256i lanes = _mm256_cmpeq_epi32(
+            _mm256_and_si256(_mm256_set1_epi32((int32_t)k), bit), bit);
+        _mm256_maskstore_ps(x + i, lanes, _mm256_mul_ps(y, iv));
+        o += c;
+    }
+    *pi = i;
+    return o;
+}
+#undef QW
+#else
+static size_t F(compact_vec)(const float *x, const uint8_t *q, uint8_t qc,
+                             float *out, size_t n, size_t *pi)
+{
+    (void)x, (void)q, (void)qc, (void)out, (void)n;
+    *pi = 0;
+    return 0;
+}
+static size_t F(expand_vec)(float *x, const uint8_t *q, uint8_t qc,
+                            const float *in, float inv, size_t n, size_t *pi)
+{
+    (void)x, (void)q, (void)qc, (void)in, (void)inv, (void)n;
+    *pi = 0;
+    return 0;
+}
+#endif
+
+static size_t F(compact_eq)(const float *x, const uint8_t *q, uint8_t qc,
+                            float *out, size_t n)
+{
+    size_t i, o = F(compact_vec)(x, q, qc, out, n, &i);
+    for (; i < n; i++)
+        if (q[i] == qc)
+            out[o++] = x[i];
+    return o;
+}
+
+static size_t F(expand_eq)(float *x, const uint8_t *q, uint8_t qc,
+                           const float *in, float inv, size_t n)
+{
+    size_t i, o = F(expand_vec)(x, q, qc, in, inv, n, &i);
+    for (; i < n; i++)
+        if (q[i] == qc)
+            x[i] = in[o++] * inv;
+    return o;
+}
+
+/* Chunk-id layers keep no u: the norms pass sums what slamb_split's
+ * chunk-id branch sums (the same expressions, so the same floats) without
+ * storing u, and the update recomputes u elementwise (bit for bit the
+ * stored one): 4 bytes written and 4 read per element less, for a
+ * divide and a square root more, which the memory time hides. */
+static void F(slamb_qnorms)(const struct lbs_slamb_coef *k, const float *m,
+                            const float *v, const float *w, const uint8_t *q,
+                            uint8_t qc, size_t n, double p[4])
+{
+    const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
+    float ws = 0, us = 0, wr = 0, ur = 0;
+#pragma omp simd reduction(+ : ws, us, wr, ur)
+    for (size_t i = 0; i < n; i++) {
+        float wi = w[i];
+        float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) + wd * wi;
+        float w2 = wi * wi, u2 = ui * ui;
+        int synced = q[i] == qc;
+        ws += synced ? w2 : 0.0f;
+        us += synced ? u2 : 0.0f;
+        wr += synced ? 0.0f : w2;
+        ur += synced ? 0.0f : u2;
+    }
+    p[0] += ws;
+    p[1] += us;
+    p[2] += wr;
+    p[3] += ur;
+}
+
+/* The step of an element is tab[q[i]]: a compiler turns that lookup
+ * into one scalar load and insert per lane, which cost more than the
+ * rest of the pass.  With at most 32 chunks (k >= 1/32) the table sits
+ * in two AVX-512 registers (four AVX2 ones hold 8 each: a gather there)
+ * and a permute picks the lanes' steps. */
+static inline float F(qu_one)(const struct lbs_slamb_coef *k, float t,
+                              float m, float v, float w)
+{
+    float u = (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
+    return w - t * u;
+}
+#if defined(__AVX512F__)
+static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
+                        unsigned nq, const uint8_t *q, const float *m,
+                        const float *v, float *w, size_t n)
+{
+    if (nq > 32)
+        return 0;
+    const __m512 t0 = _mm512_loadu_ps(tab), t1 = _mm512_loadu_ps(tab + 16),
+                 ibc1 = _mm512_set1_ps(k->ibc1),
+                 ibc2 = _mm512_set1_ps(k->ibc2), eps = _mm512_set1_ps(k->eps),
+                 wd = _mm512_set1_ps(k->wd);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512i qi = _mm512_cvtepu8_epi32(
+            _mm_loadu_si128((const __m128i *)(q + i)));
+        __m512 t = _mm512_permutex2var_ps(t0, qi, t1);
+        __m512 wi = _mm512_loadu_ps(w + i);
+        __m512 d = _mm512_add_ps(
+            _mm512_sqrt_ps(_mm512_mul_ps(_mm512_loadu_ps(v + i), ibc2)), eps);
+        __m512 u = _mm512_add_ps(
+            _mm512_div_ps(_mm512_mul_ps(_mm512_loadu_ps(m + i), ibc1), d),
+            _mm512_mul_ps(wd, wi));
+        _mm512_storeu_ps(w + i, _mm512_sub_ps(wi, _mm512_mul_ps(t, u)));
+    }
+    return i;
+}
+#elif defined(__AVX2__)
+static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
+                        unsigned nq, const uint8_t *q, const float *m,
+                        const float *v, float *w, size_t n)
+{
+    (void)nq;
+    const __m256 ibc1 = _mm256_set1_ps(k->ibc1),
+                 ibc2 = _mm256_set1_ps(k->ibc2), eps = _mm256_set1_ps(k->eps),
+                 wd = _mm256_set1_ps(k->wd);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256i qi = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64((const __m128i *)(q + i)));
+        __m256 t = _mm256_i32gather_ps(tab, qi, 4);
+        __m256 wi = _mm256_loadu_ps(w + i);
+        __m256 d = _mm256_add_ps(
+            _mm256_sqrt_ps(_mm256_mul_ps(_mm256_loadu_ps(v + i), ibc2)), eps);
+        __m256 u = _mm256_add_ps(
+            _mm256_div_ps(_mm256_mul_ps(_mm256_loadu_ps(m + i), ibc1), d),
+            _mm256_mul_ps(wd, wi));
+        _mm256_storeu_ps(w + i, _mm256_sub_ps(wi, _mm256_mul_ps(t, u)));
+    }
+    return i;
+}
+#else
+static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
+                        unsigned nq, const uint8_t *q, const float *m,
+                        const float *v, float *w, size_t n)
+{
+    (void)k, (void)tab, (void)nq, (void)q, (void)m, (void)v, (void)w, (void)n;
+    return 0;
+}
+#endif
+
+static void F(slamb_update_qu)(const struct lbs_slamb_coef *k,
+                               const float *tab, unsigned nq,
+                               const uint8_t *q, const float *m,
+                               const float *v, float *w, size_t n)
+{
+    for (size_t i = F(qu_vec)(k, tab, nq, q, m, v, w, n); i < n; i++)
+        w[i] = F(qu_one)(k, tab[q[i]], m[i], v[i], w[i]);
 }
 
 static double F(sign_pack)(const float *x, size_t n, uint8_t *bits,
@@ -672,16 +931,56 @@ static void F(lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
 
 static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
                                   const float *m, const float *v,
-                                  const float *w, const uint32_t *c,
-                                  const uint8_t *q, unsigned cur, float *u,
+                                  const float *w, const uint32_t *c, float *u,
                                   size_t n, size_t c0, size_t c1,
                                   double (*part)[4])
 {
     for (size_t j = c0; j < c1; j++) {
         size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
         part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
-        F(slamb_split)(k, m + lo, v + lo, w + lo, c ? c + lo : NULL,
-                       q ? q + lo : NULL, cur, u + lo, hi - lo, part[j]);
+        F(slamb_split)(k, m + lo, v + lo, w + lo, c ? c + lo : NULL, u + lo,
+                       hi - lo, part[j]);
+    }
+}
+
+/* SLAMB's chunk-id layers, chunks [c0, c1): the moments, then the
+ * synced new momenta (q == cur) appended to vals from off[c] on; and the
+ * norms pass that first puts the averages back (vals from off[c], times
+ * inv) - block by block as slamb_split_chunks, so the sums are its. */
+static void F(slamb_moments_q_chunks)(const struct lbs_slamb_coef *k,
+                                      const float *g, float *m, float *v,
+                                      const uint8_t *q, unsigned cur,
+                                      float *vals, const uint32_t *off,
+                                      size_t n, size_t c0, size_t c1)
+{
+    for (size_t j = c0; j < c1; j++) {
+        size_t hi = lbs_chunk_lo(n, j + 1);
+        float *out = vals + off[j];
+        for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
+            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+            F(slamb_moments)(k, g + b, m + b, v + b, NULL, e - b);
+            out += F(compact_eq)(m + b, q + b, (uint8_t)cur, out, e - b);
+        }
+    }
+}
+
+static void F(slamb_split_q_chunks)(const struct lbs_slamb_coef *k,
+                                    float *m, const float *v, const float *w,
+                                    const uint8_t *q, unsigned cur,
+                                    const float *vals, const uint32_t *off,
+                                    float inv, size_t n, size_t c0,
+                                    size_t c1, double (*part)[4])
+{
+    for (size_t j = c0; j < c1; j++) {
+        size_t hi = lbs_chunk_lo(n, j + 1);
+        const float *in = vals + off[j];
+        part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
+        for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
+            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+            in += F(expand_eq)(m + b, q + b, (uint8_t)cur, in, inv, e - b);
+            F(slamb_qnorms)(k, m + b, v + b, w + b, q + b, (uint8_t)cur,
+                            e - b, part[j]);
+        }
     }
 }
 
@@ -941,6 +1240,10 @@ const struct lbs_kern F(lbs_kern) = {
     .sumsq_chunks = F(sumsq_chunks),
     .lamb_chunks = F(lamb_chunks),
     .slamb_split_chunks = F(slamb_split_chunks),
+    .slamb_moments_q_chunks = F(slamb_moments_q_chunks),
+    .slamb_split_q_chunks = F(slamb_split_q_chunks),
+    .compact_eq = F(compact_eq),
+    .expand_eq = F(expand_eq),
     .name = STR(KERN_SFX),
     .sumsq = F(sumsq),
     .lamb = F(lamb),
@@ -950,7 +1253,7 @@ const struct lbs_kern F(lbs_kern) = {
     .slamb_moments = F(slamb_moments),
     .slamb_split = F(slamb_split),
     .slamb_update = F(slamb_update),
-    .slamb_update_q = F(slamb_update_q),
+    .slamb_update_qu = F(slamb_update_qu),
     .sign_pack = F(sign_pack),
     .qsgd_levels = F(qsgd_levels),
     .sumsq_fixed = F(sumsq_fixed),

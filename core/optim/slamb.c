@@ -90,22 +90,35 @@
  * from a table of C entries.  Bernoulli masks (and C > 255) keep the
  * counters.  lbs_slamb_staleness() materialises the counters on request.
  *
+ * The synced values of a chunk-id layer travel in element order: every
+ * rank holds the same q, so the elements with q == t mod C are the same
+ * everywhere and in the same order.  The moments pass appends their new
+ * m to a buffer while the block is in L1, the buffer is allreduced, and
+ * the norms pass puts the averages back into m before it reads them; no
+ * index list, no gather or scatter at random over m.  Such a layer keeps
+ * no u either: the norms pass sums without storing it and the update
+ * recomputes it (the same floats), and once q is made the permutation is
+ * freed.
+ *
  * Memory traffic per element (the bytes model, slamb_bytes below): a
- * cyclic layer with chunk ids takes 3 passes (moments: read g,m,v, write
- * m,v = 20; norms: read m,v,w,q, write u = 17; update: read u,q,w, write
- * w = 13) plus the gather/scatter of the k n synced values (idx, m read,
- * vals written and read, m written: ~20 per synced element) = 50 + 20k.
- * With counters (Bernoulli, or over 255 chunks): moments + counters read
- * g,m,v,c, write m,v,c = 28; norms read m,v,w,c, write u = 20; update
- * read u,c,w, write w = 16; sync ~24 per synced element (c written too)
- * = 64 + 24k.  An always-synced layer moves 20 + 16 + 12 = 48.  During a
- * k warm-up (and C steps after it) cyclic layers keep counters too, and
- * sync k_t n values: 64 + 24 k_t; the model below uses k and the layers'
- * current representation.
+ * cyclic layer with chunk ids takes 3 passes - moments: read g, m, v, q,
+ * write m, v, and k n values = 21 + 4k; norms: read m, v, w, q and the k n
+ * averages, write the synced m back = 13 + 4k + 4f, where f = 1 - (1-k)^16
+ * is the share of m's 64-byte lines that hold a synced element (a
+ * uniformly random mask: at k = 0.1, 0.81) and so go back to memory;
+ * update: read m, v, w, q, write w = 17 - in all 51 + 8k + 4f.
+ * With counters (Bernoulli, or over 255 chunks, or during a k warm-up and
+ * C steps after it): moments + counters read g,m,v,c, write m,v,c = 28;
+ * norms read m,v,w,c, write u = 20; update read u,c,w, write w = 16; sync
+ * ~24 per synced element (c written too) = 64 + 24k, with k_t for k in a
+ * warm-up; the model below uses k and the layers' current representation.
+ * An always-synced layer moves 20 + 16 + 12 = 48.
  * Norms are summed in fixed chunks (optim_impl.h), so they do not depend
- * on the thread count.  State: m, v (8 bytes per element) + q (1) or c
- * (4) for partial-mask layers, the cyclic permutations (4), and scratch u
- * (and vals, idx) of the largest layer.
+ * on the thread count.  State: m, v (8 bytes per element), q (1) for a
+ * chunk-id layer, or c (4) and the cyclic permutation (4) for a counted
+ * one; scratch: u of the largest layer, the compacted values (and
+ * Bernoulli indices) of the largest partial layer, and per chunk-id layer
+ * C x 257 uint32 offsets.
  */
 #include <limits.h>
 #include <math.h>
@@ -158,13 +171,18 @@ static const struct lbs_param_spec slamb_params[] = {
 
 struct slamb_layer {
     int always;                   /* 1-D or small: synced every step */
-    struct lbs_mask_cyclic *cyc;  /* cyclic schedule, partial layers */
+    struct lbs_mask_cyclic *cyc;  /* cyclic schedule, partial layers (freed
+                                     once q holds it) */
     uint32_t *c;                  /* staleness counters (Bernoulli, or
                                      cyclic with over 255 chunks) */
     uint8_t *q;                   /* chunk of each element (cyclic with at
                                      most 255 chunks: staleness follows
                                      from the chunk and the step) */
     size_t chunks;                /* of the cyclic schedule */
+    uint32_t *qoff;               /* with q: qoff[j (LBS_CHUNKS + 1) + c]
+                                     = elements of schedule chunk j in
+                                     the layer's parallel chunks before
+                                     c (c = LBS_CHUNKS: all of them) */
     struct lbs_mask_cyclic *wcyc; /* k warm-up: the cyclic schedule of
                                      density wk > k, made when its stage
                                      starts (same permutation as cyc) */
@@ -244,7 +262,7 @@ static void slamb_norms_full(const struct lbs_slamb_coef *k, const float *m,
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
     const struct lbs_kern *K = lbs_kern();
-    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, NULL, NULL, 0, u,
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, NULL, u,
                                               n, c0, c1, part));
     double sw = 0, su = 0;
     for (size_t j = 0; j < LBS_CHUNKS; j++) {
@@ -255,18 +273,18 @@ static void slamb_norms_full(const struct lbs_slamb_coef *k, const float *m,
     *un = sqrt(su);
 }
 
-/* The same split by synced and stale coordinates: synced where c == 0
- * (counters) or q == cur (chunk ids); nrm = {||w_S||, ||u_S||, ||w_~S||,
- * ||u_~S||}. */
+/* The same split by synced and stale coordinates: synced where c == 0;
+ * nrm = {||w_S||, ||u_S||, ||w_~S||, ||u_~S||} (chunk-id layers:
+ * slamb_norms_q). */
 static void slamb_norms_split(const struct lbs_slamb_coef *k, const float *m,
                               const float *v, const float *w,
-                              const uint32_t *c, const uint8_t *q,
-                              unsigned cur, float *u, size_t n, double nrm[4])
+                              const uint32_t *c, float *u, size_t n,
+                              double nrm[4])
 {
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
     const struct lbs_kern *K = lbs_kern();
-    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, q, cur, u, n,
+    LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, u, n,
                                               c0, c1, part));
     for (int i = 0; i < 4; i++) {
         double s = 0;
@@ -306,14 +324,16 @@ static void slamb_update_split(const struct lbs_slamb_blend *b,
     }
 }
 
-static void slamb_update_q(const float *tab, const uint8_t *q, const float *u,
-                           float *w, size_t n)
+static void slamb_update_q(const struct lbs_slamb_coef *k, const float *tab,
+                           unsigned nq, const uint8_t *q, const float *m,
+                           const float *v, float *w, size_t n)
 {
     const struct lbs_kern *K = lbs_kern();
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
     for (size_t j = 0; j < LBS_CHUNKS; j++) {
         size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
-        K->slamb_update_q(tab, q + lo, u + lo, w + lo, hi - lo);
+        K->slamb_update_qu(k, tab, nq, q + lo, m + lo, v + lo, w + lo,
+                           hi - lo);
     }
 }
 
@@ -342,6 +362,7 @@ static void slamb_fini(struct lbs_optim *o)
             lbs_mask_cyclic_free(s->L[i].wcyc);
             free(s->L[i].c);
             free(s->L[i].q);
+            free(s->L[i].qoff);
             free(s->L[i].view);
         }
     free(s->L);
@@ -366,6 +387,41 @@ static uint8_t *chunk_ids(const struct lbs_mask_cyclic *cyc, size_t n)
             q[idx[e]] = (uint8_t)j;
     }
     return q;
+}
+
+/* qoff of a chunk-id layer (struct slamb_layer): where each parallel
+ * chunk of the norms and moments passes starts in the compacted values
+ * of each schedule chunk, so threads append and read back their own
+ * share without a scan. */
+static uint32_t *chunk_offsets(const uint8_t *q, size_t n, size_t C)
+{
+    const size_t S = LBS_CHUNKS + 1;
+    uint32_t *off = calloc(C * S, sizeof *off);
+    if (!off)
+        return NULL;
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        for (size_t i = lbs_chunk_lo(n, c); i < lbs_chunk_lo(n, c + 1); i++)
+            off[q[i] * S + c + 1]++;
+    for (size_t j = 0; j < C; j++)
+        for (size_t c = 1; c < S; c++)
+            off[j * S + c] += off[j * S + c - 1];
+    return off;
+}
+
+/* Chunk ids and their offsets for layer i (cyclic, at most 255 chunks);
+ * they hold all the step needs of the schedule, so its permutation (4
+ * bytes per element) goes. */
+static int make_chunk_ids(struct slamb_layer *sl, size_t n)
+{
+    if ((sl->q = chunk_ids(sl->cyc, n)) &&
+        (sl->qoff = chunk_offsets(sl->q, n, sl->chunks))) {
+        lbs_mask_cyclic_free(sl->cyc);
+        sl->cyc = NULL;
+        return 0;
+    }
+    free(sl->q);
+    sl->q = NULL;
+    return -ENOMEM;
 }
 
 static int slamb_check(const void *cfg, const char *name,
@@ -411,7 +467,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         /* during a k warm-up the schedule changes, so staleness is
          * counted (slamb_settle switches to chunk ids afterwards) */
         if (sl->cyc && sl->chunks <= 255 && !s->warm_end) {
-            if (!(sl->q = chunk_ids(sl->cyc, L->n)))
+            if (make_chunk_ids(sl, L->n))
                 goto nomem;
         } else if (!(sl->c = calloc(L->n, sizeof *sl->c))) {
             goto nomem;
@@ -446,7 +502,7 @@ static double ratio(double wn, double un)
 }
 
 /* Average m over the mask S of layer i and reset the counters there
- * (layers with chunk ids have none: their staleness is the step's). */
+ * (layers with chunk ids sync in slamb_moments_sync). */
 static int slamb_sync(struct lbs_optim *o, size_t i, const uint32_t *idx,
                       size_t cnt)
 {
@@ -485,7 +541,7 @@ static int slamb_mask(struct lbs_optim *o, size_t i, double kt,
     struct slamb_state *s = o->state;
     struct slamb_layer *sl = &s->L[i];
     const size_t n = o->layers[i].n;
-    if (!sl->cyc) {
+    if ((int)c->mask == MASK_BERNOULLI) {
         *cnt = lbs_mask_bernoulli((uint64_t)c->seed, o->t, (int)i, n, kt,
                                   s->idx);
         *idx = s->idx;
@@ -519,14 +575,72 @@ static int slamb_settle(struct lbs_optim *o, size_t i, struct lbs_err *err)
 {
     struct slamb_state *s = o->state;
     struct slamb_layer *sl = &s->L[i];
-    if (!sl->c || !sl->cyc || sl->chunks > 255 || s->warm_end == LONG_MAX ||
+    if (!sl->c || !sl->chunks || sl->chunks > 255 || s->warm_end == LONG_MAX ||
         o->t <= s->warm_end + (long)sl->chunks)
         return 0;
-    if (!(sl->q = chunk_ids(sl->cyc, o->layers[i].n)))
+    if (make_chunk_ids(sl, o->layers[i].n))
         return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
     free(sl->c);
     sl->c = NULL;
     return 0;
+}
+
+/* Moments and momentum sync of layer i; *cnt = |S|.  A chunk-id layer
+ * appends its synced momenta to vals in the moments pass and allreduces
+ * them; the averages go back into m in its norms pass (slamb_norms_q).
+ * The others gather and scatter by index (slamb_sync). */
+static int slamb_moments_sync(struct lbs_optim *o, size_t i,
+                              const struct lbs_slamb_coef *k, double kt,
+                              size_t *cnt, struct lbs_err *err)
+{
+    struct slamb_state *s = o->state;
+    struct slamb_layer *sl = &s->L[i];
+    const struct lbs_layer *L = &o->layers[i];
+    if (sl->q) {
+        const unsigned cur = (unsigned)((size_t)o->t % sl->chunks);
+        const uint32_t *off = sl->qoff + cur * (LBS_CHUNKS + 1);
+        const struct lbs_kern *K = lbs_kern();
+        float *vals = s->vals, *m = s->m[i], *v = s->v[i];
+        LBS_KERN_CHUNKED(L->n, K->slamb_moments_q_chunks(
+                                   k, L->g, m, v, sl->q, cur, vals, off,
+                                   L->n, c0, c1));
+        *cnt = off[LBS_CHUNKS];
+        return lbs_allreduce(o->comm, vals, *cnt, LBS_FLOAT32, LBS_SUM,
+                             (int)i);
+    }
+    slamb_moments(k, L->g, s->m[i], s->v[i], sl->c, L->n);
+    *cnt = L->n;
+    if (sl->always)
+        return lbs_allreduce_mean_f32(o->comm, s->m[i], L->n, (int)i);
+    const uint32_t *idx;
+    int rc = slamb_mask(o, i, kt, &idx, cnt, err);
+    return rc ? rc : slamb_sync(o, i, idx, *cnt);
+}
+
+/* Norms of a chunk-id layer, split by synced (q == cur), after putting
+ * the averaged momenta back from vals (slamb_sync's scaling). */
+static void slamb_norms_q(struct lbs_optim *o, size_t i,
+                          const struct lbs_slamb_coef *k, unsigned cur,
+                          double nrm[4])
+{
+    struct slamb_state *s = o->state;
+    const struct slamb_layer *sl = &s->L[i];
+    const struct lbs_layer *L = &o->layers[i];
+    const uint32_t *off = sl->qoff + cur * (LBS_CHUNKS + 1);
+    const float inv = 1.0f / (float)o->comm->size;
+    const struct lbs_kern *K = lbs_kern();
+    float *m = s->m[i];
+    const float *vals = s->vals;
+    double part[LBS_CHUNKS][4];
+    LBS_KERN_CHUNKED(L->n, K->slamb_split_q_chunks(
+                               k, m, s->v[i], L->w, sl->q, cur, vals, off,
+                               inv, L->n, c0, c1, part));
+    for (int j = 0; j < 4; j++) {
+        double sum = 0;
+        for (size_t c = 0; c < LBS_CHUNKS; c++)
+            sum += part[c][j];
+        nrm[j] = sqrt(sum);
+    }
 }
 
 static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
@@ -553,21 +667,12 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
             return rc;
         const int plain = c->exclude_1d && is1d;
         k.wd = plain ? 0.0f : (float)c->wd;
-        slamb_moments(&k, L->g, s->m[i], s->v[i], sl->c, L->n);
-
-        size_t cnt = L->n;
-        if (sl->always) {
-            rc = lbs_allreduce_mean_f32(o->comm, s->m[i], L->n, (int)i);
-        } else {
-            const uint32_t *idx;
-            if (!(rc = slamb_mask(o, i, kt, &idx, &cnt, err)))
-                rc = slamb_sync(o, i, idx, cnt);
-        }
-        if (rc)
+        size_t cnt;
+        if ((rc = slamb_moments_sync(o, i, &k, kt, &cnt, err)))
             return rc;
         sl->synced = cnt;
 
-        if (cnt == L->n) {
+        if (cnt == L->n && !sl->q) {
             /* every coordinate synced: s = 1 everywhere, plain LAMB */
             double wn, un;
             slamb_norms_full(&k, s->m[i], s->v[i], L->w, s->u, L->n, &wn,
@@ -585,8 +690,11 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
         double nrm[4];
         const unsigned cur = sl->q ? (unsigned)((size_t)o->t % sl->chunks)
                                    : 0;
-        slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, sl->q, cur,
-                          s->u, L->n, nrm);
+        if (sl->q)
+            slamb_norms_q(o, i, &k, cur, nrm);
+        else
+            slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, s->u,
+                              L->n, nrm);
         if ((rc = lbs_check_finite(o, i, nrm[1] + nrm[3], err)))
             return rc;
         double pmax = ratio(nrm[0], nrm[1]), pmin = ratio(nrm[2], nrm[3]);
@@ -607,7 +715,8 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
                 tab[j] = j == cur ? b.step_synced
                                   : stale_step(&b, s->spow, chunk_staleness(
                                                    o->t, sl->chunks, j));
-            slamb_update_q(tab, sl->q, s->u, L->w, L->n);
+            slamb_update_q(&k, tab, (unsigned)sl->chunks, sl->q, s->m[i],
+                           s->v[i], L->w, L->n);
         } else {
             slamb_update_split(&b, s->spow, s->u, sl->c, L->w, L->n);
         }
@@ -621,6 +730,13 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
     return 0;
 }
 
+/* The share of 64-byte lines (16 floats) of a layer that hold at least
+ * one element of a uniformly random mask of density k. */
+static double lines_hit(double k)
+{
+    return 1.0 - pow(1.0 - k, 16.0);
+}
+
 static double slamb_bytes(const struct lbs_optim *o)
 {
     const struct slamb_cfg *c = o->cfg;
@@ -629,7 +745,7 @@ static double slamb_bytes(const struct lbs_optim *o)
     for (size_t i = 0; i < o->nlayers; i++) {
         double ni = (double)o->layers[i].n;
         bytes += ni * (s->L[i].always ? 48.0
-                       : s->L[i].q ? 50.0 + 20.0 * c->k
+                       : s->L[i].q ? 51.0 + 8.0 * c->k + 4.0 * lines_hit(c->k)
                                    : 64.0 + 24.0 * c->k);
         n += ni;
     }
