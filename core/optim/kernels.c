@@ -42,38 +42,16 @@ double lbs_sumsq(const float *x, size_t n)
     return lbs_sum_chunks(part);
 }
 
-/* Chunks [c0, c1) of every layer for thread t of T: a layer below
- * LBS_PAR_MIN goes whole to one thread (i mod T), as LBS_KERN_CHUNKED
- * runs it whole on the caller; above it the thread's share of chunks. */
-static int layer_share(size_t n, size_t i, size_t t, size_t T, size_t *c0,
-                       size_t *c1)
-{
-    if (n < LBS_PAR_MIN) {
-        *c0 = 0, *c1 = LBS_CHUNKS;
-        return i % T == t;
-    }
-    *c0 = LBS_CHUNKS * t / T, *c1 = LBS_CHUNKS * (t + 1) / T;
-    return 1;
-}
-
-static size_t total_elems(const struct lbs_layer *L, size_t nl)
-{
-    size_t s = 0;
-    for (size_t i = 0; i < nl; i++)
-        s += L[i].n;
-    return s;
-}
-
 void lbs_sumsq_layers(const struct lbs_layer *L, size_t nl,
                       const uint8_t *keep, double *part, double *out)
 {
     const struct lbs_kern *K = lbs_kern();
-#pragma omp parallel if (total_elems(L, nl) >= LBS_PAR_MIN)
+#pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN)
     {
         size_t T = (size_t)omp_get_num_threads(),
                t = (size_t)omp_get_thread_num(), c0, c1;
         for (size_t i = 0; i < nl; i++)
-            if (keep[i] && layer_share(L[i].n, i, t, T, &c0, &c1))
+            if (keep[i] && lbs_layer_share(L[i].n, i, t, T, &c0, &c1))
                 K->sumsq_chunks(L[i].g, L[i].n, c0, c1,
                                 part + i * LBS_CHUNKS);
     }
@@ -87,14 +65,14 @@ size_t lbs_momentum_layers(const struct lbs_momentum *p,
 {
     const struct lbs_kern *K = lbs_kern();
     size_t first = nl;
-#pragma omp parallel if (total_elems(L, nl) >= LBS_PAR_MIN) \
+#pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN) \
     reduction(min : first)
     {
         size_t T = (size_t)omp_get_num_threads(),
                t = (size_t)omp_get_thread_num(), c0, c1;
         for (size_t i = 0; i < nl; i++) {
             const size_t n = L[i].n;
-            if (!layer_share(n, i, t, T, &c0, &c1))
+            if (!lbs_layer_share(n, i, t, T, &c0, &c1))
                 continue;
             /* chunk by chunk, as lbs_momentum_pass: the same sums */
             for (size_t c = c0; c < c1; c++) {

@@ -129,6 +129,28 @@ static inline double lbs_sum_chunks(const double *part)
         s += part[c];
     return s;
 }
+/* The one-region passes over all layers (lbs_sumsq_layers): chunks
+ * [c0, c1) of layer i for thread t of T.  A layer below LBS_PAR_MIN goes
+ * whole to one thread (i mod T), as LBS_KERN_CHUNKED runs it whole on the
+ * caller; above it the thread's share of the chunks.  0: none for t. */
+static inline int lbs_layer_share(size_t n, size_t i, size_t t, size_t T,
+                                  size_t *c0, size_t *c1)
+{
+    if (n < LBS_PAR_MIN) {
+        *c0 = 0, *c1 = LBS_CHUNKS;
+        return i % T == t;
+    }
+    *c0 = LBS_CHUNKS * t / T, *c1 = LBS_CHUNKS * (t + 1) / T;
+    return 1;
+}
+/* Elements in all layers (whether one region is worth forking). */
+static inline size_t lbs_layers_total(const struct lbs_layer *L, size_t nl)
+{
+    size_t s = 0;
+    for (size_t i = 0; i < nl; i++)
+        s += L[i].n;
+    return s;
+}
 /* Sum of squares, deterministic as above. */
 double lbs_sumsq(const float *x, size_t n);
 /* out[i] = lbs_sumsq(L[i].g, L[i].n), bit for bit, for every layer with
