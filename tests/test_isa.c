@@ -819,3 +819,58 @@ Test(isa, momentum_layers_one_region)
             lay_free(B, vb);
         }
 }
+
+/* sgd, dmsgd and decentlam (one rank) step all layers in one region:
+ * their w after 3 steps equals the per-layer kernel calls of the c level
+ * (lbs_kern_c.momentum / decentlam_update, chunk by chunk), bit for bit,
+ * at 1, 2 and 3 threads. */
+Test(isa, one_region_steps_match_per_layer_kernels)
+{
+    const char *specs[] = {"sgd:lr=0.1,momentum=0.9,wd=0.01",
+                           "dmsgd:lr=0.1,momentum=0.9,wd=0.01",
+                           "decentlam:lr=0.1,momentum=0.9,wd=0.01"};
+    struct lbs_err e = {{0}};
+    for (int s = 0; s < 3; s++)
+        for (int th = 1; th <= 3; th++) {
+            struct lbs_layer A[NLAY], B[NLAY];
+            float *va[NLAY], *mb[NLAY];
+            rs = 99;
+            lay_make(A, va);
+            rs = 99;
+            lay_make(B, mb);
+            for (int i = 0; i < NLAY; i++) {
+                A[i].name = B[i].name = "l";
+                A[i].ndim = B[i].ndim = 1;
+                A[i].shape[0] = B[i].shape[0] = (int64_t)lay_n[i];
+                memset(mb[i], 0, lay_n[i] * sizeof(float));
+            }
+            struct lbs_optim *o;
+            omp_set_num_threads(th);
+            cr_assert_eq(lbs_optim_new(specs[s], A, NLAY, NULL, &o, &e), 0,
+                         "%s", e.msg);
+            const struct lbs_momentum p = {.gs = 1, .wd = 0.01f, .mu = 0.9f,
+                                           .a = 1, .k = 0.1f};
+            const struct lbs_decentlam_coef k = {.inv = 1.0 / 0.1,
+                .wself = 1, .lr = 0.1f, .wd = 0.01f, .mu = 0.9f};
+            const double ws = 1;
+            for (int t = 0; t < 3; t++) {
+                cr_assert_eq(lbs_optim_step(o, &e), 0, "%s", e.msg);
+                for (int i = 0; i < NLAY; i++)
+                    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+                        size_t n = lay_n[i], lo = lbs_chunk_lo(n, c),
+                               hi = lbs_chunk_lo(n, c + 1);
+                        if (s < 2)
+                            lbs_kern_c.momentum(&p, B[i].g + lo, mb[i] + lo,
+                                                B[i].w + lo, hi - lo);
+                        else
+                            lbs_kern_c.decentlam_update(&k, NULL, &ws, 1,
+                                B[i].g, mb[i], B[i].w, lo, hi);
+                    }
+            }
+            for (int i = 0; i < NLAY; i++)
+                same_f(A[i].w, B[i].w, lay_n[i], specs[s], "one region");
+            lbs_optim_free(o);
+            lay_free(A, va);
+            lay_free(B, mb);
+        }
+}
