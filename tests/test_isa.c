@@ -875,3 +875,133 @@ Test(isa, onebit_update_pass)
     free(g); free(m0); free(v); free(vf0); free(w); free(x); free(mr);
     free(vfr); free(ur);
 }
+
+/* The one-region passes over all layers (kernels.c) against the per-layer
+ * calls they replace, bit for bit, at 1, 2 and 3 threads: layers below and
+ * above LBS_PAR_MIN, a layer not kept (gsq 0, g never read: NaN there),
+ * a layer without g, and the first non-finite layer named. */
+#define NLAY 6
+static const size_t lay_n[NLAY] = {100, 70001, 3, LBS_PAR_MIN, 200003, 1};
+
+static void lay_make(struct lbs_layer *L, float **v)
+{
+    for (int i = 0; i < NLAY; i++) {
+        L[i] = (struct lbs_layer){.n = lay_n[i], .w = arr(lay_n[i], 1, 0),
+                                  .g = arr(lay_n[i], 2, 0)};
+        v[i] = arr(lay_n[i], 0.5f, 0);
+    }
+}
+static void lay_free(struct lbs_layer *L, float **v)
+{
+    for (int i = 0; i < NLAY; i++) {
+        free(L[i].w); free(L[i].g); free(v[i]);
+    }
+}
+
+Test(isa, sumsq_layers_one_region)
+{
+    struct lbs_layer L[NLAY];
+    float *v[NLAY];
+    lay_make(L, v);
+    const uint8_t keep[NLAY] = {1, 1, 1, 1, 0, 1};
+    L[4].g[7] = NAN;   /* not kept: must not be read into any result */
+    double part[NLAY * LBS_CHUNKS], out[NLAY];
+    for (int th = 1; th <= 3; th++) {
+        omp_set_num_threads(th);
+        lbs_sumsq_layers(L, NLAY, keep, part, out);
+        for (int i = 0; i < NLAY; i++) {
+            double ref = keep[i] ? lbs_sumsq(L[i].g, L[i].n) : 0;
+            cr_assert(!memcmp(&out[i], &ref, sizeof ref), "%d threads, "
+                      "layer %d: %.17g vs %.17g", th, i, out[i], ref);
+        }
+    }
+    lay_free(L, v);
+}
+
+Test(isa, momentum_layers_one_region)
+{
+    for (int nest = 0; nest < 2; nest++)
+        for (int th = 1; th <= 3; th++) {
+            struct lbs_layer A[NLAY], B[NLAY];
+            float *va[NLAY], *vb[NLAY];
+            rs = 88172645463325252ull;
+            lay_make(A, va);
+            rs = 88172645463325252ull;
+            lay_make(B, vb);
+            free(A[2].g); free(B[2].g);
+            A[2].g = B[2].g = NULL;   /* momentum only (JointSpar's form) */
+            const struct lbs_momentum p = {.gs = 0.5f, .wd = 0.01f,
+                .mu = 0.9f, .a = 1, .k = 0.1f, .nesterov = nest};
+            omp_set_num_threads(th);
+            cr_assert_eq(lbs_momentum_layers(&p, A, va, NLAY), NLAY);
+            for (int i = 0; i < NLAY; i++)
+                lbs_momentum_pass(&p, B[i].g, vb[i], B[i].w, B[i].n);
+            for (int i = 0; i < NLAY; i++) {
+                same_f(va[i], vb[i], lay_n[i], "momentum_layers v", "omp");
+                same_f(A[i].w, B[i].w, lay_n[i], "momentum_layers w", "omp");
+            }
+            va[4][lay_n[4] - 1] = INFINITY;   /* last chunk of layer 4 */
+            va[1][5] = NAN;
+            cr_assert_eq(lbs_momentum_layers(&p, A, va, NLAY), 1,
+                         "first non-finite layer, %d threads", th);
+            va[1][5] = A[1].w[5] = 0;   /* the NaN went into w too */
+            cr_assert_eq(lbs_momentum_layers(&p, A, va, NLAY), 4);
+            lay_free(A, va);
+            lay_free(B, vb);
+        }
+}
+
+/* sgd, dmsgd and decentlam (one rank) step all layers in one region:
+ * their w after 3 steps equals the per-layer kernel calls of the c level
+ * (lbs_kern_c.momentum / decentlam_update, chunk by chunk), bit for bit,
+ * at 1, 2 and 3 threads. */
+Test(isa, one_region_steps_match_per_layer_kernels)
+{
+    const char *specs[] = {"sgd:lr=0.1,momentum=0.9,wd=0.01",
+                           "dmsgd:lr=0.1,momentum=0.9,wd=0.01",
+                           "decentlam:lr=0.1,momentum=0.9,wd=0.01"};
+    struct lbs_err e = {{0}};
+    for (int s = 0; s < 3; s++)
+        for (int th = 1; th <= 3; th++) {
+            struct lbs_layer A[NLAY], B[NLAY];
+            float *va[NLAY], *mb[NLAY];
+            rs = 99;
+            lay_make(A, va);
+            rs = 99;
+            lay_make(B, mb);
+            for (int i = 0; i < NLAY; i++) {
+                A[i].name = B[i].name = "l";
+                A[i].ndim = B[i].ndim = 1;
+                A[i].shape[0] = B[i].shape[0] = (int64_t)lay_n[i];
+                memset(mb[i], 0, lay_n[i] * sizeof(float));
+            }
+            struct lbs_optim *o;
+            omp_set_num_threads(th);
+            cr_assert_eq(lbs_optim_new(specs[s], A, NLAY, NULL, &o, &e), 0,
+                         "%s", e.msg);
+            const struct lbs_momentum p = {.gs = 1, .wd = 0.01f, .mu = 0.9f,
+                                           .a = 1, .k = 0.1f};
+            const struct lbs_decentlam_coef k = {.inv = 1.0 / 0.1,
+                .wself = 1, .lr = 0.1f, .wd = 0.01f, .mu = 0.9f};
+            const double ws = 1;
+            for (int t = 0; t < 3; t++) {
+                cr_assert_eq(lbs_optim_step(o, &e), 0, "%s", e.msg);
+                for (int i = 0; i < NLAY; i++)
+                    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+                        size_t n = lay_n[i], lo = lbs_chunk_lo(n, c),
+                               hi = lbs_chunk_lo(n, c + 1);
+                        if (s < 2)
+                            lbs_kern_c.momentum(&p, B[i].g + lo, mb[i] + lo,
+                                                B[i].w + lo, hi - lo);
+                        else
+                            lbs_kern_c.decentlam_update(&k, NULL, &ws, 1,
+                                B[i].g, mb[i], B[i].w, lo, hi);
+                    }
+            }
+            for (int i = 0; i < NLAY; i++)
+                same_f(A[i].w, B[i].w, lay_n[i], specs[s], "one region");
+            lbs_optim_free(o);
+            lay_free(A, va);
+            lay_free(B, mb);
+        }
+}

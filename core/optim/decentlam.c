@@ -69,6 +69,37 @@ static double update(const struct lbs_decentlam_coef *k,
     return sum;
 }
 
+/* Alone (one rank, lr > 0): decentlam_update with src NULL over every
+ * layer in one parallel region (see lbs_sumsq_layers for why), chunk by
+ * chunk as update(): the same m and x.  Returns the first layer whose
+ * sum is not finite, or nlayers (every layer is updated). */
+static size_t update_alone(const struct lbs_decentlam_coef *k,
+                           const struct lbs_gossip *g,
+                           const struct lbs_layer *L, float *const *m,
+                           size_t nl)
+{
+    const struct lbs_kern *K = lbs_kern();
+    size_t first = nl;
+#pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN) \
+    reduction(min : first)
+    {
+        size_t T = (size_t)omp_get_num_threads(),
+               t = (size_t)omp_get_thread_num(), c0, c1;
+        for (size_t i = 0; i < nl; i++) {
+            if (!lbs_layer_share(L[i].n, i, t, T, &c0, &c1))
+                continue;
+            for (size_t c = c0; c < c1; c++) {
+                double s = K->decentlam_update(k, NULL, g->wsrc, g->nsrc,
+                    L[i].g, m[i], L[i].w, lbs_chunk_lo(L[i].n, c),
+                    lbs_chunk_lo(L[i].n, c + 1));
+                if (!isfinite(s) && i < first)
+                    first = i;
+            }
+        }
+    }
+    return first;
+}
+
 static int decentlam_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct lbs_gossip_cfg *c = o->cfg;
@@ -82,21 +113,20 @@ static int decentlam_step(struct lbs_optim *o, struct lbs_err *err)
         .lr = (float)lr, .wd = (float)c->wd, .mu = (float)c->momentum,
     };
     /* alone, nothing is sent: one pass instead of z's and the update's */
-    const int fused = lr > 0 && lbs_gossip_alone(g);
+    if (lr > 0 && lbs_gossip_alone(g)) {
+        size_t bad = update_alone(&k, g, o->layers, st->m, o->nlayers);
+        return bad < o->nlayers ? lbs_check_finite(o, bad, NAN, err) : 0;
+    }
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         const size_t n = L->n;
         float *x = L->w, *m = st->m[i], *z = st->z;
         double sum;
-        if (fused) {
-            sum = update(&k, g, NULL, L->g, m, x, n);
-        } else {
-            send_buffer(&k, L->g, x, z, n);
-            if ((rc = lbs_gossip_exchange(g, o, i, z, n, err)))
-                return rc;
-            sum = lr > 0 ? update(&k, g, g->src, NULL, m, x, n)
-                         : lbs_gossip_mix(g, x, n);
-        }
+        send_buffer(&k, L->g, x, z, n);
+        if ((rc = lbs_gossip_exchange(g, o, i, z, n, err)))
+            return rc;
+        sum = lr > 0 ? update(&k, g, g->src, NULL, m, x, n)
+                     : lbs_gossip_mix(g, x, n);
         if ((rc = lbs_check_finite(o, i, sum, err)))
             return rc;
     }

@@ -43,14 +43,16 @@ static int dmsgd_step(struct lbs_optim *o, struct lbs_err *err)
     };
     int rc;
     lbs_gossip_begin(g, o);
+    if (g->nsrc == 1) {   /* alone (W = [1]): sgd's pass, one region */
+        size_t bad = lbs_momentum_layers(&mp, o->layers, st->m, o->nlayers);
+        return bad < o->nlayers ? lbs_check_finite(o, bad, NAN, err) : 0;
+    }
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         float *x = L->w;
         double sd = lbs_momentum_pass(&mp, L->g, st->m[i], x, L->n);
         if ((rc = lbs_check_finite(o, i, sd, err)))
             return rc;
-        if (g->nsrc == 1)
-            continue;           /* alone: W = [1] */
         if ((rc = lbs_gossip_exchange(g, o, i, x, L->n, err)))
             return rc;
         lbs_gossip_mix(g, x, L->n);

@@ -42,6 +42,51 @@ double lbs_sumsq(const float *x, size_t n)
     return lbs_sum_chunks(part);
 }
 
+void lbs_sumsq_layers(const struct lbs_layer *L, size_t nl,
+                      const uint8_t *keep, double *part, double *out)
+{
+    const struct lbs_kern *K = lbs_kern();
+#pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN)
+    {
+        size_t T = (size_t)omp_get_num_threads(),
+               t = (size_t)omp_get_thread_num(), c0, c1;
+        for (size_t i = 0; i < nl; i++)
+            if (keep[i] && lbs_layer_share(L[i].n, i, t, T, &c0, &c1))
+                K->sumsq_chunks(L[i].g, L[i].n, c0, c1,
+                                part + i * LBS_CHUNKS);
+    }
+    for (size_t i = 0; i < nl; i++)
+        out[i] = keep[i] ? lbs_sum_chunks(part + i * LBS_CHUNKS) : 0;
+}
+
+size_t lbs_momentum_layers(const struct lbs_momentum *p,
+                           const struct lbs_layer *L, float *const *v,
+                           size_t nl)
+{
+    const struct lbs_kern *K = lbs_kern();
+    size_t first = nl;
+#pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN) \
+    reduction(min : first)
+    {
+        size_t T = (size_t)omp_get_num_threads(),
+               t = (size_t)omp_get_thread_num(), c0, c1;
+        for (size_t i = 0; i < nl; i++) {
+            const size_t n = L[i].n;
+            if (!lbs_layer_share(n, i, t, T, &c0, &c1))
+                continue;
+            /* chunk by chunk, as lbs_momentum_pass: the same sums */
+            for (size_t c = c0; c < c1; c++) {
+                size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+                double s = K->momentum(p, L[i].g ? L[i].g + lo : NULL,
+                                       v[i] + lo, L[i].w + lo, hi - lo);
+                if (!isfinite(s) && i < first)
+                    first = i;
+            }
+        }
+    }
+    return first;
+}
+
 double lbs_momentum_pass(const struct lbs_momentum *p, const float *g,
                          float *v, float *w, size_t n)
 {

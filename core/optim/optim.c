@@ -119,6 +119,7 @@ static void release(struct lbs_optim *o)
     free(o->cfg);
     free(o->layers);
     free(o->gsq);
+    free(o->gpart);
     free(o->keep);
     free(o);
 }
@@ -144,8 +145,9 @@ int lbs_optim_new(const char *spec, const struct lbs_layer *layers,
     o->cfg = calloc(1, ops->cfg_size);
     o->layers = malloc(nlayers * sizeof *layers);
     o->gsq = calloc(nlayers, sizeof *o->gsq);
+    o->gpart = malloc(nlayers * LBS_CHUNKS * sizeof *o->gpart);
     o->keep = calloc(nlayers, sizeof *o->keep);
-    if (!o->cfg || !o->layers || !o->gsq || !o->keep) {
+    if (!o->cfg || !o->layers || !o->gsq || !o->gpart || !o->keep) {
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
         goto fail;
     }
@@ -182,12 +184,11 @@ static int grads_finite(struct lbs_optim *o, int *finite, struct lbs_err *err)
 {
     double total = 0;
     int bad = 0;
+    /* not kept: gsq 0, not computed this step, never read */
+    lbs_sumsq_layers(o->layers, o->nlayers, o->keep, o->gpart, o->gsq);
     for (size_t i = 0; i < o->nlayers; i++) {
-        if (!o->keep[i]) {
-            o->gsq[i] = 0;      /* not computed this step: never read */
+        if (!o->keep[i])
             continue;
-        }
-        o->gsq[i] = lbs_sumsq(o->layers[i].g, o->layers[i].n);
         bad |= !isfinite(o->gsq[i]);
         total += o->gsq[i];
     }

@@ -82,6 +82,8 @@ struct lbs_optim {
     double *gsq;                /* per layer ||g||^2 after averaging, set by
                                    the driver before step() */
     double gnorm;               /* global ||g|| over kept layers */
+    double *gpart;              /* nlayers x LBS_CHUNKS chunk sums of the
+                                   check pass (lbs_sumsq_layers) */
     uint8_t *keep;              /* per layer: used by the coming step? */
     long keep_step;             /* the step o->keep was planned for */
     double lr_scale;            /* schedule factor, 1 by default */
@@ -127,8 +129,38 @@ static inline double lbs_sum_chunks(const double *part)
         s += part[c];
     return s;
 }
+/* The one-region passes over all layers (lbs_sumsq_layers): chunks
+ * [c0, c1) of layer i for thread t of T.  A layer below LBS_PAR_MIN goes
+ * whole to one thread (i mod T), as LBS_KERN_CHUNKED runs it whole on the
+ * caller; above it the thread's share of the chunks.  0: none for t. */
+static inline int lbs_layer_share(size_t n, size_t i, size_t t, size_t T,
+                                  size_t *c0, size_t *c1)
+{
+    if (n < LBS_PAR_MIN) {
+        *c0 = 0, *c1 = LBS_CHUNKS;
+        return i % T == t;
+    }
+    *c0 = LBS_CHUNKS * t / T, *c1 = LBS_CHUNKS * (t + 1) / T;
+    return 1;
+}
+/* Elements in all layers (whether one region is worth forking). */
+static inline size_t lbs_layers_total(const struct lbs_layer *L, size_t nl)
+{
+    size_t s = 0;
+    for (size_t i = 0; i < nl; i++)
+        s += L[i].n;
+    return s;
+}
 /* Sum of squares, deterministic as above. */
 double lbs_sumsq(const float *x, size_t n);
+/* out[i] = lbs_sumsq(L[i].g, L[i].n), bit for bit, for every layer with
+ * keep[i] (0 elsewhere), in ONE parallel region over all layers (part:
+ * nl x LBS_CHUNKS scratch).  A region per layer costs a fork and a
+ * barrier per layer, and on a busy machine a barrier waits for whichever
+ * thread was descheduled: the driver's check pass over 16 layers ran at a
+ * tenth of its quiet speed that way. */
+void lbs_sumsq_layers(const struct lbs_layer *L, size_t nl,
+                      const uint8_t *keep, double *part, double *out);
 /* Trust ratio ||w||/||u|| (1 when either is 0) clamped to [lo, hi]. */
 double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi);
 /* -EDOM naming the layer when x (a norm or sum) is not finite. */
@@ -158,6 +190,13 @@ struct lbs_momentum {
 };
 double lbs_momentum_pass(const struct lbs_momentum *p, const float *g,
                          float *v, float *w, size_t n);
+/* lbs_momentum_pass over every layer (g from L[i].g, w = L[i].w, v[i]) in
+ * one parallel region (see lbs_sumsq_layers for why); the same v and w
+ * bit for bit.  Every layer is updated; returns the index of the first
+ * layer whose sum is not finite, or nl. */
+size_t lbs_momentum_layers(const struct lbs_momentum *p,
+                           const struct lbs_layer *L, float *const *v,
+                           size_t nl);
 /* LARS's layer-wise rate for layer i (lars, jointspar_lars): *wd_eff = wd,
  * or 0 for a 1-D layer when exclude_1d; *local = eta ||w|| / (||g|| +
  * wd_eff ||w||) with ||g||^2 from o->gsq[i], or 1 when the layer is 1-D

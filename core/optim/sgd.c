@@ -3,8 +3,8 @@
  *   d = g + wd w;   b = mu b + d;   step = nesterov ? d + mu b : b
  *   w -= lr step
  *
- * One fused pass (lbs_momentum_pass): reads g, b, w and writes b, w =
- * 20 bytes/element.
+ * One fused pass (lbs_momentum_layers: every layer in one parallel
+ * region): reads g, b, w and writes b, w = 20 bytes/element.
  */
 #include <math.h>
 #include <stddef.h>
@@ -46,18 +46,14 @@ static int sgd_step(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct sgd_cfg *c = o->cfg;
     float **b = o->state;
-    int rc;
     const struct lbs_momentum mp = {
         .gs = 1, .wd = (float)c->wd, .mu = (float)c->momentum, .a = 1,
         .k = (float)(c->lr * o->lr_scale), .nesterov = c->nesterov != 0,
     };
-    for (size_t i = 0; i < o->nlayers; i++) {
-        const struct lbs_layer *L = &o->layers[i];
-        double sd = lbs_momentum_pass(&mp, L->g, b[i], L->w, L->n);
-        if ((rc = lbs_check_finite(o, i, sd, err)))
-            return rc;
-    }
-    return 0;
+    /* all layers in one parallel region; a non-finite sum names the
+     * first such layer (every layer has been updated by then) */
+    size_t bad = lbs_momentum_layers(&mp, o->layers, b, o->nlayers);
+    return bad < o->nlayers ? lbs_check_finite(o, bad, NAN, err) : 0;
 }
 
 static void sgd_fini(struct lbs_optim *o)
