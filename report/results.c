@@ -120,6 +120,27 @@ static long tmp_owner(const char *name)
     return pid > 0 && (*end == '\0' || *end == '.') ? pid : 0;
 }
 
+/* Whether no live process has this pid: none at all (ESRCH), or only a
+ * zombie - a writer killed a moment ago has closed its files (and so
+ * released the suite's lock) before its new parent reaps it, and it will
+ * never rename its temporary. */
+static int pid_gone(long pid)
+{
+    if (kill((pid_t)pid, 0))
+        return errno == ESRCH;
+    char p[64], buf[256];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* "pid (comm) S ...": the state follows the last ')' */
+    const char *r = strrchr(buf, ')');
+    return r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
+}
+
 void lbs_clean_stale_tmp(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -128,8 +149,7 @@ void lbs_clean_stale_tmp(const char *dir)
     struct dirent *de;
     while ((de = readdir(d))) {
         long pid = tmp_owner(de->d_name);
-        /* ESRCH: no such process, so nobody will ever rename it */
-        if (pid && kill((pid_t)pid, 0) && errno == ESRCH)
+        if (pid && pid_gone(pid))
             unlinkat(dirfd(d), de->d_name, 0);
     }
     closedir(d);
