@@ -317,6 +317,31 @@ size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
     return lbs_kern()->scan_ge(x, lo, hi, t, gi, gv, room);
 }
 
+/* m magnitudes of x at positions drawn with the counter generator.  The
+ * draws land on distinct pages of a large layer, so each is a TLB and
+ * cache miss: the positions are drawn first and the loads issued with a
+ * prefetch PF ahead, so the misses overlap instead of queueing behind
+ * the hash. */
+#define PF 16
+static void sample_mags(const float *x, size_t n, size_t K, uint32_t *smp,
+                        size_t m)
+{
+    uint64_t key = lbs_rng_key(0x70b4, n, K);
+#pragma omp parallel
+    {
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        size_t lo = m * (size_t)id / (size_t)nt,
+               hi = m * (size_t)(id + 1) / (size_t)nt;
+        for (size_t j = lo; j < hi; j++)
+            smp[j] = (uint32_t)lbs_rng_below(key, j, n);
+        for (size_t j = lo; j < hi; j++) {
+            if (j + PF < hi)
+                __builtin_prefetch(x + smp[j + PF]);
+            smp[j] = mag(x[smp[j]]);
+        }
+    }
+}
+
 /* The pre-filter's candidates: block b's are gi/gv[off[b], off[b] +
  * cnt[b]), all with magnitude bits >= t, and hist[b PBIN + j] counts
  * those whose key is j. */
@@ -395,73 +420,85 @@ static uint32_t cand_bin(const struct cands *c, size_t K, size_t *above,
     return 0;
 }
 
-/* The exact threshold T (magnitude bits of the K-th largest) and each
- * block's output offset and tie quota.  mem: 2 x the bin's size. */
+/* The members of bin `bin`: their magnitudes in mem and their positions
+ * in the candidate arrays in pos, block by block (moff), index order. */
+static void cand_members(const struct cands *c, uint32_t bin,
+                         const size_t *moff, uint32_t *mem, uint32_t *pos)
+{
+    size_t got = 0;
+    for (int b = 0; b < c->nb; b++)
+        got += c->cnt[b];
+#pragma omp parallel for schedule(static, 1) if (got > LBS_PAR_MIN)
+    for (int b = 0; b < c->nb; b++) {
+        size_t q = moff[b];
+        for (size_t j = c->off[b]; j < c->off[b] + c->cnt[b]; j++) {
+            uint32_t a = mag(c->gv[j]);
+            if (cand_key(c, a) == bin) {
+                mem[q] = a;
+                pos[q++] = (uint32_t)j;
+            }
+        }
+    }
+}
+
+/* Where each block's output goes: out_off[b], and split[b], the position
+ * after the last member equal to the threshold T that the block keeps
+ * (ties go to the lowest indices, so to the first blocks, and within a
+ * block to the first members): the block keeps >= T before split[b] and
+ * > T from there on.  Returns T, the K-th largest magnitude. */
 static uint32_t cand_threshold(const struct cands *c, size_t K,
-                               uint32_t *mem, size_t *out_off,
-                               size_t *quota)
+                               uint32_t *mem, size_t *out_off, size_t *split)
 {
     size_t above, in, moff[257];
     uint32_t bin = cand_bin(c, K, &above, &in);
     moff[0] = 0;
     for (int b = 0; b < c->nb; b++)
         moff[b + 1] = moff[b] + c->hist[(size_t)b * PBIN + bin];
-#pragma omp parallel for schedule(static, 1) if (in > 65536)
-    for (int b = 0; b < c->nb; b++) {
-        size_t q = moff[b];
-        for (size_t j = c->off[b]; j < c->off[b] + c->cnt[b]; j++) {
-            uint32_t a = mag(c->gv[j]);
-            if (cand_key(c, a) == bin)
-                mem[q++] = a;
-        }
-    }
-    size_t need = K - above;
-    memcpy(mem + in, mem, in * sizeof *mem);
-    uint32_t T = lbs_kth_largest_u32(mem + in, in, need);
-    /* per block: > T (higher bins and the bin's members above T), == T */
-    size_t gt[256], eq[256], gtot = 0;
+    uint32_t *pos = mem + in, *sel = mem + 2 * in;
+    cand_members(c, bin, moff, mem, pos);
+    memcpy(sel, mem, in * sizeof *mem);
+    uint32_t T = lbs_kth_largest_u32(sel, in, K - above);
+    size_t gt[256], gtot = 0;
     for (int b = 0; b < c->nb; b++) {
         const uint32_t *h = c->hist + (size_t)b * PBIN;
-        gt[b] = eq[b] = 0;
+        gt[b] = 0;
         for (uint32_t j = bin + 1; j < PBIN; j++)
             gt[b] += h[j];
-        for (size_t j = moff[b]; j < moff[b + 1]; j++) {
+        for (size_t j = moff[b]; j < moff[b + 1]; j++)
             gt[b] += mem[j] > T;
-            eq[b] += mem[j] == T;
-        }
         gtot += gt[b];
     }
-    size_t ties = K - gtot;   /* taken from the lowest blocks first */
+    size_t ties = K - gtot;
     out_off[0] = 0;
     for (int b = 0; b < c->nb; b++) {
-        quota[b] = eq[b] < ties ? eq[b] : ties;
-        ties -= quota[b];
-        out_off[b + 1] = out_off[b] + gt[b] + quota[b];
+        size_t q = 0;
+        split[b] = c->off[b];
+        for (size_t j = moff[b]; j < moff[b + 1] && q < ties; j++)
+            if (mem[j] == T) {
+                q++;
+                split[b] = pos[j] + 1;
+            }
+        ties -= q;
+        out_off[b + 1] = out_off[b] + gt[b] + q;
     }
     return T;
 }
 
-/* The K pairs: every candidate above T, and the block's quota of those
- * equal to T, in index order. */
+/* The K pairs in index order: each block's candidates >= T before its
+ * split and > T after it (the kernel's compress-store, as the scan). */
 static void cand_output(const struct cands *c, uint32_t T,
-                        const size_t *out_off, const size_t *quota,
+                        const size_t *out_off, const size_t *split,
                         uint32_t *idx, float *val)
 {
-#pragma omp parallel for schedule(static, 1) if (out_off[c->nb] > 65536)
+    const struct lbs_kern *kn = lbs_kern();
+#pragma omp parallel for schedule(static, 1) if (out_off[c->nb] > LBS_PAR_MIN)
     for (int b = 0; b < c->nb; b++) {
-        size_t o = out_off[b], q = quota[b];
-        for (size_t j = c->off[b]; j < c->off[b] + c->cnt[b]; j++) {
-            uint32_t a = mag(c->gv[j]);
-            int keep = a > T;
-            if (!keep && a == T && q) {
-                keep = 1;
-                q--;
-            }
-            if (keep) {
-                idx[o] = c->gi[j];
-                val[o++] = c->gv[j];
-            }
-        }
+        size_t o = out_off[b], room = out_off[b + 1] - o,
+               end = c->off[b] + c->cnt[b];
+        size_t h = kn->filter_ge(c->gv, c->gi, c->off[b], split[b], T,
+                                 idx + o, val + o, room);
+        kn->filter_ge(c->gv, c->gi, split[b], end, T + 1, idx + o + h,
+                      val + o + h, room - h);
     }
 }
 
@@ -480,10 +517,7 @@ static int prefilter(const float *x, size_t n, size_t K, uint32_t *idx,
     uint32_t *smp = lbs_cbuf_get(&sc->smp, m * 4);
     if (!smp)
         return lbs_err_set(err, -ENOMEM, "topk: out of memory");
-    uint64_t key = lbs_rng_key(0x70b4, n, K);
-#pragma omp parallel for schedule(static)
-    for (size_t j = 0; j < m; j++)
-        smp[j] = mag(x[lbs_rng_below(key, j, n)]);
+    sample_mags(x, n, K, smp, m);
     struct cands c;
     bracket(smp, m, r, r_hi, &c);
     int nb = omp_get_max_threads();
@@ -506,12 +540,12 @@ static int prefilter(const float *x, size_t n, size_t K, uint32_t *idx,
         return 0;
     size_t above, in;
     (void)cand_bin(&c, K, &above, &in);
-    uint32_t *mem = lbs_cbuf_get(&sc->cand, 2 * in * 4 + 4);
+    uint32_t *mem = lbs_cbuf_get(&sc->cand, 3 * in * 4 + 4);
     if (!mem)
         return lbs_err_set(err, -ENOMEM, "topk: out of memory");
-    size_t out_off[257], quota[256];
-    uint32_t T = cand_threshold(&c, K, mem, out_off, quota);
-    cand_output(&c, T, out_off, quota, idx, val);
+    size_t out_off[257], split[256];
+    uint32_t T = cand_threshold(&c, K, mem, out_off, split);
+    cand_output(&c, T, out_off, split, idx, val);
     return 1;
 }
 
