@@ -1,5 +1,7 @@
-/* topk.c - exact top-k by magnitude, selected with a parallel radix
- * select (no sort), and the sparse (index, value) payload.
+/* topk.c - exact top-k by magnitude, selected by a sampled pre-filter
+ * (one pass over x, then work on about 1.3 K candidates) or, where that
+ * does not apply, a parallel radix select (no sort); and the sparse
+ * (index, value) payload.
  *
  * K = max(1, round(k n)).  The payload holds exactly K pairs: K uint32
  * indices in ascending order, then their K float values (8K bytes).
@@ -24,8 +26,20 @@
  *      the last level the threshold is exact and one output pass writes
  *      the K pairs directly, each thread at an offset known from its
  *      counts.
- * Gradient-like data needs two passes over x (histogram, gather); a
- * degenerate input (all equal) needs four.
+ * That path runs when the sampled pre-filter (below) does not apply: n <
+ * 65536, K above about n/5, or an unlucky sample.  Gradient-like data
+ * needs two passes over x there (histogram, gather); a degenerate input
+ * (all equal) needs four.
+ *
+ * Bytes model (per element of x, pre-filter path, k = K/n): one read of x
+ * (4); the candidates, about c = 1.34 k of the elements at k = 0.01 and
+ * n >= 16384 x 16 (the bracket below), written by the scan (8 c), read
+ * three times from cache (histogram and members 4 c each, output 8 c) and
+ * the pairs written (8 k); the 16384 sampled reads are random lines
+ * (64 bytes each, negligible at 100M).  So 4 + 24 c + 8 k = 4 + about
+ * 40 k: 4.4 bytes at k = 0.01, of which the read of x, the candidates'
+ * 8 c (10.7 MB at 100M: in the L3, or written back) and the pairs go to
+ * memory.  The benchmark's GB/s counts 4 (lbscale compress: 4N / time).
  */
 #include <math.h>
 #include <omp.h>
@@ -445,12 +459,14 @@ static void cand_members(const struct cands *c, uint32_t bin,
  * after the last member equal to the threshold T that the block keeps
  * (ties go to the lowest indices, so to the first blocks, and within a
  * block to the first members): the block keeps >= T before split[b] and
- * > T from there on.  Returns T, the K-th largest magnitude. */
-static uint32_t cand_threshold(const struct cands *c, size_t K,
-                               uint32_t *mem, size_t *out_off, size_t *split)
+ * > T from there on.  bin holds the K-th largest, above candidates lie
+ * in higher bins, in in the bin; mem has room for 3 in.  Returns T, the
+ * K-th largest magnitude. */
+static uint32_t cand_threshold(const struct cands *c, size_t K, uint32_t bin,
+                               size_t above, size_t in, uint32_t *mem,
+                               size_t *out_off, size_t *split)
 {
-    size_t above, in, moff[257];
-    uint32_t bin = cand_bin(c, K, &above, &in);
+    size_t moff[257];
     moff[0] = 0;
     for (int b = 0; b < c->nb; b++)
         moff[b + 1] = moff[b] + c->hist[(size_t)b * PBIN + bin];
@@ -539,12 +555,12 @@ static int prefilter(const float *x, size_t n, size_t K, uint32_t *idx,
     if (got < K)
         return 0;
     size_t above, in;
-    (void)cand_bin(&c, K, &above, &in);
+    uint32_t bin = cand_bin(&c, K, &above, &in);
     uint32_t *mem = lbs_cbuf_get(&sc->cand, 3 * in * 4 + 4);
     if (!mem)
         return lbs_err_set(err, -ENOMEM, "topk: out of memory");
     size_t out_off[257], split[256];
-    uint32_t T = cand_threshold(&c, K, mem, out_off, split);
+    uint32_t T = cand_threshold(&c, K, bin, above, in, mem, out_off, split);
     cand_output(&c, T, out_off, split, idx, val);
     return 1;
 }
