@@ -173,7 +173,8 @@ Test(compress, error_feedback_conserves_the_signal)
 
 /* ---------------------------------------------------------------- topk */
 
-struct ent { float a; uint32_t i; };
+/* a: the magnitude bits, which order as |x| and put NaN above inf */
+struct ent { uint32_t a; uint32_t i; };
 
 static int by_mag_then_index(const void *pa, const void *pb)
 {
@@ -181,6 +182,12 @@ static int by_mag_then_index(const void *pa, const void *pb)
     if (a->a != b->a)
         return a->a > b->a ? -1 : 1;
     return (a->i > b->i) - (a->i < b->i);
+}
+
+static int cmp_desc(const void *pa, const void *pb)
+{
+    float a = *(const float *)pa, b = *(const float *)pb;
+    return (a < b) - (a > b);
 }
 
 static int by_index(const void *pa, const void *pb)
@@ -203,8 +210,11 @@ static void check_topk(const float *x, size_t n, double k, int threads)
     want = want < 1 ? 1 : want > n ? n : want;
     cr_assert_eq(K, want, "n=%zu k=%g: K=%zu want %zu", n, k, K, want);
     struct ent *r = malloc(n * sizeof *r);
-    for (size_t i = 0; i < n; i++)
-        r[i] = (struct ent){fabsf(x[i]), (uint32_t)i};
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], 4);
+        r[i] = (struct ent){u & 0x7fffffffu, (uint32_t)i};
+    }
     qsort(r, n, sizeof *r, by_mag_then_index);
     uint32_t *ref = malloc(K * sizeof *ref);
     for (size_t j = 0; j < K; j++)
@@ -215,7 +225,8 @@ static void check_topk(const float *x, size_t n, double k, int threads)
     for (size_t j = 0; j < K; j++) {
         cr_assert_eq(idx[j], ref[j], "n=%zu k=%g threads=%d: entry %zu has "
                      "index %u, want %u", n, k, threads, j, idx[j], ref[j]);
-        cr_assert_eq(val[j], x[idx[j]]);
+        cr_assert(!memcmp(&val[j], &x[idx[j]], 4), "value of entry %zu",
+                  j);
     }
     free(r);
     free(ref);
@@ -310,6 +321,55 @@ Test(topk, exactly_the_k_largest_with_ties_to_low_indices)
     check_topk(x, n, 0.001, 2);
     check_topk(x, n, 0.01, 2);
     free(x);
+}
+
+/* The pre-filter's candidate select (topk.c): the K-th largest inside a
+ * run of ties that spans blocks (the tie quota ends in the first block,
+ * in the second, or takes every tie), ties at the largest magnitude (the
+ * last bin, T + 1 = 2^31 for NaN bits), a NaN among the kept, a bracket
+ * much wider than the data's spread, 1 to 3 blocks. */
+Test(topk, prefilter_candidates_ties_across_blocks)
+{
+    size_t n = 300007, K = 3000;   /* k = 0.01 */
+    float *x = grad(n, 21), *y = malloc(n * sizeof *y);
+    /* v: about the 0.6 % quantile of |x|, so ~0.6 % lie above it */
+    float *srt = malloc(n * sizeof *srt);
+    for (size_t i = 0; i < n; i++)
+        srt[i] = fabsf(x[i]);
+    qsort(srt, n, sizeof *srt, cmp_desc);
+    float v = srt[(size_t)(0.006 * (double)n)];
+    /* ties at v on every 23rd element of [lo, n): the quota (about 0.4 %
+     * of n) ends in block 0, in block 1, or needs them all */
+    const size_t lo[] = {0, n / 3, n / 2 + n / 4, n - 20000};
+    for (size_t c = 0; c < sizeof lo / sizeof *lo; c++) {
+        memcpy(y, x, n * sizeof *y);
+        for (size_t i = lo[c]; i < n; i += 23)
+            y[i] = (i & 1) ? -v : v;
+        for (int th = 1; th <= 3; th++)
+            check_topk(y, n, (double)K / (double)n, th);
+    }
+    /* ties at the top, NaN and inf among them: the last bin; then the
+     * largest NaN as the K-th itself (T + 1 = 2^31 selects nothing) */
+    memcpy(y, x, n * sizeof *y);
+    uint32_t nanb = 0x7fffffffu;
+    for (size_t i = 7; i < n; i += 97)
+        y[i] = (i % 3) ? -3e38f : 3e38f;
+    memcpy(&y[1234], &nanb, 4);
+    y[4321] = -INFINITY;
+    check_topk(y, n, (double)K / (double)n, 2);
+    check_topk(y, n, 0.002, 2);
+    for (size_t i = 5; i < n; i += 61)
+        memcpy(&y[i], &nanb, 4);
+    check_topk(y, n, (double)K / (double)n, 2);
+    /* a narrow cluster near the K-th and a far tail: a wide bracket */
+    for (size_t i = 0; i < n; i++)
+        y[i] = (i % 101 == 0) ? 1e30f * (float)(i % 7 + 1)
+                              : 1.0f + (float)(i % 4099) * 1e-7f;
+    for (int th = 1; th <= 3; th++)
+        check_topk(y, n, 0.02, th);
+    free(srt);
+    free(x);
+    free(y);
 }
 
 Test(thresh, selects_a_magnitude_prefix_within_bounds)

@@ -1005,3 +1005,56 @@ Test(isa, one_region_steps_match_per_layer_kernels)
             lay_free(B, mb);
         }
 }
+
+/* filter_ge (top-k's output pass): the pairs (vi[j], v[j]) with magnitude
+ * bits >= t, in order, against a plain loop and at every level; v holds
+ * ties and a NaN, vi is not the identity, thresholds include 0 (all), the
+ * largest magnitude, one above it and 2^31 (none), and the stores stop at
+ * a room that ends inside a vector group. */
+Test(isa, filter_ge)
+{
+    float *v = arr(N, 1, 0);
+    uint32_t *vi = malloc((N + OFF) * sizeof *vi);
+    for (size_t j = 0; j < N + OFF; j++) {
+        vi[j] = (uint32_t)(j * 7919u + 11u);
+        if (j % 5 == 0)
+            v[j] = (j & 2) ? -0.5f : 0.5f;   /* ties at |x| = 0.5 */
+    }
+    uint32_t nanb = 0x7fc00000u;
+    memcpy(&v[OFF + 77], &nanb, 4);
+    const uint32_t ts[] = {0, 0x3f000000u /* 0.5 */, 0x3f000001u,
+                           0x3f600000u, 0x7fc00000u, 0x7fc00001u,
+                           0x80000000u};
+    const struct lbs_kern *L[LBS_ISA_COUNT + 1];
+    int nl = levels(L + 1) + 1;
+    L[0] = &lbs_kern_c;
+    uint32_t *ri = malloc(N * sizeof *ri), *oi = malloc(N * sizeof *oi);
+    float *rv = malloc(N * sizeof *rv), *ov = malloc(N * sizeof *ov);
+    for (size_t k = 0; k < sizeof ts / sizeof *ts; k++) {
+        size_t lo = 5, hi = N + OFF - 2, want = 0;
+        for (size_t j = lo; j < hi; j++) {
+            uint32_t a;
+            memcpy(&a, &v[j], 4);
+            if ((a & 0x7fffffffu) >= ts[k]) {
+                ri[want] = vi[j];
+                rv[want++] = v[j];
+            }
+        }
+        for (int l = 0; l < nl; l++) {
+            const char *nm = L[l]->name;
+            size_t h = L[l]->filter_ge(v, vi, lo, hi, ts[k], oi, ov, N);
+            cr_assert_eq(h, want, "%s filter t=%#x: %zu hits, want %zu", nm,
+                         ts[k], h, want);
+            cr_assert(!memcmp(oi, ri, h * 4), "%s filter indices", nm);
+            same_f(ov, rv, h, "filter values", nm);
+            size_t room = want > 20 ? want - 13 : want / 2;
+            memset(oi, 0xee, N * sizeof *oi);
+            h = L[l]->filter_ge(v, vi, lo, hi, ts[k], oi, ov, room);
+            cr_assert_eq(h, want, "%s filter count, room %zu", nm, room);
+            cr_assert(!memcmp(oi, ri, room * 4), "%s filter room", nm);
+            cr_assert(room == want || oi[room] == 0xeeeeeeeeu,
+                      "%s filter stored past its room", nm);
+        }
+    }
+    free(v); free(vi); free(ri); free(oi); free(rv); free(ov);
+}

@@ -1,5 +1,7 @@
-/* topk.c - exact top-k by magnitude, selected with a parallel radix
- * select (no sort), and the sparse (index, value) payload.
+/* topk.c - exact top-k by magnitude, selected by a sampled pre-filter
+ * (one pass over x, then work on about 1.3 K candidates) or, where that
+ * does not apply, a parallel radix select (no sort); and the sparse
+ * (index, value) payload.
  *
  * K = max(1, round(k n)).  The payload holds exactly K pairs: K uint32
  * indices in ascending order, then their K float values (8K bytes).
@@ -24,8 +26,20 @@
  *      the last level the threshold is exact and one output pass writes
  *      the K pairs directly, each thread at an offset known from its
  *      counts.
- * Gradient-like data needs two passes over x (histogram, gather); a
- * degenerate input (all equal) needs four.
+ * That path runs when the sampled pre-filter (below) does not apply: n <
+ * 65536, K above about n/5, or an unlucky sample.  Gradient-like data
+ * needs two passes over x there (histogram, gather); a degenerate input
+ * (all equal) needs four.
+ *
+ * Bytes model (per element of x, pre-filter path, k = K/n): one read of x
+ * (4); the candidates, about c = 1.34 k of the elements at k = 0.01 and
+ * n >= 16384 x 16 (the bracket below), written by the scan (8 c), read
+ * three times from cache (histogram and members 4 c each, output 8 c) and
+ * the pairs written (8 k); the 16384 sampled reads are random lines
+ * (64 bytes each, negligible at 100M).  So 4 + 24 c + 8 k = 4 + about
+ * 40 k: 4.4 bytes at k = 0.01, of which the read of x, the candidates'
+ * 8 c (10.7 MB at 100M: in the L3, or written back) and the pairs go to
+ * memory.  The benchmark's GB/s counts 4 (lbscale compress: 4N / time).
  */
 #include <math.h>
 #include <omp.h>
@@ -291,17 +305,24 @@ static int radix_select(const float *x, size_t n, size_t K, uint32_t *idx,
     return 0;
 }
 
-/* ---- the sampled lower bound ----
- * A threshold t from a sample that is, with overwhelming probability,
- * below the K-th largest magnitude but not by much: then every element
- * with |x| >= t (about 1.3 K of them) is gathered in one streaming pass,
- * and the exact radix select runs on those alone.  The answer does not
- * depend on the sample: the K largest (ties included) are all >= t, so
- * they are all gathered, and the gather keeps index order, so ties still
- * go to the lowest indices.  When the sample was unlucky (fewer than K
- * gathered) or a block's share overflowed, the full radix path runs. */
+/* ---- the sampled bracket ----
+ * From a sample, two magnitudes t <= t_hi that bracket the K-th largest
+ * with overwhelming probability: every element with |x| >= t (about 1.3 K
+ * of them) is gathered in one streaming pass (scan_ge), each block's
+ * candidates stay in index order in its own segment, and right after its
+ * scan (the segment still in cache) the block histograms them on PBIN
+ * linear bins of (mag - t) >> sh spanning [t, t_hi] (the last bin also
+ * takes everything above).  The bin holding the K-th largest then has a
+ * few hundred members; a quickselect on them gives the exact threshold T
+ * and a last pass over the candidates writes the K pairs.  The answer
+ * does not depend on the sample: the K largest (ties included) are all
+ * >= t, so they are all gathered, and every block keeps index order, so
+ * ties still go to the lowest indices.  A bad bracket only costs time (a
+ * big bin); when fewer than K were gathered or a block's share overflowed,
+ * the full radix path runs. */
 #define PRE_MIN_N 65536
 #define PRE_SAMPLES 16384
+#define PBIN 2048
 
 size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
                    uint32_t *gi, float *gv, size_t room)
@@ -310,30 +331,191 @@ size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
     return lbs_kern()->scan_ge(x, lo, hi, t, gi, gv, room);
 }
 
-static int gather_ge(const float *x, size_t n, int nb, uint32_t t,
-                     size_t total, uint32_t *gi, float *gv, size_t *count)
+/* m magnitudes of x at positions drawn with the counter generator.  The
+ * draws land on distinct pages of a large layer, so each is a TLB and
+ * cache miss: the positions are drawn first and the loads issued with a
+ * prefetch PF ahead, so the misses overlap instead of queueing behind
+ * the hash. */
+#define PF 16
+static void sample_mags(const float *x, size_t n, size_t K, uint32_t *smp,
+                        size_t m)
 {
-    size_t off[257], cap[256], cnt[256];
-    int of = 0;
+    uint64_t key = lbs_rng_key(0x70b4, n, K);
+#pragma omp parallel
+    {
+        int nt = omp_get_num_threads(), id = omp_get_thread_num();
+        size_t lo = m * (size_t)id / (size_t)nt,
+               hi = m * (size_t)(id + 1) / (size_t)nt;
+        for (size_t j = lo; j < hi; j++)
+            smp[j] = (uint32_t)lbs_rng_below(key, j, n);
+        for (size_t j = lo; j < hi; j++) {
+            if (j + PF < hi)
+                __builtin_prefetch(x + smp[j + PF]);
+            smp[j] = mag(x[smp[j]]);
+        }
+    }
+}
+
+/* The pre-filter's candidates: block b's are gi/gv[off[b], off[b] +
+ * cnt[b]), all with magnitude bits >= t, and hist[b PBIN + j] counts
+ * those whose key is j. */
+struct cands {
+    int nb;
+    uint32_t t;
+    int sh;
+    size_t off[257], cnt[256];
+    uint32_t *gi;
+    float *gv;
+    uint32_t *hist;
+};
+
+static inline uint32_t cand_key(const struct cands *c, uint32_t a)
+{
+    uint32_t d = (a - c->t) >> c->sh;
+    return d < PBIN - 1 ? d : PBIN - 1;
+}
+
+/* The sampled bracket: t the r-th largest sample, and sh so that PBIN - 1
+ * bins of 2^sh magnitude steps from t reach past t_hi, the r_hi-th. */
+static void bracket(uint32_t *smp, size_t m, size_t r, size_t r_hi,
+                    struct cands *c)
+{
+    c->t = lbs_kth_largest_u32(smp, m, r);
+    /* the quickselect left the r largest in front */
+    uint32_t hi = lbs_kth_largest_u32(smp, r, r_hi);
+    uint64_t span = hi - c->t;
+    c->sh = 0;
+    while (((uint64_t)(PBIN - 1) << c->sh) <= span)
+        c->sh++;
+}
+
+/* One pass over x: scan each block, then histogram its candidates while
+ * they are in cache.  Returns nonzero when a block overflowed its share. */
+static int gather_ge(const float *x, size_t n, size_t total, struct cands *c)
+{
+    int nb = c->nb, of = 0;
     for (int b = 0; b <= nb; b++)
-        off[b] = total * (size_t)b / (size_t)nb;
-    for (int b = 0; b < nb; b++)
-        cap[b] = off[b + 1] - off[b];
+        c->off[b] = total * (size_t)b / (size_t)nb;
 #pragma omp parallel for schedule(static, 1) reduction(| : of)
     for (int b = 0; b < nb; b++) {
         size_t lo = n * (size_t)b / (size_t)nb,
-               hi = n * (size_t)(b + 1) / (size_t)nb;
-        cnt[b] = lbs_scan_ge(x, lo, hi, t, gi + off[b], gv + off[b], cap[b]);
-        of |= cnt[b] > cap[b];
+               hi = n * (size_t)(b + 1) / (size_t)nb,
+               o = c->off[b], cap = c->off[b + 1] - o;
+        size_t got = lbs_scan_ge(x, lo, hi, c->t, c->gi + o, c->gv + o, cap);
+        c->cnt[b] = got;
+        of |= got > cap;
+        uint32_t *h = c->hist + (size_t)b * PBIN;
+        memset(h, 0, PBIN * sizeof *h);
+        for (size_t j = o; j < o + got && got <= cap; j++)
+            h[cand_key(c, mag(c->gv[j]))]++;
     }
-    size_t o = 0;
-    for (int b = 0; b < nb && !of; b++) {
-        memmove(gi + o, gi + off[b], cnt[b] * sizeof *gi);
-        memmove(gv + o, gv + off[b], cnt[b] * sizeof *gv);
-        o += cnt[b];
-    }
-    *count = o;
     return of;
+}
+
+/* The bin holding the K-th largest candidate; *above: candidates in higher
+ * bins, *in: the bin's size. */
+static uint32_t cand_bin(const struct cands *c, size_t K, size_t *above,
+                         size_t *in)
+{
+    size_t sum = 0;
+    for (int j = PBIN - 1; j >= 0; j--) {
+        size_t t = 0;
+        for (int b = 0; b < c->nb; b++)
+            t += c->hist[(size_t)b * PBIN + j];
+        if (sum + t >= K) {
+            *above = sum;
+            *in = t;
+            return (uint32_t)j;
+        }
+        sum += t;
+    }
+    *above = sum;   /* fewer than K candidates: the caller checked */
+    *in = 0;
+    return 0;
+}
+
+/* The members of bin `bin`: their magnitudes in mem and their positions
+ * in the candidate arrays in pos, block by block (moff), index order. */
+static void cand_members(const struct cands *c, uint32_t bin,
+                         const size_t *moff, uint32_t *mem, uint32_t *pos)
+{
+    size_t got = 0;
+    for (int b = 0; b < c->nb; b++)
+        got += c->cnt[b];
+#pragma omp parallel for schedule(static, 1) if (got > LBS_PAR_MIN)
+    for (int b = 0; b < c->nb; b++) {
+        size_t q = moff[b];
+        for (size_t j = c->off[b]; j < c->off[b] + c->cnt[b]; j++) {
+            uint32_t a = mag(c->gv[j]);
+            if (cand_key(c, a) == bin) {
+                mem[q] = a;
+                pos[q++] = (uint32_t)j;
+            }
+        }
+    }
+}
+
+/* Where each block's output goes: out_off[b], and split[b], the position
+ * after the last member equal to the threshold T that the block keeps
+ * (ties go to the lowest indices, so to the first blocks, and within a
+ * block to the first members): the block keeps >= T before split[b] and
+ * > T from there on.  bin holds the K-th largest, above candidates lie
+ * in higher bins, in in the bin; mem has room for 3 in.  Returns T, the
+ * K-th largest magnitude. */
+static uint32_t cand_threshold(const struct cands *c, size_t K, uint32_t bin,
+                               size_t above, size_t in, uint32_t *mem,
+                               size_t *out_off, size_t *split)
+{
+    size_t moff[257];
+    moff[0] = 0;
+    for (int b = 0; b < c->nb; b++)
+        moff[b + 1] = moff[b] + c->hist[(size_t)b * PBIN + bin];
+    uint32_t *pos = mem + in, *sel = mem + 2 * in;
+    cand_members(c, bin, moff, mem, pos);
+    memcpy(sel, mem, in * sizeof *mem);
+    uint32_t T = lbs_kth_largest_u32(sel, in, K - above);
+    size_t gt[256], gtot = 0;
+    for (int b = 0; b < c->nb; b++) {
+        const uint32_t *h = c->hist + (size_t)b * PBIN;
+        gt[b] = 0;
+        for (uint32_t j = bin + 1; j < PBIN; j++)
+            gt[b] += h[j];
+        for (size_t j = moff[b]; j < moff[b + 1]; j++)
+            gt[b] += mem[j] > T;
+        gtot += gt[b];
+    }
+    size_t ties = K - gtot;
+    out_off[0] = 0;
+    for (int b = 0; b < c->nb; b++) {
+        size_t q = 0;
+        split[b] = c->off[b];
+        for (size_t j = moff[b]; j < moff[b + 1] && q < ties; j++)
+            if (mem[j] == T) {
+                q++;
+                split[b] = pos[j] + 1;
+            }
+        ties -= q;
+        out_off[b + 1] = out_off[b] + gt[b] + q;
+    }
+    return T;
+}
+
+/* The K pairs in index order: each block's candidates >= T before its
+ * split and > T after it (the kernel's compress-store, as the scan). */
+static void cand_output(const struct cands *c, uint32_t T,
+                        const size_t *out_off, const size_t *split,
+                        uint32_t *idx, float *val)
+{
+    const struct lbs_kern *kn = lbs_kern();
+#pragma omp parallel for schedule(static, 1) if (out_off[c->nb] > LBS_PAR_MIN)
+    for (int b = 0; b < c->nb; b++) {
+        size_t o = out_off[b], room = out_off[b + 1] - o,
+               end = c->off[b] + c->cnt[b];
+        size_t h = kn->filter_ge(c->gv, c->gi, c->off[b], split[b], T,
+                                 idx + o, val + o, room);
+        kn->filter_ge(c->gv, c->gi, split[b], end, T + 1, idx + o + h,
+                      val + o + h, room - h);
+    }
 }
 
 /* 1: done; 0: not applicable or unlucky (take the radix path); <0: error */
@@ -344,35 +526,42 @@ static int prefilter(const float *x, size_t n, size_t K, uint32_t *idx,
     size_t m = n / 16 < PRE_SAMPLES ? n / 16 : PRE_SAMPLES;
     double mu = (double)m * (double)K / (double)n;
     size_t r = (size_t)ceil(mu + 4.0 * sqrt(mu) + 4.0);
+    double lo = floor(mu - 4.0 * sqrt(mu) - 4.0);
+    size_t r_hi = lo < 1 ? 1 : (size_t)lo;
     if (n < PRE_MIN_N || r > m / 4)
         return 0;   /* not selective enough to pay off */
     uint32_t *smp = lbs_cbuf_get(&sc->smp, m * 4);
     if (!smp)
         return lbs_err_set(err, -ENOMEM, "topk: out of memory");
-    uint64_t key = lbs_rng_key(0x70b4, n, K);
-#pragma omp parallel for schedule(static)
-    for (size_t j = 0; j < m; j++)
-        smp[j] = mag(x[lbs_rng_below(key, j, n)]);
-    uint32_t t = lbs_kth_largest_u32(smp, m, r);
+    sample_mags(x, n, K, smp, m);
+    struct cands c;
+    bracket(smp, m, r, r_hi, &c);
     int nb = omp_get_max_threads();
-    nb = nb > 256 ? 256 : nb;
+    c.nb = nb > 256 ? 256 : nb;
     /* room for twice the expected count, so overflow is rare */
     size_t total = (size_t)(2.0 * (double)n * (double)r / (double)m) +
-                   64 * (size_t)nb;
+                   64 * (size_t)c.nb;
     total = total > n ? n : total;
-    uint32_t *gi = lbs_cbuf_get(&sc->pidx, total * 4);
-    float *gv = lbs_cbuf_get(&sc->pval, total * 4);
-    if (!gi || !gv)
+    c.gi = lbs_cbuf_get(&sc->pidx, total * 4);
+    c.gv = lbs_cbuf_get(&sc->pval, total * 4);
+    c.hist = lbs_cbuf_get(&sc->hist, (size_t)c.nb * PBIN * 4);
+    if (!c.gi || !c.gv || !c.hist)
         return lbs_err_set(err, -ENOMEM, "topk: out of memory");
-    size_t got;
-    if (gather_ge(x, n, nb, t, total, gi, gv, &got) || got < K)
+    if (gather_ge(x, n, total, &c))
         return 0;
-    int rc = radix_select(gv, got, K, idx, val, sc, err);
-    if (rc)
-        return rc;
-#pragma omp parallel for schedule(static) if (K > 262144)
-    for (size_t j = 0; j < K; j++)
-        idx[j] = gi[idx[j]];
+    size_t got = 0;
+    for (int b = 0; b < c.nb; b++)
+        got += c.cnt[b];
+    if (got < K)
+        return 0;
+    size_t above, in;
+    uint32_t bin = cand_bin(&c, K, &above, &in);
+    uint32_t *mem = lbs_cbuf_get(&sc->cand, 3 * in * 4 + 4);
+    if (!mem)
+        return lbs_err_set(err, -ENOMEM, "topk: out of memory");
+    size_t out_off[257], split[256];
+    uint32_t T = cand_threshold(&c, K, bin, above, in, mem, out_off, split);
+    cand_output(&c, T, out_off, split, idx, val);
     return 1;
 }
 

@@ -203,6 +203,12 @@ struct lbs_kern {
     /* lbs_scan_ge (compress_impl.h) */
     size_t (*scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
                       uint32_t *gi, float *gv, size_t room);
+    /* scan_ge over a candidate list: the pairs (vi[j], v[j]) with
+     * magnitude bits >= t, j in [lo, hi), stored at most room of them
+     * (top-k's output pass) */
+    size_t (*filter_ge)(const float *v, const uint32_t *vi, size_t lo,
+                        size_t hi, uint32_t t, uint32_t *oi, float *ov,
+                        size_t room);
 };
 
 extern const struct lbs_kern lbs_kern_c, lbs_kern_avx2, lbs_kern_avx512;

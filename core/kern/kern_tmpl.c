@@ -719,16 +719,23 @@ static inline uint32_t F(mag)(float f)
     return u & 0x7fffffffu;
 }
 
+/* The index stored for a hit at position l: l itself (scan_ge), or the
+ * index it carries (filter_ge: xi[l]). */
+static inline uint32_t F(hit_index)(const uint32_t *xi, size_t l)
+{
+    return xi ? xi[l] : (uint32_t)l;
+}
+
 /* Hits of one vector group (lanes' mask m, first index j, n lanes) one
  * by one, stopping the stores at room: the scalar rule of scan_ge. */
-static inline size_t F(scan_lanes)(const float *x, size_t j, unsigned m,
-                                   uint32_t *gi, float *gv, size_t o,
-                                   size_t room)
+static inline size_t F(scan_lanes)(const float *x, const uint32_t *xi,
+                                   size_t j, unsigned m, uint32_t *gi,
+                                   float *gv, size_t o, size_t room)
 {
     for (; m; m &= m - 1) {
         size_t l = j + (size_t)__builtin_ctz(m);
         if (o < room) {
-            gi[o] = (uint32_t)l;
+            gi[o] = F(hit_index)(xi, l);
             gv[o] = x[l];
         }
         o++;
@@ -743,16 +750,18 @@ static inline size_t F(scan_lanes)(const float *x, size_t j, unsigned m,
  * of values and of indices, o += popcount; AVX2: a permutation from a
  * table), while 16 (8) more fit in room, else one by one.  Magnitude
  * bits are < 2^31: a signed compare orders them, and a >= t  <=>
- * a > t - 1 (t = 0 gives -1: all pass).  Indices are uint32 (the
- * layer is below 2^32 elements, as the payload's). */
+ * a > t - 1 (t = 0 gives -1: all pass; t = 2^31 gives INT32_MAX: none).
+ * Indices are uint32 (the layer is below 2^32 elements, as the
+ * payload's); with xi the stored indices are loaded from xi instead.
+ * Always inlined, so scan_ge's copy (xi = NULL) keeps its iota. */
 #if defined(__AVX512F__)
-static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
-                             uint32_t t, uint32_t *gi, float *gv,
-                             size_t room)
+static inline __attribute__((always_inline)) size_t
+F(scan_blocks)(const float *x, const uint32_t *xi, size_t *pi, size_t hi,
+               uint32_t t, uint32_t *gi, float *gv, size_t room)
 {
     size_t o = 0, i = *pi;
     const __m512i am = _mm512_set1_epi32(0x7fffffff),
-                  tv = _mm512_set1_epi32((int32_t)t - 1),
+                  tv = _mm512_set1_epi32((int32_t)(t - 1u)),
                   iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
                                            11, 12, 13, 14, 15);
     for (; i + 64 <= hi; i += 64) {
@@ -769,15 +778,16 @@ static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
                 continue;
             size_t j = i + 16 * (size_t)k;
             if (o + 16 <= room) {
-                __m512i ix = _mm512_add_epi32(
-                    _mm512_set1_epi32((int32_t)(uint32_t)j), iota);
+                __m512i ix = xi ? _mm512_loadu_si512((const void *)(xi + j))
+                                : _mm512_add_epi32(_mm512_set1_epi32(
+                                      (int32_t)(uint32_t)j), iota);
                 _mm512_storeu_si512((void *)(gi + o),
                                     _mm512_maskz_compress_epi32(m[k], ix));
                 _mm512_storeu_si512((void *)(gv + o),
                                     _mm512_maskz_compress_epi32(m[k], v[k]));
                 o += (size_t)__builtin_popcount(m[k]);
             } else {
-                o = F(scan_lanes)(x, j, m[k], gi, gv, o, room);
+                o = F(scan_lanes)(x, xi, j, m[k], gi, gv, o, room);
             }
         }
     }
@@ -785,9 +795,9 @@ static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
     return o;
 }
 #elif defined(__AVX2__)
-static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
-                             uint32_t t, uint32_t *gi, float *gv,
-                             size_t room)
+static inline __attribute__((always_inline)) size_t
+F(scan_blocks)(const float *x, const uint32_t *xi, size_t *pi, size_t hi,
+               uint32_t t, uint32_t *gi, float *gv, size_t room)
 {
     size_t o = 0, i = *pi;
     /* perm[m]: the lanes of mask m first, in order (4 bits per lane) */
@@ -810,7 +820,7 @@ static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
 #undef NB
     };
     const __m256i am = _mm256_set1_epi32(0x7fffffff),
-                  tv = _mm256_set1_epi32((int32_t)t - 1),
+                  tv = _mm256_set1_epi32((int32_t)(t - 1u)),
                   iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                   sh = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28),
                   nib = _mm256_set1_epi32(15);
@@ -832,15 +842,17 @@ static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
                 __m256i pv = _mm256_and_si256(
                     _mm256_srlv_epi32(_mm256_set1_epi32((int32_t)perm[m[k]]),
                                       sh), nib);
-                __m256i ix = _mm256_add_epi32(
-                    _mm256_set1_epi32((int32_t)(uint32_t)j), iota);
+                __m256i ix =
+                    xi ? _mm256_loadu_si256((const __m256i *)(xi + j))
+                       : _mm256_add_epi32(
+                             _mm256_set1_epi32((int32_t)(uint32_t)j), iota);
                 _mm256_storeu_si256((__m256i *)(gi + o),
                                     _mm256_permutevar8x32_epi32(ix, pv));
                 _mm256_storeu_si256((__m256i *)(gv + o),
                                     _mm256_permutevar8x32_epi32(v[k], pv));
                 o += (size_t)__builtin_popcount(m[k]);
             } else {
-                o = F(scan_lanes)(x, j, m[k], gi, gv, o, room);
+                o = F(scan_lanes)(x, xi, j, m[k], gi, gv, o, room);
             }
         }
     }
@@ -848,13 +860,13 @@ static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
     return o;
 }
 #elif defined(__SSE2__)
-static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
-                             uint32_t t, uint32_t *gi, float *gv,
-                             size_t room)
+static inline __attribute__((always_inline)) size_t
+F(scan_blocks)(const float *x, const uint32_t *xi, size_t *pi, size_t hi,
+               uint32_t t, uint32_t *gi, float *gv, size_t room)
 {
     size_t o = 0, i = *pi;
     const __m128i am = _mm_set1_epi32(0x7fffffff),
-                  tv = _mm_set1_epi32((int32_t)t - 1);
+                  tv = _mm_set1_epi32((int32_t)(t - 1u));
 #define HIT(k) _mm_cmpgt_epi32(_mm_and_si128(_mm_loadu_si128(v + (k)), am), tv)
     for (; i + 16 <= hi; i += 16) {
         const __m128i *v = (const __m128i *)(x + i);
@@ -865,7 +877,7 @@ static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
         for (size_t j = i; j < i + 16; j++)
             if (F(mag)(x[j]) >= t) {
                 if (o < room) {
-                    gi[o] = (uint32_t)j;
+                    gi[o] = F(hit_index)(xi, j);
                     gv[o] = x[j];
                 }
                 o++;
@@ -876,11 +888,12 @@ static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
     return o;
 }
 #else
-static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
-                             uint32_t t, uint32_t *gi, float *gv,
-                             size_t room)
+static inline __attribute__((always_inline)) size_t
+F(scan_blocks)(const float *x, const uint32_t *xi, size_t *pi, size_t hi,
+               uint32_t t, uint32_t *gi, float *gv, size_t room)
 {
-    (void)x, (void)pi, (void)hi, (void)t, (void)gi, (void)gv, (void)room;
+    (void)x, (void)xi, (void)pi, (void)hi, (void)t, (void)gi, (void)gv,
+        (void)room;
     return 0;
 }
 #endif
@@ -888,20 +901,34 @@ static size_t F(scan_blocks)(const float *x, size_t *pi, size_t hi,
 /* The hits |x_i| >= t (magnitude bits) of [lo, hi): whole blocks at the
  * level's width (scan_blocks), then the tail one by one; returns the
  * count, storing at most room of them. */
-static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
-                         uint32_t *gi, float *gv, size_t room)
+static inline __attribute__((always_inline)) size_t
+F(scan_any)(const float *x, const uint32_t *xi, size_t lo, size_t hi,
+            uint32_t t, uint32_t *gi, float *gv, size_t room)
 {
     size_t i = lo;
-    size_t o = F(scan_blocks)(x, &i, hi, t, gi, gv, room);
+    size_t o = F(scan_blocks)(x, xi, &i, hi, t, gi, gv, room);
     for (; i < hi; i++)
         if (F(mag)(x[i]) >= t) {
             if (o < room) {
-                gi[o] = (uint32_t)i;
+                gi[o] = F(hit_index)(xi, i);
                 gv[o] = x[i];
             }
             o++;
         }
     return o;
+}
+
+static size_t F(scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
+                         uint32_t *gi, float *gv, size_t room)
+{
+    return F(scan_any)(x, NULL, lo, hi, t, gi, gv, room);
+}
+
+static size_t F(filter_ge)(const float *v, const uint32_t *vi, size_t lo,
+                           size_t hi, uint32_t t, uint32_t *oi, float *ov,
+                           size_t room)
+{
+    return F(scan_any)(v, vi, lo, hi, t, oi, ov, room);
 }
 
 /* The chunked reductions (optim_impl.h): chunks [c0, c1) of a layer of
@@ -1260,6 +1287,7 @@ const struct lbs_kern F(lbs_kern) = {
     .gather = F(gather),
     .scatter_add = F(scatter_add),
     .scan_ge = F(scan_ge),
+    .filter_ge = F(filter_ge),
     .gossip_mix = F(gossip_mix),
     .decentlam_z = F(decentlam_z),
     .decentlam_update = F(decentlam_update),
