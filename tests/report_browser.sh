@@ -14,7 +14,9 @@
 # written into RUN.  The checker itself is tested: a page with a broken
 # image and one with a console error must fail.
 #
-# Skipped (exit 77) with the reason when no browser is installed:
+# Skipped with the reason when no browser is installed (a TAP plan of
+# "1..0 # SKIP why" and exit 0: meson's TAP runner calls any other exit
+# status, 77 included, an error):
 # chromium-headless-shell is not in ./lbscale's PKGS (about 100 MB to
 # download and 300 MB installed with chromium-common, for this one test);
 # LBSCALE_WITH_BROWSER=1 ./lbscale test installs it.
@@ -36,11 +38,11 @@ if [ -z "$BROWSER" ]; then
     echo "1..0 # SKIP no headless browser: chromium-headless-shell is not" \
         "installed (not in ./lbscale's PKGS: ~100 MB download, ~300 MB" \
         "installed; LBSCALE_WITH_BROWSER=1 ./lbscale test installs it)"
-    exit 77
+    exit 0
 fi
 if ! command -v gnuplot >/dev/null 2>&1; then
     echo "1..0 # SKIP gnuplot is not installed: no figures to show"
-    exit 77
+    exit 0
 fi
 
 . "$(dirname "$0")/tap.sh"
