@@ -403,6 +403,16 @@ def argval(argv, opt, default=None):
     return default
 
 
+def model_tag(model):
+    """The model part of a seed entry's name: cnn, mlp8 (the deeper MLP,
+    JointSpar's) or mlp."""
+    if model and model.startswith("cnn"):
+        return "cnn"
+    if model and model.count("-") > 4:
+        return "mlp8"
+    return "mlp"
+
+
 def cmd_seeds(args):
     opts = {"--seeds": "1,2,3,4,5", "--decentral-ranks": "8",
             "--decentral-batches": "2048,8192", "--topology": "ring",
@@ -462,9 +472,7 @@ def cmd_seeds(args):
     for k, c in sorted(chosen.items(), key=lambda t: key_str(t[0])):
         spec, model, b, p, topo, _ = k
         if others:
-            nm = "%s-%s-b%d-p%d" % (optim_name(spec), "mlp8" if model and
-                                     model.endswith("256-10") and
-                                     model.count("-") > 4 else "mlp", b, p)
+            nm = "%s-%s-b%d-p%d" % (optim_name(spec), model_tag(model), b, p)
             add(nm, spec, model, b, p, c["lr_base"], seeds_=others)
 
     def find(name, batch, model="mlp:784-512-256-10"):
@@ -683,9 +691,7 @@ def config_tag(k):
     and the shard kind when not iid (so that one suite can hold the same
     optimizer on iid and label-skewed shards)."""
     spec, model, b, p, _, shards = k
-    m = ("mlp8" if (model or "").count("-") > 4
-         else (model or "mlp").split(":")[0])
-    tag = "%s-%s-b%d-p%d" % (optim_name(spec), m, b, p)
+    tag = "%s-%s-b%d-p%d" % (optim_name(spec), model_tag(model), b, p)
     if shards != "iid":
         tag += "-" + shards_tag(shards)
     return tag

@@ -254,6 +254,10 @@ assert m.extension_rates(pick([(0.01, 0.8)]), [2]) == []
 late = pick([(0.02, 0.80), (0.04, 0.85)],
             [row(0.02, s, 0.95) for s in (2, 3, 4, 5)])
 assert late["lr_base"] == 0.04 and late["grid_seed"] == 1, late
+# seed entries are named after the model trained (the CNN's were "mlp")
+tags = [m.model_tag(x) for x in ("cnn", m.MLP_DEFAULT,
+                                 "mlp:784-256-256-256-256-256-256-256-10")]
+assert tags == ["cnn", "mlp", "mlp8"], tags
 PYEOF
 then
     ok "choose on the grid seed; extension past the chosen edge, either way"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# convergence-cnn.sh OUT [--set k=v ...] - issue 17's CNN runs under the
+# MLP study's protocol, each phase under flock /tmp/lbscale-heavy.lock and
+# resumable (a finished phase is skipped, an interrupted suite resumed):
+#   1  OUT/cnn-grid: bench/suites/convergence-cnn.json (3 base rates per
+#      optimizer and batch, seed 1, scored on the validation split)
+#   1b OUT/cnn-extend: bench/study.py extend, past the edge the choice sits
+#      on (as convergence-study.sh)
+#   2  OUT/cnn-seeds: bench/study.py seeds (the chosen rate, seeds $SEEDS)
+#   3  OUT/cnn-report, OUT/cnn-report.txt: bench/study.py report
+# Environment: SEEDS (default 1,2,3,4,5), LBSCALE (build/lbscale).
+# Training time on this 2-core VM: about 8 + 3 + 6 minutes.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${1:?usage: convergence-cnn.sh OUT [--set k=v ...]}
+shift
+BIN=${LBSCALE:-$ROOT/build/lbscale}
+PY=/usr/bin/python3
+ST="$ROOT/bench/study.py"
+SEEDS=${SEEDS:-1,2,3,4,5}
+LOCK="flock /tmp/lbscale-heavy.lock"
+"$PY" "$ST" check --seeds "$SEEDS"
+mkdir -p "$OUT"
+phase() {   # phase NAME SUITE [args]: run or resume a suite into OUT/NAME
+    local name=$1 suite=$2
+    shift 2
+    if [ -f "$OUT/$name.done" ]; then return 0; fi
+    # a failed entry (a diverged run) does not stop the study: study.py
+    # reports it as diverged or failed
+    local rc=0
+    if [ -f "$OUT/$name/suite.jsonl" ]; then
+        $LOCK "$BIN" suite "$suite" --resume "$OUT/$name" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
+    else
+        $LOCK "$BIN" suite "$suite" --out "$OUT/$name" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
+    fi
+    [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
+    touch "$OUT/$name.done"
+}
+phase cnn-grid "$ROOT/bench/suites/convergence-cnn.json" "$@"
+[ -f "$OUT/cnn-extend-suite.json" ] ||
+    "$PY" "$ST" extend "$OUT/cnn-grid" --out "$OUT/cnn-extend-suite.json"
+if grep -q '"name"' "$OUT/cnn-extend-suite.json"; then
+    phase cnn-extend "$OUT/cnn-extend-suite.json"
+fi
+EXT=()
+[ -d "$OUT/cnn-extend" ] && EXT=("$OUT/cnn-extend")
+[ -f "$OUT/cnn-seeds-suite.json" ] ||
+    "$PY" "$ST" seeds "$OUT/cnn-grid" "${EXT[@]}" \
+        --out "$OUT/cnn-seeds-suite.json" --seeds "$SEEDS" \
+        --decentral-batches none --onebit-batches none
+phase cnn-seeds "$OUT/cnn-seeds-suite.json"
+"$PY" "$ST" report "$OUT/cnn-grid" "${EXT[@]}" "$OUT/cnn-seeds" \
+    --out "$OUT/cnn-report" >"$OUT/cnn-report.txt"
+echo "report: $OUT/cnn-report.txt, $OUT/cnn-report/"
