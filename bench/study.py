@@ -38,7 +38,7 @@ numpy only.
       highest x f for f in --factors; where it is the lowest (or nothing
       reached 50% validation accuracy), lowest / f.  --optims: only these
       optimizers' grids.  Grids of one rate are not extended.
-  study.py report RUN [RUN...] --out DIR [--require-verdicts]
+  study.py report RUN [RUN...] --out DIR [--model M] [--require-verdicts]
       statistics per configuration (optimizer spec, model, batch, ranks,
       topology, shards) at its chosen rate (test accuracy mean +- sd, 95%
       CI from Student's t, final training loss, validation accuracy, bytes
@@ -47,6 +47,8 @@ numpy only.
       ranks, topology and shard kind); DIR gets study.json, table.md,
       verdicts.md and gnuplot data files (consensus.dat and
       consensus-panels.gp for plots/consensus.gp).
+      --model: the model of the large-batch verdict (default
+      mlp:784-512-256-10; cnn for the CNN's runs).
       --require-verdicts: exit 1 when any verdict cannot be computed.
   study.py tta STUDY_JSON --inputs SIM_INPUTS.json [--out DIR]
         [--platforms dgx-a100,eth-100g] [--gpus 8,64,1024] [--batches LIST]

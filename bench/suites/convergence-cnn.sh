@@ -50,5 +50,5 @@ EXT=()
         --decentral-batches none --onebit-batches none
 phase cnn-seeds "$OUT/cnn-seeds-suite.json"
 "$PY" "$ST" report "$OUT/cnn-grid" "${EXT[@]}" "$OUT/cnn-seeds" \
-    --out "$OUT/cnn-report" >"$OUT/cnn-report.txt"
+    --out "$OUT/cnn-report" --model cnn >"$OUT/cnn-report.txt"
 echo "report: $OUT/cnn-report.txt, $OUT/cnn-report/"

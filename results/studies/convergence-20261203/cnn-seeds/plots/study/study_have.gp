@@ -1,0 +1,3 @@
+# written by bench/study.py report: blocks with points
+bhave = ""
+ehave = ""
