@@ -6,6 +6,8 @@
 #                             report) and convergence-slamb-authors.sh
 #                             (the authors' SLAMB), then the report again
 #                             with its rows
+#   ROOT/convergence-TAG/cnn-* convergence-cnn.sh (the CNN: grid,
+#                             extension, seeds, report)
 #   ROOT/decentral-TAG        decentral-study.sh (16 ranks, Dirichlet,
 #                             consensus curves)
 #   ROOT/decentral-tuned-TAG  decentral-tune.sh (per-method rates)
@@ -14,9 +16,8 @@
 #                             there, as it re-records its inputs)
 # TAG defaults to today's UTC date.  Training time on this 2-core VM, from
 # the recorded study of 2026-12-03: about 40 + 4 + 3 (convergence, SLAMB,
-# extensions) + 22 (decentral) + 11 (tuning) + 4 (tta) = 84 minutes.  The
-# CNN runs (bench/suites/convergence-cnn.json) are separate.  Environment
-# as the drivers: LBSCALE, SEEDS, DRANKS.
+# extensions) + 17 (CNN) + 22 (decentral) + 11 (tuning) + 4 (tta) = 101
+# minutes.  Environment as the drivers: LBSCALE, SEEDS, DRANKS.
 #   bench/suites/convergence-all.sh results/studies 20261203
 # resumes the recorded study (every phase done: only reports are redone).
 set -euo pipefail
@@ -28,10 +29,11 @@ T="$ROOT/decentral-tuned-$TAG" A="$ROOT/tta-$TAG"
 "$S/convergence-study.sh" "$C"
 "$S/convergence-slamb-authors.sh" "$C"
 "$S/convergence-study.sh" "$C"
+"$S/convergence-cnn.sh" "$C"
 "$S/decentral-study.sh" "$D" "$C"
 "$S/decentral-tune.sh" "$T" "$D" "$C"
 if [ ! -f "$A.done" ]; then
     "$S/convergence-tta.sh" "$A" "$C" "$D"
     touch "$A.done"
 fi
-echo "study: $C/report $D/report $T/report $A/tta"
+echo "study: $C/report $C/cnn-report $D/report $T/report $A/tta"
