@@ -19,7 +19,9 @@
  * cyclick copy x where they keep it; sign +-scale with x's sign; qsgd
  * within one level of x; powersgd error <= ||x||.
  * Steps 1.. are timed (warm-up first): compress and decompress separately.
- * GB/s = input bytes (4N) / median compress time.
+ * GB/s = the bytes a compress call moves (lbs_compress_cpu_bytes: the 4N
+ * input, or less for cyclick, which reads only its chunk's lines) /
+ * median compress time; B/elem = those bytes / N.
  * A compressor made of matrix products (PowerSGD, lbs_compress_flops) is
  * also priced in flops: after every compress + decompress the same
  * cblas_sgemm calls run bare on the same shapes (A B A B, after the
@@ -257,7 +259,8 @@ static int ckernel_time(struct ckernel *k, const char *name, double ref_gbps,
     snprintf(what, sizeof what, "compress %s", name);
     const struct bench_kernel kern = {
         .what = what, .ctx = k, .nphase = 2, .call = ckernel_call,
-        .bytes = 4.0 * (double)k->a->n};
+        .bytes = k->gc ? 4.0 * (double)k->a->n
+                       : lbs_compress_cpu_bytes(k->c, k->a->n)};
     const struct bench_loop loop = {.warmup = k->a->warmup,
                                     .iters = k->a->iters,
                                     .ref_gbps = ref_gbps};
@@ -341,6 +344,8 @@ static json_t *cpu_row(const struct cbench_args *a, struct lbs_compressor *c,
         r->paired ? "triad interleaved with the compress calls (median of "
                     "the pairs)" : "given (--stream-gbps)"));
     json_object_set_new(row, "isa", json_string(lbs_isa_name()));
+    json_object_set_new(row, "bytes_per_elem", json_real(
+        lbs_compress_cpu_bytes(c, a->n) / (double)a->n));
     if (k->gemm.ngemm > 0)
         gemm_fields(row, a, k);
     return row;
@@ -632,6 +637,7 @@ static const struct bench_col cpu_cols[] = {
     BENCH_COL("min(ms)", "%8s", "%8.2f", "compress_ms_min"),
     BENCH_COL("max(ms)", "%8s", "%8.2f", "compress_ms_max"),
     BENCH_COL("dec(ms)", "%9s", "%9.2f", "decompress_ms_median"),
+    BENCH_COL("B/elem", "%6s", "%6.2f", "bytes_per_elem"),
     BENCH_COL("GB/s", "%7s", "%7.2f", "gbps"),
     BENCH_COL("STREAM", "%7s", "%7.2f", "stream_gbps"),
     BENCH_COL("ratio", "%6s", "%6.3f", "stream_frac"),
@@ -806,7 +812,10 @@ static const char compress_about[] =
 "Compresses N gradient-like fp32 values (a Gaussian scale mixture) as one\n"
 "layer: warm-up W steps, then K timed steps (median, min, max), compress\n"
 "and decompress timed separately, each step a new step number (new masks).\n"
-"GB/s = 4N input bytes / median compress time.  ratio: a STREAM triad\n"
+"GB/s = B/elem x N bytes / median compress time, B/elem the bytes a call\n"
+"moves per element: 4 (the input) for every compressor that reads all of\n"
+"it; for cyclick (ef=0) the lines its chunk touches, its indices and its\n"
+"payload (0.67 at k=0.01).  ratio: a STREAM triad\n"
 "(3 x 32M doubles, same threads) runs before every compress, warm-up\n"
 "included (A B A B ...); each pair gives compress GB/s / triad GB/s and\n"
 "the row shows their median [min, max] (STREAM = median triad GB/s); a\n"

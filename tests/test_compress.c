@@ -281,6 +281,33 @@ Test(compress, traffic_model)
     }
 }
 
+/* The CPU bytes model of `lbscale compress`'s roofline: the 4n input
+ * except where a call reads only what it keeps (cyclick without ef). */
+Test(compress, cpu_bytes_model)
+{
+    struct lbs_compressor *c;
+    struct lbs_err e;
+    const size_t n = 1000000;
+    const char *whole[] = {"topk:k=0.01", "randk:k=0.01", "sign", "qsgd",
+                           "cyclick:k=0.01,ef=1"};
+    for (size_t i = 0; i < sizeof whole / sizeof *whole; i++) {
+        cr_assert_eq(lbs_compressor_new(whole[i], &c, &e), 0, "%s", e.msg);
+        cr_assert_float_eq(lbs_compress_cpu_bytes(c, n), 4.0 * n, 1e-6,
+                           "%s", whole[i]);
+        lbs_compressor_free(c);
+    }
+    /* k = 1: every line, every index, every value: 12 bytes each */
+    cr_assert_eq(lbs_compressor_new("cyclick:k=1", &c, &e), 0);
+    cr_assert_float_eq(lbs_compress_cpu_bytes(c, n), 12.0 * n, 1e-6);
+    lbs_compressor_free(c);
+    /* k = 0.01: 15% of the 64-byte lines (1 - 0.99^16 = 0.1486) plus 8
+     * bytes per kept value: 0.674 per element */
+    cr_assert_eq(lbs_compressor_new("cyclick:k=0.01", &c, &e), 0);
+    double b = lbs_compress_cpu_bytes(c, n) / (double)n;
+    cr_assert(b > 0.67 && b < 0.68, "%g bytes per element", b);
+    lbs_compressor_free(c);
+}
+
 Test(topk, exactly_the_k_largest_with_ties_to_low_indices)
 {
     size_t n = 150001;   /* above the pre-filter's 65536 */

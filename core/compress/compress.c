@@ -279,6 +279,14 @@ int lbs_compress_traffic(const struct lbs_compressor *c, double w,
     return 0;
 }
 
+double lbs_compress_cpu_bytes(const struct lbs_compressor *c, size_t n)
+{
+    /* error feedback reads g and the residual whole: the input model */
+    if (c->ops->cpu_bytes && !c->ef)
+        return c->ops->cpu_bytes(c, n);
+    return 4.0 * (double)n;
+}
+
 int lbs_compress_flops(const struct lbs_compressor *c, size_t n,
                        struct lbs_compress_flops *out)
 {

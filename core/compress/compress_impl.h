@@ -81,6 +81,9 @@ struct lbs_compress_ops {
      * beyond the driver's generic ones. */
     long (*wrong)(const struct lbs_compressor *c,
                   struct lbs_compress_check *ck);
+    /* Optional: the bytes one CPU compress call moves (lbs_compress_cpu_bytes)
+     * when that is not its 4n input, i.e. when it reads only part of it. */
+    double (*cpu_bytes)(const struct lbs_compressor *c, size_t n);
     /* Optional: the sgemm calls and flop model (lbs_compress_flops) */
     int (*flops)(const struct lbs_compressor *c, size_t n,
                  struct lbs_compress_flops *out);

@@ -145,6 +145,13 @@ struct lbs_compress_flops {
 };
 int lbs_compress_flops(const struct lbs_compressor *c, size_t n,
                        struct lbs_compress_flops *out);
+/* The bytes one compress call on the CPU moves through memory for an
+ * n-element layer (the bandwidth model `lbscale compress` measures its
+ * roofline with): the 4n input for every compressor that reads all of it;
+ * less for one that reads only the coordinates it keeps (cyclick without
+ * ef: the cache lines its chunk touches, its indices and its payload,
+ * core/compress/cyclick.c). */
+double lbs_compress_cpu_bytes(const struct lbs_compressor *c, size_t n);
 /* The effective value of one key of the spec (defaults included; "ef"
  * too; an enum key gives its index, e.g. sign's scale: 0 = l1, 1 = l2),
  * or -ENOENT when the compressor has no such key.  What a second
