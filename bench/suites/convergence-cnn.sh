@@ -21,21 +21,7 @@ SEEDS=${SEEDS:-1,2,3,4,5}
 LOCK="flock /tmp/lbscale-heavy.lock"
 "$PY" "$ST" check --seeds "$SEEDS"
 mkdir -p "$OUT"
-phase() {   # phase NAME SUITE [args]: run or resume a suite into OUT/NAME
-    local name=$1 suite=$2
-    shift 2
-    if [ -f "$OUT/$name.done" ]; then return 0; fi
-    # a failed entry (a diverged run) does not stop the study: study.py
-    # reports it as diverged or failed
-    local rc=0
-    if [ -f "$OUT/$name/suite.jsonl" ]; then
-        $LOCK "$BIN" suite "$suite" --resume "$OUT/$name" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
-    else
-        $LOCK "$BIN" suite "$suite" --out "$OUT/$name" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
-    fi
-    [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
-    touch "$OUT/$name.done"
-}
+. "$(dirname "$0")/phase.sh"
 phase cnn-grid "$ROOT/bench/suites/convergence-cnn.json" "$@"
 [ -f "$OUT/cnn-extend-suite.json" ] ||
     "$PY" "$ST" extend "$OUT/cnn-grid" --out "$OUT/cnn-extend-suite.json"

@@ -33,17 +33,7 @@ LOCK="flock /tmp/lbscale-heavy.lock"
 "$PY" "$ST" check --seeds "$SEEDS"
 [ -f "$STUDY/seeds.done" ] || { echo "$STUDY: the study's phases are not done" >&2; exit 2; }
 mkdir -p "$OUT"
-phase() {   # phase NAME SUITE: run or resume a suite into OUT/NAME
-    local name=$1 suite=$2 rc=0
-    if [ -f "$OUT/$name.done" ]; then return 0; fi
-    if [ -f "$OUT/$name/suite.jsonl" ]; then
-        $LOCK "$BIN" suite "$suite" --resume "$OUT/$name" >"$OUT/$name.log" 2>&1 || rc=$?
-    else
-        $LOCK "$BIN" suite "$suite" --out "$OUT/$name" >"$OUT/$name.log" 2>&1 || rc=$?
-    fi
-    [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
-    touch "$OUT/$name.done"
-}
+. "$(dirname "$0")/phase.sh"
 phase grid "$ROOT/bench/suites/convergence-slamb-authors.json"
 [ -f "$OUT/extend-suite.json" ] ||
     "$PY" "$ST" extend "$OUT/grid" --out "$OUT/extend-suite.json"

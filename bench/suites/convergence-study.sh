@@ -27,21 +27,7 @@ DRANKS=${DRANKS:-8}
 LOCK="flock /tmp/lbscale-heavy.lock"
 "$PY" "$ST" check --seeds "$SEEDS"
 mkdir -p "$OUT"
-phase() {   # phase NAME SUITE [args]: run or resume a suite into OUT/NAME
-    local name=$1 suite=$2
-    shift 2
-    if [ -f "$OUT/$name.done" ]; then return 0; fi
-    # a failed entry (e.g. a run stopped by a non-finite update) does not
-    # stop the study: study.py reports it as diverged or failed
-    local rc=0
-    if [ -f "$OUT/$name/suite.jsonl" ]; then
-        $LOCK "$BIN" suite "$suite" --resume "$OUT/$name" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
-    else
-        $LOCK "$BIN" suite "$suite" --out "$OUT/$name" "$@" >"$OUT/$name.log" 2>&1 || rc=$?
-    fi
-    [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
-    touch "$OUT/$name.done"
-}
+. "$(dirname "$0")/phase.sh"
 phase grid "$ROOT/bench/suites/convergence-grid.json" "$@"
 [ -f "$OUT/extend-suite.json" ] ||
     "$PY" "$ST" extend "$OUT/grid" --out "$OUT/extend-suite.json"

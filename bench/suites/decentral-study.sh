@@ -49,26 +49,9 @@ write p16-dir-b2048 --ranks 16 --shards $DIR --batches 2048 --seeds 1,2,3,4,5
 write p8-iid-curves --ranks 8 --shards iid --batches 2048,8192 \
     --seeds 1,2,3,4,5 --optims dmsgd,decentlam
 
-phase() {   # phase NAME: run or resume OUT/NAME-suite.json into OUT/NAME
-    local name=$1 rc=0
-    [ -f "$OUT/$name.done" ] && return 0
-    local t0=$SECONDS
-    if [ -f "$OUT/$name/suite.jsonl" ]; then
-        $LOCK "$BIN" suite "$OUT/$name-suite.json" --resume "$OUT/$name" \
-            >"$OUT/$name.log" 2>&1 || rc=$?
-    else
-        $LOCK "$BIN" suite "$OUT/$name-suite.json" --out "$OUT/$name" \
-            >"$OUT/$name.log" 2>&1 || rc=$?
-    fi
-    # a failed entry (e.g. a diverged run) does not stop the study:
-    # study.py reports it as diverged or failed
-    [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
-    echo "$name: $((SECONDS - t0)) s (waiting for the lock included)" \
-        >>"$OUT/driver.log"
-    touch "$OUT/$name.done"
-}
+. "$(dirname "$0")/phase.sh"
 for p in $PHASES; do
-    phase "$p"
+    phase "$p" "$OUT/$p-suite.json"
 done
 
 RUNS=()

@@ -37,28 +37,7 @@ for p in p8-dir p16-iid-b8192 p16-iid-b2048-a p16-iid-b8192-b \
 done
 mkdir -p "$OUT"
 
-phase() {   # phase NAME: run or resume OUT/NAME-suite.json into OUT/NAME
-    local name=$1 rc=0
-    [ -f "$OUT/$name.done" ] && return 0
-    if ! grep -q '"name"' "$OUT/$name-suite.json"; then   # nothing to run
-        touch "$OUT/$name.done"
-        return 0
-    fi
-    local t0=$SECONDS
-    if [ -f "$OUT/$name/suite.jsonl" ]; then
-        $LOCK "$BIN" suite "$OUT/$name-suite.json" --resume "$OUT/$name" \
-            >"$OUT/$name.log" 2>&1 || rc=$?
-    else
-        $LOCK "$BIN" suite "$OUT/$name-suite.json" --out "$OUT/$name" \
-            >"$OUT/$name.log" 2>&1 || rc=$?
-    fi
-    # a failed entry (a diverged run) does not stop the study: study.py
-    # counts it as diverged, and a diverged rate is never chosen
-    [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
-    echo "$name: $((SECONDS - t0)) s (waiting for the lock included)" \
-        >>"$OUT/driver.log"
-    touch "$OUT/$name.done"
-}
+. "$(dirname "$0")/phase.sh"
 
 done_runs() {   # the finished phases' run directories of setting $1
     local s=$1 d
@@ -77,21 +56,21 @@ tune() {   # tune SETTING: grid, extension, seeds of one (ranks, shards)
     [ -f "$OUT/grid-$s-suite.json" ] ||
         "$PY" "$ST" decentral "${G[@]}" --out "$OUT/grid-$s-suite.json" \
             "${common[@]}" --seeds 1 --lr-factors 0.5,2
-    phase "grid-$s"
+    phase "grid-$s" "$OUT/grid-$s-suite.json"
     # the setting's grid run first: its seed-1 rows give the extension's
     # arguments; DEC's and BASE's runs hold the 1x point
     [ -f "$OUT/ext-$s-suite.json" ] ||
         "$PY" "$ST" extend "$OUT/grid-$s" "${G[@]}" "${DECRUNS[@]}" \
             --out "$OUT/ext-$s-suite.json" --factors 2 \
             --optims dmsgd,decentlam
-    phase "ext-$s"
+    phase "ext-$s" "$OUT/ext-$s-suite.json"
     local runs
     mapfile -t runs < <(done_runs "$s")
     [ -f "$OUT/seeds-$s-suite.json" ] ||
         "$PY" "$ST" decentral "${G[@]}" "${DECRUNS[@]}" "${runs[@]}" \
             --out "$OUT/seeds-$s-suite.json" "${common[@]}" \
             --seeds 1,2,3,4,5 --tuned
-    phase "seeds-$s"
+    phase "seeds-$s" "$OUT/seeds-$s-suite.json"
 }
 for s in $SETTINGS; do
     tune "$s"

@@ -1,0 +1,30 @@
+# phase.sh - sourced by the study drivers (convergence-*.sh, decentral-*.sh):
+#   phase NAME SUITE [lbscale suite args...]
+# runs SUITE into OUT/NAME under $LOCK, or resumes it when OUT/NAME holds an
+# interrupted run, and marks it done (OUT/NAME.done: the next call skips
+# it).  A suite with no entries is done at once.  A failed entry (a
+# diverged run: exit 1) does not stop the study, study.py reports it as
+# diverged or failed; anything else (exit 2: bad input) stops the driver.
+# The time each phase took, waiting for the lock included, goes to
+# OUT/driver.log.  Needs OUT, BIN and LOCK set by the driver.
+phase() {
+    local name=$1 suite=$2 rc=0
+    shift 2
+    [ -f "$OUT/$name.done" ] && return 0
+    if ! grep -q '"name"' "$suite"; then
+        touch "$OUT/$name.done"
+        return 0
+    fi
+    local t0=$SECONDS
+    if [ -f "$OUT/$name/suite.jsonl" ]; then
+        $LOCK "$BIN" suite "$suite" --resume "$OUT/$name" "$@" \
+            >"$OUT/$name.log" 2>&1 || rc=$?
+    else
+        $LOCK "$BIN" suite "$suite" --out "$OUT/$name" "$@" \
+            >"$OUT/$name.log" 2>&1 || rc=$?
+    fi
+    [ $rc -eq 0 ] || [ $rc -eq 1 ] || exit $rc
+    echo "$name: $((SECONDS - t0)) s (waiting for the lock included)" \
+        >>"$OUT/driver.log"
+    touch "$OUT/$name.done"
+}
