@@ -933,6 +933,123 @@ static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
     }
 }
 
+/* The fused AVX-512 forms of pass 1 and the update over a block: the
+ * same elementwise expressions in registers, 16 lanes at a time, where
+ * the composed form (below) sweeps the block in L1 once per step - at
+ * AVX-512 widths those sweeps and their data-dependent branches cost
+ * more than the memory traffic.  They return where they stopped (the
+ * composed form does the rest); *in and *o advance over the compact
+ * values read and written. */
+#if defined(__AVX512F__)
+static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        const struct lbs_slamb_qbuf *B, const uint8_t *q,
+                        const float **in, size_t *o, size_t n, double p[4])
+{
+    const __m512 b1 = _mm512_set1_ps(k->b1), b2 = _mm512_set1_ps(k->b2),
+                 c1 = _mm512_set1_ps(k->c1), c2 = _mm512_set1_ps(k->c2),
+                 ibc1 = _mm512_set1_ps(k->ibc1),
+                 ibc2 = _mm512_set1_ps(k->ibc2), eps = _mm512_set1_ps(k->eps),
+                 wd = _mm512_set1_ps(k->wd);
+    const __m128i qc = _mm_set1_epi8((char)B->cur),
+                  qp = _mm_set1_epi8((char)B->prev);
+    const float *pi = *in;
+    float *cm = B->cm + *o, *cv = B->cv + *o, *cw = B->cw + *o;
+    __m512 wr = _mm512_setzero_ps(), ur = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i qi = _mm_loadu_si128((const __m128i *)(q + i));
+        __m512 mi = _mm512_loadu_ps(m + i);
+        if (pi) {
+            __mmask16 kp = _mm_cmpeq_epi8_mask(qi, qp);
+            unsigned cp = (unsigned)__builtin_popcount(kp);
+            mi = _mm512_mask_expand_ps(
+                mi, kp,
+                _mm512_maskz_loadu_ps((__mmask16)((1u << cp) - 1), pi));
+            pi += cp;
+        }
+        __m512 gi = _mm512_loadu_ps(g + i);
+        mi = _mm512_add_ps(_mm512_mul_ps(b1, mi), _mm512_mul_ps(c1, gi));
+        __m512 vi = _mm512_add_ps(
+            _mm512_mul_ps(b2, _mm512_loadu_ps(v + i)),
+            _mm512_mul_ps(_mm512_mul_ps(c2, gi), gi));
+        _mm512_storeu_ps(m + i, mi);
+        _mm512_storeu_ps(v + i, vi);
+        __m512 wi = _mm512_loadu_ps(w + i);
+        __m512 ui = _mm512_add_ps(
+            _mm512_div_ps(_mm512_mul_ps(mi, ibc1),
+                          _mm512_add_ps(
+                              _mm512_sqrt_ps(_mm512_mul_ps(vi, ibc2)), eps)),
+            _mm512_mul_ps(wd, wi));
+        _mm512_storeu_ps(u + i, ui);
+        __mmask16 kc = _mm_cmpeq_epi8_mask(qi, qc);
+        wr = _mm512_mask_add_ps(wr, (__mmask16)~kc, wr,
+                                _mm512_mul_ps(wi, wi));
+        ur = _mm512_mask_add_ps(ur, (__mmask16)~kc, ur,
+                                _mm512_mul_ps(ui, ui));
+        /* compress in registers and store the first c lanes (the memory
+         * form of vcompressps is microcoded on some cores) */
+        unsigned c = (unsigned)__builtin_popcount(kc);
+        __mmask16 first = (__mmask16)((1u << c) - 1);
+        _mm512_mask_storeu_ps(cm, first, _mm512_maskz_compress_ps(kc, mi));
+        _mm512_mask_storeu_ps(cv, first, _mm512_maskz_compress_ps(kc, vi));
+        _mm512_mask_storeu_ps(cw, first, _mm512_maskz_compress_ps(kc, wi));
+        cm += c;
+        cv += c;
+        cw += c;
+    }
+    p[2] += _mm512_reduce_add_ps(wr);
+    p[3] += _mm512_reduce_add_ps(ur);
+    if (pi)
+        *in = pi;
+    *o = (size_t)(cm - B->cm);
+    return i;
+}
+static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                          unsigned cur, const float **in, const float *u,
+                          float *w, size_t n)
+{
+    if (nq > 32)
+        return 0;
+    const __m512 t0 = _mm512_loadu_ps(tab), t1 = _mm512_loadu_ps(tab + 16);
+    const __m128i qc = _mm_set1_epi8((char)cur);
+    const float *pi = *in;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i qb = _mm_loadu_si128((const __m128i *)(q + i));
+        __mmask16 kc = _mm_cmpeq_epi8_mask(qb, qc);
+        unsigned c = (unsigned)__builtin_popcount(kc);
+        __m512 ui = _mm512_mask_expand_ps(
+            _mm512_loadu_ps(u + i), kc,
+            _mm512_maskz_loadu_ps((__mmask16)((1u << c) - 1), pi));
+        pi += c;
+        __m512 t = _mm512_permutex2var_ps(t0, _mm512_cvtepu8_epi32(qb), t1);
+        _mm512_storeu_ps(w + i, _mm512_sub_ps(_mm512_loadu_ps(w + i),
+                                              _mm512_mul_ps(t, ui)));
+    }
+    *in = pi;
+    return i;
+}
+#else
+static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        const struct lbs_slamb_qbuf *B, const uint8_t *q,
+                        const float **in, size_t *o, size_t n, double p[4])
+{
+    (void)k, (void)g, (void)m, (void)v, (void)w, (void)u, (void)B, (void)q;
+    (void)in, (void)o, (void)n, (void)p;
+    return 0;
+}
+static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                          unsigned cur, const float **in, const float *u,
+                          float *w, size_t n)
+{
+    (void)tab, (void)nq, (void)q, (void)cur, (void)in, (void)u, (void)w;
+    (void)n;
+    return 0;
+}
+#endif
+
 /* SLAMB's chunk-id layers, chunks [c0, c1), block by block (blocks of
  * LBS_NORM_BLOCK, as slamb_split_chunks, so the sums are chunked alike).
  * Pass 1: last step's averaged momenta back into m (B->pm, where q ==
@@ -949,9 +1066,14 @@ static void F(slamb_q1_chunks)(const struct lbs_slamb_coef *k,
         size_t hi = lbs_chunk_lo(n, j + 1), o = B->off[j];
         const float *in = B->pm ? B->pm + B->poff[j] : NULL;
         part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
-        for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
-            size_t len = (b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi) -
-                         b;
+        for (size_t b0 = lbs_chunk_lo(n, j); b0 < hi; b0 += LBS_NORM_BLOCK) {
+            size_t e = b0 + LBS_NORM_BLOCK < hi ? b0 + LBS_NORM_BLOCK : hi;
+            size_t b = b0 + F(q1_vec)(k, g + b0, m + b0, v + b0, w + b0,
+                                      u + b0, B, q + b0, &in, &o, e - b0,
+                                      part[j]);
+            if (b == e)
+                continue;
+            size_t len = e - b;
             if (in)
                 in += F(expand_eq)(m + b, q + b, prev, in, 1.0f, len);
             F(slamb_moments)(k, g + b, m + b, v + b, NULL, len);
@@ -1011,9 +1133,13 @@ static void F(slamb_qupd_chunks)(const float *tab, unsigned nq,
     for (size_t j = c0; j < c1; j++) {
         size_t hi = lbs_chunk_lo(n, j + 1);
         const float *in = B->cv + B->off[j];
-        for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
-            size_t len = (b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi) -
-                         b;
+        for (size_t b0 = lbs_chunk_lo(n, j); b0 < hi; b0 += LBS_NORM_BLOCK) {
+            size_t e = b0 + LBS_NORM_BLOCK < hi ? b0 + LBS_NORM_BLOCK : hi;
+            size_t b = b0 + F(qupd_vec)(tab, nq, q + b0, B->cur, &in, u + b0,
+                                        w + b0, e - b0);
+            if (b == e)
+                continue;
+            size_t len = e - b;
             memcpy(t, u + b, len * sizeof *t);
             in += F(expand_eq)(t, q + b, cur, in, 1.0f, len);
             size_t i = F(qt_vec)(tab, nq, q + b, t, w + b, len);
