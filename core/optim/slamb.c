@@ -91,22 +91,34 @@
  * counters.  lbs_slamb_staleness() materialises the counters on request.
  *
  * The synced values of a chunk-id layer travel in element order: every
- * rank holds the same q, so the elements with q == t mod C are the same
- * everywhere and in the same order.  The moments pass appends their new
- * m to a buffer while the block is in L1, the buffer is allreduced, and
- * the norms pass puts the averages back into m before it reads them; no
- * index list, no gather or scatter at random over m.  Such a layer keeps
- * no u either: the norms pass sums without storing it and the update
- * recomputes it (the same floats), and once q is made the permutation is
- * freed.
+ * rank holds the same q, so the elements with q == cur = t mod C are the
+ * same everywhere and in the same order, and each parallel chunk's share
+ * of them starts at a known offset (qoff).  Such a layer takes two passes
+ * over its n elements and one over its k n synced ones
+ * (slamb_layer_q; kernels slamb_q1/qfix/qupd_chunks):
+ *   pass 1: m, v from g; u from them (every element) and the stale sums
+ *     ||w_~S||^2, ||u_~S||^2; the synced new m, v, w appended to compact
+ *     buffers while the block is in registers or L1;
+ *   the compact m is allreduced;
+ *   fix-up, over the compact values only: averaged m, u_S from it,
+ *     ||w_S||^2, ||u_S||^2;
+ *   update: w -= step(q) u, with u_S put in where q == cur.
+ * The averaged m is not scattered back into m (a write to about 80% of
+ * m's lines at k = 0.1): it stays compact in pm and the next step's
+ * pass 1, which reads every line of m anyway, takes it from there
+ * (lbs_slamb_momentum() puts it into m on request).  So one square root
+ * and one division per element, as lamb's, and u is stored as lamb's; no
+ * index list, no gather or scatter at random over m; once q is made the
+ * permutation is freed.  phi_max comes from the synced sums, phi_min
+ * from the stale ones, the split the counted layers make.
  *
  * Memory traffic per element (the bytes model, slamb_bytes below): a
- * cyclic layer with chunk ids takes 3 passes - moments: read g, m, v, q,
- * write m, v, and k n values = 21 + 4k; norms: read m, v, w, q and the k n
- * averages, write the synced m back = 13 + 4k + 4f, where f = 1 - (1-k)^16
- * is the share of m's 64-byte lines that hold a synced element (a
- * uniformly random mask: at k = 0.1, 0.81) and so go back to memory;
- * update: read m, v, w, q, write w = 17 - in all 51 + 8k + 4f.
+ * cyclic layer with chunk ids - pass 1: read g, m, v, w, q and last
+ * step's k n averages, write m, v, u and 3 k n compact values = 29 + 16k;
+ * fix-up: read the 3 k n compact values, write the k n averages and k n
+ * u_S = 20k; update: read u, w, q and the k n u_S, write w = 13 + 4k -
+ * in all 42 + 40k (the compact buffers are counted as memory traffic
+ * although at k n floats they may stay in cache).
  * With counters (Bernoulli, or over 255 chunks, or during a k warm-up and
  * C steps after it): moments + counters read g,m,v,c, write m,v,c = 28;
  * norms read m,v,w,c, write u = 20; update read u,c,w, write w = 16; sync
@@ -114,11 +126,12 @@
  * warm-up; the model below uses k and the layers' current representation.
  * An always-synced layer moves 20 + 16 + 12 = 48.
  * Norms are summed in fixed chunks (optim_impl.h), so they do not depend
- * on the thread count.  State: m, v (8 bytes per element), q (1) for a
- * chunk-id layer, or c (4) and the cyclic permutation (4) for a counted
- * one; scratch: u of the largest layer, the compacted values (and
- * Bernoulli indices) of the largest partial layer, and per chunk-id layer
- * C x 257 uint32 offsets.
+ * on the thread count.  State: m, v (8 bytes per element), q (1) and
+ * the averages of the largest chunk (4k) for a chunk-id layer, or c (4)
+ * and the cyclic permutation (4) for a counted one; scratch: u of the
+ * largest layer, the compacted values (and Bernoulli indices) of the
+ * largest partial layer, compact v and w of the largest chunk, and per
+ * chunk-id layer C x 257 uint32 offsets.
  */
 #include <limits.h>
 #include <math.h>
@@ -784,13 +797,6 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
     return 0;
 }
 
-/* The share of 64-byte lines (16 floats) of a layer that hold at least
- * one element of a uniformly random mask of density k. */
-static double lines_hit(double k)
-{
-    return 1.0 - pow(1.0 - k, 16.0);
-}
-
 static double slamb_bytes(const struct lbs_optim *o)
 {
     const struct slamb_cfg *c = o->cfg;
@@ -799,7 +805,7 @@ static double slamb_bytes(const struct lbs_optim *o)
     for (size_t i = 0; i < o->nlayers; i++) {
         double ni = (double)o->layers[i].n;
         bytes += ni * (s->L[i].always ? 48.0
-                       : s->L[i].q ? 51.0 + 8.0 * c->k + 4.0 * lines_hit(c->k)
+                       : s->L[i].q ? 42.0 + 40.0 * c->k
                                    : 64.0 + 24.0 * c->k);
         n += ni;
     }
@@ -838,7 +844,7 @@ static void slamb_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
 /* What the GPU kernels move (core/cuda/optim.cu).  They keep uint32
  * staleness counters for every partial layer, cyclic masks included (no
  * per-element chunk ids), so a partial layer costs 64 + 24k whatever the
- * mask, where this file's cyclic layers with chunk ids cost 50 + 20k
+ * mask, where this file's cyclic layers with chunk ids cost less
  * (slamb_bytes); always-synced layers move 48 on both.  The GPU's
  * partial rule is this file's: 2-D and at least `small` elements. */
 static double slamb_gpu_bytes(const void *cfg, const struct lbs_layer *l,
