@@ -933,18 +933,20 @@ static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
     }
 }
 
-/* The fused AVX-512 forms of pass 1 and the update over a block: the
- * same elementwise expressions in registers, 16 lanes at a time, where
+/* The fused AVX-512 and AVX2 forms of pass 1 and the update over a
+ * block: the same elementwise expressions in registers, 16 or 8 lanes at
+ * a time, where
  * the composed form (below) sweeps the block in L1 once per step - at
  * AVX-512 widths those sweeps and their data-dependent branches cost
  * more than the memory traffic.  They return where they stopped (the
  * composed form does the rest); *in and *o advance over the compact
- * values read and written. */
+ * values read and written, up to oend, the end of the chunk's share. */
 #if defined(__AVX512F__)
 static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
                         float *m, float *v, const float *w, float *u,
                         const struct lbs_slamb_qbuf *B, const uint8_t *q,
-                        const float **in, size_t *o, size_t n, double p[4])
+                        const float **in, size_t *o, size_t oend, size_t n,
+                        double p[4])
 {
     const __m512 b1 = _mm512_set1_ps(k->b1), b2 = _mm512_set1_ps(k->b2),
                  c1 = _mm512_set1_ps(k->c1), c2 = _mm512_set1_ps(k->c2),
@@ -955,6 +957,7 @@ static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
                   qp = _mm_set1_epi8((char)B->prev);
     const float *pi = *in;
     float *cm = B->cm + *o, *cv = B->cv + *o, *cw = B->cw + *o;
+    (void)oend;
     __m512 wr = _mm512_setzero_ps(), ur = _mm512_setzero_ps();
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -1030,14 +1033,143 @@ static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
     *in = pi;
     return i;
 }
+#elif defined(__AVX2__)
+/* lane l of 8 set where bit l of k is */
+static inline __m256 F(lanes8)(unsigned k)
+{
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(
+        _mm256_and_si256(_mm256_set1_epi32((int32_t)k), bit), bit));
+}
+static inline float F(hsum8)(__m256 x)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(x),
+                          _mm256_extractf128_ps(x, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+}
+/* the 8 lanes of x where bit l of k is, first, in order: c of them; all
+ * 8 stored when room (the next store overwrites the rest), as AMD cores
+ * take many cycles for a masked store */
+static inline void F(compact8)(float *out, __m256 x, unsigned k, unsigned c,
+                               int room)
+{
+    __m256 y = _mm256_permutevar8x32_ps(x, F(nibbles)(F(cperm)[k]));
+    if (room)
+        _mm256_storeu_ps(out, y);
+    else
+        _mm256_maskstore_ps(out, F(first)(c), y);
+}
+/* x with the lanes where bit l of k is taken from in, in order */
+static inline __m256 F(expand8)(__m256 x, unsigned k, unsigned c,
+                                const float *in)
+{
+    __m256 y = _mm256_permutevar8x32_ps(_mm256_maskload_ps(in, F(first)(c)),
+                                        F(nibbles)(F(eperm)[k]));
+    return _mm256_blendv_ps(x, y, F(lanes8)(k));
+}
+static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        const struct lbs_slamb_qbuf *B, const uint8_t *q,
+                        const float **in, size_t *o, size_t oend, size_t n,
+                        double p[4])
+{
+    const __m256 b1 = _mm256_set1_ps(k->b1), b2 = _mm256_set1_ps(k->b2),
+                 c1 = _mm256_set1_ps(k->c1), c2 = _mm256_set1_ps(k->c2),
+                 ibc1 = _mm256_set1_ps(k->ibc1),
+                 ibc2 = _mm256_set1_ps(k->ibc2), eps = _mm256_set1_ps(k->eps),
+                 wd = _mm256_set1_ps(k->wd);
+    const __m128i qc = _mm_set1_epi8((char)B->cur),
+                  qp = _mm_set1_epi8((char)B->prev);
+    const float *pi = *in;
+    float *cm = B->cm + *o, *cv = B->cv + *o, *cw = B->cw + *o;
+    const float *end = B->cm + oend;
+    __m256 wr = _mm256_setzero_ps(), ur = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 mi = _mm256_loadu_ps(m + i);
+        if (pi) {
+            unsigned kp = F(qmask8)(q + i, qp),
+                     cp = (unsigned)__builtin_popcount(kp);
+            mi = F(expand8)(mi, kp, cp, pi);
+            pi += cp;
+        }
+        __m256 gi = _mm256_loadu_ps(g + i);
+        mi = _mm256_add_ps(_mm256_mul_ps(b1, mi), _mm256_mul_ps(c1, gi));
+        __m256 vi = _mm256_add_ps(
+            _mm256_mul_ps(b2, _mm256_loadu_ps(v + i)),
+            _mm256_mul_ps(_mm256_mul_ps(c2, gi), gi));
+        _mm256_storeu_ps(m + i, mi);
+        _mm256_storeu_ps(v + i, vi);
+        __m256 wi = _mm256_loadu_ps(w + i);
+        __m256 ui = _mm256_add_ps(
+            _mm256_div_ps(_mm256_mul_ps(mi, ibc1),
+                          _mm256_add_ps(
+                              _mm256_sqrt_ps(_mm256_mul_ps(vi, ibc2)), eps)),
+            _mm256_mul_ps(wd, wi));
+        _mm256_storeu_ps(u + i, ui);
+        unsigned kc = F(qmask8)(q + i, qc),
+                 c = (unsigned)__builtin_popcount(kc);
+        __m256 synced = F(lanes8)(kc);
+        wr = _mm256_add_ps(wr, _mm256_andnot_ps(synced,
+                                                _mm256_mul_ps(wi, wi)));
+        ur = _mm256_add_ps(ur, _mm256_andnot_ps(synced,
+                                                _mm256_mul_ps(ui, ui)));
+        int room = cm + 8 <= end;
+        F(compact8)(cm, mi, kc, c, room);
+        F(compact8)(cv, vi, kc, c, room);
+        F(compact8)(cw, wi, kc, c, room);
+        cm += c;
+        cv += c;
+        cw += c;
+    }
+    p[2] += F(hsum8)(wr);
+    p[3] += F(hsum8)(ur);
+    if (pi)
+        *in = pi;
+    *o = (size_t)(cm - B->cm);
+    return i;
+}
+/* tab[q] for 8 lanes: two permutes and a blend up to 16 chunks (k >=
+ * 1/16), a gather above */
+static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                          unsigned cur, const float **in, const float *u,
+                          float *w, size_t n)
+{
+    const __m256 t0 = _mm256_loadu_ps(tab), t1 = _mm256_loadu_ps(tab + 8);
+    const __m256i seven = _mm256_set1_epi32(7);
+    const __m128i qc = _mm_set1_epi8((char)cur);
+    const float *pi = *in;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        unsigned kc = F(qmask8)(q + i, qc),
+                 c = (unsigned)__builtin_popcount(kc);
+        __m256 ui = F(expand8)(_mm256_loadu_ps(u + i), kc, c, pi);
+        pi += c;
+        __m256i qi = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64((const __m128i *)(q + i)));
+        __m256 t = nq <= 16
+                       ? _mm256_blendv_ps(
+                             _mm256_permutevar8x32_ps(t0, qi),
+                             _mm256_permutevar8x32_ps(t1, qi),
+                             _mm256_castsi256_ps(
+                                 _mm256_cmpgt_epi32(qi, seven)))
+                       : _mm256_i32gather_ps(tab, qi, 4);
+        _mm256_storeu_ps(w + i, _mm256_sub_ps(_mm256_loadu_ps(w + i),
+                                              _mm256_mul_ps(t, ui)));
+    }
+    *in = pi;
+    return i;
+}
 #else
 static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
                         float *m, float *v, const float *w, float *u,
                         const struct lbs_slamb_qbuf *B, const uint8_t *q,
-                        const float **in, size_t *o, size_t n, double p[4])
+                        const float **in, size_t *o, size_t oend, size_t n,
+                        double p[4])
 {
     (void)k, (void)g, (void)m, (void)v, (void)w, (void)u, (void)B, (void)q;
-    (void)in, (void)o, (void)n, (void)p;
+    (void)in, (void)o, (void)oend, (void)n, (void)p;
     return 0;
 }
 static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
@@ -1069,8 +1201,8 @@ static void F(slamb_q1_chunks)(const struct lbs_slamb_coef *k,
         for (size_t b0 = lbs_chunk_lo(n, j); b0 < hi; b0 += LBS_NORM_BLOCK) {
             size_t e = b0 + LBS_NORM_BLOCK < hi ? b0 + LBS_NORM_BLOCK : hi;
             size_t b = b0 + F(q1_vec)(k, g + b0, m + b0, v + b0, w + b0,
-                                      u + b0, B, q + b0, &in, &o, e - b0,
-                                      part[j]);
+                                      u + b0, B, q + b0, &in, &o,
+                                      B->off[j + 1], e - b0, part[j]);
             if (b == e)
                 continue;
             size_t len = e - b;
