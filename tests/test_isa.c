@@ -454,7 +454,9 @@ Test(isa, slamb_chunk_ids)
                 .q = q, .cur = cur, .prev = prev, .off = off, .poff = poff,
                 .cm = cm, .cv = cv, .cw = cw, .pm = with_pm ? pm0 : NULL};
             double part[LBS_CHUNKS][4], p[4] = {0};
-            for (int h = 0; h < 2; h++)
+            /* the second half first: a write past the first's share
+             * would stay */
+            for (int h = 1; h >= 0; h--)
                 K->slamb_q1_chunks(&k, g + OFF, m + OFF, v + OFF, w + OFF, u,
                                    &B, N, h * LBS_CHUNKS / 2,
                                    (h + 1) * LBS_CHUNKS / 2, part);

@@ -957,7 +957,7 @@ static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
                   qp = _mm_set1_epi8((char)B->prev);
     const float *pi = *in;
     float *cm = B->cm + *o, *cv = B->cv + *o, *cw = B->cw + *o;
-    (void)oend;
+    const float *end = B->cm + oend;
     __m512 wr = _mm512_setzero_ps(), ur = _mm512_setzero_ps();
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -993,7 +993,8 @@ static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
         /* compress in registers and store the first c lanes (the memory
          * form of vcompressps is microcoded on some cores) */
         unsigned c = (unsigned)__builtin_popcount(kc);
-        __mmask16 first = (__mmask16)((1u << c) - 1);
+        __mmask16 first = cm + 16 <= end ? (__mmask16)0xffff
+                                         : (__mmask16)((1u << c) - 1);
         _mm512_mask_storeu_ps(cm, first, _mm512_maskz_compress_ps(kc, mi));
         _mm512_mask_storeu_ps(cv, first, _mm512_maskz_compress_ps(kc, vi));
         _mm512_mask_storeu_ps(cw, first, _mm512_maskz_compress_ps(kc, wi));
