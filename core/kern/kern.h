@@ -164,7 +164,8 @@ struct lbs_kern {
                               const struct lbs_slamb_qbuf *B, const float *u,
                               float *w, size_t n, size_t c0, size_t c1);
     /* out[o++] = x[i] for q[i] == qc, and x[i] = in[o++] inv for
-     * q[i] == qc, over [0, n); both return o (the tests' handles) */
+     * q[i] == qc, over [0, n); both return o (the tests' handles, and
+     * expand_eq lbs_slamb_momentum's) */
     size_t (*compact_eq)(const float *x, const uint8_t *q, uint8_t qc,
                          float *out, size_t n);
     size_t (*expand_eq)(float *x, const uint8_t *q, uint8_t qc,

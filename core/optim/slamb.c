@@ -400,9 +400,9 @@ static uint8_t *chunk_ids(const struct lbs_mask_cyclic *cyc, size_t n)
 }
 
 /* qoff of a chunk-id layer (struct slamb_layer): where each parallel
- * chunk of the norms and moments passes starts in the compacted values
- * of each schedule chunk, so threads append and read back their own
- * share without a scan. */
+ * chunk of pass 1, the fix-up and the update starts in the compacted
+ * values of each schedule chunk, so threads append and read back their
+ * own share without a scan. */
 static uint32_t *chunk_offsets(const uint8_t *q, size_t n, size_t C)
 {
     const size_t S = LBS_CHUNKS + 1;
