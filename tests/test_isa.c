@@ -358,104 +358,160 @@ Test(isa, compact_expand)
     free(x); free(q); free(ref); free(out);
 }
 
-/* SLAMB's chunk-id passes (two calls, as two threads make them) against
- * the formulation they replace: moments, the synced momenta gathered in
- * element order, averaged (x inv), written back, then slamb_split's u and
- * sums split by q, and w -= tab[q] u. */
+/* The scalar rules of SLAMB's chunk-id passes, from the c level's
+ * elementwise kernels: x[i] = in[o++] where q[i] == qc; out = x where
+ * q == qc; u of every element (slamb_split, all synced); sums of w^2 and
+ * u^2 split by q == qc into p[0..1] (synced) and p[2..3]. */
+static void q_expand(float *x, const uint8_t *q, unsigned qc, const float *in)
+{
+    for (size_t i = 0, o = 0; i < N; i++)
+        if (q[i] == qc)
+            x[i] = in[o++];
+}
+static size_t q_compact(const float *x, const uint8_t *q, unsigned qc,
+                        float *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < N; i++)
+        if (q[i] == qc)
+            out[o++] = x[i];
+    return o;
+}
+static void q_sums(const struct lbs_slamb_coef *k, const float *m,
+                   const float *v, const float *w, const uint8_t *q,
+                   unsigned qc, float *u, double p[4])
+{
+    double d[4];
+    lbs_kern_c.slamb_split(k, m, v, w, NULL, u, N, d);
+    for (size_t i = 0; i < N; i++) {
+        int j = q[i] == qc ? 0 : 2;
+        p[j] += (double)w[i] * w[i];
+        p[j + 1] += (double)u[i] * u[i];
+    }
+}
+
+/* SLAMB's chunk-id passes (two calls each, as two threads make them)
+ * against those rules: pass 1 puts last step's averages (chunk prev)
+ * into m, takes the moments, u and the stale sums, and compacts the
+ * synced m, v, w; the fix-up averages the compact m (kept), makes u_S
+ * and the synced sums; the update takes u_S where q == cur. */
 Test(isa, slamb_chunk_ids)
 {
     const struct lbs_slamb_coef k = {
         .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
         .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
-    const unsigned C = 7, cur = 4;
+    const unsigned C = 7, cur = 4, prev = 3;
     const float inv = 0.25f;
     float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
-          *w0 = arr(N, 1, 0);
+          *w0 = arr(N, 1, 0), *pm0 = arr(N, 0.3f, 0);
     uint8_t *q = malloc(N);
-    uint32_t off[LBS_CHUNKS + 1] = {0};
+    uint32_t off[LBS_CHUNKS + 1] = {0}, poff[LBS_CHUNKS + 1] = {0};
     for (size_t c = 0; c < LBS_CHUNKS; c++) {
         off[c + 1] = off[c];
-        for (size_t i = lbs_chunk_lo(N, c); i < lbs_chunk_lo(N, c + 1); i++)
-            off[c + 1] += (q[i] = (uint8_t)((i * 5 + i / 17) % C)) == cur;
+        poff[c + 1] = poff[c];
+        for (size_t i = lbs_chunk_lo(N, c); i < lbs_chunk_lo(N, c + 1); i++) {
+            q[i] = (uint8_t)((i * 5 + i / 17) % C);
+            off[c + 1] += q[i] == cur;
+            poff[c + 1] += q[i] == prev;
+        }
     }
     float tab[256] = {0};
     for (unsigned j = 0; j < C; j++)
         tab[j] = 0.001f * (float)(j + 1);
-    /* the reference, from the c level's elementwise kernels */
-    float *mr = dup(m0, N), *vr = dup(v0, N), *ur = arr(N, 1, 0),
-          *wr = dup(w0, N), *sent = malloc(N * 4);
-    lbs_kern_c.slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, N);
-    size_t cnt = 0;
-    for (size_t i = 0; i < N; i++)
-        if (q[i] == cur)
-            sent[cnt++] = mr[OFF + i];
-    cr_assert_eq(cnt, off[LBS_CHUNKS]);
-    for (size_t i = 0, j = 0; i < N; i++)
-        if (q[i] == cur)
-            mr[OFF + i] = sent[j++] * 2 * inv;   /* "allreduce": x 2 */
-    double pr[4] = {0};
-    lbs_kern_c.slamb_split(&k, mr + OFF, vr + OFF, w0 + OFF, NULL, ur + OFF,
-                           N, pr);
-    pr[0] = pr[1] = 0;
-    for (size_t i = 0; i < N; i++) {
-        double w2 = (double)w0[OFF + i] * w0[OFF + i],
-               u2 = (double)ur[OFF + i] * ur[OFF + i];
-        pr[q[i] == cur ? 0 : 2] += w2;
-        pr[q[i] == cur ? 1 : 3] += u2;
-        wr[OFF + i] -= tab[q[i]] * ur[OFF + i];
-    }
-    for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
-        const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
-        if (!K)
-            continue;
-        float *m = dup(m0, N), *v = dup(v0, N), *w = dup(w0, N),
-              *vals = malloc(N * 4);
-        double part[LBS_CHUNKS][4], p[4] = {0};
-        for (int half = 0; half < 2; half++)
-            K->slamb_moments_q_chunks(&k, g + OFF, m + OFF, v + OFF, q, cur,
-                                      vals, off, N, half * LBS_CHUNKS / 2,
-                                      (half + 1) * LBS_CHUNKS / 2);
-        same_f(vals, sent, cnt, "slamb_moments_q_chunks vals", K->name);
+    for (int with_pm = 0; with_pm < 2; with_pm++) {
+        /* the reference */
+        float *mr = dup(m0, N), *vr = dup(v0, N), *ur = arr(N, 1, 0),
+              *wr = dup(w0, N), *sm = malloc(N * 4), *sv = malloc(N * 4),
+              *sw = malloc(N * 4), *su = malloc(N * 4);
+        if (with_pm)
+            q_expand(mr + OFF, q, prev, pm0);
+        lbs_kern_c.slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, N);
+        double pr[4] = {0}, ps[4] = {0};
+        q_sums(&k, mr + OFF, vr + OFF, w0 + OFF, q, cur, ur + OFF, pr);
+        size_t cnt = q_compact(mr + OFF, q, cur, sm);
+        q_compact(vr + OFF, q, cur, sv);
+        q_compact(w0 + OFF, q, cur, sw);
+        cr_assert_eq(cnt, off[LBS_CHUNKS]);
+        float *m1 = dup(mr, N);   /* m after pass 1 */
         for (size_t j = 0; j < cnt; j++)
-            vals[j] *= 2;
-        for (int half = 0; half < 2; half++)
-            K->slamb_split_q_chunks(&k, m + OFF, v + OFF, w + OFF, q, cur,
-                                    vals, off, inv, N,
-                                    half * LBS_CHUNKS / 2,
-                                    (half + 1) * LBS_CHUNKS / 2, part);
-        same_f(m + OFF, mr + OFF, N, "slamb_split_q_chunks m", K->name);
-        same_f(v + OFF, vr + OFF, N, "slamb_moments_q_chunks v", K->name);
-        for (size_t c = 0; c < LBS_CHUNKS; c++)
+            sm[j] = sm[j] * 2 * inv;   /* "allreduce": x 2 */
+        q_expand(mr + OFF, q, cur, sm);
+        float *ua = arr(N, 1, 0);
+        q_sums(&k, mr + OFF, vr + OFF, w0 + OFF, q, cur, ua + OFF, ps);
+        q_compact(ua + OFF, q, cur, su);
+        q_expand(ur + OFF, q, cur, su);
+        for (size_t i = 0; i < N; i++)
+            wr[OFF + i] -= tab[q[i]] * ur[OFF + i];
+        for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
+            const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
+            if (!K)
+                continue;
+            float *m = dup(m0, N), *v = dup(v0, N), *w = dup(w0, N),
+                  *u = malloc(N * 4), *pm = malloc(N * 4),
+                  *cm = malloc(N * 4), *cv = malloc(N * 4),
+                  *cw = malloc(N * 4);
+            const struct lbs_slamb_qbuf B = {
+                .q = q, .cur = cur, .prev = prev, .off = off, .poff = poff,
+                .cm = cm, .cv = cv, .cw = cw, .pm = with_pm ? pm0 : NULL};
+            double part[LBS_CHUNKS][4], p[4] = {0};
+            /* the second half first: a write past the first's share
+             * would stay */
+            for (int h = 1; h >= 0; h--)
+                K->slamb_q1_chunks(&k, g + OFF, m + OFF, v + OFF, w + OFF, u,
+                                   &B, N, h * LBS_CHUNKS / 2,
+                                   (h + 1) * LBS_CHUNKS / 2, part);
+            same_f(m + OFF, m1 + OFF, N, "slamb_q1_chunks m", K->name);
+            same_f(v + OFF, vr + OFF, N, "slamb_q1_chunks v", K->name);
+            same_f(cv, sv, cnt, "slamb_q1_chunks cv", K->name);
+            same_f(cw, sw, cnt, "slamb_q1_chunks cw", K->name);
+            for (size_t j = 0; j < cnt; j++)
+                cm[j] *= 2;
+            for (int h = 0; h < 2; h++)
+                K->slamb_qfix_chunks(&k, &B, inv, pm, h * LBS_CHUNKS / 2,
+                                     (h + 1) * LBS_CHUNKS / 2, part);
+            same_f(pm, sm, cnt, "slamb_qfix_chunks pm", K->name);
+            same_f(cv, su, cnt, "slamb_qfix_chunks u_S", K->name);
+            for (size_t c = 0; c < LBS_CHUNKS; c++)
+                for (int j = 0; j < 4; j++)
+                    p[j] += part[c][j];
             for (int j = 0; j < 4; j++)
-                p[j] += part[c][j];
-        for (int j = 0; j < 4; j++)
-            close_d(p[j], pr[j], BOUND_NORM, "slamb_split_q_chunks norm",
-                    K->name);
-        K->slamb_update_qu(&k, tab, C, q, m + OFF, v + OFF, w + OFF, N);
-        same_f(w + OFF, wr + OFF, N, "slamb_update_qu w", K->name);
-        free(m); free(v); free(w); free(vals);
+                close_d(p[j], j < 2 ? ps[j] : pr[j], BOUND_NORM,
+                        "slamb chunk-id norm", K->name);
+            for (int h = 0; h < 2; h++)
+                K->slamb_qupd_chunks(tab, C, &B, u, w + OFF, N,
+                                     h * LBS_CHUNKS / 2,
+                                     (h + 1) * LBS_CHUNKS / 2);
+            same_f(w + OFF, wr + OFF, N, "slamb_qupd_chunks w", K->name);
+            free(m); free(v); free(w); free(u); free(pm);
+            free(cm); free(cv); free(cw);
+        }
+        free(mr); free(vr); free(ur); free(wr); free(m1); free(ua);
+        free(sm); free(sv); free(sw); free(su);
     }
-    /* over 32 chunks the AVX-512 table lookup is not a permute */
+    /* over 32 chunks the AVX-512 table lookup is not a permute (nothing
+     * synced: u from u alone) */
     for (size_t i = 0; i < N; i++)
         q[i] = (uint8_t)(i * 11 % 40);
     for (int j = 0; j < 40; j++)
         tab[j] = 0.002f * (float)(j + 1);
+    const struct lbs_slamb_qbuf B40 = {.q = q, .cur = 255, .off = off,
+                                       .cv = g};
     float *w40 = dup(w0, N);
-    lbs_kern_c.slamb_update_qu(&k, tab, 40, q, m0 + OFF, v0 + OFF, w40 + OFF,
-                               N);
-    for (int lv = 1; lv < LBS_ISA_COUNT; lv++) {
+    for (size_t i = 0; i < N; i++)
+        w40[OFF + i] -= tab[q[i]] * g[OFF + i];
+    for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
         const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
         if (!K)
             continue;
         float *w = dup(w0, N);
-        K->slamb_update_qu(&k, tab, 40, q, m0 + OFF, v0 + OFF, w + OFF, N);
-        same_f(w + OFF, w40 + OFF, N, "slamb_update_qu (40 chunks) w",
+        K->slamb_qupd_chunks(tab, 40, &B40, g + OFF, w + OFF, N, 0,
+                             LBS_CHUNKS);
+        same_f(w + OFF, w40 + OFF, N, "slamb_qupd_chunks (40 chunks) w",
                K->name);
         free(w);
     }
     free(w40);
-    free(g); free(m0); free(v0); free(w0); free(q);
-    free(mr); free(vr); free(ur); free(wr); free(sent);
+    free(g); free(m0); free(v0); free(w0); free(pm0); free(q);
 }
 
 Test(isa, compressor_kernels)

@@ -110,7 +110,7 @@ long lbs_cuda_optim_steps(const struct lbs_cuda_optim *h);
  * optimizer's file).  The same as lbs_optim_bytes_per_elem for the same
  * spec and layers, except SLAMB with cyclic masks, whose kernels keep
  * staleness counters where the CPU keeps chunk ids (64 + 24k per
- * partial-layer element on the GPU, 50 + 20k on the CPU: slamb.c). */
+ * partial-layer element on the GPU, less on the CPU: slamb_bytes). */
 double lbs_cuda_optim_bytes_per_elem(const struct lbs_cuda_optim *h);
 /* The flat device buffers of parameters and gradients (layer i starts at
  * the sum of the earlier layers' n), for trainers that keep the model on

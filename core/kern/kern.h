@@ -49,6 +49,19 @@ struct lbs_slamb_blend {
     int clamp;                    /* clamp the blended phi to [cmin, cmax] */
 };
 
+/* SLAMB's chunk-id layer at one step (slamb.c): q holds each element's
+ * chunk, chunk cur is synced; off (poff) is qoff's row for cur (prev):
+ * where each parallel chunk's share starts in the compact values. */
+struct lbs_slamb_qbuf {
+    const uint8_t *q;
+    unsigned cur, prev;
+    const uint32_t *off, *poff;
+    float *cm, *cv, *cw;          /* compact m, v (u_S after the fix-up),
+                                     w of chunk cur */
+    const float *pm;              /* averaged m of chunk prev from the
+                                     last step, or NULL */
+};
+
 struct lbs_momentum;
 
 /* DecentLaM's per-step coefficients (decentlam.c): z = x - lr (g + wd x),
@@ -96,7 +109,7 @@ struct lbs_kern {
                           float *m, float *v, uint32_t *c, size_t n);
     /* SLAMB: u = direction; p += {||w_S||^2, ||u_S||^2, ||w_~S||^2,
      * ||u_~S||^2} split by synced: c[i] == 0 (counters); c NULL: all
-     * synced (p[2], p[3] stay).  Chunk-id layers: slamb_split_q_chunks */
+     * synced (p[2], p[3] stay).  Chunk-id layers: slamb_q1_chunks */
     void (*slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                         const float *v, const float *w, const uint32_t *c,
                         float *u, size_t n, double p[4]);
@@ -104,12 +117,6 @@ struct lbs_kern {
     void (*slamb_update)(const struct lbs_slamb_blend *b, const float *spow,
                          size_t ntab, const float *u, const uint32_t *c,
                          float *w, size_t n);
-    /* SLAMB, cyclic schedule: w -= tab[q[i]] u (one step per chunk),
-     * u recomputed from m, v, w (chunk-id layers keep no u); q < nq,
-     * tab has 256 entries */
-    void (*slamb_update_qu)(const struct lbs_slamb_coef *k, const float *tab,
-                            unsigned nq, const uint8_t *q, const float *m,
-                            const float *v, float *w, size_t n);
     /* sign: pack bytes [b0, b1) of x[0, n) and return sum |x| or x^2 */
     double (*sign_pack)(const float *x, size_t n, uint8_t *bits, size_t b0,
                         size_t b1, int l2);
@@ -137,24 +144,28 @@ struct lbs_kern {
                                const float *w, const uint32_t *c, float *u,
                                size_t n, size_t c0, size_t c1,
                                double (*part)[4]);
-    /* SLAMB on chunk-id layers (slamb.c): chunks [c0, c1) of the moments
-     * pass that also appends m[i] for q[i] == cur to vals from off[c]
-     * (off: the count of such elements before chunk c), and of the norms
-     * pass (slamb_split's sums, q == cur synced, u not stored) that first
-     * sets m[i] = vals[..] inv there, in the same order */
-    void (*slamb_moments_q_chunks)(const struct lbs_slamb_coef *k,
-                                   const float *g, float *m, float *v,
-                                   const uint8_t *q, unsigned cur,
-                                   float *vals, const uint32_t *off,
-                                   size_t n, size_t c0, size_t c1);
-    void (*slamb_split_q_chunks)(const struct lbs_slamb_coef *k, float *m,
-                                 const float *v, const float *w,
-                                 const uint8_t *q, unsigned cur,
-                                 const float *vals, const uint32_t *off,
-                                 float inv, size_t n, size_t c0, size_t c1,
-                                 double (*part)[4]);
+    /* SLAMB on chunk-id layers (slamb.c, struct lbs_slamb_qbuf), chunks
+     * [c0, c1) of a layer of n elements.  Pass 1: m = pm where q == prev
+     * (pm given), the moments, u (every element), part[c][2..3] += the
+     * stale sums (q != cur), part[c][0..1] = 0, and m, v, w where q ==
+     * cur appended to cm, cv, cw from off[c] on.  The fix-up, over the
+     * compact values only: pm = cm inv, cv = u_S from pm, cv, cw, and
+     * part[c][0..1] += ||w_S||^2, ||u_S||^2.  The update: w -= tab[q] u,
+     * u_S taken from cv where q == cur (tab: 256 entries, q < nq) */
+    void (*slamb_q1_chunks)(const struct lbs_slamb_coef *k, const float *g,
+                            float *m, float *v, const float *w, float *u,
+                            const struct lbs_slamb_qbuf *B, size_t n,
+                            size_t c0, size_t c1, double (*part)[4]);
+    void (*slamb_qfix_chunks)(const struct lbs_slamb_coef *k,
+                              const struct lbs_slamb_qbuf *B, float inv,
+                              float *pm, size_t c0, size_t c1,
+                              double (*part)[4]);
+    void (*slamb_qupd_chunks)(const float *tab, unsigned nq,
+                              const struct lbs_slamb_qbuf *B, const float *u,
+                              float *w, size_t n, size_t c0, size_t c1);
     /* out[o++] = x[i] for q[i] == qc, and x[i] = in[o++] inv for
-     * q[i] == qc, over [0, n); both return o (the tests' handles) */
+     * q[i] == qc, over [0, n); both return o (the tests' handles, and
+     * expand_eq lbs_slamb_momentum's) */
     size_t (*compact_eq)(const float *x, const uint8_t *q, uint8_t qc,
                          float *out, size_t n);
     size_t (*expand_eq)(float *x, const uint8_t *q, uint8_t qc,

@@ -160,7 +160,7 @@ static void F(slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
     }
 }
 
-/* synced: c[i] == 0 (counters; chunk-id layers: slamb_qnorms) */
+/* synced: c[i] == 0 (counters; chunk-id layers: slamb_q1_chunks) */
 static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
                            const float *v, const float *w, const uint32_t *c,
                            float *u, size_t n, double p[4])
@@ -236,10 +236,10 @@ static void F(slamb_update)(const struct lbs_slamb_blend *b,
 /* SLAMB, cyclic schedule with chunk ids: the synced coordinates of a
  * step are the elements with q[i] == qc, and every rank holds the same
  * q, so the values to average can travel in element order rather than
- * in the permutation's.  compact_eq writes them while the moments pass
- * has the block in L1 and expand_eq puts the averages back in the norms
- * pass: two sequential streams of k n values instead of a gather and a
- * scatter at random over m (at k = 0.1 one of those touches 80% of m's
+ * in the permutation's.  compact_eq writes them (m, v, w) while pass 1
+ * has the block in L1 and expand_eq puts the averages back in the next
+ * step's pass 1 (and u_S into the update's block): sequential streams of
+ * k n values instead of a gather and a scatter at random over m (at k = 0.1 one of those touches 80% of m's
  * cache lines, in random order).  Both return how many they moved;
  * expand_eq writes x[i] = in[o] inv only where q[i] == qc. */
 #if defined(__AVX512F__)
@@ -410,113 +410,76 @@ static size_t F(expand_eq)(float *x, const uint8_t *q, uint8_t qc,
     return o;
 }
 
-/* Chunk-id layers keep no u: the norms pass sums what slamb_split's
- * chunk-id branch sums (the same expressions, so the same floats) without
- * storing u, and the update recomputes u elementwise (bit for bit the
- * stored one): 4 bytes written and 4 read per element less, for a
- * divide and a square root more, which the memory time hides. */
-static void F(slamb_qnorms)(const struct lbs_slamb_coef *k, const float *m,
-                            const float *v, const float *w, const uint8_t *q,
-                            uint8_t qc, size_t n, double p[4])
+/* SLAMB's chunk-id layers (slamb.c: two passes over the layer, one over
+ * its synced elements).  Pass 1's u and stale sums: u stored for every
+ * element (a synced one's is replaced by the update from the compact
+ * u_S), ||w||^2 and ||u||^2 summed where q != qc. */
+static void F(slamb_qu)(const struct lbs_slamb_coef *k, const float *m,
+                        const float *v, const float *w, const uint8_t *q,
+                        uint8_t qc, float *u, size_t n, double p[4])
 {
     const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
-    float ws = 0, us = 0, wr = 0, ur = 0;
-#pragma omp simd reduction(+ : ws, us, wr, ur)
+    float wr = 0, ur = 0;
+#pragma omp simd reduction(+ : wr, ur)
     for (size_t i = 0; i < n; i++) {
         float wi = w[i];
         float ui = (m[i] * ibc1) / (sqrtf(v[i] * ibc2) + eps) + wd * wi;
-        float w2 = wi * wi, u2 = ui * ui;
-        int synced = q[i] == qc;
-        ws += synced ? w2 : 0.0f;
-        us += synced ? u2 : 0.0f;
-        wr += synced ? 0.0f : w2;
-        ur += synced ? 0.0f : u2;
+        u[i] = ui;
+        int stale = q[i] != qc;
+        wr += stale ? wi * wi : 0.0f;
+        ur += stale ? ui * ui : 0.0f;
     }
-    p[0] += ws;
-    p[1] += us;
     p[2] += wr;
     p[3] += ur;
 }
 
-/* The step of an element is tab[q[i]]: a compiler turns that lookup
- * into one scalar load and insert per lane, which cost more than the
- * rest of the pass.  With at most 32 chunks (k >= 1/32) the table sits
- * in two AVX-512 registers (four AVX2 ones hold 8 each: a gather there)
- * and a permute picks the lanes' steps. */
-static inline float F(qu_one)(const struct lbs_slamb_coef *k, float t,
-                              float m, float v, float w)
-{
-    float u = (m * k->ibc1) / (sqrtf(v * k->ibc2) + k->eps) + k->wd * w;
-    return w - t * u;
-}
+/* w -= tab[q[i]] u[i], the vector part (returns where it stopped): a
+ * compiler turns the lookup into one scalar load and insert per lane,
+ * which cost more than the rest of the pass.  With at most 32 chunks
+ * (k >= 1/32) the table sits in two AVX-512 registers and a permute picks
+ * the lanes' steps; AVX2 gathers. */
 #if defined(__AVX512F__)
-static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
-                        unsigned nq, const uint8_t *q, const float *m,
-                        const float *v, float *w, size_t n)
+static size_t F(qt_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                        const float *u, float *w, size_t n)
 {
     if (nq > 32)
         return 0;
-    const __m512 t0 = _mm512_loadu_ps(tab), t1 = _mm512_loadu_ps(tab + 16),
-                 ibc1 = _mm512_set1_ps(k->ibc1),
-                 ibc2 = _mm512_set1_ps(k->ibc2), eps = _mm512_set1_ps(k->eps),
-                 wd = _mm512_set1_ps(k->wd);
+    const __m512 t0 = _mm512_loadu_ps(tab), t1 = _mm512_loadu_ps(tab + 16);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512i qi = _mm512_cvtepu8_epi32(
             _mm_loadu_si128((const __m128i *)(q + i)));
         __m512 t = _mm512_permutex2var_ps(t0, qi, t1);
-        __m512 wi = _mm512_loadu_ps(w + i);
-        __m512 d = _mm512_add_ps(
-            _mm512_sqrt_ps(_mm512_mul_ps(_mm512_loadu_ps(v + i), ibc2)), eps);
-        __m512 u = _mm512_add_ps(
-            _mm512_div_ps(_mm512_mul_ps(_mm512_loadu_ps(m + i), ibc1), d),
-            _mm512_mul_ps(wd, wi));
-        _mm512_storeu_ps(w + i, _mm512_sub_ps(wi, _mm512_mul_ps(t, u)));
+        _mm512_storeu_ps(w + i, _mm512_sub_ps(_mm512_loadu_ps(w + i),
+                                              _mm512_mul_ps(
+                                                  t, _mm512_loadu_ps(u + i))));
     }
     return i;
 }
 #elif defined(__AVX2__)
-static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
-                        unsigned nq, const uint8_t *q, const float *m,
-                        const float *v, float *w, size_t n)
+static size_t F(qt_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                        const float *u, float *w, size_t n)
 {
     (void)nq;
-    const __m256 ibc1 = _mm256_set1_ps(k->ibc1),
-                 ibc2 = _mm256_set1_ps(k->ibc2), eps = _mm256_set1_ps(k->eps),
-                 wd = _mm256_set1_ps(k->wd);
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256i qi = _mm256_cvtepu8_epi32(
             _mm_loadl_epi64((const __m128i *)(q + i)));
         __m256 t = _mm256_i32gather_ps(tab, qi, 4);
-        __m256 wi = _mm256_loadu_ps(w + i);
-        __m256 d = _mm256_add_ps(
-            _mm256_sqrt_ps(_mm256_mul_ps(_mm256_loadu_ps(v + i), ibc2)), eps);
-        __m256 u = _mm256_add_ps(
-            _mm256_div_ps(_mm256_mul_ps(_mm256_loadu_ps(m + i), ibc1), d),
-            _mm256_mul_ps(wd, wi));
-        _mm256_storeu_ps(w + i, _mm256_sub_ps(wi, _mm256_mul_ps(t, u)));
+        _mm256_storeu_ps(w + i, _mm256_sub_ps(_mm256_loadu_ps(w + i),
+                                              _mm256_mul_ps(
+                                                  t, _mm256_loadu_ps(u + i))));
     }
     return i;
 }
 #else
-static size_t F(qu_vec)(const struct lbs_slamb_coef *k, const float *tab,
-                        unsigned nq, const uint8_t *q, const float *m,
-                        const float *v, float *w, size_t n)
+static size_t F(qt_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                        const float *u, float *w, size_t n)
 {
-    (void)k, (void)tab, (void)nq, (void)q, (void)m, (void)v, (void)w, (void)n;
+    (void)tab, (void)nq, (void)q, (void)u, (void)w, (void)n;
     return 0;
 }
 #endif
-
-static void F(slamb_update_qu)(const struct lbs_slamb_coef *k,
-                               const float *tab, unsigned nq,
-                               const uint8_t *q, const float *m,
-                               const float *v, float *w, size_t n)
-{
-    for (size_t i = F(qu_vec)(k, tab, nq, q, m, v, w, n); i < n; i++)
-        w[i] = F(qu_one)(k, tab[q[i]], m[i], v[i], w[i]);
-}
 
 static double F(sign_pack)(const float *x, size_t n, uint8_t *bits,
                            size_t b0, size_t b1, int l2)
@@ -970,43 +933,351 @@ static void F(slamb_split_chunks)(const struct lbs_slamb_coef *k,
     }
 }
 
-/* SLAMB's chunk-id layers, chunks [c0, c1): the moments, then the
- * synced new momenta (q == cur) appended to vals from off[c] on; and the
- * norms pass that first puts the averages back (vals from off[c], times
- * inv) - block by block as slamb_split_chunks, so the sums are its. */
-static void F(slamb_moments_q_chunks)(const struct lbs_slamb_coef *k,
-                                      const float *g, float *m, float *v,
-                                      const uint8_t *q, unsigned cur,
-                                      float *vals, const uint32_t *off,
-                                      size_t n, size_t c0, size_t c1)
+/* The fused AVX-512 and AVX2 forms of pass 1 and the update over a
+ * block: the same elementwise expressions in registers, 16 or 8 lanes at
+ * a time, where
+ * the composed form (below) sweeps the block in L1 once per step - at
+ * AVX-512 widths those sweeps and their data-dependent branches cost
+ * more than the memory traffic.  They return where they stopped (the
+ * composed form does the rest); *in and *o advance over the compact
+ * values read and written, up to oend, the end of the chunk's share. */
+#if defined(__AVX512F__)
+static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        const struct lbs_slamb_qbuf *B, const uint8_t *q,
+                        const float **in, size_t *o, size_t oend, size_t n,
+                        double p[4])
 {
+    const __m512 b1 = _mm512_set1_ps(k->b1), b2 = _mm512_set1_ps(k->b2),
+                 c1 = _mm512_set1_ps(k->c1), c2 = _mm512_set1_ps(k->c2),
+                 ibc1 = _mm512_set1_ps(k->ibc1),
+                 ibc2 = _mm512_set1_ps(k->ibc2), eps = _mm512_set1_ps(k->eps),
+                 wd = _mm512_set1_ps(k->wd);
+    const __m128i qc = _mm_set1_epi8((char)B->cur),
+                  qp = _mm_set1_epi8((char)B->prev);
+    const float *pi = *in;
+    float *cm = B->cm + *o, *cv = B->cv + *o, *cw = B->cw + *o;
+    const float *end = B->cm + oend;
+    __m512 wr = _mm512_setzero_ps(), ur = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i qi = _mm_loadu_si128((const __m128i *)(q + i));
+        __m512 mi = _mm512_loadu_ps(m + i);
+        if (pi) {
+            __mmask16 kp = _mm_cmpeq_epi8_mask(qi, qp);
+            unsigned cp = (unsigned)__builtin_popcount(kp);
+            mi = _mm512_mask_expand_ps(
+                mi, kp,
+                _mm512_maskz_loadu_ps((__mmask16)((1u << cp) - 1), pi));
+            pi += cp;
+        }
+        __m512 gi = _mm512_loadu_ps(g + i);
+        mi = _mm512_add_ps(_mm512_mul_ps(b1, mi), _mm512_mul_ps(c1, gi));
+        __m512 vi = _mm512_add_ps(
+            _mm512_mul_ps(b2, _mm512_loadu_ps(v + i)),
+            _mm512_mul_ps(_mm512_mul_ps(c2, gi), gi));
+        _mm512_storeu_ps(m + i, mi);
+        _mm512_storeu_ps(v + i, vi);
+        __m512 wi = _mm512_loadu_ps(w + i);
+        __m512 ui = _mm512_add_ps(
+            _mm512_div_ps(_mm512_mul_ps(mi, ibc1),
+                          _mm512_add_ps(
+                              _mm512_sqrt_ps(_mm512_mul_ps(vi, ibc2)), eps)),
+            _mm512_mul_ps(wd, wi));
+        _mm512_storeu_ps(u + i, ui);
+        __mmask16 kc = _mm_cmpeq_epi8_mask(qi, qc);
+        wr = _mm512_mask_add_ps(wr, (__mmask16)~kc, wr,
+                                _mm512_mul_ps(wi, wi));
+        ur = _mm512_mask_add_ps(ur, (__mmask16)~kc, ur,
+                                _mm512_mul_ps(ui, ui));
+        /* compress in registers and store the first c lanes (the memory
+         * form of vcompressps is microcoded on some cores) */
+        unsigned c = (unsigned)__builtin_popcount(kc);
+        __mmask16 first = cm + 16 <= end ? (__mmask16)0xffff
+                                         : (__mmask16)((1u << c) - 1);
+        _mm512_mask_storeu_ps(cm, first, _mm512_maskz_compress_ps(kc, mi));
+        _mm512_mask_storeu_ps(cv, first, _mm512_maskz_compress_ps(kc, vi));
+        _mm512_mask_storeu_ps(cw, first, _mm512_maskz_compress_ps(kc, wi));
+        cm += c;
+        cv += c;
+        cw += c;
+    }
+    p[2] += _mm512_reduce_add_ps(wr);
+    p[3] += _mm512_reduce_add_ps(ur);
+    if (pi)
+        *in = pi;
+    *o = (size_t)(cm - B->cm);
+    return i;
+}
+static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                          unsigned cur, const float **in, const float *u,
+                          float *w, size_t n)
+{
+    if (nq > 32)
+        return 0;
+    const __m512 t0 = _mm512_loadu_ps(tab), t1 = _mm512_loadu_ps(tab + 16);
+    const __m128i qc = _mm_set1_epi8((char)cur);
+    const float *pi = *in;
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i qb = _mm_loadu_si128((const __m128i *)(q + i));
+        __mmask16 kc = _mm_cmpeq_epi8_mask(qb, qc);
+        unsigned c = (unsigned)__builtin_popcount(kc);
+        __m512 ui = _mm512_mask_expand_ps(
+            _mm512_loadu_ps(u + i), kc,
+            _mm512_maskz_loadu_ps((__mmask16)((1u << c) - 1), pi));
+        pi += c;
+        __m512 t = _mm512_permutex2var_ps(t0, _mm512_cvtepu8_epi32(qb), t1);
+        _mm512_storeu_ps(w + i, _mm512_sub_ps(_mm512_loadu_ps(w + i),
+                                              _mm512_mul_ps(t, ui)));
+    }
+    *in = pi;
+    return i;
+}
+#elif defined(__AVX2__)
+/* lane l of 8 set where bit l of k is */
+static inline __m256 F(lanes8)(unsigned k)
+{
+    const __m256i bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_castsi256_ps(_mm256_cmpeq_epi32(
+        _mm256_and_si256(_mm256_set1_epi32((int32_t)k), bit), bit));
+}
+static inline float F(hsum8)(__m256 x)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(x),
+                          _mm256_extractf128_ps(x, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+}
+/* the 8 lanes of x where bit l of k is, first, in order: c of them; all
+ * 8 stored when room (the next store overwrites the rest), as AMD cores
+ * take many cycles for a masked store */
+static inline void F(compact8)(float *out, __m256 x, unsigned k, unsigned c,
+                               int room)
+{
+    __m256 y = _mm256_permutevar8x32_ps(x, F(nibbles)(F(cperm)[k]));
+    if (room)
+        _mm256_storeu_ps(out, y);
+    else
+        _mm256_maskstore_ps(out, F(first)(c), y);
+}
+/* x with the lanes where bit l of k is taken from in, in order */
+static inline __m256 F(expand8)(__m256 x, unsigned k, unsigned c,
+                                const float *in)
+{
+    __m256 y = _mm256_permutevar8x32_ps(_mm256_maskload_ps(in, F(first)(c)),
+                                        F(nibbles)(F(eperm)[k]));
+    return _mm256_blendv_ps(x, y, F(lanes8)(k));
+}
+static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        const struct lbs_slamb_qbuf *B, const uint8_t *q,
+                        const float **in, size_t *o, size_t oend, size_t n,
+                        double p[4])
+{
+    const __m256 b1 = _mm256_set1_ps(k->b1), b2 = _mm256_set1_ps(k->b2),
+                 c1 = _mm256_set1_ps(k->c1), c2 = _mm256_set1_ps(k->c2),
+                 ibc1 = _mm256_set1_ps(k->ibc1),
+                 ibc2 = _mm256_set1_ps(k->ibc2), eps = _mm256_set1_ps(k->eps),
+                 wd = _mm256_set1_ps(k->wd);
+    const __m128i qc = _mm_set1_epi8((char)B->cur),
+                  qp = _mm_set1_epi8((char)B->prev);
+    const float *pi = *in;
+    float *cm = B->cm + *o, *cv = B->cv + *o, *cw = B->cw + *o;
+    const float *end = B->cm + oend;
+    __m256 wr = _mm256_setzero_ps(), ur = _mm256_setzero_ps();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 mi = _mm256_loadu_ps(m + i);
+        if (pi) {
+            unsigned kp = F(qmask8)(q + i, qp),
+                     cp = (unsigned)__builtin_popcount(kp);
+            mi = F(expand8)(mi, kp, cp, pi);
+            pi += cp;
+        }
+        __m256 gi = _mm256_loadu_ps(g + i);
+        mi = _mm256_add_ps(_mm256_mul_ps(b1, mi), _mm256_mul_ps(c1, gi));
+        __m256 vi = _mm256_add_ps(
+            _mm256_mul_ps(b2, _mm256_loadu_ps(v + i)),
+            _mm256_mul_ps(_mm256_mul_ps(c2, gi), gi));
+        _mm256_storeu_ps(m + i, mi);
+        _mm256_storeu_ps(v + i, vi);
+        __m256 wi = _mm256_loadu_ps(w + i);
+        __m256 ui = _mm256_add_ps(
+            _mm256_div_ps(_mm256_mul_ps(mi, ibc1),
+                          _mm256_add_ps(
+                              _mm256_sqrt_ps(_mm256_mul_ps(vi, ibc2)), eps)),
+            _mm256_mul_ps(wd, wi));
+        _mm256_storeu_ps(u + i, ui);
+        unsigned kc = F(qmask8)(q + i, qc),
+                 c = (unsigned)__builtin_popcount(kc);
+        __m256 synced = F(lanes8)(kc);
+        wr = _mm256_add_ps(wr, _mm256_andnot_ps(synced,
+                                                _mm256_mul_ps(wi, wi)));
+        ur = _mm256_add_ps(ur, _mm256_andnot_ps(synced,
+                                                _mm256_mul_ps(ui, ui)));
+        int room = cm + 8 <= end;
+        F(compact8)(cm, mi, kc, c, room);
+        F(compact8)(cv, vi, kc, c, room);
+        F(compact8)(cw, wi, kc, c, room);
+        cm += c;
+        cv += c;
+        cw += c;
+    }
+    p[2] += F(hsum8)(wr);
+    p[3] += F(hsum8)(ur);
+    if (pi)
+        *in = pi;
+    *o = (size_t)(cm - B->cm);
+    return i;
+}
+/* tab[q] for 8 lanes: two permutes and a blend up to 16 chunks (k >=
+ * 1/16), a gather above */
+static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                          unsigned cur, const float **in, const float *u,
+                          float *w, size_t n)
+{
+    const __m256 t0 = _mm256_loadu_ps(tab), t1 = _mm256_loadu_ps(tab + 8);
+    const __m256i seven = _mm256_set1_epi32(7);
+    const __m128i qc = _mm_set1_epi8((char)cur);
+    const float *pi = *in;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        unsigned kc = F(qmask8)(q + i, qc),
+                 c = (unsigned)__builtin_popcount(kc);
+        __m256 ui = F(expand8)(_mm256_loadu_ps(u + i), kc, c, pi);
+        pi += c;
+        __m256i qi = _mm256_cvtepu8_epi32(
+            _mm_loadl_epi64((const __m128i *)(q + i)));
+        __m256 t = nq <= 16
+                       ? _mm256_blendv_ps(
+                             _mm256_permutevar8x32_ps(t0, qi),
+                             _mm256_permutevar8x32_ps(t1, qi),
+                             _mm256_castsi256_ps(
+                                 _mm256_cmpgt_epi32(qi, seven)))
+                       : _mm256_i32gather_ps(tab, qi, 4);
+        _mm256_storeu_ps(w + i, _mm256_sub_ps(_mm256_loadu_ps(w + i),
+                                              _mm256_mul_ps(t, ui)));
+    }
+    *in = pi;
+    return i;
+}
+#else
+static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        const struct lbs_slamb_qbuf *B, const uint8_t *q,
+                        const float **in, size_t *o, size_t oend, size_t n,
+                        double p[4])
+{
+    (void)k, (void)g, (void)m, (void)v, (void)w, (void)u, (void)B, (void)q;
+    (void)in, (void)o, (void)oend, (void)n, (void)p;
+    return 0;
+}
+static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
+                          unsigned cur, const float **in, const float *u,
+                          float *w, size_t n)
+{
+    (void)tab, (void)nq, (void)q, (void)cur, (void)in, (void)u, (void)w;
+    (void)n;
+    return 0;
+}
+#endif
+
+/* SLAMB's chunk-id layers, chunks [c0, c1), block by block (blocks of
+ * LBS_NORM_BLOCK, as slamb_split_chunks, so the sums are chunked alike).
+ * Pass 1: last step's averaged momenta back into m (B->pm, where q ==
+ * prev), the moments, u and the stale sums, and the synced m, v, w
+ * appended to cm, cv, cw from off[c] on while the block is in L1. */
+static void F(slamb_q1_chunks)(const struct lbs_slamb_coef *k,
+                               const float *g, float *m, float *v,
+                               const float *w, float *u,
+                               const struct lbs_slamb_qbuf *B, size_t n,
+                               size_t c0, size_t c1, double (*part)[4])
+{
+    const uint8_t *q = B->q, cur = (uint8_t)B->cur, prev = (uint8_t)B->prev;
     for (size_t j = c0; j < c1; j++) {
-        size_t hi = lbs_chunk_lo(n, j + 1);
-        float *out = vals + off[j];
-        for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
-            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-            F(slamb_moments)(k, g + b, m + b, v + b, NULL, e - b);
-            out += F(compact_eq)(m + b, q + b, (uint8_t)cur, out, e - b);
+        size_t hi = lbs_chunk_lo(n, j + 1), o = B->off[j];
+        const float *in = B->pm ? B->pm + B->poff[j] : NULL;
+        part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
+        for (size_t b0 = lbs_chunk_lo(n, j); b0 < hi; b0 += LBS_NORM_BLOCK) {
+            size_t e = b0 + LBS_NORM_BLOCK < hi ? b0 + LBS_NORM_BLOCK : hi;
+            size_t b = b0 + F(q1_vec)(k, g + b0, m + b0, v + b0, w + b0,
+                                      u + b0, B, q + b0, &in, &o,
+                                      B->off[j + 1], e - b0, part[j]);
+            if (b == e)
+                continue;
+            size_t len = e - b;
+            if (in)
+                in += F(expand_eq)(m + b, q + b, prev, in, 1.0f, len);
+            F(slamb_moments)(k, g + b, m + b, v + b, NULL, len);
+            F(slamb_qu)(k, m + b, v + b, w + b, q + b, cur, u + b, len,
+                        part[j]);
+            F(compact_eq)(v + b, q + b, cur, B->cv + o, len);
+            F(compact_eq)(w + b, q + b, cur, B->cw + o, len);
+            o += F(compact_eq)(m + b, q + b, cur, B->cm + o, len);
         }
     }
 }
 
-static void F(slamb_split_q_chunks)(const struct lbs_slamb_coef *k,
-                                    float *m, const float *v, const float *w,
-                                    const uint8_t *q, unsigned cur,
-                                    const float *vals, const uint32_t *off,
-                                    float inv, size_t n, size_t c0,
-                                    size_t c1, double (*part)[4])
+/* The fix-up over the synced elements only, in their compact order:
+ * averaged m = cm inv (kept in pm for the next step's pass 1), u_S from
+ * it into cv, and ||w_S||^2, ||u_S||^2 - chunk c's share [off[c],
+ * off[c+1]) in blocks of LBS_NORM_BLOCK, so with every element synced
+ * the blocks, the expressions and the sums are lamb's. */
+static void F(slamb_qfix_chunks)(const struct lbs_slamb_coef *k,
+                                 const struct lbs_slamb_qbuf *B, float inv,
+                                 float *pm, size_t c0, size_t c1,
+                                 double (*part)[4])
 {
+    const float ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd;
+    const float *cm = B->cm, *cw = B->cw;
+    float *cv = B->cv;
+    for (size_t j = c0; j < c1; j++) {
+        size_t hi = B->off[j + 1];
+        for (size_t b = B->off[j]; b < hi; b += LBS_NORM_BLOCK) {
+            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
+            float fw = 0, fu = 0;
+#pragma omp simd reduction(+ : fw, fu)
+            for (size_t i = b; i < e; i++) {
+                float mi = cm[i] * inv;
+                pm[i] = mi;
+                float wi = cw[i];
+                float ui = (mi * ibc1) / (sqrtf(cv[i] * ibc2) + eps) +
+                           wd * wi;
+                cv[i] = ui;
+                fw += wi * wi;
+                fu += ui * ui;
+            }
+            part[j][0] += fw;
+            part[j][1] += fu;
+        }
+    }
+}
+
+/* The update: w -= tab[q] u, with u_S from cv where q == cur (put into
+ * a copy of the block, so u's lines stay clean). */
+static void F(slamb_qupd_chunks)(const float *tab, unsigned nq,
+                                 const struct lbs_slamb_qbuf *B,
+                                 const float *u, float *w, size_t n,
+                                 size_t c0, size_t c1)
+{
+    const uint8_t *q = B->q, cur = (uint8_t)B->cur;
+    float t[LBS_NORM_BLOCK];
     for (size_t j = c0; j < c1; j++) {
         size_t hi = lbs_chunk_lo(n, j + 1);
-        const float *in = vals + off[j];
-        part[j][0] = part[j][1] = part[j][2] = part[j][3] = 0;
-        for (size_t b = lbs_chunk_lo(n, j); b < hi; b += LBS_NORM_BLOCK) {
-            size_t e = b + LBS_NORM_BLOCK < hi ? b + LBS_NORM_BLOCK : hi;
-            in += F(expand_eq)(m + b, q + b, (uint8_t)cur, in, inv, e - b);
-            F(slamb_qnorms)(k, m + b, v + b, w + b, q + b, (uint8_t)cur,
-                            e - b, part[j]);
+        const float *in = B->cv + B->off[j];
+        for (size_t b0 = lbs_chunk_lo(n, j); b0 < hi; b0 += LBS_NORM_BLOCK) {
+            size_t e = b0 + LBS_NORM_BLOCK < hi ? b0 + LBS_NORM_BLOCK : hi;
+            size_t b = b0 + F(qupd_vec)(tab, nq, q + b0, B->cur, &in, u + b0,
+                                        w + b0, e - b0);
+            if (b == e)
+                continue;
+            size_t len = e - b;
+            memcpy(t, u + b, len * sizeof *t);
+            in += F(expand_eq)(t, q + b, cur, in, 1.0f, len);
+            size_t i = F(qt_vec)(tab, nq, q + b, t, w + b, len);
+            for (; i < len; i++)
+                w[b + i] -= tab[q[b + i]] * t[i];
         }
     }
 }
@@ -1267,8 +1538,9 @@ const struct lbs_kern F(lbs_kern) = {
     .sumsq_chunks = F(sumsq_chunks),
     .lamb_chunks = F(lamb_chunks),
     .slamb_split_chunks = F(slamb_split_chunks),
-    .slamb_moments_q_chunks = F(slamb_moments_q_chunks),
-    .slamb_split_q_chunks = F(slamb_split_q_chunks),
+    .slamb_q1_chunks = F(slamb_q1_chunks),
+    .slamb_qfix_chunks = F(slamb_qfix_chunks),
+    .slamb_qupd_chunks = F(slamb_qupd_chunks),
     .compact_eq = F(compact_eq),
     .expand_eq = F(expand_eq),
     .name = STR(KERN_SFX),
@@ -1280,7 +1552,6 @@ const struct lbs_kern F(lbs_kern) = {
     .slamb_moments = F(slamb_moments),
     .slamb_split = F(slamb_split),
     .slamb_update = F(slamb_update),
-    .slamb_update_qu = F(slamb_update_qu),
     .sign_pack = F(sign_pack),
     .qsgd_levels = F(qsgd_levels),
     .sumsq_fixed = F(sumsq_fixed),

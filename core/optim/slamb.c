@@ -91,22 +91,34 @@
  * counters.  lbs_slamb_staleness() materialises the counters on request.
  *
  * The synced values of a chunk-id layer travel in element order: every
- * rank holds the same q, so the elements with q == t mod C are the same
- * everywhere and in the same order.  The moments pass appends their new
- * m to a buffer while the block is in L1, the buffer is allreduced, and
- * the norms pass puts the averages back into m before it reads them; no
- * index list, no gather or scatter at random over m.  Such a layer keeps
- * no u either: the norms pass sums without storing it and the update
- * recomputes it (the same floats), and once q is made the permutation is
- * freed.
+ * rank holds the same q, so the elements with q == cur = t mod C are the
+ * same everywhere and in the same order, and each parallel chunk's share
+ * of them starts at a known offset (qoff).  Such a layer takes two passes
+ * over its n elements and one over its k n synced ones
+ * (slamb_layer_q; kernels slamb_q1/qfix/qupd_chunks):
+ *   pass 1: m, v from g; u from them (every element) and the stale sums
+ *     ||w_~S||^2, ||u_~S||^2; the synced new m, v, w appended to compact
+ *     buffers while the block is in registers or L1;
+ *   the compact m is allreduced;
+ *   fix-up, over the compact values only: averaged m, u_S from it,
+ *     ||w_S||^2, ||u_S||^2;
+ *   update: w -= step(q) u, with u_S put in where q == cur.
+ * The averaged m is not scattered back into m (a write to about 80% of
+ * m's lines at k = 0.1): it stays compact in pm and the next step's
+ * pass 1, which reads every line of m anyway, takes it from there
+ * (lbs_slamb_momentum() puts it into m on request).  So one square root
+ * and one division per element, as lamb's, and u is stored as lamb's; no
+ * index list, no gather or scatter at random over m; once q is made the
+ * permutation is freed.  phi_max comes from the synced sums, phi_min
+ * from the stale ones, the split the counted layers make.
  *
  * Memory traffic per element (the bytes model, slamb_bytes below): a
- * cyclic layer with chunk ids takes 3 passes - moments: read g, m, v, q,
- * write m, v, and k n values = 21 + 4k; norms: read m, v, w, q and the k n
- * averages, write the synced m back = 13 + 4k + 4f, where f = 1 - (1-k)^16
- * is the share of m's 64-byte lines that hold a synced element (a
- * uniformly random mask: at k = 0.1, 0.81) and so go back to memory;
- * update: read m, v, w, q, write w = 17 - in all 51 + 8k + 4f.
+ * cyclic layer with chunk ids - pass 1: read g, m, v, w, q and last
+ * step's k n averages, write m, v, u and 3 k n compact values = 29 + 16k;
+ * fix-up: read the 3 k n compact values, write the k n averages and k n
+ * u_S = 20k; update: read u, w, q and the k n u_S, write w = 13 + 4k -
+ * in all 42 + 40k (the compact buffers are counted as memory traffic
+ * although at k n floats they may stay in cache).
  * With counters (Bernoulli, or over 255 chunks, or during a k warm-up and
  * C steps after it): moments + counters read g,m,v,c, write m,v,c = 28;
  * norms read m,v,w,c, write u = 20; update read u,c,w, write w = 16; sync
@@ -114,11 +126,12 @@
  * warm-up; the model below uses k and the layers' current representation.
  * An always-synced layer moves 20 + 16 + 12 = 48.
  * Norms are summed in fixed chunks (optim_impl.h), so they do not depend
- * on the thread count.  State: m, v (8 bytes per element), q (1) for a
- * chunk-id layer, or c (4) and the cyclic permutation (4) for a counted
- * one; scratch: u of the largest layer, the compacted values (and
- * Bernoulli indices) of the largest partial layer, and per chunk-id layer
- * C x 257 uint32 offsets.
+ * on the thread count.  State: m, v (8 bytes per element), q (1) and
+ * the averages of the largest chunk (4k) for a chunk-id layer, or c (4)
+ * and the cyclic permutation (4) for a counted one; scratch: u of the
+ * largest layer, the compacted values (and Bernoulli indices) of the
+ * largest partial layer, compact v and w of the largest chunk, and per
+ * chunk-id layer C x 257 uint32 offsets.
  */
 #include <limits.h>
 #include <math.h>
@@ -187,6 +200,10 @@ struct slamb_layer {
                                      density wk > k, made when its stage
                                      starts (same permutation as cyc) */
     double wk;
+    float *pm;                    /* with q: the averaged momenta of chunk
+                                     pmq (compact, element order), put
+                                     into m by the next step's pass 1 */
+    int pmq;                      /* -1: m holds them already */
     uint32_t *view;               /* counters made from q on request */
     size_t synced;                /* |S| at the last step */
 };
@@ -196,6 +213,9 @@ struct slamb_state {
     struct slamb_layer *L;
     float *u;                     /* update direction, largest layer */
     float *vals;                  /* compacted m[S], largest partial layer */
+    float *cv, *cw;               /* chunk-id layers: compacted v[S] (then
+                                     u_S) and w[S], cmax each */
+    size_t cmax;
     uint32_t *idx;                /* Bernoulli indices, largest partial */
     float spow[SPOW_TABLE];       /* beta3^c */
     long warm_end;                /* last step of the k warm-up (k_t > k),
@@ -324,19 +344,6 @@ static void slamb_update_split(const struct lbs_slamb_blend *b,
     }
 }
 
-static void slamb_update_q(const struct lbs_slamb_coef *k, const float *tab,
-                           unsigned nq, const uint8_t *q, const float *m,
-                           const float *v, float *w, size_t n)
-{
-    const struct lbs_kern *K = lbs_kern();
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t j = 0; j < LBS_CHUNKS; j++) {
-        size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
-        K->slamb_update_qu(k, tab, nq, q + lo, m + lo, v + lo, w + lo,
-                           hi - lo);
-    }
-}
-
 /* Staleness after step t of an element in chunk j of a cyclic schedule
  * of C chunks (chunk t mod C synced at step t, counters from 0, +1 per
  * step, 0 when synced): steps since the last t' <= t with t' mod C = j,
@@ -363,11 +370,14 @@ static void slamb_fini(struct lbs_optim *o)
             free(s->L[i].c);
             free(s->L[i].q);
             free(s->L[i].qoff);
+            free(s->L[i].pm);
             free(s->L[i].view);
         }
     free(s->L);
     free(s->u);
     free(s->vals);
+    free(s->cv);
+    free(s->cw);
     free(s->idx);
     free(s);
     o->state = NULL;
@@ -390,9 +400,9 @@ static uint8_t *chunk_ids(const struct lbs_mask_cyclic *cyc, size_t n)
 }
 
 /* qoff of a chunk-id layer (struct slamb_layer): where each parallel
- * chunk of the norms and moments passes starts in the compacted values
- * of each schedule chunk, so threads append and read back their own
- * share without a scan. */
+ * chunk of pass 1, the fix-up and the update starts in the compacted
+ * values of each schedule chunk, so threads append and read back their
+ * own share without a scan. */
 static uint32_t *chunk_offsets(const uint8_t *q, size_t n, size_t C)
 {
     const size_t S = LBS_CHUNKS + 1;
@@ -408,19 +418,58 @@ static uint32_t *chunk_offsets(const uint8_t *q, size_t n, size_t C)
     return off;
 }
 
-/* Chunk ids and their offsets for layer i (cyclic, at most 255 chunks);
- * they hold all the step needs of the schedule, so its permutation (4
- * bytes per element) goes. */
-static int make_chunk_ids(struct slamb_layer *sl, size_t n)
+/* The largest chunk of a chunk-id layer: how many values it compacts. */
+static size_t chunk_max(const uint32_t *off, size_t C)
 {
+    size_t mx = 0;
+    for (size_t j = 0; j < C; j++)
+        if (off[j * (LBS_CHUNKS + 1) + LBS_CHUNKS] > mx)
+            mx = off[j * (LBS_CHUNKS + 1) + LBS_CHUNKS];
+    return mx;
+}
+
+/* Room for the compacted v and w of cnt synced elements (shared by the
+ * layers, grown as chunk-id layers appear: at init, or after a warm-up). */
+static int compact_room(struct slamb_state *s, size_t cnt)
+{
+    if (cnt <= s->cmax)
+        return 0;
+    float *cv = lbs_zalloc_f32(cnt), *cw = lbs_zalloc_f32(cnt);
+    if (!cv || !cw) {
+        free(cv);
+        free(cw);
+        return -ENOMEM;
+    }
+    free(s->cv);
+    free(s->cw);
+    s->cv = cv;
+    s->cw = cw;
+    s->cmax = cnt;
+    return 0;
+}
+
+/* Chunk ids, their offsets and the averaged-momenta store for layer i
+ * (cyclic, at most 255 chunks); they hold all the step needs of the
+ * schedule, so its permutation (4 bytes per element) goes. */
+static int make_chunk_ids(struct slamb_state *s, struct slamb_layer *sl,
+                          size_t n)
+{
+    sl->pmq = -1;
     if ((sl->q = chunk_ids(sl->cyc, n)) &&
         (sl->qoff = chunk_offsets(sl->q, n, sl->chunks))) {
-        lbs_mask_cyclic_free(sl->cyc);
-        sl->cyc = NULL;
-        return 0;
+        size_t mx = chunk_max(sl->qoff, sl->chunks);
+        if ((sl->pm = lbs_zalloc_f32(mx ? mx : 1)) && !compact_room(s, mx)) {
+            lbs_mask_cyclic_free(sl->cyc);
+            sl->cyc = NULL;
+            return 0;
+        }
     }
     free(sl->q);
+    free(sl->qoff);
+    free(sl->pm);
     sl->q = NULL;
+    sl->qoff = NULL;
+    sl->pm = NULL;
     return -ENOMEM;
 }
 
@@ -467,7 +516,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         /* during a k warm-up the schedule changes, so staleness is
          * counted (slamb_settle switches to chunk ids afterwards) */
         if (sl->cyc && sl->chunks <= 255 && !s->warm_end) {
-            if (make_chunk_ids(sl, L->n))
+            if (make_chunk_ids(s, sl, L->n))
                 goto nomem;
         } else if (!(sl->c = calloc(L->n, sizeof *sl->c))) {
             goto nomem;
@@ -578,17 +627,16 @@ static int slamb_settle(struct lbs_optim *o, size_t i, struct lbs_err *err)
     if (!sl->c || !sl->chunks || sl->chunks > 255 || s->warm_end == LONG_MAX ||
         o->t <= s->warm_end + (long)sl->chunks)
         return 0;
-    if (make_chunk_ids(sl, o->layers[i].n))
+    if (make_chunk_ids(s, sl, o->layers[i].n))
         return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
     free(sl->c);
     sl->c = NULL;
     return 0;
 }
 
-/* Moments and momentum sync of layer i; *cnt = |S|.  A chunk-id layer
- * appends its synced momenta to vals in the moments pass and allreduces
- * them; the averages go back into m in its norms pass (slamb_norms_q).
- * The others gather and scatter by index (slamb_sync). */
+/* Moments and momentum sync of layer i (not a chunk-id layer: those
+ * take slamb_layer_q); *cnt = |S|.  The masked momenta are gathered and
+ * scattered by index (slamb_sync). */
 static int slamb_moments_sync(struct lbs_optim *o, size_t i,
                               const struct lbs_slamb_coef *k, double kt,
                               size_t *cnt, struct lbs_err *err)
@@ -596,18 +644,6 @@ static int slamb_moments_sync(struct lbs_optim *o, size_t i,
     struct slamb_state *s = o->state;
     struct slamb_layer *sl = &s->L[i];
     const struct lbs_layer *L = &o->layers[i];
-    if (sl->q) {
-        const unsigned cur = (unsigned)((size_t)o->t % sl->chunks);
-        const uint32_t *off = sl->qoff + cur * (LBS_CHUNKS + 1);
-        const struct lbs_kern *K = lbs_kern();
-        float *vals = s->vals, *m = s->m[i], *v = s->v[i];
-        LBS_KERN_CHUNKED(L->n, K->slamb_moments_q_chunks(
-                                   k, L->g, m, v, sl->q, cur, vals, off,
-                                   L->n, c0, c1));
-        *cnt = off[LBS_CHUNKS];
-        return lbs_allreduce(o->comm, vals, *cnt, LBS_FLOAT32, LBS_SUM,
-                             (int)i);
-    }
     slamb_moments(k, L->g, s->m[i], s->v[i], sl->c, L->n);
     *cnt = L->n;
     if (sl->always)
@@ -617,30 +653,82 @@ static int slamb_moments_sync(struct lbs_optim *o, size_t i,
     return rc ? rc : slamb_sync(o, i, idx, *cnt);
 }
 
-/* Norms of a chunk-id layer, split by synced (q == cur), after putting
- * the averaged momenta back from vals (slamb_sync's scaling). */
-static void slamb_norms_q(struct lbs_optim *o, size_t i,
-                          const struct lbs_slamb_coef *k, unsigned cur,
-                          double nrm[4])
+/* The blended step of a partial layer from its split norms nrm =
+ * {||w_S||, ||u_S||, ||w_~S||, ||u_~S||}: phi_max from the synced,
+ * phi_min from the stale coordinates. */
+static struct lbs_slamb_blend slamb_blend(const struct slamb_cfg *c,
+                                          const double nrm[4], double lr,
+                                          int N)
 {
+    double pmax = ratio(nrm[0], nrm[1]), pmin = ratio(nrm[2], nrm[3]);
+    double smax = pmax < c->cmin ? c->cmin : pmax > c->cmax ? c->cmax : pmax;
+    return (struct lbs_slamb_blend){
+        .step_synced = (float)(lr * smax),
+        .lr = (float)lr, .lr_min = (float)(lr / sqrt((double)N)),
+        .phi_max = (float)pmax, .phi_min = (float)pmin,
+        .cmin = (float)c->cmin, .cmax = (float)c->cmax,
+        .beta3 = (float)c->beta3, .clamp = 1,
+    };
+}
+
+/* The chunk-id layer i (cyclic, chunk cur = t mod C synced): pass 1
+ * (last step's averages into m, moments, u, stale sums, synced m, v, w
+ * compacted), the allreduce of the compact m, the fix-up over the k n
+ * synced values (averaged m kept for the next step, u_S, synced sums),
+ * and the update with one step per chunk. */
+static int slamb_layer_q(struct lbs_optim *o, size_t i,
+                         const struct lbs_slamb_coef *k, double lr,
+                         struct lbs_err *err)
+{
+    const struct slamb_cfg *c = o->cfg;
     struct slamb_state *s = o->state;
-    const struct slamb_layer *sl = &s->L[i];
+    struct slamb_layer *sl = &s->L[i];
     const struct lbs_layer *L = &o->layers[i];
-    const uint32_t *off = sl->qoff + cur * (LBS_CHUNKS + 1);
-    const float inv = 1.0f / (float)o->comm->size;
+    const size_t n = L->n, S = LBS_CHUNKS + 1;
+    const unsigned cur = (unsigned)((size_t)o->t % sl->chunks);
     const struct lbs_kern *K = lbs_kern();
-    float *m = s->m[i];
-    const float *vals = s->vals;
+    const struct lbs_slamb_qbuf B = {
+        .q = sl->q, .cur = cur, .off = sl->qoff + cur * S,
+        .prev = sl->pmq < 0 ? 0 : (unsigned)sl->pmq,
+        .poff = sl->pmq < 0 ? NULL : sl->qoff + (size_t)sl->pmq * S,
+        .pm = sl->pmq < 0 ? NULL : sl->pm,
+        .cm = s->vals, .cv = s->cv, .cw = s->cw,
+    };
     double part[LBS_CHUNKS][4];
-    LBS_KERN_CHUNKED(L->n, K->slamb_split_q_chunks(
-                               k, m, s->v[i], L->w, sl->q, cur, vals, off,
-                               inv, L->n, c0, c1, part));
+    LBS_KERN_CHUNKED(n, K->slamb_q1_chunks(k, L->g, s->m[i], s->v[i], L->w,
+                                           s->u, &B, n, c0, c1, part));
+    sl->pmq = -1;   /* m holds them now */
+    const size_t cnt = B.off[LBS_CHUNKS];
+    sl->synced = cnt;
+    int rc = lbs_allreduce(o->comm, s->vals, cnt, LBS_FLOAT32, LBS_SUM,
+                           (int)i);
+    if (rc)
+        return rc;
+    /* slamb_sync's scaling: x 1/N (x 1, exact, on one rank) */
+    const float inv = 1.0f / (float)o->comm->size;
+    LBS_KERN_CHUNKED(n, K->slamb_qfix_chunks(k, &B, inv, sl->pm, c0, c1,
+                                             part));
+    sl->pmq = (int)cur;
+    double nrm[4];
     for (int j = 0; j < 4; j++) {
         double sum = 0;
-        for (size_t c = 0; c < LBS_CHUNKS; c++)
-            sum += part[c][j];
+        for (size_t ch = 0; ch < LBS_CHUNKS; ch++)
+            sum += part[ch][j];
         nrm[j] = sqrt(sum);
     }
+    if ((rc = lbs_check_finite(o, i, nrm[1] + nrm[3], err)))
+        return rc;
+    const struct lbs_slamb_blend b = slamb_blend(c, nrm, lr, o->comm->size);
+    /* every element of a chunk has the same staleness, so the same step:
+     * one table entry per chunk */
+    float tab[256] = {0};
+    for (size_t j = 0; j < sl->chunks; j++)
+        tab[j] = j == cur ? b.step_synced
+                          : stale_step(&b, s->spow, chunk_staleness(
+                                           o->t, sl->chunks, j));
+    LBS_KERN_CHUNKED(n, K->slamb_qupd_chunks(tab, (unsigned)sl->chunks, &B,
+                                             s->u, L->w, n, c0, c1));
+    return 0;
 }
 
 static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
@@ -667,12 +755,17 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
             return rc;
         const int plain = c->exclude_1d && is1d;
         k.wd = plain ? 0.0f : (float)c->wd;
+        if (sl->q) {
+            if ((rc = slamb_layer_q(o, i, &k, lr, err)))
+                return rc;
+            continue;
+        }
         size_t cnt;
         if ((rc = slamb_moments_sync(o, i, &k, kt, &cnt, err)))
             return rc;
         sl->synced = cnt;
 
-        if (cnt == L->n && !sl->q) {
+        if (cnt == L->n) {
             /* every coordinate synced: s = 1 everywhere, plain LAMB */
             double wn, un;
             slamb_norms_full(&k, s->m[i], s->v[i], L->w, s->u, L->n, &wn,
@@ -688,38 +781,12 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
             continue;
         }
         double nrm[4];
-        const unsigned cur = sl->q ? (unsigned)((size_t)o->t % sl->chunks)
-                                   : 0;
-        if (sl->q)
-            slamb_norms_q(o, i, &k, cur, nrm);
-        else
-            slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, s->u,
-                              L->n, nrm);
+        slamb_norms_split(&k, s->m[i], s->v[i], L->w, sl->c, s->u, L->n,
+                          nrm);
         if ((rc = lbs_check_finite(o, i, nrm[1] + nrm[3], err)))
             return rc;
-        double pmax = ratio(nrm[0], nrm[1]), pmin = ratio(nrm[2], nrm[3]);
-        double smax = pmax < c->cmin ? c->cmin : pmax > c->cmax ? c->cmax
-                                                                 : pmax;
-        struct lbs_slamb_blend b = {
-            .step_synced = (float)(lr * smax),
-            .lr = (float)lr, .lr_min = (float)(lr / sqrt((double)N)),
-            .phi_max = (float)pmax, .phi_min = (float)pmin,
-            .cmin = (float)c->cmin, .cmax = (float)c->cmax,
-            .beta3 = (float)c->beta3, .clamp = 1,
-        };
-        if (sl->q) {
-            /* every element of a chunk has the same staleness, so the
-             * same step: one table entry per chunk */
-            float tab[256] = {0};
-            for (size_t j = 0; j < sl->chunks; j++)
-                tab[j] = j == cur ? b.step_synced
-                                  : stale_step(&b, s->spow, chunk_staleness(
-                                                   o->t, sl->chunks, j));
-            slamb_update_q(&k, tab, (unsigned)sl->chunks, sl->q, s->m[i],
-                           s->v[i], L->w, L->n);
-        } else {
-            slamb_update_split(&b, s->spow, s->u, sl->c, L->w, L->n);
-        }
+        const struct lbs_slamb_blend b = slamb_blend(c, nrm, lr, N);
+        slamb_update_split(&b, s->spow, s->u, sl->c, L->w, L->n);
     }
     const long H = (long)c->H;
     if ((int)c->avg == AVG_AUTHORS ? o->t % H == 1 : (o->t - 1) % H == 0)
@@ -730,13 +797,6 @@ static int slamb_step(struct lbs_optim *o, struct lbs_err *err)
     return 0;
 }
 
-/* The share of 64-byte lines (16 floats) of a layer that hold at least
- * one element of a uniformly random mask of density k. */
-static double lines_hit(double k)
-{
-    return 1.0 - pow(1.0 - k, 16.0);
-}
-
 static double slamb_bytes(const struct lbs_optim *o)
 {
     const struct slamb_cfg *c = o->cfg;
@@ -745,7 +805,7 @@ static double slamb_bytes(const struct lbs_optim *o)
     for (size_t i = 0; i < o->nlayers; i++) {
         double ni = (double)o->layers[i].n;
         bytes += ni * (s->L[i].always ? 48.0
-                       : s->L[i].q ? 51.0 + 8.0 * c->k + 4.0 * lines_hit(c->k)
+                       : s->L[i].q ? 42.0 + 40.0 * c->k
                                    : 64.0 + 24.0 * c->k);
         n += ni;
     }
@@ -784,7 +844,7 @@ static void slamb_gpu_hp(const void *cfg, struct lbs_optim_device_hp *hp)
 /* What the GPU kernels move (core/cuda/optim.cu).  They keep uint32
  * staleness counters for every partial layer, cyclic masks included (no
  * per-element chunk ids), so a partial layer costs 64 + 24k whatever the
- * mask, where this file's cyclic layers with chunk ids cost 50 + 20k
+ * mask, where this file's cyclic layers with chunk ids cost less
  * (slamb_bytes); always-synced layers move 48 on both.  The GPU's
  * partial rule is this file's: 2-D and at least `small` elements. */
 static double slamb_gpu_bytes(const void *cfg, const struct lbs_layer *l,
@@ -838,7 +898,16 @@ static const struct slamb_state *state_of(const struct lbs_optim *o,
 const float *lbs_slamb_momentum(const struct lbs_optim *o, size_t layer)
 {
     const struct slamb_state *s = state_of(o, layer);
-    return s ? s->m[layer] : NULL;
+    if (!s)
+        return NULL;
+    /* a chunk-id layer's last averages wait in pm for the next pass 1 */
+    struct slamb_layer *sl = &s->L[layer];
+    if (sl->q && sl->pmq >= 0) {
+        lbs_kern()->expand_eq(s->m[layer], sl->q, (uint8_t)sl->pmq, sl->pm,
+                              1.0f, o->layers[layer].n);
+        sl->pmq = -1;
+    }
+    return s->m[layer];
 }
 
 const uint32_t *lbs_slamb_staleness(const struct lbs_optim *o, size_t layer)
