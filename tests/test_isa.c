@@ -689,8 +689,9 @@ static const struct lbs_kern *all_levels(const struct lbs_kern **K, int *nk)
     return K[0];
 }
 
-/* Fill, error feedback, keep/pack, the server's sum and the decode at
- * every level against onebit_lamb.c's former scalar loops. */
+/* The worker's error feedback (fill fused with x + e), keep/pack in
+ * place, the server's sum fused with its error feedback, and the decode
+ * at every level against onebit_lamb.c's former scalar loops. */
 Test(isa, onebit_compressor_kernels)
 {
     const struct lbs_kern *K[LBS_ISA_COUNT];
@@ -700,13 +701,12 @@ Test(isa, onebit_compressor_kernels)
     const struct lbs_onebit_coef k = {
         .k = {.b1 = 0.9f, .c1 = 0.1f}, .sc = 1.7f};
     float *g = arr(N, 2, 0), *m = arr(N, 0.1f, 0), *e0 = arr(N, 0.05f, 0);
-    float *xf = arr(N, 1, 0), *xe = arr(N, 1, 0), *ee = arr(N, 1, 0);
+    float *xe = arr(N, 1, 0), *ee = arr(N, 1, 0);
     uint8_t *bits = malloc(n8 / 8);
-    for (size_t j = 0; j < N; j++)
-        xf[OFF + j] = (k.k.b1 * m[OFF + j] + k.k.c1 * g[OFF + j]) * k.sc;
     double sref = 0;
     for (size_t j = 0; j < N; j++) {
-        xe[OFF + j] = xf[OFF + j] + e0[OFF + j];
+        float x = (k.k.b1 * m[OFF + j] + k.k.c1 * g[OFF + j]) * k.sc;
+        xe[OFF + j] = x + e0[OFF + j];
         sref += (double)xe[OFF + j] * xe[OFF + j];
     }
     xe[OFF + 8] = -0.0f;
@@ -721,50 +721,55 @@ Test(isa, onebit_compressor_kernels)
         }
         bits[b] = (uint8_t)v;
     }
-    /* the server: P = 3 workers' bits of a chunk of cb bytes */
+    /* the server: P = 3 workers' bits of a chunk of cb bytes, added to
+     * its error es0; wsc[1] = 0 sums a -0 */
     const size_t P = 3, cb = n8 / 8 / P, ch = 8 * cb;
     const float wsc[3] = {0.5f, 0.0f, 2.25f}, invP = 1.0f / 3;
-    float *yref = malloc(ch * 4), *dref = malloc(n8 * 4);
+    float *es0 = arr(ch, 0.3f, 0), *yref = malloc(ch * 4),
+          *dref = malloc(n8 * 4);
+    double yss[2] = {0, 0};
     for (size_t j = 0; j < ch; j++) {
         float acc = 0;
         for (size_t q = 0; q < P; q++)
             acc += (bits[q * cb + j / 8] >> (j % 8) & 1u) ? wsc[q] * invP
                                                           : -(wsc[q] * invP);
-        yref[j] = acc;
+        yref[j] = acc + es0[j];
+        yss[j >= 333] += (double)yref[j] * yref[j];
     }
     for (size_t j = 0; j < n8; j++)
         dref[j] = (bits[j / 8] >> (j % 8) & 1u) ? 0.75f : -0.75f;
     for (int l = 0; l < nk; l++) {
         const char *nm = K[l]->name;
-        float *x = arr(N, 1, 0), *ex = dup(e0, N);
-        K[l]->onebit_fill(&k, g + OFF, m + OFF, x + OFF, 3001);
-        K[l]->onebit_fill(&k, g + OFF + 3001, m + OFF + 3001,
-                          x + OFF + 3001, N - 3001);
-        same_f(x + OFF, xf + OFF, N, "onebit fill", nm);
-        double s = K[l]->onebit_feed(x + OFF, ex + OFF, N);
-        x[OFF + 8] = -0.0f;
-        x[OFF + 9] = 0.0f;
-        same_f(x + OFF, xe + OFF, N, "onebit x + e", nm);
-        close_d(s, sref, BOUND_NORM, "onebit ||x||^2", nm);
+        float *ex = dup(e0, N);
+        double s = K[l]->onebit_fill_feed(&k, g + OFF, m + OFF, ex + OFF,
+                                          3001) +
+                   K[l]->onebit_fill_feed(&k, g + OFF + 3001, m + OFF + 3001,
+                                          ex + OFF + 3001, N - 3001);
+        ex[OFF + 8] = -0.0f;
+        ex[OFF + 9] = 0.0f;
+        same_f(ex + OFF, xe + OFF, N, "onebit x + e", nm);
+        close_d(s, sref, BOUND_NORM, "onebit ||x + e||^2", nm);
         uint8_t *bb = malloc(n8 / 8);
-        K[l]->onebit_keep_pack(x + OFF, ex + OFF, a, bb, 800);
-        K[l]->onebit_keep_pack(x + OFF + 800, ex + OFF + 800, a, bb + 100,
-                               n8 - 800);
+        K[l]->onebit_keep_pack(ex + OFF, a, bb, 800);
+        K[l]->onebit_keep_pack(ex + OFF + 800, a, bb + 100, n8 - 800);
         cr_assert(!memcmp(bb, bits, n8 / 8), "%s onebit packed bits", nm);
         same_f(ex + OFF, ee + OFF, n8, "onebit error", nm);
-        float *y = malloc(ch * 4), *d = malloc((n8 + 1) * 4);
-        K[l]->onebit_server(bits, cb, P, wsc, invP, y, 0, 333);
-        K[l]->onebit_server(bits, cb, P, wsc, invP, y, 333, ch);
-        same_f(y, yref, ch, "onebit server sum", nm);
+        float *y = dup(es0, ch), *d = malloc((n8 + 1) * 4);
+        /* an odd split: single bits, words and single bits again */
+        double y0 = K[l]->onebit_server(bits, cb, P, wsc, invP, y, 0, 333);
+        double y1 = K[l]->onebit_server(bits, cb, P, wsc, invP, y, 333, ch);
+        same_f(y, yref, ch, "onebit server sum + e", nm);
+        close_d(y0, yss[0], BOUND_NORM, "onebit server ||.||^2", nm);
+        close_d(y1, yss[1], BOUND_NORM, "onebit server ||.||^2", nm);
         /* odd start and end, as a thread's range across a rank chunk */
         K[l]->onebit_unpack(bits, 0, 0.75f, d + 1, 13);
         K[l]->onebit_unpack(bits, 13, 0.75f, d + 1 + 13, n8 - 13 - 5);
         K[l]->onebit_unpack(bits, n8 - 5, 0.75f, d + 1 + n8 - 5, 5);
         same_f(d + 1, dref, n8, "onebit decode", nm);
-        free(x); free(ex); free(bb); free(y); free(d);
+        free(ex); free(bb); free(y); free(d);
     }
-    free(g); free(m); free(e0); free(xf); free(xe); free(ee); free(bits);
-    free(yref); free(dref);
+    free(g); free(m); free(e0); free(xe); free(ee); free(bits);
+    free(es0); free(yref); free(dref);
 }
 
 /* The update pass: from the buffer, one rank's form from g (the fill in

@@ -91,6 +91,11 @@
 #include "lamb_kernel.h"
 #include "optim_impl.h"
 #include "slamb.h"
+#include <stdio.h>
+#include <time.h>
+static double PT[16]; static double pnow(void){struct timespec ts; clock_gettime(CLOCK_MONOTONIC,&ts); return ts.tv_sec+1e-9*ts.tv_nsec;}
+#define TICK(i) do { double t_=pnow(); PT[i]+=t_-pt0; pt0=t_; } while(0)
+static double pt0;
 
 struct onebit_cfg {
     struct lbs_adam_cfg a;
@@ -127,9 +132,9 @@ struct onebit_state {
     int scaled;                   /* sc computed */
     int ready;                    /* alloc_compression done */
     size_t ntot, npad, chunk;     /* elements: all layers, padded, per rank */
-    size_t *off;                  /* layer offsets into buf */
-    float *buf;                   /* fused momentum, npad */
-    float *werr, *serr, *srv;     /* worker error (npad), server (chunk) */
+    size_t *off;                  /* layer offsets into werr */
+    float *werr, *serr;           /* worker error (npad), server (chunk) */
+    double *part;                 /* worker_feed's sums, nlayers x chunks */
     float *wsc, *ssc;             /* P worker / server scales */
     uint8_t *sbits, *rbits, *cbits;   /* npad/8, npad/8, chunk/8 */
 };
@@ -176,67 +181,106 @@ static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
 
 /* ------------------------------------------------ compressed allreduce */
 
-/* The worker and server halves run the same three kernels over one
- * buffer: x += e with ||x||^2 in fixed chunks (deterministic across
- * thread counts), then e = x - a sign(x) and the packed signs in one
- * pass.  Chunks of the keep/pack pass start on whole bytes. */
-static double feed_error(float *x, float *e, size_t n)
+/* The worker's error feedback, in place in e (s->werr, laid out as the
+ * fused buffer): e = x + e with x = (b1 m + c1 g) sc_l formed in
+ * registers, layer by layer in fixed chunks in one parallel region
+ * (lbs_sumsq_layers says why one), and ||x + e||^2 over the padding too,
+ * where x = 0.  Returns that sum. */
+static double worker_feed(struct lbs_optim *o,
+                          const struct lbs_onebit_coef *k0)
 {
+    struct onebit_state *s = o->state;
     const struct lbs_kern *K = lbs_kern();
-    double part[LBS_CHUNKS];
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t lo = lbs_chunk_lo(n, c);
-        part[c] = K->onebit_feed(x + lo, e + lo, lbs_chunk_lo(n, c + 1) - lo);
+#pragma omp parallel if (s->ntot >= LBS_PAR_MIN)
+    {
+        size_t T = (size_t)omp_get_num_threads(),
+               t = (size_t)omp_get_thread_num(), c0, c1;
+        for (size_t i = 0; i < o->nlayers; i++) {
+            const size_t n = o->layers[i].n;
+            if (!lbs_layer_share(n, i, t, T, &c0, &c1))
+                continue;
+            struct lbs_onebit_coef k = *k0;
+            k.sc = (float)s->sc[i];
+            const float *g = o->layers[i].g, *m = s->m[i];
+            float *e = s->werr + s->off[i];
+            for (size_t c = c0; c < c1; c++) {
+                size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+                s->part[i * LBS_CHUNKS + c] =
+                    K->onebit_fill_feed(&k, g + lo, m + lo, e + lo, hi - lo);
+            }
+        }
     }
-    return lbs_sum_chunks(part);
+    double sum = 0;
+    for (size_t i = 0; i < o->nlayers; i++)
+        sum += lbs_sum_chunks(s->part + i * LBS_CHUNKS);
+    return sum + lbs_sumsq(s->werr + s->ntot, s->npad - s->ntot);
 }
 
-/* e = x - scale sign(x) and bits (bit 1: x >= 0); n a multiple of 8. */
-static void keep_and_pack(const float *x, float *e, size_t n, float scale,
-                          uint8_t *bits)
+/* e = e - scale sign(e) in place, and bits (bit 1: e >= 0); n a multiple
+ * of 8.  Chunks start on whole bytes. */
+static void keep_and_pack(float *e, size_t n, float scale, uint8_t *bits)
 {
     const struct lbs_kern *K = lbs_kern();
     const size_t nb = n / 8;
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
     for (size_t c = 0; c < LBS_CHUNKS; c++) {
         size_t lo = lbs_chunk_lo(nb, c), hi = lbs_chunk_lo(nb, c + 1);
-        K->onebit_keep_pack(x + 8 * lo, e + 8 * lo, scale, bits + lo,
-                            8 * (hi - lo));
+        K->onebit_keep_pack(e + 8 * lo, scale, bits + lo, 8 * (hi - lo));
     }
 }
 
-/* DeepSpeed's compressed_allreduce over s->buf (see the header). */
-static int compressed_allreduce(struct lbs_optim *o)
+/* The server's error feedback over my chunk, in place in s->serr: the
+ * average of every worker's signs decoded and added, ||.||^2 in fixed
+ * chunks. */
+static double server_feed(struct lbs_optim *o)
+{
+    struct onebit_state *s = o->state;
+    const struct lbs_kern *K = lbs_kern();
+    const size_t P = (size_t)o->comm->size, chunk = s->chunk;
+    const float invP = 1.0f / (float)P;
+    double part[LBS_CHUNKS];
+#pragma omp parallel for schedule(static) if (chunk >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        part[c] = K->onebit_server(s->rbits, chunk / 8, P, s->wsc, invP,
+                                   s->serr, lbs_chunk_lo(chunk, c),
+                                   lbs_chunk_lo(chunk, c + 1));
+    return lbs_sum_chunks(part);
+}
+
+/* DeepSpeed's compressed_allreduce (see the header); k: the fill's
+ * coefficients. */
+static int compressed_allreduce(struct lbs_optim *o,
+                                const struct lbs_onebit_coef *k)
 {
     struct onebit_state *s = o->state;
     struct lbs_comm *comm = o->comm;
-    const struct lbs_kern *K = lbs_kern();
-    const size_t P = (size_t)comm->size, chunk = s->chunk, cb = chunk / 8;
+    const size_t chunk = s->chunk, cb = chunk / 8;
     int rc;
 
     /* worker */
-    double sum = feed_error(s->buf, s->werr, s->npad);
+    pt0=pnow();
+    double sum = worker_feed(o, k);
     float a = (float)sqrt(sum / (double)s->npad);
-    keep_and_pack(s->buf, s->werr, s->npad, a, s->sbits);
+    TICK(1);
+    keep_and_pack(s->werr, s->npad, a, s->sbits);
+    TICK(2);
     if ((rc = lbs_alltoall(comm, s->sbits, s->rbits, cb, LBS_UINT8,
                                LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &a, s->wsc, 1, LBS_FLOAT32, -1)))
         return rc;
+    TICK(3);
 
     /* server: my chunk of every worker's signs */
-    const float invP = 1.0f / (float)P;
-#pragma omp parallel for schedule(static) if (chunk >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++)
-        K->onebit_server(s->rbits, cb, P, s->wsc, invP, s->srv,
-                         lbs_chunk_lo(chunk, c), lbs_chunk_lo(chunk, c + 1));
-    sum = feed_error(s->srv, s->serr, chunk);
+    sum = server_feed(o);
     float b = (float)sqrt(sum / (double)chunk);
-    keep_and_pack(s->srv, s->serr, chunk, b, s->cbits);
+    TICK(5);
+    keep_and_pack(s->serr, chunk, b, s->cbits);
+    TICK(6);
     if ((rc = lbs_allgather(comm, s->cbits, s->sbits, cb, LBS_UINT8,
                                 LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &b, s->ssc, 1, LBS_FLOAT32, -1)))
         return rc;
+    TICK(7);
 
     /* everyone decodes the same averaged momentum: s->sbits, s->ssc,
      * read by the update pass itself */
@@ -249,12 +293,11 @@ static int alloc_compression(struct lbs_optim *o, struct lbs_err *err)
     const size_t P = (size_t)o->comm->size;
     s->npad = (s->ntot + 8 * P - 1) / (8 * P) * (8 * P);
     s->chunk = s->npad / P;
-    /* one rank: pass 1 forms the momentum itself, no buffer */
+    /* one rank: the update pass forms the momentum itself, no errors */
     if (P > 1 &&
-        (!(s->buf = lbs_zalloc_f32(s->npad)) ||
-         !(s->werr = lbs_zalloc_f32(s->npad)) ||
+        (!(s->werr = lbs_zalloc_f32(s->npad)) ||
          !(s->serr = lbs_zalloc_f32(s->chunk)) ||
-         !(s->srv = lbs_zalloc_f32(s->chunk)) ||
+         !(s->part = malloc(o->nlayers * LBS_CHUNKS * sizeof *s->part)) ||
          !(s->wsc = lbs_zalloc_f32(P)) || !(s->ssc = lbs_zalloc_f32(P)) ||
          !(s->sbits = calloc(s->npad / 8, 1)) ||
          !(s->rbits = calloc(s->npad / 8, 1)) ||
@@ -312,26 +355,6 @@ static void compressed_pass1(const struct lbs_onebit_coef *k, const float *g,
     }
 }
 
-/* x = (b1 m + c1 g) sc into the fused buffer, every layer, zero padding. */
-static void fill(struct lbs_optim *o, const struct lbs_onebit_coef *k0)
-{
-    struct onebit_state *s = o->state;
-    const struct lbs_kern *K = lbs_kern();
-    for (size_t i = 0; i < o->nlayers; i++) {
-        struct lbs_onebit_coef k = *k0;
-        k.sc = (float)s->sc[i];
-        const float *g = o->layers[i].g, *m = s->m[i];
-        float *x = s->buf + s->off[i];
-        const size_t n = o->layers[i].n;
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-        for (size_t c = 0; c < LBS_CHUNKS; c++) {
-            size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
-            K->onebit_fill(&k, g + lo, m + lo, x + lo, hi - lo);
-        }
-    }
-    memset(s->buf + s->ntot, 0, (s->npad - s->ntot) * sizeof(float));
-}
-
 /* DeepSpeed's scaling factor f of layer i from the pass-1 sums, clamped
  * and rate-limited; returns the step's coefficient coeff_freeze f. */
 static double scaling_coeff(struct lbs_optim *o, size_t i, float wd,
@@ -372,10 +395,9 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
     k.bits = s->sbits;
     k.ssc = s->ssc;
     k.chunk = s->chunk;
-    if (many) {   /* one rank: no buffer, pass 1 forms x itself */
-        fill(o, &k);
+    if (many) {   /* one rank: no exchange, pass 1 forms x itself */
         o->comm->err = err;
-        if ((rc = compressed_allreduce(o)))
+        if ((rc = compressed_allreduce(o, &k)))
             return rc;
     }
     const double lr = c->a.lr * o->lr_scale;
@@ -386,13 +408,18 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
         k.sc = (float)s->sc[i];
         k.off = s->off[i];
         struct fresh_sums r;
+        pt0=pnow();
         compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
                          s->vf[i], L->w, s->u, L->n, &r);
+        TICK(8);
         if ((rc = lbs_check_finite(o, i, r.uu, err)))
             return rc;
         double coeff = plain ? 1.0 : scaling_coeff(o, i, k.k.wd, &r);
         lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * coeff));
+        TICK(9);
     }
+    PT[10]+=1;
+    if (getenv("LBS_ONEBIT_PROF") && o->comm->rank==0) { fprintf(stderr,"prof n=%g:",PT[10]); const char*nm[]={"fill","feed","keep","a2a","srv","sfeed","skeep","agath","upd","apply"}; double tot=0; for(int q=0;q<10;q++){fprintf(stderr," %s %.1f",nm[q],PT[q]/PT[10]*1e3); tot+=PT[q];} fprintf(stderr," tot %.1f ms\n",tot/PT[10]*1e3);}
     return 0;
 }
 
@@ -418,10 +445,9 @@ static void onebit_fini(struct lbs_optim *o)
     free(s->last);
     free(s->sc);
     free(s->off);
-    free(s->buf);
     free(s->werr);
     free(s->serr);
-    free(s->srv);
+    free(s->part);
     free(s->wsc);
     free(s->ssc);
     free(s->sbits);
