@@ -68,16 +68,37 @@
  * its bytes grow with the whole model), the scale allgathers layer -1.
  *
  * Memory traffic per element: warm-up 40 (lamb.c's two passes, u kept in
- * a scratch of the largest layer); compressed 72 with P > 1 (fill 12,
- * worker error feedback: x += e 12, then e and the packed signs in one
- * pass 8; update pass: decode the server's signs block by block in L1
- * (1/8, not counted), read m, v, v_fresh, w, write m, v_fresh, u = 28;
- * apply 12; the server's passes over n/P elements not counted), 44 on
- * one rank: there is no buffer, the update pass forms
+ * a scratch of the largest layer).  Compressed, P > 1, four passes, no
+ * fused momentum buffer:
+ *   worker  (onebit_fill_feed) read g, m, e_w, write e_w: 16.  e_w holds
+ *           the last step's x, its "- a sign(x)" deferred to this pass:
+ *           x = (b1 m + c1 g) sc_l + (e_w - a' sign(e_w)) is formed in
+ *           registers and stored over e_w, ||x||^2 and the packed signs
+ *           (from L1, 1/8, not counted) in the same pass
+ *   server  (onebit_server) over my n_pad/P: every worker's signs decoded
+ *           and summed in L1, plus e_s - b' sign(e_s), stored over e_s,
+ *           ||y||^2 and the packed signs: 8 per server element, 8/P per
+ *           element of n
+ *   update  (onebit_fresh_chunks) the server's signs decoded a block at a
+ *           time in L1, 1/sc_l folded into their scale; read m, v,
+ *           v_fresh, w, write m, v_fresh, u: 28
+ *   apply   read u, w, write w: 12
+ *   = 56 + 8/P (60 on two ranks; formerly 72 + 24/P: a fill into the
+ *   buffer 12, x += e 12, keep/pack 8, and the server's sum, x += e and
+ *   keep/pack 24 over n/P).  LAMB on P ranks moves 40 plus the dense
+ *   allreduce of g, which through MPI's shared memory reads and writes g
+ *   more than once (on two ranks at 100M elements it took about as long
+ *   as LAMB's own 40 bytes).  Plus the driver's finite check (4) in both.
+ * The deferral is exact: the subtraction is the same float operation a
+ * pass later, and lbs_onebit_lamb_errors does the pending one before it
+ * shows the errors (after which the pass subtracts +-0, an identity).
+ * The decoders read 32 signs as one word (a blend per 16, not a gather
+ * per bit).  On one rank there is no buffer: the update pass forms
  * x = (b1 m + c1 g) sc in registers (read g, m, v, v_fresh, w, write m,
- * v_fresh, u = 32) and the apply is 12.  Every pass is a dispatched kernel
- * (core/kern/kern.h: onebit_*), elementwise the same arithmetic at every
- * level.
+ * v_fresh, u = 32) and the apply is 12: 44.  Every pass is a dispatched
+ * kernel (core/kern/kern.h: onebit_*), elementwise the same arithmetic
+ * at every level and as the former separate passes; only the worker's
+ * ||x||^2 is grouped by layer chunks now, not by chunks of the buffer.
  * All norms are summed in fixed chunks (optim_impl.h): every rank computes
  * the same factors from the same data, so the replicas stay identical.
  */
@@ -91,11 +112,6 @@
 #include "lamb_kernel.h"
 #include "optim_impl.h"
 #include "slamb.h"
-#include <stdio.h>
-#include <time.h>
-static double PT[16]; static double pnow(void){struct timespec ts; clock_gettime(CLOCK_MONOTONIC,&ts); return ts.tv_sec+1e-9*ts.tv_nsec;}
-#define TICK(i) do { double t_=pnow(); PT[i]+=t_-pt0; pt0=t_; } while(0)
-static double pt0;
 
 struct onebit_cfg {
     struct lbs_adam_cfg a;
@@ -134,7 +150,9 @@ struct onebit_state {
     size_t ntot, npad, chunk;     /* elements: all layers, padded, per rank */
     size_t *off;                  /* layer offsets into werr */
     float *werr, *serr;           /* worker error (npad), server (chunk) */
+    float wpend, spend;           /* their scales, subtraction deferred */
     double *part;                 /* worker_feed's sums, nlayers x chunks */
+    float *zpad;                  /* zeros, npad - ntot */
     float *wsc, *ssc;             /* P worker / server scales */
     uint8_t *sbits, *rbits, *cbits;   /* npad/8, npad/8, chunk/8 */
 };
@@ -181,11 +199,20 @@ static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
 
 /* ------------------------------------------------ compressed allreduce */
 
-/* The worker's error feedback, in place in e (s->werr, laid out as the
- * fused buffer): e = x + e with x = (b1 m + c1 g) sc_l formed in
- * registers, layer by layer in fixed chunks in one parallel region
- * (lbs_sumsq_layers says why one), and ||x + e||^2 over the padding too,
- * where x = 0.  Returns that sum. */
+/* Each kernel call packs the bytes wholly inside its range; a byte that
+ * straddles two ranges is packed here, once they are all done: byte p/8
+ * for a range boundary p off a byte boundary. */
+static void pack_at(const float *x, uint8_t *bits, size_t p)
+{
+    if (p & 7)
+        lbs_kern()->onebit_pack(x, bits, p / 8, p / 8 + 1);
+}
+
+/* The worker's error feedback, in place in s->werr (laid out as the fused
+ * buffer): e = x + (e - wpend sign(e)) with x = (b1 m + c1 g) sc_l formed
+ * in registers, layer by layer in fixed chunks in one parallel region
+ * (lbs_sumsq_layers says why one), then the padding, where x = +0; the
+ * signs into s->sbits.  Returns ||e||^2. */
 static double worker_feed(struct lbs_optim *o,
                           const struct lbs_onebit_coef *k0)
 {
@@ -196,42 +223,36 @@ static double worker_feed(struct lbs_optim *o,
         size_t T = (size_t)omp_get_num_threads(),
                t = (size_t)omp_get_thread_num(), c0, c1;
         for (size_t i = 0; i < o->nlayers; i++) {
-            const size_t n = o->layers[i].n;
+            const size_t n = o->layers[i].n, off = s->off[i];
             if (!lbs_layer_share(n, i, t, T, &c0, &c1))
                 continue;
             struct lbs_onebit_coef k = *k0;
             k.sc = (float)s->sc[i];
             const float *g = o->layers[i].g, *m = s->m[i];
-            float *e = s->werr + s->off[i];
             for (size_t c = c0; c < c1; c++) {
                 size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
-                s->part[i * LBS_CHUNKS + c] =
-                    K->onebit_fill_feed(&k, g + lo, m + lo, e + lo, hi - lo);
+                s->part[i * LBS_CHUNKS + c] = K->onebit_fill_feed(
+                    &k, g + lo, m + lo, s->werr + off + lo, s->wpend,
+                    s->sbits, off + lo, hi - lo);
             }
         }
     }
     double sum = 0;
-    for (size_t i = 0; i < o->nlayers; i++)
+    for (size_t i = 0; i < o->nlayers; i++) {
         sum += lbs_sum_chunks(s->part + i * LBS_CHUNKS);
-    return sum + lbs_sumsq(s->werr + s->ntot, s->npad - s->ntot);
-}
-
-/* e = e - scale sign(e) in place, and bits (bit 1: e >= 0); n a multiple
- * of 8.  Chunks start on whole bytes. */
-static void keep_and_pack(float *e, size_t n, float scale, uint8_t *bits)
-{
-    const struct lbs_kern *K = lbs_kern();
-    const size_t nb = n / 8;
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t lo = lbs_chunk_lo(nb, c), hi = lbs_chunk_lo(nb, c + 1);
-        K->onebit_keep_pack(e + 8 * lo, scale, bits + lo, 8 * (hi - lo));
+        for (size_t c = 0; c <= LBS_CHUNKS; c++)
+            pack_at(s->werr, s->sbits,
+                    s->off[i] + lbs_chunk_lo(o->layers[i].n, c));
     }
+    /* the padding: g = m = 0 make x = +0, as a zero fill did */
+    return sum + K->onebit_fill_feed(k0, s->zpad, s->zpad,
+                                     s->werr + s->ntot, s->wpend, s->sbits,
+                                     s->ntot, s->npad - s->ntot);
 }
 
 /* The server's error feedback over my chunk, in place in s->serr: the
- * average of every worker's signs decoded and added, ||.||^2 in fixed
- * chunks. */
+ * average of every worker's signs decoded, plus e - spend sign(e); the
+ * signs into s->cbits; ||.||^2 in fixed chunks. */
 static double server_feed(struct lbs_optim *o)
 {
     struct onebit_state *s = o->state;
@@ -242,9 +263,22 @@ static double server_feed(struct lbs_optim *o)
 #pragma omp parallel for schedule(static) if (chunk >= LBS_PAR_MIN)
     for (size_t c = 0; c < LBS_CHUNKS; c++)
         part[c] = K->onebit_server(s->rbits, chunk / 8, P, s->wsc, invP,
-                                   s->serr, lbs_chunk_lo(chunk, c),
+                                   s->serr, s->spend, s->cbits,
+                                   lbs_chunk_lo(chunk, c),
                                    lbs_chunk_lo(chunk, c + 1));
+    for (size_t c = 0; c <= LBS_CHUNKS; c++)
+        pack_at(s->serr, s->cbits, lbs_chunk_lo(chunk, c));
     return lbs_sum_chunks(part);
+}
+
+/* The deferred subtraction done: e = e - scale sign(e), *scale = 0 (an
+ * identity for the next pass: e - (+-0) is e, bit for bit). */
+static void settle(float *e, size_t n, float *scale)
+{
+    const float a = *scale;
+    for (size_t j = 0; j < n; j++)
+        e[j] = e[j] - (e[j] >= 0.0f ? a : -a);
+    *scale = 0;
 }
 
 /* DeepSpeed's compressed_allreduce (see the header); k: the fill's
@@ -258,29 +292,22 @@ static int compressed_allreduce(struct lbs_optim *o,
     int rc;
 
     /* worker */
-    pt0=pnow();
     double sum = worker_feed(o, k);
     float a = (float)sqrt(sum / (double)s->npad);
-    TICK(1);
-    keep_and_pack(s->werr, s->npad, a, s->sbits);
-    TICK(2);
+    s->wpend = a;
     if ((rc = lbs_alltoall(comm, s->sbits, s->rbits, cb, LBS_UINT8,
                                LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &a, s->wsc, 1, LBS_FLOAT32, -1)))
         return rc;
-    TICK(3);
 
     /* server: my chunk of every worker's signs */
     sum = server_feed(o);
     float b = (float)sqrt(sum / (double)chunk);
-    TICK(5);
-    keep_and_pack(s->serr, chunk, b, s->cbits);
-    TICK(6);
+    s->spend = b;
     if ((rc = lbs_allgather(comm, s->cbits, s->sbits, cb, LBS_UINT8,
                                 LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &b, s->ssc, 1, LBS_FLOAT32, -1)))
         return rc;
-    TICK(7);
 
     /* everyone decodes the same averaged momentum: s->sbits, s->ssc,
      * read by the update pass itself */
@@ -298,6 +325,7 @@ static int alloc_compression(struct lbs_optim *o, struct lbs_err *err)
         (!(s->werr = lbs_zalloc_f32(s->npad)) ||
          !(s->serr = lbs_zalloc_f32(s->chunk)) ||
          !(s->part = malloc(o->nlayers * LBS_CHUNKS * sizeof *s->part)) ||
+         !(s->zpad = lbs_zalloc_f32(s->npad - s->ntot + 1)) ||
          !(s->wsc = lbs_zalloc_f32(P)) || !(s->ssc = lbs_zalloc_f32(P)) ||
          !(s->sbits = calloc(s->npad / 8, 1)) ||
          !(s->rbits = calloc(s->npad / 8, 1)) ||
@@ -408,18 +436,13 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
         k.sc = (float)s->sc[i];
         k.off = s->off[i];
         struct fresh_sums r;
-        pt0=pnow();
-        compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
+            compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
                          s->vf[i], L->w, s->u, L->n, &r);
-        TICK(8);
         if ((rc = lbs_check_finite(o, i, r.uu, err)))
             return rc;
         double coeff = plain ? 1.0 : scaling_coeff(o, i, k.k.wd, &r);
         lbs_lamb_apply(s->u, L->w, L->n, (float)(lr * coeff));
-        TICK(9);
     }
-    PT[10]+=1;
-    if (getenv("LBS_ONEBIT_PROF") && o->comm->rank==0) { fprintf(stderr,"prof n=%g:",PT[10]); const char*nm[]={"fill","feed","keep","a2a","srv","sfeed","skeep","agath","upd","apply"}; double tot=0; for(int q=0;q<10;q++){fprintf(stderr," %s %.1f",nm[q],PT[q]/PT[10]*1e3); tot+=PT[q];} fprintf(stderr," tot %.1f ms\n",tot/PT[10]*1e3);}
     return 0;
 }
 
@@ -448,6 +471,7 @@ static void onebit_fini(struct lbs_optim *o)
     free(s->werr);
     free(s->serr);
     free(s->part);
+    free(s->zpad);
     free(s->wsc);
     free(s->ssc);
     free(s->sbits);
@@ -499,7 +523,8 @@ static double onebit_bytes(const struct lbs_optim *o)
     const struct onebit_cfg *c = o->cfg;
     if ((double)o->t < c->freeze_step)
         return 40.0;
-    return o->comm->size > 1 ? 72.0 : 44.0;
+    const double P = o->comm->size;
+    return P > 1 ? 56.0 + 8.0 / P : 44.0;
 }
 
 const struct lbs_optim_ops lbs_optim_onebit_lamb = {
@@ -567,9 +592,11 @@ const float *lbs_onebit_lamb_momentum(const struct lbs_optim *o, size_t layer)
 int lbs_onebit_lamb_errors(const struct lbs_optim *o, const float **worker,
                            const float **server, size_t *npad, size_t *chunk)
 {
-    const struct onebit_state *s = ob_state(o);
+    struct onebit_state *s = (struct onebit_state *)ob_state(o);
     if (!s || !s->werr)
         return -1;
+    settle(s->werr, s->npad, &s->wpend);
+    settle(s->serr, s->chunk, &s->spend);
     *worker = s->werr;
     *server = s->serr;
     *npad = s->npad;

@@ -1,5 +1,3 @@
-#include <time.h>
-#include <stdio.h>
 /* optim.c - the driver: spec parsing, lifetime, the step counter. */
 #include <math.h>
 #include <stdint.h>
@@ -227,14 +225,10 @@ int lbs_optim_step(struct lbs_optim *o, struct lbs_err *err)
 {
     lbs_comm_set_step(o->comm, o->t + 1);
     plan(o, o->t + 1);
-    struct timespec q0,q1,q2; clock_gettime(CLOCK_MONOTONIC,&q0);
     int rc = o->ops->dense ? lbs_optim_average_grads(o, err) : 0;
-    clock_gettime(CLOCK_MONOTONIC,&q1);
     int finite = 1;
     if (!rc)
         rc = grads_finite(o, &finite, err);
-    clock_gettime(CLOCK_MONOTONIC,&q2);
-    if (getenv("LBS_ONEBIT_PROF") && o->comm && o->comm->rank==0) fprintf(stderr, "%s: avg %.1f ms finite %.1f ms\n", o->ops->name, (q1.tv_sec-q0.tv_sec)*1e3+(q1.tv_nsec-q0.tv_nsec)*1e-6, (q2.tv_sec-q1.tv_sec)*1e3+(q2.tv_nsec-q1.tv_nsec)*1e-6);
     if (rc)
         return rc;
     if (!finite) {
