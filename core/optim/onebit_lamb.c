@@ -237,17 +237,18 @@ static double worker_feed(struct lbs_optim *o,
             }
         }
     }
-    double sum = 0;
+    /* the padding: g = m = 0 make x = +0, as a zero fill did; before
+     * pack_at, whose byte at ntot holds padding too */
+    double sum = K->onebit_fill_feed(k0, s->zpad, s->zpad, s->werr + s->ntot,
+                                     s->wpend, s->sbits, s->ntot,
+                                     s->npad - s->ntot);
     for (size_t i = 0; i < o->nlayers; i++) {
         sum += lbs_sum_chunks(s->part + i * LBS_CHUNKS);
         for (size_t c = 0; c <= LBS_CHUNKS; c++)
             pack_at(s->werr, s->sbits,
                     s->off[i] + lbs_chunk_lo(o->layers[i].n, c));
     }
-    /* the padding: g = m = 0 make x = +0, as a zero fill did */
-    return sum + K->onebit_fill_feed(k0, s->zpad, s->zpad,
-                                     s->werr + s->ntot, s->wpend, s->sbits,
-                                     s->ntot, s->npad - s->ntot);
+    return sum;
 }
 
 /* The server's error feedback over my chunk, in place in s->serr: the
