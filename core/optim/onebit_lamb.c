@@ -90,8 +90,7 @@
  *   more than once (on two ranks at 100M elements it took about as long
  *   as LAMB's own 40 bytes).  Plus the driver's finite check (4) in both.
  * The deferral is exact: the subtraction is the same float operation a
- * pass later, and lbs_onebit_lamb_errors does the pending one before it
- * shows the errors (after which the pass subtracts +-0, an identity).
+ * pass later; lbs_onebit_lamb_errors shows copies with it done.
  * The decoders read 32 signs as one word (a blend per 16, not a gather
  * per bit).  On one rank there is no buffer: the update pass forms
  * x = (b1 m + c1 g) sc in registers (read g, m, v, v_fresh, w, write m,
@@ -153,6 +152,7 @@ struct onebit_state {
     float wpend, spend;           /* their scales, subtraction deferred */
     double *part;                 /* worker_feed's sums, nlayers x chunks */
     float *zpad;                  /* zeros, npad - ntot */
+    float *wview, *sview;         /* lbs_onebit_lamb_errors' copies */
     float *wsc, *ssc;             /* P worker / server scales */
     uint8_t *sbits, *rbits, *cbits;   /* npad/8, npad/8, chunk/8 */
 };
@@ -272,14 +272,12 @@ static double server_feed(struct lbs_optim *o)
     return lbs_sum_chunks(part);
 }
 
-/* The deferred subtraction done: e = e - scale sign(e), *scale = 0 (an
- * identity for the next pass: e - (+-0) is e, bit for bit). */
-static void settle(float *e, size_t n, float *scale)
+/* out = e - scale sign(e): an error buffer with its deferred
+ * subtraction done (the state itself is left as it is). */
+static void settled(const float *e, size_t n, float scale, float *out)
 {
-    const float a = *scale;
     for (size_t j = 0; j < n; j++)
-        e[j] = e[j] - (e[j] >= 0.0f ? a : -a);
-    *scale = 0;
+        out[j] = e[j] - (e[j] >= 0.0f ? scale : -scale);
 }
 
 /* DeepSpeed's compressed_allreduce (see the header); k: the fill's
@@ -473,6 +471,8 @@ static void onebit_fini(struct lbs_optim *o)
     free(s->serr);
     free(s->part);
     free(s->zpad);
+    free(s->wview);
+    free(s->sview);
     free(s->wsc);
     free(s->ssc);
     free(s->sbits);
@@ -593,13 +593,16 @@ const float *lbs_onebit_lamb_momentum(const struct lbs_optim *o, size_t layer)
 int lbs_onebit_lamb_errors(const struct lbs_optim *o, const float **worker,
                            const float **server, size_t *npad, size_t *chunk)
 {
+    /* copies, so that looking does not change the next step's path */
     struct onebit_state *s = (struct onebit_state *)ob_state(o);
-    if (!s || !s->werr)
+    if (!s || !s->werr ||
+        (!s->wview && !(s->wview = malloc(s->npad * sizeof *s->wview))) ||
+        (!s->sview && !(s->sview = malloc(s->chunk * sizeof *s->sview))))
         return -1;
-    settle(s->werr, s->npad, &s->wpend);
-    settle(s->serr, s->chunk, &s->spend);
-    *worker = s->werr;
-    *server = s->serr;
+    settled(s->werr, s->npad, s->wpend, s->wview);
+    settled(s->serr, s->chunk, s->spend, s->sview);
+    *worker = s->wview;
+    *server = s->sview;
     *npad = s->npad;
     *chunk = s->chunk;
     return 0;
