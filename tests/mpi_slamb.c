@@ -23,7 +23,9 @@
  *     and w and m stay identical on all ranks (everyone decodes the same
  *     averaged momentum);
  *   - the two-sided error feedback telescopes: sum of decoded momenta +
- *     mean worker error + server error = sum of the true means.
+ *     mean worker error + server error = sum of the true means;
+ *   - every element's worker and server error, the padding's too,
+ *     follows e' = x - a sign(x) with the step's scales.
  *
  * Per-rank verdicts are combined with an int32 MIN allreduce on the raw
  * mpi comm; rank 0 prints one TAP line per check.  Exit 0 when everything
@@ -468,6 +470,122 @@ static void test_onebit_error_feedback(void)
     end(desc);
 }
 
+/* Every element of the fused buffer, the padding too, against DeepSpeed's
+ * recurrence with the step's own scales, each compressed step:
+ *   worker r: x = b1 m + c1 g + e (one layer: sc = 1; padding: x = e),
+ *             e' = x - a sign(x)
+ *   server:   y = sum_r a_r sign(x_r) / P + e_s over its chunk,
+ *             e_s' = y - b sign(y)
+ * a and b are read off the errors (mean |x - e'|), so only the signs and
+ * the error updates are tested; a stale or wrong sign is off by 2a. */
+static void test_onebit_recurrence(void)
+{
+    const char *desc = "onebit_lamb: worker and server errors follow "
+                       "e' = x - a sign(x) on every element, padding "
+                       "included";
+    begin();
+    struct lbs_layer L = {.name = "w", .ndim = 2, .shape = {110, 110},
+                          .n = 12100};
+    const size_t n = L.n, P = (size_t)C->size;
+    L.w = malloc(n * 4);
+    L.g = malloc(n * 4);
+    uint64_t key = lbs_rng_key(9, 0, 0);
+    for (size_t j = 0; j < n; j++)
+        L.w[j] = (float)(lbs_rng_uniform(key, j) - 0.5) * 0.2f;
+    struct lbs_optim *o;
+    struct lbs_err e = {{0}};
+    if (lbs_optim_new("onebit_lamb:freeze_step=2", &L, 1, &W, &o, &e)) {
+        fail("%s", e.msg);
+        end(desc);
+        return;
+    }
+    const float b1 = 0.9f, c1 = (float)(1 - 0.9);
+    float *mold = malloc(n * 4), *weo = NULL, *seo = NULL, *x = NULL,
+          *xall = NULL, aall[64];
+    size_t npad = 0, chunk = 0;
+    for (long t = 1; t <= 6 && local_ok && P <= 64; t++) {
+        uint64_t gk = lbs_rng_key(300 + (uint64_t)C->rank, (uint64_t)t, 0);
+        for (size_t j = 0; j < n; j++)
+            L.g[j] = (float)(lbs_rng_uniform(gk, j) - 0.45) * 0.05f;
+        const float *we, *se;
+        int comp = lbs_onebit_lamb_compressing(o) == 1;
+        if (comp) {
+            if (!weo) {   /* the first compressed step: errors 0 */
+                npad = (n + 8 * P - 1) / (8 * P) * (8 * P);
+                chunk = npad / P;
+                weo = calloc(npad, 4), seo = calloc(chunk, 4);
+                x = malloc(npad * 4), xall = malloc(P * npad * 4);
+            } else if (!lbs_onebit_lamb_errors(o, &we, &se, &npad, &chunk)) {
+                memcpy(weo, we, npad * 4);
+                memcpy(seo, se, chunk * 4);
+            } else {
+                fail("no error state before step %ld", t);
+                break;
+            }
+            memcpy(mold, lbs_onebit_lamb_momentum(o, 0), n * 4);
+        }
+        if (do_step(o, t))
+            break;
+        if (!comp)
+            continue;
+        if (lbs_onebit_lamb_errors(o, &we, &se, &npad, &chunk)) {
+            fail("no error state after step %ld", t);
+            break;
+        }
+        double asum = 0;
+        for (size_t j = 0; j < npad; j++) {
+            float fill = j < n ? (b1 * mold[j] + c1 * L.g[j]) * 1.0f : 0.0f;
+            x[j] = fill + weo[j];
+            asum += fabs((double)x[j] - we[j]);
+        }
+        const float a = (float)(asum / (double)npad);
+        for (size_t j = 0; j < npad; j++) {
+            double want = (double)x[j] - (x[j] >= 0 ? a : -a);
+            if (fabs(we[j] - want) > 1e-5 * a) {
+                fail("step %ld: worker error [%zu] %g, want %g (n %zu)", t,
+                     j, we[j], want, n);
+                break;
+            }
+        }
+        C->err = &e;
+        if (lbs_allgather(C, x, xall, npad, LBS_FLOAT32, -1) ||
+            lbs_allgather(C, &a, aall, 1, LBS_FLOAT32, -1)) {
+            fail("allgather: %s", e.msg);
+            break;
+        }
+        float *y = malloc(chunk * 4);
+        double bsum = 0, amax = 0;
+        for (size_t r = 0; r < P; r++)
+            amax = fmax(amax, aall[r]);
+        for (size_t i = 0; i < chunk; i++) {
+            const size_t j = (size_t)C->rank * chunk + i;
+            double acc = 0;
+            for (size_t r = 0; r < P; r++)
+                acc += (xall[r * npad + j] >= 0 ? aall[r] : -aall[r]) /
+                       (double)P;
+            y[i] = (float)(acc + seo[i]);
+            bsum += fabs((double)y[i] - se[i]);
+        }
+        const double b = bsum / (double)chunk, tol = 1e-5 * (amax + b);
+        for (size_t i = 0; i < chunk; i++) {
+            if (fabs(y[i]) < tol)   /* its sign is within the estimate */
+                continue;
+            double want = y[i] - (y[i] >= 0 ? b : -b);
+            if (fabs(se[i] - want) > tol) {
+                fail("step %ld: server error [%zu of chunk %d] %g, want "
+                     "%g", t, i, C->rank, se[i], want);
+                break;
+            }
+        }
+        free(y);
+    }
+    free(mold); free(weo); free(seo); free(x); free(xall);
+    free(L.w);
+    free(L.g);
+    lbs_optim_free(o);
+    end(desc);
+}
+
 int main(int argc, char **argv)
 {
     struct lbs_err e;
@@ -503,6 +621,7 @@ int main(int argc, char **argv)
     test_onebit("onebit_lamb:freeze_step=2,bias_correction=1,exclude_1d=0",
                 2, 6);
     test_onebit_error_feedback();
+    test_onebit_recurrence();
 
     if (C->rank == 0) {
         printf("1..%d\n", tap_n);

@@ -745,82 +745,117 @@ static const struct lbs_kern *all_levels(const struct lbs_kern **K, int *nk)
     return K[0];
 }
 
-/* Fill, error feedback, keep/pack, the server's sum and the decode at
- * every level against onebit_lamb.c's former scalar loops. */
+/* Packing: bit 1 for x >= 0, so -0 packs as 1 and a NaN as 0. */
+Test(isa, onebit_pack_signs)
+{
+    const struct lbs_kern *K[LBS_ISA_COUNT];
+    int nk;
+    all_levels(K, &nk);
+    float x[40];
+    for (int j = 0; j < 40; j++)
+        x[j] = (j % 3 ? 1.0f : -1.0f) * (float)(j + 1);
+    x[1] = -0.0f, x[2] = 0.0f, x[4] = NAN, x[17] = -NAN, x[33] = -INFINITY;
+    uint8_t ref[5] = {0};
+    for (int j = 0; j < 40; j++)
+        ref[j / 8] |= (uint8_t)((x[j] >= 0.0f) << (j % 8));
+    for (int l = 0; l < nk; l++) {
+        uint8_t b[5];
+        memset(b, 0xaa, 5);
+        K[l]->onebit_pack(x, b, 0, 3);   /* 16 at a time, and one left */
+        K[l]->onebit_pack(x, b, 3, 5);
+        cr_assert(!memcmp(b, ref, 5), "%s onebit_pack", K[l]->name);
+    }
+}
+
+/* The worker's error feedback (the fill, the last step's deferred
+ * subtraction and the packing fused), the server's (its sum likewise),
+ * and the decode, at every level against onebit_lamb.c's former scalar
+ * loops.  Each call packs only the bytes wholly inside its range; the
+ * byte across two calls is left to onebit_pack, as pack_at does. */
 Test(isa, onebit_compressor_kernels)
 {
     const struct lbs_kern *K[LBS_ISA_COUNT];
     int nk;
     all_levels(K, &nk);
-    const size_t n8 = N / 8 * 8;   /* the buffers are multiples of 8 */
+    const size_t n8 = N / 8 * 8;   /* the fused buffer: a multiple of 8 */
     const struct lbs_onebit_coef k = {
         .k = {.b1 = 0.9f, .c1 = 0.1f}, .sc = 1.7f};
     float *g = arr(N, 2, 0), *m = arr(N, 0.1f, 0), *e0 = arr(N, 0.05f, 0);
-    float *xf = arr(N, 1, 0), *xe = arr(N, 1, 0), *ee = arr(N, 1, 0);
-    uint8_t *bits = malloc(n8 / 8);
-    for (size_t j = 0; j < N; j++)
-        xf[OFF + j] = (k.k.b1 * m[OFF + j] + k.k.c1 * g[OFF + j]) * k.sc;
+    float *xe = arr(N, 1, 0);
+    e0[OFF + 8] = -0.0f;
+    e0[OFF + 9] = 0.0f;
+    uint8_t *bits = calloc(n8 / 8, 1);
+    const float a = 0.037f;   /* the last step's worker scale */
     double sref = 0;
-    for (size_t j = 0; j < N; j++) {
-        xe[OFF + j] = xf[OFF + j] + e0[OFF + j];
+    for (size_t j = 0; j < n8; j++) {
+        float x = (k.k.b1 * m[OFF + j] + k.k.c1 * g[OFF + j]) * k.sc;
+        float e = e0[OFF + j];
+        xe[OFF + j] = x + (e - (e >= 0.0f ? a : -a));
         sref += (double)xe[OFF + j] * xe[OFF + j];
+        bits[j / 8] |= (uint8_t)((xe[OFF + j] >= 0.0f) << (j % 8));
     }
-    xe[OFF + 8] = -0.0f;
-    xe[OFF + 9] = 0.0f;
-    const float a = 0.37f;
-    for (size_t b = 0; b < n8 / 8; b++) {
-        unsigned v = 0;
-        for (unsigned t = 0; t < 8; t++) {
-            float xj = xe[OFF + 8 * b + t];
-            v |= (unsigned)(xj >= 0.0f) << t;
-            ee[OFF + 8 * b + t] = xj - (xj >= 0.0f ? a : -a);
-        }
-        bits[b] = (uint8_t)v;
-    }
-    /* the server: P = 3 workers' bits of a chunk of cb bytes */
+    /* the server: P = 3 workers' bits of a chunk of cb bytes, added to
+     * its error es0 less its deferred b; wsc[1] = 0 sums a -0 */
     const size_t P = 3, cb = n8 / 8 / P, ch = 8 * cb;
-    const float wsc[3] = {0.5f, 0.0f, 2.25f}, invP = 1.0f / 3;
-    float *yref = malloc(ch * 4), *dref = malloc(n8 * 4);
+    const float wsc[3] = {0.5f, 0.0f, 2.25f}, invP = 1.0f / 3, b = 0.41f;
+    float *es0 = arr(ch, 0.3f, 0), *yref = malloc(ch * 4),
+          *dref = malloc(n8 * 4);
+    uint8_t *cref = calloc(cb, 1);
+    double yss[2] = {0, 0};
     for (size_t j = 0; j < ch; j++) {
         float acc = 0;
         for (size_t q = 0; q < P; q++)
             acc += (bits[q * cb + j / 8] >> (j % 8) & 1u) ? wsc[q] * invP
                                                           : -(wsc[q] * invP);
-        yref[j] = acc;
+        yref[j] = acc + (es0[j] - (es0[j] >= 0.0f ? b : -b));
+        yss[j >= 333] += (double)yref[j] * yref[j];
+        cref[j / 8] |= (uint8_t)((yref[j] >= 0.0f) << (j % 8));
     }
     for (size_t j = 0; j < n8; j++)
         dref[j] = (bits[j / 8] >> (j % 8) & 1u) ? 0.75f : -0.75f;
+    /* three calls, the first boundary off a byte boundary; blocks of
+     * LBS_NORM_BLOCK then cross bytes inside the second */
+    const size_t cut[4] = {0, 3001, 6000, n8};
     for (int l = 0; l < nk; l++) {
         const char *nm = K[l]->name;
-        float *x = arr(N, 1, 0), *ex = dup(e0, N);
-        K[l]->onebit_fill(&k, g + OFF, m + OFF, x + OFF, 3001);
-        K[l]->onebit_fill(&k, g + OFF + 3001, m + OFF + 3001,
-                          x + OFF + 3001, N - 3001);
-        same_f(x + OFF, xf + OFF, N, "onebit fill", nm);
-        double s = K[l]->onebit_feed(x + OFF, ex + OFF, N);
-        x[OFF + 8] = -0.0f;
-        x[OFF + 9] = 0.0f;
-        same_f(x + OFF, xe + OFF, N, "onebit x + e", nm);
-        close_d(s, sref, BOUND_NORM, "onebit ||x||^2", nm);
+        float *ex = dup(e0, N);
         uint8_t *bb = malloc(n8 / 8);
-        K[l]->onebit_keep_pack(x + OFF, ex + OFF, a, bb, 800);
-        K[l]->onebit_keep_pack(x + OFF + 800, ex + OFF + 800, a, bb + 100,
-                               n8 - 800);
+        memset(bb, 0x5a, n8 / 8);
+        double s = 0;
+        for (int r = 0; r < 3; r++)
+            s += K[l]->onebit_fill_feed(&k, g + OFF + cut[r],
+                                        m + OFF + cut[r], ex + OFF + cut[r],
+                                        a, bb, cut[r], cut[r + 1] - cut[r]);
+        cr_assert_eq(bb[3001 / 8], 0x5a, "%s: a byte across two calls "
+                     "packed by one", nm);
+        K[l]->onebit_pack(ex + OFF, bb, 3001 / 8, 3001 / 8 + 1);
+        same_f(ex + OFF, xe + OFF, n8, "onebit x + e", nm);
+        close_d(s, sref, BOUND_NORM, "onebit ||x + e||^2", nm);
         cr_assert(!memcmp(bb, bits, n8 / 8), "%s onebit packed bits", nm);
-        same_f(ex + OFF, ee + OFF, n8, "onebit error", nm);
-        float *y = malloc(ch * 4), *d = malloc((n8 + 1) * 4);
-        K[l]->onebit_server(bits, cb, P, wsc, invP, y, 0, 333);
-        K[l]->onebit_server(bits, cb, P, wsc, invP, y, 333, ch);
-        same_f(y, yref, ch, "onebit server sum", nm);
+        float *y = dup(es0, ch), *d = malloc((n8 + 1) * 4);
+        uint8_t *cbb = malloc(cb);
+        memset(cbb, 0x5a, cb);
+        /* an odd split: single bits, words and single bits again */
+        double y0 = K[l]->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
+                                        0, 333);
+        double y1 = K[l]->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
+                                        333, ch);
+        cr_assert_eq(cbb[333 / 8], 0x5a, "%s: a server byte across two "
+                     "calls packed by one", nm);
+        K[l]->onebit_pack(y, cbb, 333 / 8, 333 / 8 + 1);
+        same_f(y, yref, ch, "onebit server sum + e", nm);
+        close_d(y0, yss[0], BOUND_NORM, "onebit server ||.||^2", nm);
+        close_d(y1, yss[1], BOUND_NORM, "onebit server ||.||^2", nm);
+        cr_assert(!memcmp(cbb, cref, cb), "%s onebit server bits", nm);
         /* odd start and end, as a thread's range across a rank chunk */
         K[l]->onebit_unpack(bits, 0, 0.75f, d + 1, 13);
         K[l]->onebit_unpack(bits, 13, 0.75f, d + 1 + 13, n8 - 13 - 5);
         K[l]->onebit_unpack(bits, n8 - 5, 0.75f, d + 1 + n8 - 5, 5);
         same_f(d + 1, dref, n8, "onebit decode", nm);
-        free(x); free(ex); free(bb); free(y); free(d);
+        free(ex); free(bb); free(y); free(d); free(cbb);
     }
-    free(g); free(m); free(e0); free(xf); free(xe); free(ee); free(bits);
-    free(yref); free(dref);
+    free(g); free(m); free(e0); free(xe); free(bits);
+    free(es0); free(yref); free(dref); free(cref);
 }
 
 /* The update pass: from the buffer, one rank's form from g (the fill in

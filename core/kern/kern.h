@@ -185,21 +185,28 @@ struct lbs_kern {
                                const float *const *src, const double *w,
                                int ns, const float *g, float *m, float *x,
                                size_t lo, size_t hi);
-    /* 1-bit LAMB, compressed phase: x = (b1 m + c1 g) sc over [0, n) */
-    void (*onebit_fill)(const struct lbs_onebit_coef *k, const float *g,
-                        const float *m, float *x, size_t n);
-    /* x += e; returns sum x^2 over LBS_NORM_BLOCK blocks as sumsq */
-    double (*onebit_feed)(float *x, const float *e, size_t n);
-    /* e = x - s sign(x) and bits (bit 1: x >= 0) of bytes [0, n/8);
-     * n a multiple of 8 */
-    void (*onebit_keep_pack)(const float *x, float *e, float s,
-                             uint8_t *bits, size_t n);
-    /* the server's sum over [j0, j1) of its chunk (cb bytes per worker):
-     * y[j] = 0 + sum_q (bit j of rbits + q cb) ? wsc[q] invP : -(..),
-     * ascending q */
-    void (*onebit_server)(const uint8_t *rbits, size_t cb, size_t P,
-                          const float *wsc, float invP, float *y, size_t j0,
-                          size_t j1);
+    /* 1-bit LAMB, compressed phase (onebit_lamb.c).  An error buffer e
+     * holds the last step's x, the subtraction of its scale s deferred to
+     * this pass (sign(e) = e >= 0 ? 1 : -1).  The worker's, in place over
+     * [0, n), element 0 being element j0 of the fused buffer:
+     *   e = (b1 m + c1 g) sc + (e - s sign(e));
+     * the bits (bit 1: e >= 0, indexed like the fused buffer) of the
+     * bytes wholly inside [j0, j0 + n); returns sum e^2 over
+     * LBS_NORM_BLOCK blocks */
+    double (*onebit_fill_feed)(const struct lbs_onebit_coef *k,
+                               const float *g, const float *m, float *e,
+                               float s, uint8_t *bits, size_t j0, size_t n);
+    /* bits (bit 1: x >= 0) of bytes [b0, b1) of x */
+    void (*onebit_pack)(const float *x, uint8_t *bits, size_t b0,
+                        size_t b1);
+    /* the server's, over [j0, j1) of its chunk (cb bytes per worker):
+     * e[j] = (0 + sum_q (bit j of rbits + q cb) ? wsc[q] invP : -(..),
+     * ascending q) + (e[j] - s sign(e[j])); bits of e (as the worker's)
+     * of the bytes wholly inside [j0, j1); returns sum e^2 over
+     * LBS_NORM_BLOCK blocks from j0 */
+    double (*onebit_server)(const uint8_t *rbits, size_t cb, size_t P,
+                            const float *wsc, float invP, float *e, float s,
+                            uint8_t *bits, size_t j0, size_t j1);
     /* x[j] = (bit j0 + j of bits) ? s : -s over j in [0, n) (the update
      * pass's decoder, in the table for the tests) */
     void (*onebit_unpack)(const uint8_t *bits, size_t j0, float s, float *x,

@@ -68,16 +68,36 @@
  * its bytes grow with the whole model), the scale allgathers layer -1.
  *
  * Memory traffic per element: warm-up 40 (lamb.c's two passes, u kept in
- * a scratch of the largest layer); compressed 72 with P > 1 (fill 12,
- * worker error feedback: x += e 12, then e and the packed signs in one
- * pass 8; update pass: decode the server's signs block by block in L1
- * (1/8, not counted), read m, v, v_fresh, w, write m, v_fresh, u = 28;
- * apply 12; the server's passes over n/P elements not counted), 44 on
- * one rank: there is no buffer, the update pass forms
+ * a scratch of the largest layer).  Compressed, P > 1, four passes, no
+ * fused momentum buffer:
+ *   worker  (onebit_fill_feed) read g, m, e_w, write e_w: 16.  e_w holds
+ *           the last step's x, its "- a sign(x)" deferred to this pass:
+ *           x = (b1 m + c1 g) sc_l + (e_w - a' sign(e_w)) is formed in
+ *           registers and stored over e_w, ||x||^2 and the packed signs
+ *           (from L1, 1/8, not counted) in the same pass
+ *   server  (onebit_server) over my n_pad/P: every worker's signs decoded
+ *           and summed in L1, plus e_s - b' sign(e_s), stored over e_s,
+ *           ||y||^2 and the packed signs: 8 per server element, 8/P per
+ *           element of n
+ *   update  (onebit_fresh_chunks) the server's signs decoded a block at a
+ *           time in L1, 1/sc_l folded into their scale; read m, v,
+ *           v_fresh, w, write m, v_fresh, u: 28
+ *   apply   read u, w, write w: 12
+ *   = 56 + 8/P (60 on two ranks; formerly 72 + 24/P: a fill into the
+ *   buffer 12, x += e 12, keep/pack 8, and the server's sum, x += e and
+ *   keep/pack 24 over n/P).  LAMB on P ranks moves 40 plus the dense
+ *   allreduce of g, which through MPI's shared memory reads and writes g
+ *   more than once (on two ranks at 100M elements it took about as long
+ *   as LAMB's own 40 bytes).  Plus the driver's finite check (4) in both.
+ * The deferral is exact: the subtraction is the same float operation a
+ * pass later; lbs_onebit_lamb_errors shows copies with it done.
+ * The decoders read 32 signs as one word (a blend per 16, not a gather
+ * per bit).  On one rank there is no buffer: the update pass forms
  * x = (b1 m + c1 g) sc in registers (read g, m, v, v_fresh, w, write m,
- * v_fresh, u = 32) and the apply is 12.  Every pass is a dispatched kernel
- * (core/kern/kern.h: onebit_*), elementwise the same arithmetic at every
- * level.
+ * v_fresh, u = 32) and the apply is 12: 44.  Every pass is a dispatched
+ * kernel (core/kern/kern.h: onebit_*), elementwise the same arithmetic
+ * at every level and as the former separate passes; only the worker's
+ * ||x||^2 is grouped by layer chunks now, not by chunks of the buffer.
  * All norms are summed in fixed chunks (optim_impl.h): every rank computes
  * the same factors from the same data, so the replicas stay identical.
  */
@@ -127,9 +147,12 @@ struct onebit_state {
     int scaled;                   /* sc computed */
     int ready;                    /* alloc_compression done */
     size_t ntot, npad, chunk;     /* elements: all layers, padded, per rank */
-    size_t *off;                  /* layer offsets into buf */
-    float *buf;                   /* fused momentum, npad */
-    float *werr, *serr, *srv;     /* worker error (npad), server (chunk) */
+    size_t *off;                  /* layer offsets into werr */
+    float *werr, *serr;           /* worker error (npad), server (chunk) */
+    float wpend, spend;           /* their scales, subtraction deferred */
+    double *part;                 /* worker_feed's sums, nlayers x chunks */
+    float *zpad;                  /* zeros, npad - ntot */
+    float *wview, *sview;         /* lbs_onebit_lamb_errors' copies */
     float *wsc, *ssc;             /* P worker / server scales */
     uint8_t *sbits, *rbits, *cbits;   /* npad/8, npad/8, chunk/8 */
 };
@@ -176,63 +199,110 @@ static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
 
 /* ------------------------------------------------ compressed allreduce */
 
-/* The worker and server halves run the same three kernels over one
- * buffer: x += e with ||x||^2 in fixed chunks (deterministic across
- * thread counts), then e = x - a sign(x) and the packed signs in one
- * pass.  Chunks of the keep/pack pass start on whole bytes. */
-static double feed_error(float *x, float *e, size_t n)
+/* Each kernel call packs the bytes wholly inside its range; a byte that
+ * straddles two ranges is packed here, once they are all done: byte p/8
+ * for a range boundary p off a byte boundary. */
+static void pack_at(const float *x, uint8_t *bits, size_t p)
 {
+    if (p & 7)
+        lbs_kern()->onebit_pack(x, bits, p / 8, p / 8 + 1);
+}
+
+/* The worker's error feedback, in place in s->werr (laid out as the fused
+ * buffer): e = x + (e - wpend sign(e)) with x = (b1 m + c1 g) sc_l formed
+ * in registers, layer by layer in fixed chunks in one parallel region
+ * (lbs_sumsq_layers says why one), then the padding, where x = +0; the
+ * signs into s->sbits.  Returns ||e||^2. */
+static double worker_feed(struct lbs_optim *o,
+                          const struct lbs_onebit_coef *k0)
+{
+    struct onebit_state *s = o->state;
     const struct lbs_kern *K = lbs_kern();
-    double part[LBS_CHUNKS];
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t lo = lbs_chunk_lo(n, c);
-        part[c] = K->onebit_feed(x + lo, e + lo, lbs_chunk_lo(n, c + 1) - lo);
+#pragma omp parallel if (s->ntot >= LBS_PAR_MIN)
+    {
+        size_t T = (size_t)omp_get_num_threads(),
+               t = (size_t)omp_get_thread_num(), c0, c1;
+        for (size_t i = 0; i < o->nlayers; i++) {
+            const size_t n = o->layers[i].n, off = s->off[i];
+            if (!lbs_layer_share(n, i, t, T, &c0, &c1))
+                continue;
+            struct lbs_onebit_coef k = *k0;
+            k.sc = (float)s->sc[i];
+            const float *g = o->layers[i].g, *m = s->m[i];
+            for (size_t c = c0; c < c1; c++) {
+                size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+                s->part[i * LBS_CHUNKS + c] = K->onebit_fill_feed(
+                    &k, g + lo, m + lo, s->werr + off + lo, s->wpend,
+                    s->sbits, off + lo, hi - lo);
+            }
+        }
     }
+    /* the padding: g = m = 0 make x = +0, as a zero fill did; before
+     * pack_at, whose byte at ntot holds padding too */
+    double sum = K->onebit_fill_feed(k0, s->zpad, s->zpad, s->werr + s->ntot,
+                                     s->wpend, s->sbits, s->ntot,
+                                     s->npad - s->ntot);
+    for (size_t i = 0; i < o->nlayers; i++) {
+        sum += lbs_sum_chunks(s->part + i * LBS_CHUNKS);
+        for (size_t c = 0; c <= LBS_CHUNKS; c++)
+            pack_at(s->werr, s->sbits,
+                    s->off[i] + lbs_chunk_lo(o->layers[i].n, c));
+    }
+    return sum;
+}
+
+/* The server's error feedback over my chunk, in place in s->serr: the
+ * average of every worker's signs decoded, plus e - spend sign(e); the
+ * signs into s->cbits; ||.||^2 in fixed chunks. */
+static double server_feed(struct lbs_optim *o)
+{
+    struct onebit_state *s = o->state;
+    const struct lbs_kern *K = lbs_kern();
+    const size_t P = (size_t)o->comm->size, chunk = s->chunk;
+    const float invP = 1.0f / (float)P;
+    double part[LBS_CHUNKS];
+#pragma omp parallel for schedule(static) if (chunk >= LBS_PAR_MIN)
+    for (size_t c = 0; c < LBS_CHUNKS; c++)
+        part[c] = K->onebit_server(s->rbits, chunk / 8, P, s->wsc, invP,
+                                   s->serr, s->spend, s->cbits,
+                                   lbs_chunk_lo(chunk, c),
+                                   lbs_chunk_lo(chunk, c + 1));
+    for (size_t c = 0; c <= LBS_CHUNKS; c++)
+        pack_at(s->serr, s->cbits, lbs_chunk_lo(chunk, c));
     return lbs_sum_chunks(part);
 }
 
-/* e = x - scale sign(x) and bits (bit 1: x >= 0); n a multiple of 8. */
-static void keep_and_pack(const float *x, float *e, size_t n, float scale,
-                          uint8_t *bits)
+/* out = e - scale sign(e): an error buffer with its deferred
+ * subtraction done (the state itself is left as it is). */
+static void settled(const float *e, size_t n, float scale, float *out)
 {
-    const struct lbs_kern *K = lbs_kern();
-    const size_t nb = n / 8;
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++) {
-        size_t lo = lbs_chunk_lo(nb, c), hi = lbs_chunk_lo(nb, c + 1);
-        K->onebit_keep_pack(x + 8 * lo, e + 8 * lo, scale, bits + lo,
-                            8 * (hi - lo));
-    }
+    for (size_t j = 0; j < n; j++)
+        out[j] = e[j] - (e[j] >= 0.0f ? scale : -scale);
 }
 
-/* DeepSpeed's compressed_allreduce over s->buf (see the header). */
-static int compressed_allreduce(struct lbs_optim *o)
+/* DeepSpeed's compressed_allreduce (see the header); k: the fill's
+ * coefficients. */
+static int compressed_allreduce(struct lbs_optim *o,
+                                const struct lbs_onebit_coef *k)
 {
     struct onebit_state *s = o->state;
     struct lbs_comm *comm = o->comm;
-    const struct lbs_kern *K = lbs_kern();
-    const size_t P = (size_t)comm->size, chunk = s->chunk, cb = chunk / 8;
+    const size_t chunk = s->chunk, cb = chunk / 8;
     int rc;
 
     /* worker */
-    double sum = feed_error(s->buf, s->werr, s->npad);
+    double sum = worker_feed(o, k);
     float a = (float)sqrt(sum / (double)s->npad);
-    keep_and_pack(s->buf, s->werr, s->npad, a, s->sbits);
+    s->wpend = a;
     if ((rc = lbs_alltoall(comm, s->sbits, s->rbits, cb, LBS_UINT8,
                                LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &a, s->wsc, 1, LBS_FLOAT32, -1)))
         return rc;
 
     /* server: my chunk of every worker's signs */
-    const float invP = 1.0f / (float)P;
-#pragma omp parallel for schedule(static) if (chunk >= LBS_PAR_MIN)
-    for (size_t c = 0; c < LBS_CHUNKS; c++)
-        K->onebit_server(s->rbits, cb, P, s->wsc, invP, s->srv,
-                         lbs_chunk_lo(chunk, c), lbs_chunk_lo(chunk, c + 1));
-    sum = feed_error(s->srv, s->serr, chunk);
+    sum = server_feed(o);
     float b = (float)sqrt(sum / (double)chunk);
-    keep_and_pack(s->srv, s->serr, chunk, b, s->cbits);
+    s->spend = b;
     if ((rc = lbs_allgather(comm, s->cbits, s->sbits, cb, LBS_UINT8,
                                 LBS_LAYER_ALL)) ||
         (rc = lbs_allgather(comm, &b, s->ssc, 1, LBS_FLOAT32, -1)))
@@ -249,12 +319,12 @@ static int alloc_compression(struct lbs_optim *o, struct lbs_err *err)
     const size_t P = (size_t)o->comm->size;
     s->npad = (s->ntot + 8 * P - 1) / (8 * P) * (8 * P);
     s->chunk = s->npad / P;
-    /* one rank: pass 1 forms the momentum itself, no buffer */
+    /* one rank: the update pass forms the momentum itself, no errors */
     if (P > 1 &&
-        (!(s->buf = lbs_zalloc_f32(s->npad)) ||
-         !(s->werr = lbs_zalloc_f32(s->npad)) ||
+        (!(s->werr = lbs_zalloc_f32(s->npad)) ||
          !(s->serr = lbs_zalloc_f32(s->chunk)) ||
-         !(s->srv = lbs_zalloc_f32(s->chunk)) ||
+         !(s->part = malloc(o->nlayers * LBS_CHUNKS * sizeof *s->part)) ||
+         !(s->zpad = lbs_zalloc_f32(s->npad - s->ntot + 1)) ||
          !(s->wsc = lbs_zalloc_f32(P)) || !(s->ssc = lbs_zalloc_f32(P)) ||
          !(s->sbits = calloc(s->npad / 8, 1)) ||
          !(s->rbits = calloc(s->npad / 8, 1)) ||
@@ -312,26 +382,6 @@ static void compressed_pass1(const struct lbs_onebit_coef *k, const float *g,
     }
 }
 
-/* x = (b1 m + c1 g) sc into the fused buffer, every layer, zero padding. */
-static void fill(struct lbs_optim *o, const struct lbs_onebit_coef *k0)
-{
-    struct onebit_state *s = o->state;
-    const struct lbs_kern *K = lbs_kern();
-    for (size_t i = 0; i < o->nlayers; i++) {
-        struct lbs_onebit_coef k = *k0;
-        k.sc = (float)s->sc[i];
-        const float *g = o->layers[i].g, *m = s->m[i];
-        float *x = s->buf + s->off[i];
-        const size_t n = o->layers[i].n;
-#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
-        for (size_t c = 0; c < LBS_CHUNKS; c++) {
-            size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
-            K->onebit_fill(&k, g + lo, m + lo, x + lo, hi - lo);
-        }
-    }
-    memset(s->buf + s->ntot, 0, (s->npad - s->ntot) * sizeof(float));
-}
-
 /* DeepSpeed's scaling factor f of layer i from the pass-1 sums, clamped
  * and rate-limited; returns the step's coefficient coeff_freeze f. */
 static double scaling_coeff(struct lbs_optim *o, size_t i, float wd,
@@ -372,10 +422,9 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
     k.bits = s->sbits;
     k.ssc = s->ssc;
     k.chunk = s->chunk;
-    if (many) {   /* one rank: no buffer, pass 1 forms x itself */
-        fill(o, &k);
+    if (many) {   /* one rank: no exchange, pass 1 forms x itself */
         o->comm->err = err;
-        if ((rc = compressed_allreduce(o)))
+        if ((rc = compressed_allreduce(o, &k)))
             return rc;
     }
     const double lr = c->a.lr * o->lr_scale;
@@ -386,7 +435,7 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
         k.sc = (float)s->sc[i];
         k.off = s->off[i];
         struct fresh_sums r;
-        compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
+            compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
                          s->vf[i], L->w, s->u, L->n, &r);
         if ((rc = lbs_check_finite(o, i, r.uu, err)))
             return rc;
@@ -418,10 +467,12 @@ static void onebit_fini(struct lbs_optim *o)
     free(s->last);
     free(s->sc);
     free(s->off);
-    free(s->buf);
     free(s->werr);
     free(s->serr);
-    free(s->srv);
+    free(s->part);
+    free(s->zpad);
+    free(s->wview);
+    free(s->sview);
     free(s->wsc);
     free(s->ssc);
     free(s->sbits);
@@ -473,7 +524,8 @@ static double onebit_bytes(const struct lbs_optim *o)
     const struct onebit_cfg *c = o->cfg;
     if ((double)o->t < c->freeze_step)
         return 40.0;
-    return o->comm->size > 1 ? 72.0 : 44.0;
+    const double P = o->comm->size;
+    return P > 1 ? 56.0 + 8.0 / P : 44.0;
 }
 
 const struct lbs_optim_ops lbs_optim_onebit_lamb = {
@@ -541,11 +593,16 @@ const float *lbs_onebit_lamb_momentum(const struct lbs_optim *o, size_t layer)
 int lbs_onebit_lamb_errors(const struct lbs_optim *o, const float **worker,
                            const float **server, size_t *npad, size_t *chunk)
 {
-    const struct onebit_state *s = ob_state(o);
-    if (!s || !s->werr)
+    /* copies, so that looking does not change the next step's path */
+    struct onebit_state *s = (struct onebit_state *)ob_state(o);
+    if (!s || !s->werr ||
+        (!s->wview && !(s->wview = malloc(s->npad * sizeof *s->wview))) ||
+        (!s->sview && !(s->sview = malloc(s->chunk * sizeof *s->sview))))
         return -1;
-    *worker = s->werr;
-    *server = s->serr;
+    settled(s->werr, s->npad, s->wpend, s->wview);
+    settled(s->serr, s->chunk, s->spend, s->sview);
+    *worker = s->wview;
+    *server = s->sview;
     *npad = s->npad;
     *chunk = s->chunk;
     return 0;

@@ -45,8 +45,9 @@ const float *lbs_onebit_lamb_momentum(const struct lbs_optim *o, size_t layer);
 /* The error-feedback state of the compressed allreduce: this rank's worker
  * error over the fused, padded momentum (*npad floats, layers in order)
  * and its server error over its chunk (*chunk floats: elements
- * [rank chunk, (rank+1) chunk) of the fused buffer).  0, or -1 before the
- * first compressed step on several ranks. */
+ * [rank chunk, (rank+1) chunk) of the fused buffer), as copies valid until
+ * the next step or call.  0, or -1 before the first compressed step on
+ * several ranks (or out of memory for the copies). */
 int lbs_onebit_lamb_errors(const struct lbs_optim *o, const float **worker,
                            const float **server, size_t *npad, size_t *chunk);
 
