@@ -435,7 +435,7 @@ static int compressed_step(struct lbs_optim *o, struct lbs_err *err)
         k.sc = (float)s->sc[i];
         k.off = s->off[i];
         struct fresh_sums r;
-            compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
+        compressed_pass1(&k, many ? NULL : L->g, s->m[i], s->v[i],
                          s->vf[i], L->w, s->u, L->n, &r);
         if ((rc = lbs_check_finite(o, i, r.uu, err)))
             return rc;
