@@ -86,7 +86,8 @@ static size_t cyclick_max(const struct lbs_compressor *c, size_t n)
  * those holding a kept index, a share 1 - (1 - m/n)^16 of them for a
  * random chunk (k = 0.01: 15%); then the m indices and the m values
  * written: 4n (1 - (1 - m/n)^16) + 8m bytes (k = 0.01: 0.67 per element
- * instead of the 4 of the whole input). */
+ * instead of the 4 of the whole input).  .traffic below is a different
+ * fact: the simulator's model of a GPU kernel, per 32-byte sector. */
 static double cyclick_cpu_bytes(const struct lbs_compressor *c, size_t n)
 {
     const struct cyclick_cfg *k = c->cfg;

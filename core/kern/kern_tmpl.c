@@ -239,8 +239,8 @@ static void F(slamb_update)(const struct lbs_slamb_blend *b,
  * in the permutation's.  compact_eq writes them (m, v, w) while pass 1
  * has the block in L1 and expand_eq puts the averages back in the next
  * step's pass 1 (and u_S into the update's block): sequential streams of
- * k n values instead of a gather and a scatter at random over m (at k = 0.1 one of those touches 80% of m's
- * cache lines, in random order).  Both return how many they moved;
+ * k n values instead of a gather and a scatter at random over m (at
+ * k = 0.1 one of those touches 80% of m's cache lines, in random order).  Both return how many they moved;
  * expand_eq writes x[i] = in[o] inv only where q[i] == qc. */
 #if defined(__AVX512F__)
 static inline __mmask16 F(qmask16)(const uint8_t *q, __m128i qv)
