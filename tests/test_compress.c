@@ -489,23 +489,26 @@ Test(randk, masks_agree_across_ranks_and_have_density_k)
     free(b);
 }
 
-/* core/mask.c's fast paths (one sweep, AVX-512 when present) against the
- * definition: i is in the mask iff (lbs_rng_u64(key, i) >> 11) < k 2^53. */
+/* core/mask.c's sweep (the kernel table's, 64 elements per step) against
+ * the definition written out in full: i is in the mask iff the 61-bit
+ * u_i = (byte i % 8 of draw i / 8) 2^53 + (draw 2^63 + i) >> 11 is below
+ * k 2^61; the tie case is not special here (u_i is formed for every i). */
 Test(randk, bernoulli_mask_matches_its_definition)
 {
     const size_t n = 100003;
     uint32_t *idx = malloc(n * sizeof *idx), *ref = malloc(n * sizeof *ref);
-    const double ks[] = {0.001, 0.3, 1.0};
+    const double ks[] = {0.001, 0.01, 0.3, 1.0};
     for (int th = 1; th <= 2; th++) {
         omp_set_num_threads(th);
-        for (size_t j = 0; j < 3; j++) {
+        for (size_t j = 0; j < 4; j++) {
             uint64_t key = lbs_rng_key(9, 4, 2);
-            uint64_t thr = ks[j] >= 1 ? UINT64_MAX
-                                      : (uint64_t)(ks[j] * 9007199254740992.0);
             size_t m = 0;
-            for (size_t i = 0; i < n; i++)
-                if ((lbs_rng_u64(key, i) >> 11) < thr)
+            for (size_t i = 0; i < n; i++) {
+                uint64_t top = lbs_rng_u64(key, i / 8) >> (8 * (i % 8)) & 255;
+                uint64_t u = top << 53 | lbs_rng_u64(key, 1ull << 63 | i) >> 11;
+                if (ks[j] >= 1 || u < (uint64_t)(ks[j] * 0x1p61))
                     ref[m++] = (uint32_t)i;
+            }
             size_t got = lbs_mask_bernoulli(9, 4, 2, n, ks[j], idx);
             cr_assert_eq(got, m, "k=%g threads=%d: %zu vs %zu", ks[j], th,
                          got, m);

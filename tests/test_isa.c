@@ -20,6 +20,7 @@
 
 #include "kern.h"
 #include "lbscale/lbscale.h"
+#include "lbscale/rng.h"
 #include "optim_impl.h"
 
 #define N 10007
@@ -1148,4 +1149,42 @@ Test(isa, filter_ge)
         }
     }
     free(v); free(vi); free(ri); free(oi); free(rv); free(ov);
+}
+
+/* The Bernoulli mask sweep at every level against lbs_rng_hit element by
+ * element, over ranges that start and end inside a 64-element group and
+ * thresholds whose top byte is 0 (every hit a tie), 2, 7 (about two hits
+ * per group: the unconditional-write path), 76, 128 with no fine part
+ * (ties never hit), nothing and everything. */
+Test(isa, mask_hits)
+{
+    const uint64_t key = lbs_rng_key(5, 3, 1);
+    const size_t M = 200003;
+    const uint64_t thrs[] = {lbs_rng_thr61(0.001), lbs_rng_thr61(0.01),
+                             lbs_rng_thr61(0.03), lbs_rng_thr61(0.3),
+                             lbs_rng_thr61(0.5),
+                             lbs_rng_thr61(0.0), lbs_rng_thr61(1.0)};
+    const size_t ranges[][2] = {{0, M}, {5, M - 2}, {63, 65},
+                                {130, 140}};
+    const struct lbs_kern *L[LBS_ISA_COUNT + 1];
+    int nl = levels(L + 1) + 1;
+    L[0] = &lbs_kern_c;
+    uint32_t *ref = malloc(M * 4), *got = malloc(M * 4);
+    for (size_t t = 0; t < sizeof thrs / sizeof *thrs; t++)
+        for (size_t r = 0; r < sizeof ranges / sizeof *ranges; r++) {
+            size_t lo = ranges[r][0], hi = ranges[r][1], want = 0;
+            for (size_t i = lo; i < hi; i++)
+                if (lbs_rng_hit(key, i, thrs[t]))
+                    ref[want++] = (uint32_t)i;
+            for (int l = 0; l < nl; l++) {
+                size_t h = L[l]->mask_hits(key, thrs[t], lo, hi, got);
+                cr_assert_eq(h, want, "%s mask thr %#llx [%zu, %zu): %zu "
+                             "hits, want %zu", L[l]->name,
+                             (unsigned long long)thrs[t], lo, hi, h, want);
+                cr_assert(!memcmp(got, ref, h * 4), "%s mask indices",
+                          L[l]->name);
+            }
+        }
+    free(ref);
+    free(got);
 }

@@ -15,8 +15,8 @@
  * each tie its rank): the same K elements, ascending, as topk.c.  Gradient
  * data costs two reads of x plus work on ~K elements; all-equal data five.
  *
- * Randomness: random-k's predicate is lbs_mask_bernoulli's, evaluated per
- * index with lbs_rng_u64 (rng.h is host+device), so the mask is the CPU's.
+ * Randomness: random-k's predicate is lbs_mask_bernoulli's, lbs_rng_hit
+ * evaluated per index (rng.h is host+device), so the mask is the CPU's.
  *
  * Float arithmetic that must match the CPU bit for bit (decode adds, the
  * ef residual) uses __fmul_rn/__fadd_rn: nvcc would otherwise contract
@@ -382,7 +382,7 @@ struct bernoulli {   /* lbs_mask_bernoulli's test for index i */
     uint64_t key, thr;
     __device__ bool operator()(uint32_t i) const
     {
-        return (lbs_rng_u64(key, i) >> 11) < thr;
+        return lbs_rng_hit(key, i, thr);
     }
 };
 
@@ -397,11 +397,10 @@ static int randk_mask(struct lbs_cuda_compressor *c, size_t n, int layer,
         int rc = dbuf_get(&c->midx, n * 4, err);
         if (rc)
             return rc;
-        /* exactly mask.c's key and 53-bit threshold */
+        /* exactly mask.c's key and threshold */
         uint64_t key = lbs_rng_key((uint64_t)c->seed, (uint64_t)step,
                                    (uint64_t)layer);
-        uint64_t thr = c->k >= 1.0 ? UINT64_MAX
-                                   : (uint64_t)(c->k * 9007199254740992.0);
+        uint64_t thr = lbs_rng_thr61(c->k);
         uint32_t *out = (uint32_t *)c->midx.p;
         rc = cub_run(c, "cub::DeviceSelect::If (random-k mask)",
                      [&](void *t, size_t &tb) {

@@ -418,7 +418,7 @@ k_sgd(const struct tile *tiles, struct args a, const float *__restrict__ g,
 __device__ static bool drawn(unsigned long long key, unsigned long long i,
                              unsigned long long thr)
 {
-    return (lbs_rng_u64(key, i) >> 11) < thr;   /* lbs_mask_bernoulli */
+    return lbs_rng_hit(key, i, thr);   /* lbs_mask_bernoulli's */
 }
 
 /* This thread's PER elements of tile T from x0, x1, x2 (and, where the
@@ -1113,9 +1113,7 @@ static struct args step_args(const struct lbs_cuda_optim *h)
     a.t = h->t;
     a.bernoulli = h->hp.bernoulli != 0;
     a.seed = (unsigned long long)h->hp.seed;
-    a.thr = h->hp.k >= 1.0
-                ? UINT64_MAX
-                : (unsigned long long)(h->hp.k * 9007199254740992.0);
+    a.thr = lbs_rng_thr61(h->hp.k);
     return a;
 }
 

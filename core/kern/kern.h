@@ -227,6 +227,10 @@ struct lbs_kern {
     size_t (*filter_ge)(const float *v, const uint32_t *vi, size_t lo,
                         size_t hi, uint32_t t, uint32_t *oi, float *ov,
                         size_t room);
+    /* the Bernoulli mask's hits (lbs_rng_hit with key, thr) over
+     * [lo, hi), ascending into out; returns how many */
+    size_t (*mask_hits)(uint64_t key, uint64_t thr, size_t lo, size_t hi,
+                        uint32_t *out);
 };
 
 extern const struct lbs_kern lbs_kern_c, lbs_kern_avx2, lbs_kern_avx512;

@@ -1616,6 +1616,146 @@ static void F(onebit_fresh_chunks)(const struct lbs_onebit_coef *k,
     }
 }
 
+/* ---- Bernoulli mask (lbs_rng_hit) ---- */
+
+/* The 64 top bytes of elements [64 j, 64 j + 64) (draws of counters
+ * 8 j .. 8 j + 7, byte b of draw d being element 8 d + b) compared with
+ * t < 256: bit e of *lt set where byte e < t, of *eq where it equals t. */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__)
+static inline __m512i F(mix64x8)(__m512i z)
+{
+    z = _mm512_add_epi64(z, _mm512_set1_epi64((long long)0x9e3779b97f4a7c15ull));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 30)),
+                           _mm512_set1_epi64((long long)0xbf58476d1ce4e5b9ull));
+    z = _mm512_mullo_epi64(_mm512_xor_si512(z, _mm512_srli_epi64(z, 27)),
+                           _mm512_set1_epi64((long long)0x94d049bb133111ebull));
+    return _mm512_xor_si512(z, _mm512_srli_epi64(z, 31));
+}
+
+static inline void F(top64)(uint64_t key, uint64_t j, unsigned t,
+                            uint64_t *lt, uint64_t *eq)
+{
+    __m512i d = _mm512_add_epi64(_mm512_set1_epi64((long long)(8 * j)),
+                                 _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7));
+    __m512i z = F(mix64x8)(_mm512_xor_si512(
+        _mm512_set1_epi64((long long)key), F(mix64x8)(d)));
+    __m512i vt = _mm512_set1_epi8((char)t);
+    *lt = _mm512_cmplt_epu8_mask(z, vt);
+    *eq = _mm512_cmpeq_epu8_mask(z, vt);
+}
+#elif defined(__AVX2__)
+static inline uint64_t F(cmp32)(const uint64_t *w, __m256i vt, uint64_t *eq)
+{
+    __m256i z = _mm256_loadu_si256((const __m256i *)w);
+    /* unsigned z >= t iff max(z, t) == z */
+    unsigned ge = (unsigned)_mm256_movemask_epi8(
+        _mm256_cmpeq_epi8(_mm256_max_epu8(z, vt), z));
+    *eq = (unsigned)_mm256_movemask_epi8(_mm256_cmpeq_epi8(z, vt));
+    return (uint32_t)~ge;
+}
+
+static inline void F(top64)(uint64_t key, uint64_t j, unsigned t,
+                            uint64_t *lt, uint64_t *eq)
+{
+    uint64_t w[8], e0, e1;
+    for (int d = 0; d < 8; d++)
+        w[d] = lbs_rng_u64(key, 8 * j + (uint64_t)d);
+    __m256i vt = _mm256_set1_epi8((char)t);
+    *lt = F(cmp32)(w, vt, &e0) | F(cmp32)(w + 4, vt, &e1) << 32;
+    *eq = e0 | e1 << 32;
+}
+#else
+static inline void F(top64)(uint64_t key, uint64_t j, unsigned t,
+                            uint64_t *lt, uint64_t *eq)
+{
+    uint64_t l = 0, q = 0;
+    for (unsigned d = 0; d < 8; d++) {
+        uint64_t w = lbs_rng_u64(key, 8 * j + d);
+        for (unsigned b = 0; b < 8; b++) {
+            unsigned top = (unsigned)(w >> (8 * b)) & 0xffu;
+            l |= (uint64_t)(top < t) << (8 * d + b);
+            q |= (uint64_t)(top == t) << (8 * d + b);
+        }
+    }
+    *lt = l;
+    *eq = q;
+}
+#endif
+
+/* out[] = i + the set bits of lt, ascending; returns how many.  At
+ * k = 0.01 about half the groups hit, at random, so a branch on "any
+ * hit" would be mispredicted every other group: up to two hits, both
+ * slots are written unconditionally (the caller's block has room for 64
+ * from out on: out - block start <= i - lo and i + 64 <= hi, and slots
+ * past the count are filled later or never read); only a third branches. */
+static inline unsigned F(low)(uint64_t x)
+{
+    return (unsigned)__builtin_ctzll(x | 1ull << 63);   /* 63 for none */
+}
+
+/* emit64 with more than two hits (many when k is large): AVX-512
+ * compresses 16 lanes at a time in a register; each plain 16-lane store
+ * starts at most 16 q slots after out for lanes 16 q.., so it ends within
+ * the 64 slots emit64 has room for (a compressing store to memory was
+ * miscompiled by clang 14 as a masked one). */
+static inline void F(emit_many)(uint64_t lt, uint32_t i, uint32_t *out)
+{
+#if defined(__AVX512F__)
+    __m512i v = _mm512_add_epi32(_mm512_set1_epi32((int)i),
+                                 _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8,
+                                                   9, 10, 11, 12, 13, 14, 15));
+    for (; lt; lt >>= 16) {
+        __mmask16 m = (__mmask16)lt;
+        _mm512_storeu_si512(out, _mm512_maskz_compress_epi32(m, v));
+        out += __builtin_popcount(m);
+        v = _mm512_add_epi32(v, _mm512_set1_epi32(16));
+    }
+#else
+    for (; lt; lt &= lt - 1)
+        *out++ = i + (uint32_t)__builtin_ctzll(lt);
+#endif
+}
+
+static inline size_t F(emit64)(uint64_t lt, uint32_t i, uint32_t *out)
+{
+    size_t c = (size_t)__builtin_popcountll(lt);
+    if (c > 2) {
+        F(emit_many)(lt, i, out);
+        return c;
+    }
+    out[0] = i + F(low)(lt);
+    out[1] = i + F(low)(lt & (lt - 1));
+    return c;
+}
+
+/* The hits of [lo, hi), ascending into out; returns their count.  Whole
+ * 64-element groups through top64 (ties, 1 in 256, take the 53-bit test
+ * of lbs_rng_hit), the ends element by element. */
+static size_t F(mask_hits)(uint64_t key, uint64_t thr, size_t lo, size_t hi,
+                           uint32_t *out)
+{
+    size_t o = 0, i = lo;
+    for (; i < hi && (i & 63); i++)
+        if (lbs_rng_hit(key, i, thr))
+            out[o++] = (uint32_t)i;
+    const uint64_t t = thr >> 53, fine = thr & ((1ull << 53) - 1);
+    for (; i + 64 <= hi; i += 64) {
+        uint64_t lt = ~0ull, eq = 0;
+        if (t < 256)
+            F(top64)(key, i >> 6, (unsigned)t, &lt, &eq);
+        for (; eq; eq &= eq - 1) {
+            unsigned e = (unsigned)__builtin_ctzll(eq);
+            if ((lbs_rng_u64(key, (1ull << 63) | (i + e)) >> 11) < fine)
+                lt |= 1ull << e;
+        }
+        o += F(emit64)(lt, (uint32_t)i, out + o);
+    }
+    for (; i < hi; i++)
+        if (lbs_rng_hit(key, i, thr))
+            out[o++] = (uint32_t)i;
+    return o;
+}
+
 const struct lbs_kern F(lbs_kern) = {
     .sumsq_chunks = F(sumsq_chunks),
     .lamb_chunks = F(lamb_chunks),
@@ -1649,4 +1789,5 @@ const struct lbs_kern F(lbs_kern) = {
     .onebit_server = F(onebit_server),
     .onebit_unpack = F(onebit_unpack),
     .onebit_fresh_chunks = F(onebit_fresh_chunks),
+    .mask_hits = F(mask_hits),
 };

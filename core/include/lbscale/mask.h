@@ -5,7 +5,9 @@
  * counter-based generator of lbscale/rng.h.
  *
  *   Bernoulli(k): coordinate i is in the mask at step t iff
- *                 uniform(key(seed, t, layer), i) < k; expected density k,
+ *                 lbs_rng_hit(key(seed, t, layer), i, k 2^61): a 61-bit
+ *                 uniform below k 2^61, one draw deciding eight
+ *                 coordinates' top bytes (rng.h); expected density k,
  *                 a fresh draw every step, count varies per step but is
  *                 identical on all ranks.
  *   cyclic(k):    a fixed random permutation of [0, n) per (seed, layer),

@@ -49,6 +49,30 @@ LBS_HD static inline double lbs_rng_uniform(uint64_t key, uint64_t i)
     return (double)(lbs_rng_u64(key, i) >> 11) * 0x1.0p-53;
 }
 
+/* Bernoulli(k) membership: the predicate of the random-k and SLAMB masks
+ * (lbscale/mask.h).  Element i of stream key is in the mask iff a 61-bit
+ * uniform u_i < thr, thr = k 2^61 (lbs_rng_thr61; all ones for k >= 1).
+ * u_i's top 8 bits are byte i % 8 of counter i / 8's draw, so one draw
+ * decides eight elements and a vector compares 64 top bytes at once; its
+ * low 53 bits are counter 2^63 + i's, drawn only when the top byte equals
+ * thr's (1 element in 256).  u_i is exactly uniform on [0, 2^61): the
+ * draws are those of lbs_rng_u64, the same on CPU and GPU. */
+LBS_HD static inline uint64_t lbs_rng_thr61(double k)
+{
+    return k >= 1.0 ? UINT64_MAX : (uint64_t)(k * 2305843009213693952.0);
+}
+
+LBS_HD static inline int lbs_rng_hit(uint64_t key, uint64_t i, uint64_t thr)
+{
+    unsigned top = (unsigned)(lbs_rng_u64(key, i >> 3) >> (8 * (i & 7))) &
+                   0xffu;
+    uint64_t t = thr >> 53;
+    if (top != t)
+        return top < t;
+    return (lbs_rng_u64(key, (1ull << 63) | i) >> 11) <
+           (thr & ((1ull << 53) - 1));
+}
+
 /* Uniform integer in [0, n) (Lemire's multiply-shift; bias < n/2^64). */
 LBS_HD static inline uint64_t lbs_rng_below(uint64_t key, uint64_t i,
                                             uint64_t n)
