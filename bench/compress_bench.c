@@ -20,8 +20,8 @@
  * within one level of x; powersgd error <= ||x||.
  * Steps 1.. are timed (warm-up first): compress and decompress separately.
  * GB/s = the bytes a compress call moves (lbs_compress_cpu_bytes: the 4N
- * input, or less for cyclick, which reads only its chunk's lines) /
- * median compress time; B/elem = those bytes / N.
+ * input, or less for cyclick and randk, which read only their mask's
+ * lines) / median compress time; B/elem = those bytes / N.
  * A compressor made of matrix products (PowerSGD, lbs_compress_flops) is
  * also priced in flops: after every compress + decompress the same
  * cblas_sgemm calls run bare on the same shapes (A B A B, after the
@@ -814,8 +814,9 @@ static const char compress_about[] =
 "and decompress timed separately, each step a new step number (new masks).\n"
 "GB/s = B/elem x N bytes / median compress time, B/elem the bytes a call\n"
 "moves per element: 4 (the input) for every compressor that reads all of\n"
-"it; for cyclick (ef=0) the lines its chunk touches, its indices and its\n"
-"payload (0.67 at k=0.01).  ratio: a STREAM triad\n"
+"it; for cyclick and randk (ef=0) the lines their mask touches, its\n"
+"indices and the payload (0.67 and 0.71 at k=0.01; randk's time is its\n"
+"mask's arithmetic, so its ratio is low).  ratio: a STREAM triad\n"
 "(3 x 32M doubles, same threads) runs before every compress, warm-up\n"
 "included (A B A B ...); each pair gives compress GB/s / triad GB/s and\n"
 "the row shows their median [min, max] (STREAM = median triad GB/s); a\n"

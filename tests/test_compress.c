@@ -282,14 +282,15 @@ Test(compress, traffic_model)
 }
 
 /* The CPU bytes model of `lbscale compress`'s roofline: the 4n input
- * except where a call reads only what it keeps (cyclick without ef). */
+ * except where a call reads only what it keeps (cyclick and randk without
+ * ef). */
 Test(compress, cpu_bytes_model)
 {
     struct lbs_compressor *c;
     struct lbs_err e;
     const size_t n = 1000000;
-    const char *whole[] = {"topk:k=0.01", "randk:k=0.01", "sign", "qsgd",
-                           "cyclick:k=0.01,ef=1"};
+    const char *whole[] = {"topk:k=0.01", "randk:k=0.01,ef=1", "sign",
+                           "qsgd", "cyclick:k=0.01,ef=1"};
     for (size_t i = 0; i < sizeof whole / sizeof *whole; i++) {
         cr_assert_eq(lbs_compressor_new(whole[i], &c, &e), 0, "%s", e.msg);
         cr_assert_float_eq(lbs_compress_cpu_bytes(c, n), 4.0 * n, 1e-6,
@@ -305,6 +306,15 @@ Test(compress, cpu_bytes_model)
     cr_assert_eq(lbs_compressor_new("cyclick:k=0.01", &c, &e), 0);
     double b = lbs_compress_cpu_bytes(c, n) / (double)n;
     cr_assert(b > 0.67 && b < 0.68, "%g bytes per element", b);
+    lbs_compressor_free(c);
+    /* randk: the same lines, and its mask's indices written and read
+     * back: 0.594 + 12 x 0.01 = 0.714 per element; k = 1: 16 bytes */
+    cr_assert_eq(lbs_compressor_new("randk:k=0.01", &c, &e), 0);
+    b = lbs_compress_cpu_bytes(c, n) / (double)n;
+    cr_assert(b > 0.71 && b < 0.72, "%g bytes per element", b);
+    lbs_compressor_free(c);
+    cr_assert_eq(lbs_compressor_new("randk:k=1", &c, &e), 0);
+    cr_assert_float_eq(lbs_compress_cpu_bytes(c, n), 16.0 * n, 1e-6);
     lbs_compressor_free(c);
 }
 
