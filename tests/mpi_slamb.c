@@ -371,6 +371,28 @@ static void test_onebit(const char *spec, int freeze, int steps)
     end(desc);
 }
 
+
+/* The 1-bit LAMB tests' layer: 110 x 110 = 12100 elements (not a
+ * multiple of 8P, so the fused buffer has padding), weights drawn from
+ * seed, and onebit_lamb:freeze_step=2 over it.  Returns 0 (and fails the
+ * test, freeing the layer) when the optimizer cannot be made. */
+static int onebit_layer(uint64_t seed, struct lbs_layer *L,
+                        struct lbs_optim **o, struct lbs_err *e)
+{
+    *L = (struct lbs_layer){.name = "w", .ndim = 2, .shape = {110, 110},
+                            .n = 12100};
+    L->w = malloc(L->n * 4);
+    L->g = malloc(L->n * 4);
+    uint64_t key = lbs_rng_key(seed, 0, 0);
+    for (size_t j = 0; j < L->n; j++)
+        L->w[j] = (float)(lbs_rng_uniform(key, j) - 0.5) * 0.2f;
+    if (!lbs_optim_new("onebit_lamb:freeze_step=2", L, 1, &W, o, e))
+        return 1;
+    fail("%s", e->msg);
+    free(L->w);
+    free(L->g);
+    return 0;
+}
 /* Two-sided error feedback: with errors e_r on the workers and e_s on the
  * servers, each compressed step satisfies
  *   decoded = mean_r (x_r + e_r,old - e_r,new) + e_s,old - e_s,new
@@ -383,21 +405,14 @@ static void test_onebit_error_feedback(void)
     const char *desc = "onebit_lamb: worker + server error feedback "
                        "telescopes (sum decoded + errors = sum of means)";
     begin();
-    struct lbs_layer L = {.name = "w", .ndim = 2, .shape = {110, 110},
-                          .n = 12100};   /* not a multiple of 8P: padding */
-    const size_t n = L.n;
-    L.w = malloc(n * 4);
-    L.g = malloc(n * 4);
-    uint64_t key = lbs_rng_key(7, 0, 0);
-    for (size_t j = 0; j < n; j++)
-        L.w[j] = (float)(lbs_rng_uniform(key, j) - 0.5) * 0.2f;
+    struct lbs_layer L;
     struct lbs_optim *o;
     struct lbs_err e = {{0}};
-    if (lbs_optim_new("onebit_lamb:freeze_step=2", &L, 1, &W, &o, &e)) {
-        fail("%s", e.msg);
+    if (!onebit_layer(7, &L, &o, &e)) {
         end(desc);
         return;
     }
+    const size_t n = L.n;
     double *xsum = calloc(n, 8), *dsum = calloc(n, 8), *x = calloc(n, 8);
     float *mold = malloc(n * 4);
     const float b1 = 0.9f, c1 = (float)(1 - 0.9);
@@ -484,21 +499,14 @@ static void test_onebit_recurrence(void)
                        "e' = x - a sign(x) on every element, padding "
                        "included";
     begin();
-    struct lbs_layer L = {.name = "w", .ndim = 2, .shape = {110, 110},
-                          .n = 12100};
-    const size_t n = L.n, P = (size_t)C->size;
-    L.w = malloc(n * 4);
-    L.g = malloc(n * 4);
-    uint64_t key = lbs_rng_key(9, 0, 0);
-    for (size_t j = 0; j < n; j++)
-        L.w[j] = (float)(lbs_rng_uniform(key, j) - 0.5) * 0.2f;
+    struct lbs_layer L;
     struct lbs_optim *o;
     struct lbs_err e = {{0}};
-    if (lbs_optim_new("onebit_lamb:freeze_step=2", &L, 1, &W, &o, &e)) {
-        fail("%s", e.msg);
+    if (!onebit_layer(9, &L, &o, &e)) {
         end(desc);
         return;
     }
+    const size_t n = L.n, P = (size_t)C->size;
     const float b1 = 0.9f, c1 = (float)(1 - 0.9);
     float *mold = malloc(n * 4), *weo = NULL, *seo = NULL, *x = NULL,
           *xall = NULL, aall[64];
