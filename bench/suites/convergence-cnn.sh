@@ -12,22 +12,14 @@
 # Training time on this 2-core VM: about 8 + 3 + 6 minutes.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/phase.sh"
 OUT=${1:?usage: convergence-cnn.sh OUT [--set k=v ...]}
 shift
-BIN=${LBSCALE:-$ROOT/build/lbscale}
-PY=/usr/bin/python3
-ST="$ROOT/bench/study.py"
 SEEDS=${SEEDS:-1,2,3,4,5}
-LOCK="flock /tmp/lbscale-heavy.lock"
 "$PY" "$ST" check --seeds "$SEEDS"
 mkdir -p "$OUT"
-. "$(dirname "$0")/phase.sh"
 phase cnn-grid "$ROOT/bench/suites/convergence-cnn.json" "$@"
-[ -f "$OUT/cnn-extend-suite.json" ] ||
-    "$PY" "$ST" extend "$OUT/cnn-grid" --out "$OUT/cnn-extend-suite.json"
-if grep -q '"name"' "$OUT/cnn-extend-suite.json"; then
-    phase cnn-extend "$OUT/cnn-extend-suite.json"
-fi
+extend_phase cnn-grid cnn-extend
 EXT=()
 [ -d "$OUT/cnn-extend" ] && EXT=("$OUT/cnn-extend")
 [ -f "$OUT/cnn-seeds-suite.json" ] ||

@@ -23,25 +23,17 @@
 # Environment: SEEDS (default 1,2,3,4,5), LBSCALE (build/lbscale).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/phase.sh"
 STUDY=${1:?usage: convergence-slamb-authors.sh OUT}
 OUT=$STUDY/slamb-authors
-BIN=${LBSCALE:-$ROOT/build/lbscale}
-PY=/usr/bin/python3
-ST="$ROOT/bench/study.py"
 SEEDS=${SEEDS:-1,2,3,4,5}
-LOCK="flock /tmp/lbscale-heavy.lock"
 "$PY" "$ST" check --seeds "$SEEDS"
 [ -f "$STUDY/seeds.done" ] || { echo "$STUDY: the study's phases are not done" >&2; exit 2; }
 mkdir -p "$OUT"
-. "$(dirname "$0")/phase.sh"
 phase grid "$ROOT/bench/suites/convergence-slamb-authors.json"
-[ -f "$OUT/extend-suite.json" ] ||
-    "$PY" "$ST" extend "$OUT/grid" --out "$OUT/extend-suite.json"
+extend_phase grid extend
 EXT=()
-if grep -q '"name"' "$OUT/extend-suite.json"; then
-    phase extend "$OUT/extend-suite.json"
-    EXT=("$OUT/extend")
-fi
+grep -q '"name"' "$OUT/extend-suite.json" && EXT=("$OUT/extend")
 [ -f "$OUT/seeds-suite.json" ] ||
     "$PY" "$ST" seeds "$OUT/grid" "${EXT[@]}" --out "$OUT/seeds-suite.json" \
         --seeds "$SEEDS" --decentral-batches none --onebit-batches none

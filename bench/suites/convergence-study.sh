@@ -17,23 +17,15 @@
 # Environment: SEEDS (default 1,2,3,4,5), DRANKS (8), LBSCALE (build/lbscale).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/phase.sh"
 OUT=${1:?usage: convergence-study.sh OUT [--set k=v ...]}
 shift
-BIN=${LBSCALE:-$ROOT/build/lbscale}
-PY=/usr/bin/python3
-ST="$ROOT/bench/study.py"
 SEEDS=${SEEDS:-1,2,3,4,5}
 DRANKS=${DRANKS:-8}
-LOCK="flock /tmp/lbscale-heavy.lock"
 "$PY" "$ST" check --seeds "$SEEDS"
 mkdir -p "$OUT"
-. "$(dirname "$0")/phase.sh"
 phase grid "$ROOT/bench/suites/convergence-grid.json" "$@"
-[ -f "$OUT/extend-suite.json" ] ||
-    "$PY" "$ST" extend "$OUT/grid" --out "$OUT/extend-suite.json"
-if grep -q '"name"' "$OUT/extend-suite.json"; then
-    phase extend "$OUT/extend-suite.json"
-fi
+extend_phase grid extend
 EXT=()
 [ -d "$OUT/extend" ] && EXT=("$OUT/extend")
 [ -f "$OUT/seeds-suite.json" ] ||

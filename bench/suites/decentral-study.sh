@@ -19,12 +19,9 @@
 # Environment: LBSCALE (default build/lbscale); PHASES (default all).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/phase.sh"
 OUT=${1:?usage: decentral-study.sh OUT [BASE]}
 BASE=${2:-$ROOT/results/studies/convergence-20261203}
-BIN=${LBSCALE:-$ROOT/build/lbscale}
-PY=/usr/bin/python3
-ST="$ROOT/bench/study.py"
-LOCK="flock /tmp/lbscale-heavy.lock"
 ALL="p8-dir p16-iid-b8192 p16-iid-b2048-a p16-iid-b8192-b p16-iid-b2048-b
      p16-dir-b8192 p16-dir-b2048 p8-iid-curves"
 PHASES=${PHASES:-$ALL}
@@ -49,7 +46,6 @@ write p16-dir-b2048 --ranks 16 --shards $DIR --batches 2048 --seeds 1,2,3,4,5
 write p8-iid-curves --ranks 8 --shards iid --batches 2048,8192 \
     --seeds 1,2,3,4,5 --optims dmsgd,decentlam
 
-. "$(dirname "$0")/phase.sh"
 for p in $PHASES; do
     phase "$p" "$OUT/$p-suite.json"
 done

@@ -21,13 +21,10 @@
 # Environment: LBSCALE (default build/lbscale); SETTINGS (default all four).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/phase.sh"
 OUT=${1:?usage: decentral-tune.sh OUT [DEC] [BASE]}
 DEC=${2:-$ROOT/results/studies/decentral-20261203}
 BASE=${3:-$ROOT/results/studies/convergence-20261203}
-BIN=${LBSCALE:-$ROOT/build/lbscale}
-PY=/usr/bin/python3
-ST="$ROOT/bench/study.py"
-LOCK="flock /tmp/lbscale-heavy.lock"
 SETTINGS=${SETTINGS:-p8-iid p8-dir p16-iid p16-dir}
 G=("$BASE/grid" "$BASE/extend" "$BASE/seeds")
 DECRUNS=()
@@ -37,7 +34,6 @@ for p in p8-dir p16-iid-b8192 p16-iid-b2048-a p16-iid-b8192-b \
 done
 mkdir -p "$OUT"
 
-. "$(dirname "$0")/phase.sh"
 
 done_runs() {   # the finished phases' run directories of setting $1
     local s=$1 d

@@ -6,7 +6,18 @@
 # diverged run: exit 1) does not stop the study, study.py reports it as
 # diverged or failed; anything else (exit 2: bad input) stops the driver.
 # The time each phase took, waiting for the lock included, goes to
-# OUT/driver.log.  Needs OUT, BIN and LOCK set by the driver.
+# OUT/driver.log.
+#   extend_phase GRID NAME
+# writes OUT/NAME-suite.json with bench/study.py extend over OUT/GRID (once)
+# and runs it as phase NAME.
+# Source it right after setting ROOT: it sets the drivers' common BIN
+# (LBSCALE or build/lbscale), PY, ST (bench/study.py) and LOCK; phase and
+# extend_phase need OUT when called.
+BIN=${LBSCALE:-$ROOT/build/lbscale}
+PY=/usr/bin/python3
+ST="$ROOT/bench/study.py"
+LOCK="flock /tmp/lbscale-heavy.lock"
+
 phase() {
     local name=$1 suite=$2 rc=0
     shift 2
@@ -27,4 +38,10 @@ phase() {
     echo "$name: $((SECONDS - t0)) s (waiting for the lock included)" \
         >>"$OUT/driver.log"
     touch "$OUT/$name.done"
+}
+
+extend_phase() {
+    [ -f "$OUT/$2-suite.json" ] ||
+        "$PY" "$ST" extend "$OUT/$1" --out "$OUT/$2-suite.json"
+    phase "$2" "$OUT/$2-suite.json"
 }
