@@ -117,10 +117,9 @@ static int randk_decompress_add(struct lbs_compressor *c, const void *payload,
  * .traffic below is the simulator's GPU model, a different fact. */
 static double randk_cpu_bytes(const struct lbs_compressor *c, size_t n)
 {
-    const struct randk_cfg *k = c->cfg;
-    double kk = k->k < 1 ? k->k : 1;
-    return 4.0 * (double)n * (1.0 - pow(1.0 - kk, 16.0)) +
-           12.0 * kk * (double)n;
+    const struct randk_cfg *k = c->cfg;   /* k in (0, 1]: randk_params */
+    return 4.0 * (double)n * (1.0 - pow(1.0 - k->k, 16.0)) +
+           12.0 * k->k * (double)n;
 }
 
 static int randk_init(struct lbs_compressor *c, struct lbs_err *err)
