@@ -114,5 +114,7 @@ struct cli_stats roofline_pairs(const char *what, double *r, size_t n);
  * resident set (/proc/self/statm), MiB (0 when unreadable). */
 double cli_peak_rss_mib(void);
 double cli_rss_mib(void);
+/* This process's memory on transparent huge pages, MiB (null: unknown). */
+json_t *cli_huge_mib(void);
 
 #endif

@@ -344,6 +344,7 @@ static json_t *cpu_row(const struct cbench_args *a, struct lbs_compressor *c,
         r->paired ? "triad interleaved with the compress calls (median of "
                     "the pairs)" : "given (--stream-gbps)"));
     json_object_set_new(row, "isa", json_string(lbs_isa_name()));
+    json_object_set_new(row, "huge_mib", cli_huge_mib());
     json_object_set_new(row, "bytes_per_elem", json_real(
         lbs_compress_cpu_bytes(c, a->n) / (double)a->n));
     if (k->gemm.ngemm > 0)

@@ -154,6 +154,9 @@ static void print_cell(const struct bench_col *c, const json_t *row, FILE *f)
     } else if (conv_of(c->fmt) == 's') {
         fprintf(f, c->fmt, json_string_value(v) ? json_string_value(v)
                                                 : "-");
+    } else if (json_is_null(v)) {
+        /* a value that could not be measured: "-", not a zero */
+        fprintf(f, "%*s", atoi(c->fmt + 1), "-");
     } else if (conv_of(c->fmt) == 'd') {
         fprintf(f, c->fmt, (long long)json_integer_value(v));
     } else {

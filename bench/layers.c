@@ -9,14 +9,13 @@
 
 #include "layers.h"
 #include "lbscale/file.h"
+#include "lbscale/mem.h"
 #include "lbscale/param.h"
 #include "memsize.h"
 
 static float *alloc_f32(size_t n)
 {
-    size_t bytes;
-    return lbs_array_bytes(n, sizeof(float), 64, &bytes)
-               ? NULL : aligned_alloc(64, bytes);
+    return lbs_array_alloc(n, sizeof(float));
 }
 
 /* Values in [-1, 1) from a per-layer hash; threads touch their own pages

@@ -8,6 +8,7 @@
 #include "git_rev.h"
 #include "lbs_config.h"
 #include "lbscale/isa.h"
+#include "lbscale/mem.h"
 
 struct verb {
     const char *name;
@@ -60,6 +61,10 @@ int main(int argc, char **argv)
     struct lbs_err e;
     if (lbs_isa_from_env(&e)) {
         cli_error("LBSCALE_ISA", "%s", e.msg);
+        return EXIT_BAD_INPUT;
+    }
+    if (lbs_hugepages_from_env(&e)) {
+        cli_error("LBSCALE_HUGEPAGES", "%s", e.msg);
         return EXIT_BAD_INPUT;
     }
     if (!strcmp(v, "-h") || !strcmp(v, "--help") || !strcmp(v, "help")) {

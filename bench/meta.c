@@ -19,6 +19,7 @@
 #include "lbs_config.h"
 #include "lbs_cuda.h"
 #include "lbscale/isa.h"
+#include "lbscale/mem.h"
 
 #if LBS_HAVE_MPI
 #include <mpi.h>
@@ -78,6 +79,25 @@ static json_t *topology(void)
     return o;
 }
 
+/* The arrays' pages (lbscale/mem.h): advised as huge or not, and the
+ * kernel's THP mode, the bracketed word of its sysfs file ("madvise" on
+ * Debian: only advised memory gets huge pages; "never": none does). */
+static json_t *hugepages(void)
+{
+    char line[128], mode[32] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        const char *l = fgets(line, sizeof line, f) ? strchr(line, '[') : 0;
+        if (l)
+            sscanf(l + 1, "%31[^]]", mode);
+        fclose(f);
+    }
+    const char *env = getenv("LBSCALE_HUGEPAGES");
+    return json_pack("{s:b, s:o, s:o}", "advised", lbs_hugepages_on(),
+                     "env", env ? json_string(env) : json_null(),
+                     "thp_mode", *mode ? json_string(mode) : json_null());
+}
+
 static json_t *versions(void)
 {
     json_t *o = json_object();
@@ -132,6 +152,7 @@ json_t *lbs_meta_collect(int argc, char **argv)
     const char *fz = getenv("LBSCALE_ISA");
     json_object_set_new(isa, "env", fz ? json_string(fz) : json_null());
     json_object_set_new(m, "isa", isa);
+    json_object_set_new(m, "hugepages", hugepages());
     json_object_set_new(m, "versions", versions());
     char gpu[256];
     struct lbs_err e;

@@ -154,6 +154,7 @@ static json_t *optim_row(const struct optim_bench_args *a,
     json_object_set_new(row, "isa", json_string(lbs_isa_name()));
     json_object_set_new(row, "peak_rss_mib", json_real(cli_peak_rss_mib()));
     json_object_set_new(row, "optim_rss_mib", json_real(rss_optim));
+    json_object_set_new(row, "huge_mib", cli_huge_mib());
     json_object_set_new(row, "step_ms_mean", json_real(st->mean * 1e3));
     json_object_set_new(row, "step_ms_sd", json_real(st->sd * 1e3));
     json_object_set_new(row, "outliers", json_integer((json_int_t)st->outliers));
@@ -211,6 +212,7 @@ static const struct bench_col optim_cols[] = {
     BENCH_COL("isa", "%-6s", "%-6s", "isa"),
     BENCH_COL("rss(MiB)", "%8s", "%8.0f", "optim_rss_mib"),
     BENCH_COL("peak", "%8s", "%8.0f", "peak_rss_mib"),
+    BENCH_COL("huge", "%6s", "%6.0f", "huge_mib"),
     BENCH_COL("#wrong", "%6s", "%6lld", "wrong"),
     {0}};
 static const struct bench_table optim_table = {"# ", "  ", optim_cols};
@@ -291,7 +293,8 @@ static const char optim_about[] =
 "--stream-gbps X divides by X instead (no pairs, no warning; give the\n"
 "in-place GB/s of `lbscale stream`).  rss = resident memory the\n"
 "optimizer added (state, scratch; /proc/self/statm), peak = the process's\n"
-"getrusage peak (layers and the reference's arrays included), MiB.\n"
+"getrusage peak (layers and the reference's arrays included), huge = the\n"
+"process's memory on transparent huge pages (lbscale/mem.h), MiB.\n"
 "#wrong counts non-finite parameters.";
 
 static const char optim_epilog[] =

@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "driver.h"
 #include "lbs_cuda.h"
+#include "lbscale/mem.h"
 #include "memsize.h"
 
 static void stream_init(double *a, double *b, double *c, size_t n)
@@ -116,12 +117,9 @@ static long stream_wrong(void *ctx, struct lbs_err *err)
  * one warm-up round. */
 int stream_measure(size_t n, int iters, struct stream_result *r)
 {
-    size_t bytes;
-    if (lbs_array_bytes(n, sizeof(double), 64, &bytes))
-        return -ENOMEM;
-    struct stream_kernel k = {.a = aligned_alloc(64, bytes),
-                              .b = aligned_alloc(64, bytes),
-                              .c = aligned_alloc(64, bytes),
+    struct stream_kernel k = {.a = lbs_array_alloc(n, sizeof(double)),
+                              .b = lbs_array_alloc(n, sizeof(double)),
+                              .c = lbs_array_alloc(n, sizeof(double)),
                               .n = n, .a_exp = 1.0, .c_exp = 0.0};
     const struct bench_kernel kern = {.what = "stream", .ctx = &k,
                                       .nphase = 3, .call = stream_call,
@@ -148,13 +146,10 @@ int stream_measure(size_t n, int iters, struct stream_result *r)
 
 int stream_pair_open(struct stream_pair *s, size_t n, int rmw)
 {
-    size_t bytes;
     *s = (struct stream_pair){.rmw = rmw};
-    if (lbs_array_bytes(n, sizeof(double), 64, &bytes))
-        return -ENOMEM;
-    s->a = aligned_alloc(64, bytes);
-    s->b = aligned_alloc(64, bytes);
-    s->c = aligned_alloc(64, bytes);
+    s->a = lbs_array_alloc(n, sizeof(double));
+    s->b = lbs_array_alloc(n, sizeof(double));
+    s->c = lbs_array_alloc(n, sizeof(double));
     if (!s->a || !s->b || !s->c) {
         stream_pair_close(s);
         return -ENOMEM;
@@ -218,6 +213,12 @@ double cli_peak_rss_mib(void)
     if (getrusage(RUSAGE_SELF, &ru))
         return 0;
     return (double)ru.ru_maxrss / 1024.0;   /* Linux: KiB */
+}
+
+json_t *cli_huge_mib(void)
+{
+    long kib = lbs_hugepages_kib();
+    return kib < 0 ? json_null() : json_real((double)kib / 1024.0);
 }
 
 double cli_rss_mib(void)

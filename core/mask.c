@@ -6,6 +6,7 @@
 
 #include "kern.h"
 #include "lbscale/mask.h"
+#include "lbscale/mem.h"
 #include "lbscale/rng.h"
 
 /* Bernoulli selection, parallel and order-preserving, one sweep: each
@@ -75,7 +76,7 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
                            "(must be 1..2^32-1)", n);
     struct lbs_mask_cyclic *m = calloc(1, sizeof *m);
     if (m)
-        m->perm = malloc(n * sizeof *m->perm);
+        m->perm = lbs_array_alloc(n, sizeof *m->perm);
     if (!m || !m->perm) {
         free(m);
         return lbs_err_set(err, -ENOMEM, "cyclic mask: out of memory");

@@ -288,6 +288,9 @@ bad "--isa not a level"                "--isa|sse9"        optim --optim sgd "${
 bad "--isa missing value"              "--isa"             optim --optim sgd "${S[@]}" --isa
 LBSCALE_CPU_MAX=c bad "--isa level the CPU lacks" "--isa|avx2|not supported" \
     optim --optim sgd "${S[@]}" --isa avx2
+# The huge-page switch (lbscale/mem.h) takes 0 or 1.
+LBSCALE_HUGEPAGES=yes bad "LBSCALE_HUGEPAGES not 0 or 1" \
+    "LBSCALE_HUGEPAGES|yes|0 or 1" optim --optim sgd "${S[@]}"
 LBSCALE_CPU_MAX=c bad "--isa lacking (compress)" "--isa|avx512" \
     compress --compressor topk --elements 1M --stream-gbps 10 --isa avx512
 good "--isa c: the row and meta.json name the level" \

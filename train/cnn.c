@@ -8,6 +8,7 @@
 #include <cblas.h>
 
 #include "cnn.h"
+#include "lbscale/mem.h"
 #include "lbscale/rng.h"
 #include "mlp.h"
 
@@ -66,8 +67,8 @@ int cnn_new(size_t max_batch, struct mlp **out, struct lbs_err *err)
     }
     m->nparams = off;
     size_t B = max_batch;
-    m->w = aligned_alloc(64, ((off * sizeof(float) + 63) / 64) * 64);
-    m->g = aligned_alloc(64, ((off * sizeof(float) + 63) / 64) * 64);
+    m->w = lbs_array_alloc(off, sizeof(float));
+    m->g = lbs_array_alloc(off, sizeof(float));
     m->act[1] = malloc(B * NCLS * sizeof(float));
     m->d0 = malloc(B * NCLS * sizeof(float));
     m->d1 = malloc(sizeof(float));

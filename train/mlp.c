@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 
+#include "lbscale/mem.h"
 #include "lbscale/rng.h"
 #include "cnn.h"
 #include "mlp.h"
@@ -76,8 +77,8 @@ int mlp_new(const size_t *dims, int nd, size_t max_batch, struct mlp **out,
     for (int i = 0; i < nd; i++)
         off += dims[i + 1] * dims[i] + dims[i + 1];
     m->nparams = off;
-    m->w = aligned_alloc(64, ((off * sizeof(float) + 63) / 64) * 64);
-    m->g = aligned_alloc(64, ((off * sizeof(float) + 63) / 64) * 64);
+    m->w = lbs_array_alloc(off, sizeof(float));
+    m->g = lbs_array_alloc(off, sizeof(float));
     m->d0 = malloc(max_batch * maxd * sizeof(float));
     m->d1 = malloc(max_batch * maxd * sizeof(float));
     int ok = m->w && m->g && m->d0 && m->d1;

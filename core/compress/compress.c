@@ -374,7 +374,7 @@ void *lbs_cbuf_get(struct lbs_cbuf *b, size_t bytes)
     size_t cap = (bytes + 63) / 64 * 64;
     if (cap == 0)
         cap = 64;
-    void *p = aligned_alloc(64, cap);
+    void *p = lbs_array_alloc(cap, 1);
     if (!p)
         return NULL;
     free(b->p);

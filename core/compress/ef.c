@@ -23,7 +23,7 @@ int lbs_ef_begin(struct lbs_compressor *c, const float *g, size_t n,
         return rc;
     float *e = p;
     if (!e) {
-        e = aligned_alloc(64, (n * sizeof *e + 63) / 64 * 64);
+        e = lbs_array_alloc(n, sizeof *e);
         if (!e)
             return lbs_err_set(err, -ENOMEM, "%s: out of memory for the "
                                "residual of layer %d", c->ops->name, layer);

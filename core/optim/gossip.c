@@ -104,7 +104,7 @@ int lbs_gossip_consensus(const struct lbs_optim *o, double *value,
     for (size_t i = 0; i < o->nlayers; i++)
         if (o->layers[i].n > maxn)
             maxn = o->layers[i].n;
-    double *mean = malloc(maxn * sizeof *mean);
+    double *mean = lbs_array_alloc(maxn, sizeof *mean);
     if (!mean)
         return lbs_err_set(err, -ENOMEM, "out of memory");
     int rc = 0;

@@ -149,11 +149,7 @@ double lbs_trust_ratio(double wnorm, double unorm, double lo, double hi)
 
 float *lbs_zalloc_f32(size_t n)
 {
-    size_t bytes = (n * sizeof(float) + 63) / 64 * 64;
-    float *p = aligned_alloc(64, bytes);
-    if (p)
-        memset(p, 0, bytes);   /* also first-touches pages (NUMA) */
-    return p;
+    return lbs_array_zalloc(n, sizeof(float));   /* also first-touches */
 }
 
 float **lbs_alloc_layer_state(const struct lbs_optim *o)

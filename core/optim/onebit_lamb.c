@@ -326,9 +326,9 @@ static int alloc_compression(struct lbs_optim *o, struct lbs_err *err)
          !(s->part = malloc(o->nlayers * LBS_CHUNKS * sizeof *s->part)) ||
          !(s->zpad = lbs_zalloc_f32(s->npad - s->ntot + 1)) ||
          !(s->wsc = lbs_zalloc_f32(P)) || !(s->ssc = lbs_zalloc_f32(P)) ||
-         !(s->sbits = calloc(s->npad / 8, 1)) ||
-         !(s->rbits = calloc(s->npad / 8, 1)) ||
-         !(s->cbits = calloc(s->chunk / 8, 1))))
+         !(s->sbits = lbs_array_zalloc(s->npad / 8, 1)) ||
+         !(s->rbits = lbs_array_zalloc(s->npad / 8, 1)) ||
+         !(s->cbits = lbs_array_zalloc(s->chunk / 8, 1))))
         goto nomem;
     if (!s->vf && !(s->vf = copy_layer_state(o, s->v)))
         goto nomem;
@@ -596,8 +596,10 @@ int lbs_onebit_lamb_errors(const struct lbs_optim *o, const float **worker,
     /* copies, so that looking does not change the next step's path */
     struct onebit_state *s = (struct onebit_state *)ob_state(o);
     if (!s || !s->werr ||
-        (!s->wview && !(s->wview = malloc(s->npad * sizeof *s->wview))) ||
-        (!s->sview && !(s->sview = malloc(s->chunk * sizeof *s->sview))))
+        (!s->wview &&
+         !(s->wview = lbs_array_alloc(s->npad, sizeof *s->wview))) ||
+        (!s->sview &&
+         !(s->sview = lbs_array_alloc(s->chunk, sizeof *s->sview))))
         return -1;
     settled(s->werr, s->npad, s->wpend, s->wview);
     settled(s->serr, s->chunk, s->spend, s->sview);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "lbscale/compress.h"
+#include "lbscale/mem.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
 #include "par.h"

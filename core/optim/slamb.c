@@ -386,7 +386,7 @@ static void slamb_fini(struct lbs_optim *o)
 /* The chunk of each element of a cyclic schedule (at most 255 chunks). */
 static uint8_t *chunk_ids(const struct lbs_mask_cyclic *cyc, size_t n)
 {
-    uint8_t *q = malloc(n);
+    uint8_t *q = lbs_array_alloc(n, 1);
     if (!q)
         return NULL;
     for (size_t j = 0; j < lbs_mask_cyclic_chunks(cyc); j++) {
@@ -518,7 +518,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         if (sl->cyc && sl->chunks <= 255 && !s->warm_end) {
             if (make_chunk_ids(s, sl, L->n))
                 goto nomem;
-        } else if (!(sl->c = calloc(L->n, sizeof *sl->c))) {
+        } else if (!(sl->c = lbs_array_zalloc(L->n, sizeof *sl->c))) {
             goto nomem;
         }
         if (L->n > maxn)
@@ -530,7 +530,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         if (!(s->vals = lbs_zalloc_f32(maxn)))
             goto nomem;
         if ((int)c->mask == MASK_BERNOULLI &&
-            !(s->idx = malloc(maxn * sizeof *s->idx)))
+            !(s->idx = lbs_array_alloc(maxn, sizeof *s->idx)))
             goto nomem;
     }
     for (size_t j = 0; j < SPOW_TABLE; j++)
@@ -920,7 +920,7 @@ const uint32_t *lbs_slamb_staleness(const struct lbs_optim *o, size_t layer)
         return sl->c;
     /* cyclic with chunk ids: the counters follow from chunk and step */
     size_t n = o->layers[layer].n;
-    if (!sl->view && !(sl->view = malloc(n * sizeof *sl->view)))
+    if (!sl->view && !(sl->view = lbs_array_alloc(n, sizeof *sl->view)))
         return NULL;
     uint32_t tab[256];
     for (size_t j = 0; j < sl->chunks; j++) {

@@ -11,6 +11,7 @@
 #include "lbscale/isa.h"
 #include "lbscale/layer.h"
 #include "lbscale/mask.h"
+#include "lbscale/mem.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
 #include "lbscale/rng.h"
