@@ -5,7 +5,9 @@
 # the pairs), SLAMB's step time over LAMB's as process pairs A B A B, and
 # the kernel levels side by side (LBSCALE_ISA=c against the best), and the
 # PyTorch peers in interleaved rounds (bench/peers/cpu_peers.py; skipped
-# with a line when python3-torch is not installed).
+# with a line when python3-torch is not installed), twice: as torch
+# allocates by default (4 KiB pages) and with glibc's huge-page tunable,
+# since lbscale's own arrays are on huge pages (lbscale/mem.h).
 # Each part takes 1-3 minutes; on a shared machine run it under
 #   flock /tmp/lbscale-heavy.lock bench/kernels_run.sh OUT
 # Parts: PARTS="optim compress slamb isa peers" (default all).
@@ -53,6 +55,10 @@ peers)
         /usr/bin/python3 bench/peers/cpu_peers.py --lbscale "$BIN" \
             --elements $N --threads $T --out "$OUT/peers" |
             tee "$OUT/peers.txt"
+        GLIBC_TUNABLES=glibc.malloc.hugetlb=1 /usr/bin/python3 \
+            bench/peers/cpu_peers.py --lbscale "$BIN" --elements $N \
+            --threads $T --only lamb,adamw,sgd --out "$OUT/peers-thp" |
+            tee "$OUT/peers-thp.txt"
     else
         echo "peers: skipped: python3-torch is not installed" |
             tee "$OUT/peers.txt"

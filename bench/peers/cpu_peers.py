@@ -22,6 +22,11 @@ lbscale step includes its gradient check pass (its bytes model's +4); the
 peer's does not.  GB/s for both uses lbscale's bytes model (the peer moves
 at least as much), so the bars of --out's figure compare like with like.
 
+Pages: lbscale advises its arrays as transparent huge pages
+(lbscale/mem.h); torch 1.13 allocates through glibc's malloc, which does
+not unless this script runs under GLIBC_TUNABLES=glibc.malloc.hugetlb=1
+(bench/kernels_run.sh runs it both ways).
+
 Needs Debian's python3-torch (apt-get install python3-torch) and, for the
 LAMB pair, torch-optimizer next to this script (no download at run time):
     pip install --no-deps --target bench/peers/.pydeps torch-optimizer pytorch-ranger

@@ -5,10 +5,12 @@
  * transparent huge pages (madvise MADV_HUGEPAGE), which Linux honours in
  * its default THP mode "madvise".  Why: on 4 KiB pages every page is a
  * TLB walk and a restart of the hardware prefetchers; on this project's
- * 2-core VM, 2 MiB pages made the in-place a += s c 1.27x and a
- * read-only sum 1.30x faster in one process (docs/kernels.md, "Huge
- * pages").  Smaller arrays are 64-byte aligned.  Where the kernel has no
- * THP the advice is ignored and the array is an ordinary one.
+ * 2-core VM, alternated in one process, 2 MiB pages ran the in-place
+ * a += s c at 1.02-1.35x and a read-only sum at 1.16-1.26x the GB/s of
+ * 4 KiB pages, and whole optimizer steps took 0.87-0.98 of the time
+ * (docs/kernels.md, "Huge pages").  Smaller arrays are 64-byte aligned.
+ * Where the kernel has no THP the advice is ignored and the array is an
+ * ordinary one.
  *
  * LBSCALE_HUGEPAGES=0 turns the advice off (to measure what it is worth);
  * 1 or unset leaves it on.  Release every array with free().
