@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include <string.h>
+
 #include "lbscale/compress.h"
 #include "lbscale/mem.h"
 #include "lbscale/param.h"
@@ -199,6 +201,18 @@ int lbs_topk_select(const float *x, size_t n, size_t K, uint32_t *idx,
                     float *val, struct lbs_topk_scratch *s,
                     struct lbs_err *err);
 void lbs_topk_scratch_free(struct lbs_topk_scratch *s);
+/* |x|'s bits as an unsigned integer: ordered as |x| is (NaN above inf). */
+static inline uint32_t lbs_mag(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u & 0x7fffffffu;
+}
+/* smp[j] = lbs_mag(x[lbs_rng_below(key, j, n)]) for j < m (n < 2^32): the
+ * magnitudes at m random positions, for top-k's and threshold's sampled
+ * thresholds. */
+void lbs_sample_mags(const float *x, size_t n, uint64_t key, uint32_t *smp,
+                     size_t m);
 /* Write (i, x[i]) for every i in [lo, hi) with magnitude bits >= t, in
  * order, at most room of them; returns how many there are in all. */
 size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,

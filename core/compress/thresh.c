@@ -60,14 +60,6 @@ struct thresh_state {
     struct lbs_cbuf gidx, gval, smp;
 };
 
-static inline uint32_t mag(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u & 0x7fffffffu;
-}
-
-static inline uint32_t mag_of_float(float f) { return mag(f); }
 
 static inline float float_of_mag(uint32_t a)
 {
@@ -140,7 +132,7 @@ static void write_pass(struct pass *p, uint32_t *idx, float *val)
         const float *x = p->x;
         const uint32_t thr = p->thr;
         for (size_t i = lo; i < hi; i++)
-            if (mag(x[i]) >= thr) {
+            if (lbs_mag(x[i]) >= thr) {
                 idx[o] = (uint32_t)i;
                 val[o++] = x[i];
             }
@@ -194,9 +186,7 @@ static int draw_sample(struct thresh_state *st, const struct thresh_cfg *k,
     uint64_t seed = (uint64_t)k->seed ^ lbs_mix64((uint64_t)ctx->rank + 1);
     uint64_t key = lbs_rng_key(seed, (uint64_t)ctx->step,
                                (uint64_t)ctx->layer);
-#pragma omp parallel for schedule(static) if (m > LBS_PAR_MIN)
-    for (size_t j = 0; j < m; j++)
-        smp[j] = mag(x[lbs_rng_below(key, j, n)]);
+    lbs_sample_mags(x, n, key, smp, m);   /* n < 2^32 - 1: check_n */
     *out = smp;
     return 0;
 }
@@ -266,7 +256,7 @@ static int thresh_compress(struct lbs_compressor *c, const float *x,
         } else {
             float t = float_of_mag(p.thr) *
                       (float)(cnt > K ? k->upper : k->lower);
-            uint32_t nt = mag_of_float(t);
+            uint32_t nt = lbs_mag(t);
             /* make progress even where scaling cannot (thr 0 or tiny) */
             p.thr = cnt > K ? (nt > p.thr ? nt : p.thr + 1)
                             : (nt < p.thr ? nt : (p.thr ? p.thr - 1 : 0));

@@ -59,12 +59,6 @@
 static const int lev_shift[MAXLEV] = {20, 9, 0};
 static const int lev_width[MAXLEV] = {11, 11, 9};
 
-static inline uint32_t mag(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u & 0x7fffffffu;
-}
 
 /* The static blocks: one per thread of the first region, reused by every
  * later pass so per-block counts stay valid. */
@@ -100,14 +94,14 @@ static void hist_block(const struct sel *s, int blk, int lev, uint32_t *h)
         size_t i = lo;
         for (; i + NSUB <= hi; i += NSUB)
             for (int u = 0; u < NSUB; u++)
-                h[u * NBIN + (mag(x[i + u]) >> sh)]++;
+                h[u * NBIN + (lbs_mag(x[i + u]) >> sh)]++;
         for (; i < hi; i++)
-            h[mag(x[i]) >> sh]++;
+            h[lbs_mag(x[i]) >> sh]++;
     } else {
         uint32_t m = (1u << lev_width[lev]) - 1, pre = s->prefix;
         int psh = sh + lev_width[lev];
         for (size_t i = lo; i < hi; i++) {
-            uint32_t a = mag(x[i]);
+            uint32_t a = lbs_mag(x[i]);
             if ((a >> psh) == pre)
                 h[(a >> sh) & m]++;
         }
@@ -209,22 +203,22 @@ static int gather_resolve(struct sel *s, size_t K, uint32_t *idx, float *val,
         size_t o = off[blk], lo = blk_lo(&s->b, blk),
                hi = blk_lo(&s->b, blk + 1);
         for (size_t i = lo; i < hi; i++)
-            if ((mag(x[i]) >> sh) >= pre) {
+            if ((lbs_mag(x[i]) >> sh) >= pre) {
                 gi[o] = (uint32_t)i;
                 gv[o++] = x[i];
             }
     }
     size_t c = 0;
     for (size_t j = 0; j < tot; j++)
-        if ((mag(gv[j]) >> sh) == pre)
-            cm[c++] = mag(gv[j]);
+        if ((lbs_mag(gv[j]) >> sh) == pre)
+            cm[c++] = lbs_mag(gv[j]);
     uint32_t T = lbs_kth_largest_u32(cm, ncand, s->need);
     size_t gt = 0;
     for (size_t j = 0; j < ncand; j++)
         gt += cm[j] > T;
     size_t ties = s->need - gt, o = 0;
     for (size_t j = 0; j < tot; j++) {
-        uint32_t a = mag(gv[j]);
+        uint32_t a = lbs_mag(gv[j]);
         int keep = (a >> sh) > pre || a > T;
         if (!keep && a == T && ties) {
             keep = 1;   /* lowest indices first: gather kept index order */
@@ -257,7 +251,7 @@ static void output_direct(struct sel *s, uint32_t *idx, float *val)
         size_t o = off[blk], q = quota[blk], lo = blk_lo(&s->b, blk),
                hi = blk_lo(&s->b, blk + 1);
         for (size_t i = lo; i < hi; i++) {
-            uint32_t a = mag(x[i]);
+            uint32_t a = lbs_mag(x[i]);
             int keep = a > T;
             if (!keep && a == T && q) {
                 keep = 1;
@@ -331,31 +325,6 @@ size_t lbs_scan_ge(const float *x, size_t lo, size_t hi, uint32_t t,
     return lbs_kern()->scan_ge(x, lo, hi, t, gi, gv, room);
 }
 
-/* m magnitudes of x at positions drawn with the counter generator.  The
- * draws land on distinct pages of a large layer, so each is a TLB and
- * cache miss: the positions are drawn first and the loads issued with a
- * prefetch PF ahead, so the misses overlap instead of queueing behind
- * the hash. */
-#define PF 16
-static void sample_mags(const float *x, size_t n, size_t K, uint32_t *smp,
-                        size_t m)
-{
-    uint64_t key = lbs_rng_key(0x70b4, n, K);
-#pragma omp parallel
-    {
-        int nt = omp_get_num_threads(), id = omp_get_thread_num();
-        size_t lo = m * (size_t)id / (size_t)nt,
-               hi = m * (size_t)(id + 1) / (size_t)nt;
-        for (size_t j = lo; j < hi; j++)
-            smp[j] = (uint32_t)lbs_rng_below(key, j, n);
-        for (size_t j = lo; j < hi; j++) {
-            if (j + PF < hi)
-                __builtin_prefetch(x + smp[j + PF]);
-            smp[j] = mag(x[smp[j]]);
-        }
-    }
-}
-
 /* The pre-filter's candidates: block b's are gi/gv[off[b], off[b] +
  * cnt[b]), all with magnitude bits >= t, and hist[b PBIN + j] counts
  * those whose key is j. */
@@ -407,7 +376,7 @@ static int gather_ge(const float *x, size_t n, size_t total, struct cands *c)
         uint32_t *h = c->hist + (size_t)b * PBIN;
         memset(h, 0, PBIN * sizeof *h);
         for (size_t j = o; j < o + got && got <= cap; j++)
-            h[cand_key(c, mag(c->gv[j]))]++;
+            h[cand_key(c, lbs_mag(c->gv[j]))]++;
     }
     return of;
 }
@@ -446,7 +415,7 @@ static void cand_members(const struct cands *c, uint32_t bin,
     for (int b = 0; b < c->nb; b++) {
         size_t q = moff[b];
         for (size_t j = c->off[b]; j < c->off[b] + c->cnt[b]; j++) {
-            uint32_t a = mag(c->gv[j]);
+            uint32_t a = lbs_mag(c->gv[j]);
             if (cand_key(c, a) == bin) {
                 mem[q] = a;
                 pos[q++] = (uint32_t)j;
@@ -533,7 +502,7 @@ static int prefilter(const float *x, size_t n, size_t K, uint32_t *idx,
     uint32_t *smp = lbs_cbuf_get(&sc->smp, m * 4);
     if (!smp)
         return lbs_err_set(err, -ENOMEM, "topk: out of memory");
-    sample_mags(x, n, K, smp, m);
+    lbs_sample_mags(x, n, lbs_rng_key(0x70b4, n, K), smp, m);
     struct cands c;
     bracket(smp, m, r, r_hi, &c);
     int nb = omp_get_max_threads();
