@@ -10,7 +10,6 @@
 #define LBS_COMPRESS_IMPL_H
 
 #include <stdint.h>
-
 #include <string.h>
 
 #include "lbscale/compress.h"

@@ -60,7 +60,6 @@ struct thresh_state {
     struct lbs_cbuf gidx, gval, smp;
 };
 
-
 static inline float float_of_mag(uint32_t a)
 {
     float f;

@@ -59,7 +59,6 @@
 static const int lev_shift[MAXLEV] = {20, 9, 0};
 static const int lev_width[MAXLEV] = {11, 11, 9};
 
-
 /* The static blocks: one per thread of the first region, reused by every
  * later pass so per-block counts stay valid. */
 struct blocks {
