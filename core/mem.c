@@ -1,5 +1,6 @@
 /* mem.c - arrays on huge pages where the kernel gives them (lbscale/mem.h). */
 #include <errno.h>
+#include <omp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,11 +48,23 @@ void *lbs_array_alloc(size_t count, size_t size)
     return p;
 }
 
+/* Zeroed by the threads in the static split the kernels use (each thread
+ * a contiguous share), so that on a NUMA machine each share's pages are
+ * placed first-touch where its thread runs. */
 void *lbs_array_zalloc(size_t count, size_t size)
 {
-    void *p = lbs_array_alloc(count, size);
-    if (p)
-        memset(p, 0, count * size);
+    char *p = lbs_array_alloc(count, size);
+    size_t bytes = count * size;
+    if (!p)
+        return NULL;
+#pragma omp parallel if (bytes >= HUGE_SZ)
+    {
+        size_t T = (size_t)omp_get_num_threads(),
+               t = (size_t)omp_get_thread_num();
+        size_t lo = bytes / T * t;
+        size_t hi = t + 1 == T ? bytes : bytes / T * (t + 1);
+        memset(p + lo, 0, hi - lo);
+    }
     return p;
 }
 
