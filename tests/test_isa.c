@@ -723,12 +723,24 @@ Test(isa, gossip_mix_and_decentlam)
         /* alone: the fused pass equals z, then the one-source update */
         memcpy(m, m0, (N + OFF) * 4);
         memcpy(x, x0, (N + OFF) * 4);
-        K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
-                               x + OFF, 0, cut);
-        K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
-                               x + OFF, cut, N);
+        s = K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
+                                   x + OFF, 0, cut);
+        s += K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
+                                    x + OFF, cut, N);
         same_f(m + OFF, ms + OFF, N, "decentlam alone m", nm);
         same_f(x + OFF, xs + OFF, N, "decentlam alone x", nm);
+        /* its detector: 0 while every m is finite, else not finite; a
+         * huge but finite m (whose float sum would overflow) is finite */
+        cr_assert_eq(s, 0.0, "%s: alone detector %g", nm, s);
+        m[OFF + 5] = m[OFF + 6] = 3e38f;
+        cr_assert(isfinite(K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF,
+                                                  m + OFF, x + OFF, 0, 16)),
+                  "%s: large m read as non-finite", nm);
+        m[OFF + N - 2] = INFINITY;
+        cr_assert(!isfinite(K[l]->decentlam_update(&k, NULL, NULL, 0,
+                                                   g + OFF, m + OFF, x + OFF,
+                                                   cut, N)),
+                  "%s: an infinite m passed", nm);
         free(x); free(zz); free(m);
     }
     free(r0); free(r1); free(x0); free(g); free(m0); free(xm); free(z);

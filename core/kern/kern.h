@@ -180,7 +180,9 @@ struct lbs_kern {
                         const float *x, float *z, size_t n);
     /* DecentLaM's update over [lo, hi) of full-layer arrays, the mix of
      * src as gossip_mix; src NULL: alone, z from g in registers and the
-     * mix is wself z.  Returns the sum of m (NaN detector). */
+     * mix is wself z.  Returns a NaN detector: the sum of m, or alone 0
+     * (the sum of m - m, float and so cheaper), either not finite where an
+     * m is not. */
     double (*decentlam_update)(const struct lbs_decentlam_coef *k,
                                const float *const *src, const double *w,
                                int ns, const float *g, float *m, float *x,

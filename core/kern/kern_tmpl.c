@@ -1366,7 +1366,8 @@ static double F(decentlam_update)(const struct lbs_decentlam_coef *k,
     const float lr = k->lr, wd = k->wd, mu = k->mu;
     double sum = 0;
     if (!src) {   /* alone: z, its mix ws z and the update in one pass */
-#pragma omp simd reduction(+ : sum)
+        float bad = 0;   /* mi - mi: 0, or NaN where mi is not finite */
+#pragma omp simd reduction(+ : bad)
         for (size_t e = lo; e < hi; e++) {
             float xe = x[e];
             float z = xe - lr * (g[e] + wd * xe);
@@ -1375,10 +1376,10 @@ static double F(decentlam_update)(const struct lbs_decentlam_coef *k,
             float gt = (float)(((double)xe - mix) * inv);
             float mi = mu * m[e] + gt;
             m[e] = mi;
-            sum += mi;
+            bad += mi - mi;
             x[e] = xe - lr * mi;
         }
-        return sum;
+        return bad;
     }
     double acc[MIX_BLOCK];
     for (size_t b = lo; b < hi; b += MIX_BLOCK) {
