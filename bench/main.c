@@ -43,7 +43,11 @@ static void usage(FILE *f)
                "'--opt=VALUE' (getopt_long, bench/opt.c)\n"
                "exit status: 0 ok, 1 runtime failure, 2 bad input\n"
                "results land in results/<UTC time>-<git rev>/ "
-               "(meta.json + one JSONL per verb)\n");
+               "(meta.json + one JSONL per verb)\n"
+               "environment: LBSCALE_ISA=c|avx2|avx512 (kernel level; "
+               "default the best the CPU has)\n"
+               "  LBSCALE_HUGEPAGES=0|1 (advise the streamed arrays as "
+               "transparent huge pages; default 1)\n");
 }
 
 int main(int argc, char **argv)
