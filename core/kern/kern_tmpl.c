@@ -1755,8 +1755,8 @@ static inline size_t F(emit64)(uint64_t lt, uint32_t i, uint32_t *out)
 }
 
 /* The hits of [lo, hi), ascending into out; returns their count.  Whole
- * 64-element groups through top64 (ties, 1 in 256, take the 53-bit test
- * of lbs_rng_hit), the ends element by element. */
+ * 64-element groups through top64 (a tie, 1 in 256, is decided by
+ * lbs_rng_hit itself), the ends element by element. */
 static size_t F(mask_hits)(uint64_t key, uint64_t thr, size_t lo, size_t hi,
                            uint32_t *out)
 {
@@ -1764,15 +1764,14 @@ static size_t F(mask_hits)(uint64_t key, uint64_t thr, size_t lo, size_t hi,
     for (; i < hi && (i & 63); i++)
         if (lbs_rng_hit(key, i, thr))
             out[o++] = (uint32_t)i;
-    const uint64_t t = thr >> 53, fine = thr & ((1ull << 53) - 1);
+    const uint64_t t = thr >> 53;
     for (; i + 64 <= hi; i += 64) {
         uint64_t lt = ~0ull, eq = 0;
         if (t < 256)
             F(top64)(key, i >> 6, (unsigned)t, &lt, &eq);
         for (; eq; eq &= eq - 1) {
             unsigned e = (unsigned)__builtin_ctzll(eq);
-            if ((lbs_rng_u64(key, (1ull << 63) | (i + e)) >> 11) < fine)
-                lt |= 1ull << e;
+            lt |= (uint64_t)lbs_rng_hit(key, i + e, thr) << e;
         }
         o += F(emit64)(lt, (uint32_t)i, out + o);
     }
