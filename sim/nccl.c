@@ -197,30 +197,42 @@ static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
 }
 
 /* Point-to-point exchanges (NCCL's grouped ncclSend/ncclRecv: alltoall,
- * neighbour exchange).  NCCL's tuner does not model them; here each GPU
- * sends its off-node share through its own NIC at p2p_gbs ("alltoall
- * cannot aggregate the bandwidth of multiple NICs", S. Jeaugey,
- * NVIDIA/nccl-tests#267) and its on-node share over NVLink at the
- * one-node graph's bandwidth; latency = ring Simple base + one NET (or
- * NVLink) step + the network post overhead of every off-node peer, spread
- * over the multi-node graph's channels.  us. */
-static double p2p_us(const struct lbs_sim_net *net, double off_bytes,
-                     double on_bytes, long off_peers)
+ * neighbour exchange).  NCCL's tuner does not model them.  Every GPU of a
+ * node sends at once, so three limits hold together:
+ *   - one GPU's off-node bytes at p2p_gbs, at most its NIC's rate
+ *     ("alltoall cannot aggregate the bandwidth of multiple NICs",
+ *     S. Jeaugey, NVIDIA/nccl-tests#267);
+ *   - the node's off-node bytes through its NICs: GPUs share them (g GPUs
+ *     on n NICs, rail-aligned: g/n GPUs per NIC), times the fabric's
+ *     share for the pattern (leaf uplinks on a fat-tree);
+ *   - the GPU's on-node bytes over NVLink at the one-node graph's rate.
+ * Latency = ring Simple base + one NET (or NVLink) step + the network post
+ * overhead of every off-node peer, spread over the multi-node graph's
+ * channels.  us. */
+struct p2p {
+    double gpu_off, node_off, on;   /* bytes */
+    long off_peers;
+    double share;                   /* fabric share of the node's NICs */
+};
+
+static double p2p_us(const struct lbs_sim_net *net, const struct p2p *x)
 {
     const struct lbs_sim_platform *pl = net->pl;
     const struct lbs_sim_nccl *n = &pl->nccl;
     double intra_bw = (double)n->intra.channels * n->intra.bw;
     double ovh = n->cpu_amd ? 2.0 : 1.0;
     double lat = base_lat[1][LBS_SIM_SIMPLE];
-    if (off_peers > 0)
+    if (x->off_peers > 0)
         lat += inter_lat(pl, hw_lat[2][1][LBS_SIM_SIMPLE], 1,
                          ring_spine_hops(net, 1, 1)) +
-               ovh * (double)ceil_div(off_peers, n->inter.channels);
+               ovh * (double)ceil_div(x->off_peers, n->inter.channels);
     else
         lat += hw_lat[n->intra_pci ? 1 : 0][1][LBS_SIM_SIMPLE];
-    double share = net->N > 1 ? net->sh_a2a : 1;
-    double t = fmax(off_bytes / (n->p2p_bw * share),
-                    on_bytes / intra_bw);
+    double gpu_bw = fmin(n->p2p_bw, pl->nic_bw);
+    double node_bw = (double)pl->nics_per_node * pl->nic_bw * x->share;
+    double t = fmax(x->gpu_off / gpu_bw, x->on / intra_bw);
+    if (net->N > 1)
+        t = fmax(t, x->node_off / node_bw);
     return lat + t * 1e6;
 }
 
@@ -307,8 +319,10 @@ double lbs_sim_nccl_alltoall(const struct lbs_sim_net *net,
         return INFINITY;
     double P = (double)net->P, g = (double)net->g;
     *wire = (P - 1) / P * bytes;
-    return p2p_us(net, (P - g) / P * bytes, (g - 1) / P * bytes,
-                  net->P - net->g) * 1e-6;
+    struct p2p x = {(P - g) / P * bytes, g * (P - g) / P * bytes,
+                    (g - 1) / P * bytes, net->P - net->g,
+                    net->N > 1 ? net->sh_a2a : 1};
+    return p2p_us(net, &x) * 1e-6;
 }
 
 /* Neighbour exchange as direct point-to-point sends (p2p_us) to the
@@ -326,18 +340,33 @@ double lbs_sim_nccl_neighbor(const struct lbs_sim_net *net,
     int nd = lbs_sim_nb_offsets(topo, net->P, step, d);
     if (!nd)
         return INFINITY;
-    double off = 0, on = 0;
-    long peers = 0;
+    struct p2p x = {0, 0, 0, 0, 1};
+    long maxd = 1;
     /* the busiest rank: the node's last GPU, whose every offset >= 1
-     * leaves the node when N > 1 */
+     * leaves the node when N > 1; the node: offset d takes min(|d|, g)
+     * of its GPUs' messages off the node (coll.c's nb_direct counts the
+     * same flows) */
     for (int i = 0; i < nd; i++) {
+        long ad = d[i] < 0 ? -d[i] : d[i];
         int leaves = net->N > 1 && (d[i] % net->P) != 0;
         if (leaves && topo == LBS_TOPO_RING && i == 1 && net->g > 1)
             leaves = 0;     /* ring: one neighbour shares the node */
-        off += leaves ? bytes : 0;
-        on += leaves ? 0 : bytes;
-        peers += leaves;
+        x.gpu_off += leaves ? bytes : 0;
+        x.on += leaves ? 0 : bytes;
+        x.off_peers += leaves;
+        if (net->N > 1 && (d[i] % net->P) != 0)
+            x.node_off += bytes * (double)(ad < net->g ? ad : net->g);
+        maxd = ad > maxd ? ad : maxd;
+    }
+    if (net->N > 1) {
+        long dn = maxd / net->g;
+        int lv = 0;
+        while (dn > 1) {
+            dn /= 2;
+            lv++;
+        }
+        x.share = net->sh_shift[lv];
     }
     *wire = bytes * nd;
-    return p2p_us(net, off, on, peers) * 1e-6;
+    return p2p_us(net, &x) * 1e-6;
 }
