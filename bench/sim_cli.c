@@ -187,7 +187,15 @@ static int compress_cost(const struct simargs *a,
     o->compress_gbps = a->comp_gbps;
     o->decompress_gbps = a->decomp_gbps;
     if (!plan->compress[0]) {
-        snprintf(src, srclen, "none (not compressed)");
+        double x = 0;
+        for (size_t i = 0; i < plan->nsteps; i++)
+            x = fmax(x, plan->step[i].extra_bpe);
+        if (x > 0)
+            snprintf(src, srclen, "inside the optimizer: core's traffic "
+                     "model, %.4g B/elem more in its compressing phase, at "
+                     "%g GB/s", x, pl->mem_bw / 1e9);
+        else
+            snprintf(src, srclen, "none (not compressed)");
         return 0;
     }
     if (a->comp_gbps > 0) {

@@ -57,6 +57,24 @@ static void name_entry(struct lbs_sim_entry *e, const struct lbs_sim_plan *raw)
     e->bpe = optim_bpe(raw->optim, raw->params, &e->bpe_assumed);
 }
 
+/* Each distinct step's optimizer traffic beyond the first step's, from
+ * core's model at that step and the recorded ranks (lbs_optim_spec_bytes_at):
+ * phases that compress inside the optimizer (1-bit LAMB) pay their passes
+ * as compression; a build that does not know the optimizer leaves 0. */
+static void step_extra_bpe(struct lbs_sim_plan *p)
+{
+    char spec[320];
+    double b0, b;
+    snprintf(spec, sizeof spec, "%s%s%s", p->optim, p->params[0] ? ":" : "",
+             p->params);
+    long ranks = p->ranks > 0 ? p->ranks : 1;
+    if (lbs_optim_spec_bytes_at(spec, 1, ranks, &b0, NULL))
+        return;
+    for (size_t i = 0; i < p->nsteps; i++)
+        if (!lbs_optim_spec_bytes_at(spec, p->step[i].first, ranks, &b, NULL))
+            p->step[i].extra_bpe = b > b0 ? b - b0 : 0;
+}
+
 static int add_trace(struct lbs_sim_entry *e, const char *path,
                      const struct lbs_sim_model *m, struct lbs_err *err)
 {
@@ -72,6 +90,7 @@ static int add_trace(struct lbs_sim_entry *e, const char *path,
             rc = lbs_err_set(err, -ENOMEM, "out of memory");
         } else {
             e->plans = q;
+            step_extra_bpe(bound);
             e->plans[e->nplans++] = bound;
             if (e->nplans == 1)
                 name_entry(e, raw);

@@ -133,7 +133,23 @@ struct lbs_sim_platform {
                                collective overlaps it (0: not modelled) */
     int nccl_model;         /* collectives priced by NCCL's tuner model */
     struct lbs_sim_nccl nccl;
-    long max_gpus;          /* largest P this platform describes */
+    long max_gpus;          /* largest P this platform describes: the
+                               file's max_gpus, else what its fabric can
+                               hold (lbs_sim_fabric_max_nodes) */
+    int tiers;              /* fat-tree switch levels: 2 or 3 (1: flat) */
+    int switch_radix;       /* ports per switch (0: not stated) */
+    int rails;              /* rail-optimized: NIC i of every node on
+                               plane i (each plane its own fat-tree) */
+    int nodes_per_pod;      /* 3 tiers: nodes under one pod's spines */
+    double core_lat;        /* s, a step that crosses pods (3 tiers) */
+    /* A real job beyond its collectives ("job" object, or --compute RUN /
+     * --compute-cv / --overhead-ms): per-rank compute time varies with
+     * coefficient of variation compute_cv, and a synchronous step waits
+     * for the slowest of P ranks; a fixed per-step overhead (data
+     * loading, launch, framework) adds to every step. */
+    double compute_cv;
+    double overhead;        /* s per step */
+    char job_source[200];   /* where both come from */
     struct lbs_sim_proto_params proto[LBS_SIM_NPROTO];
     unsigned algos;         /* bit (1u << enum lbs_sim_algo) = enabled */
 };
@@ -145,6 +161,14 @@ struct lbs_sim_platform {
 #define LBS_SIM_MODEL_MAX_BYTES ((size_t)64 << 20)       /* 64 MiB */
 #define LBS_SIM_TRACE_MAX_BYTES ((size_t)1 << 30)        /* 1 GiB */
 #define LBS_SIM_SAMPLES_MAX_BYTES ((size_t)256 << 20)    /* sim calibrate */
+
+/* Nodes a fabric can hold: a flat fabric one switch's ports (radix, per
+ * NIC or per rail), a fat-tree of t tiers of radix-k switches 2 (k/2)^t
+ * host ports (Al-Fares et al., SIGCOMM 2008: k^3/4 for t = 3), times the
+ * leaf oversubscription r as 2r/(r+1) of a leaf's ports face down; one
+ * node takes nics ports, or one per plane when rail-optimized.  0 when
+ * the radix is not stated. */
+double lbs_sim_fabric_max_nodes(const struct lbs_sim_platform *p);
 
 /* Read a platform from path, or from text (file names it in messages). */
 int lbs_sim_platform_load(const char *path, struct lbs_sim_platform **out,
@@ -233,6 +257,12 @@ struct lbs_sim_step {
     double weight;              /* how many steps are like this one */
     double final_weight;        /* how many of them are in the final phase */
     unsigned kinds;             /* bit per collective kind used */
+    double extra_bpe;           /* optimizer bytes per element this step
+                                   moves beyond its first step's (core's
+                                   model at this step and the plan's
+                                   ranks: 1-bit LAMB's packing, error
+                                   feedback and unpacking); priced as
+                                   compression.  0 unless an entry sets it */
 };
 
 struct lbs_sim_plan {
@@ -389,7 +419,15 @@ struct lbs_sim_opts {
                                    bytes model at the memory bandwidth */
     int no_overlap;             /* every call waits for the backward end */
     int no_slowdown;            /* ignore the platform's compute slowdown */
+    /* the job's compute spread and per-step overhead: with cv_set /
+     * overhead_set they replace the platform's "job" values */
+    int cv_set, overhead_set;
+    double compute_cv;          /* coefficient of variation, >= 0 */
+    double overhead_s;          /* s per step, >= 0 */
 };
+/* E[max of P independent standard normal draws] (0 for P = 1): how many
+ * standard deviations the slowest of P ranks lies above the mean. */
+double lbs_sim_expected_max_normal(long P);
 
 struct lbs_sim_result {
     long P;
@@ -398,6 +436,8 @@ struct lbs_sim_result {
                                    exposed) */
     double compress;            /* s of compression and decompression on
                                    the GPU per step (in compute) */
+    double straggle;            /* s the step waits for its slowest rank */
+    double overhead;            /* s of per-step overhead */
     double bytes;               /* payload bytes per GPU per step */
     double wire;                /* bytes the chosen algorithms send */
     double final_iter;          /* average over the final phase */

@@ -137,6 +137,33 @@ static int read_overlap(const struct sj *c, const json_t *root,
                   &p->overlap_slowdown);
 }
 
+/* "job": {"compute_cv": cv, "overhead_ms": t, "source": "..."}: the
+ * spread of per-rank compute (a synchronous step waits for the slowest of
+ * P) and a fixed per-step overhead.  Absent: 0 and 0, "not modelled". */
+static int read_job(const struct sj *c, const json_t *root,
+                    struct lbs_sim_platform *p)
+{
+    static const char *const keys[] = {"compute_cv", "overhead_ms", "source",
+                                       "note", NULL};
+    json_t *o;
+    double v = 0;
+    p->compute_cv = 0;
+    p->overhead = 0;
+    snprintf(p->job_source, sizeof p->job_source, "not modelled (no \"job\" "
+             "in the platform)");
+    int rc = sj_obj(c, root, "", "job", 0, &o);
+    if (rc || !o)
+        return rc;
+    if ((rc = sj_known(c, o, "job.", keys)) ||
+        (rc = sj_num(c, o, "job.", "compute_cv", SJ_REQ, 0, 0, 1,
+                     &p->compute_cv)) ||
+        (rc = sj_num(c, o, "job.", "overhead_ms", 0, 0, 0, 1e7, &v)))
+        return rc;
+    p->overhead = v * 1e-3;
+    return sj_str(c, o, "job.", "source", SJ_REQ, NULL, p->job_source,
+                  sizeof p->job_source);
+}
+
 static int read_graph(const struct sj *c, const json_t *o, const char *key,
                       int required, struct lbs_sim_nccl_graph *g)
 {
@@ -322,12 +349,64 @@ static int read_node(const struct sj *c, const json_t *root,
     return rc;
 }
 
+/* The fabric's size: tiers (fat-tree 2 or 3), switch_radix, rails, and
+ * for three tiers the pod (nodes under one set of spines) and the latency
+ * of a step across the core. */
+static int read_tiers(const struct sj *c, const json_t *fab,
+                      struct lbs_sim_platform *p, int ft)
+{
+    double v = 0;
+    int rc = sj_num(c, fab, "fabric.", "tiers", SJ_INT, ft ? 2 : 1,
+                    ft ? 2 : 1, ft ? 3 : 1, &v);
+    p->tiers = (int)v;
+    if (!rc) rc = sj_num(c, fab, "fabric.", "switch_radix", SJ_INT, 0, 4,
+                         4096, &v);
+    p->switch_radix = (int)v;
+    const json_t *r = json_object_get(fab, "rail_optimized");
+    if (!rc && r && !json_is_boolean(r))
+        rc = sj_fail(c, "fabric.", "rail_optimized", "must be true or false");
+    p->rails = r && json_is_true(r);
+    if (!rc && p->rails && p->nics_per_node < p->gpus_per_node)
+        rc = sj_fail(c, "fabric.", "rail_optimized", "needs a NIC per GPU "
+                     "(node.nics %d < node.gpus %d)", p->nics_per_node,
+                     p->gpus_per_node);
+    int t3 = p->tiers == 3;
+    if (!rc) rc = sj_num(c, fab, "fabric.", "nodes_per_pod",
+                         (t3 ? SJ_REQ : 0) | SJ_INT, 1e9, 1, 1e9, &v);
+    p->nodes_per_pod = v > 1e8 ? 100000000 : (int)v;
+    if (!rc && t3 && p->nodes_per_pod < p->nodes_per_leaf)
+        rc = sj_fail(c, "fabric.", "nodes_per_pod", "must be >= "
+                     "nodes_per_leaf (%d)", p->nodes_per_leaf);
+    if (!rc) rc = sj_num(c, fab, "fabric.", "lat_core_us", 0,
+                         p->spine_lat * 1e6, 0, LAT_MAX_US, &v);
+    p->core_lat = v * 1e-6;
+    if (!rc && !t3 && json_object_get(fab, "nodes_per_pod"))
+        rc = sj_fail(c, "fabric.", "nodes_per_pod", "only for tiers 3");
+    return rc;
+}
+
+double lbs_sim_fabric_max_nodes(const struct lbs_sim_platform *p)
+{
+    if (p->switch_radix <= 0)
+        return 0;
+    double k = p->switch_radix, ports;
+    if (p->fabric == LBS_SIM_FLAT) {
+        ports = k;
+    } else {
+        ports = 2 * pow(k / 2, p->tiers);
+        ports *= 2 * p->oversub / (p->oversub + 1);
+    }
+    return floor(ports / (p->rails ? 1 : p->nics_per_node));
+}
+
 /* "fabric": flat or fat-tree, and its latencies. */
 static int read_fabric(const struct sj *c, const json_t *root,
                        struct lbs_sim_platform *p)
 {
     static const char *const fk[] = {"kind", "nodes_per_leaf",
-        "oversubscription", "lat_us", "lat_spine_us", "note", NULL};
+        "oversubscription", "lat_us", "lat_spine_us", "tiers",
+        "switch_radix", "rail_optimized", "nodes_per_pod", "lat_core_us",
+        "note", NULL};
     json_t *fab;
     double v = 0;
     char kind[32];
@@ -358,6 +437,7 @@ static int read_fabric(const struct sj *c, const json_t *root,
     if (!rc) rc = sj_num(c, fab, "fabric.", "lat_spine_us", 0, v, 0,
                          LAT_MAX_US, &v);
     p->spine_lat = v * 1e-6;
+    if (!rc) rc = read_tiers(c, fab, p, ft);
     if (!rc && p->spine_lat < p->net_lat)
         rc = sj_fail(c, "fabric.", "lat_spine_us", "must be >= lat_us (a "
                      "path across the spine contains one under a leaf)");
@@ -448,14 +528,31 @@ static int read_algorithms(const struct sj *c, const json_t *root,
     return 0;
 }
 
+/* max_gpus: as the file says, else what the fabric holds (a stated
+ * switch radix), else 16,384 as before the fabric had a size; never more
+ * than the fabric holds. */
+static int read_max_gpus(const struct sj *c, const json_t *root,
+                         struct lbs_sim_platform *p)
+{
+    double nodes = lbs_sim_fabric_max_nodes(p), v;
+    double cap = nodes > 0 ? fmin(1e8, nodes * p->gpus_per_node) : 1e8;
+    int rc = sj_num(c, root, "", "max_gpus", SJ_INT, nodes > 0 ? cap : 16384,
+                    1, 1e8, &v);
+    if (!rc && v > cap)
+        rc = sj_fail(c, "", "max_gpus", "%.0f is more than the fabric holds "
+                     "(%.0f nodes x %d GPUs: fabric.switch_radix, tiers)",
+                     v, nodes, p->gpus_per_node);
+    p->max_gpus = (long)v;
+    return rc;
+}
+
 static int parse_root(const struct sj *c, const json_t *root,
                       struct lbs_sim_platform *p)
 {
     static const char *const top[] = {"format", "version", "name",
         "description", "sources", "notes", "gpu", "node", "fabric",
         "max_gpus", "protocols", "algorithms", "coll_bw_factor",
-        "calibration", "nccl", "overlap", NULL};
-    double v = 0;
+        "calibration", "nccl", "overlap", "job", NULL};
     int rc = sj_header(c, root, "lbscale-platform", 1);
     if (!rc) rc = sj_known(c, root, "", top);
     if (!rc) rc = sj_str(c, root, "", "name", SJ_REQ, NULL, p->name,
@@ -466,8 +563,8 @@ static int parse_root(const struct sj *c, const json_t *root,
     if (!rc) rc = read_node(c, root, p);
     if (!rc) rc = read_fabric(c, root, p);
     if (!rc) rc = read_overlap(c, root, p);
-    if (!rc) rc = sj_num(c, root, "", "max_gpus", SJ_INT, 16384, 1, 1e8, &v);
-    p->max_gpus = (long)v;
+    if (!rc) rc = read_job(c, root, p);
+    if (!rc) rc = read_max_gpus(c, root, p);
 
     if (!rc) rc = read_coll_bw(c, root, p);
     if (!rc) rc = read_nccl(c, root, p);

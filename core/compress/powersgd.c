@@ -384,6 +384,12 @@ const struct lbs_compress_ops lbs_cmp_powersgd = {
     .params = psgd_params,
     .cfg_size = sizeof(struct psgd_cfg),
     .coll = LBS_COLL_ALLREDUCE,
+    /* memory traffic (lbs_compress_traffic): at small r the products are
+     * bound by memory, not arithmetic (header comment): compress reads x
+     * twice (P = M Q, Q = M^T P), decompress reads and writes out (out +=
+     * P Q^T) and reads the payload; the factors stay in cache */
+    .traffic = {.comp = 8, .comp_w = 0, .dec_once = 0,
+                .dec_part = 8, .dec_w = 1, .known = 1},
     .ef_ok = 1,
     .init = psgd_init,
     .fini = psgd_fini,

@@ -1,4 +1,6 @@
 /* optim.c - the driver: spec parsing, lifetime, the step counter. */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -482,6 +484,29 @@ int lbs_optim_has_key(const char *name, const char *key)
 /* The roofline model needs an optimizer object (state, layers, step):
  * ask it of one made on a single 1x1 layer, one rank, before any step.
  * This is the one place that builds such a layer. */
+int lbs_optim_spec_bytes_at(const char *spec, long step, long ranks,
+                            double *bpe, struct lbs_err *err)
+{
+    float w = 0, g = 0;
+    const struct lbs_layer one = {.name = "nominal", .w = &w, .g = &g,
+                                  .n = 1, .ndim = 2, .shape = {1, 1}};
+    struct lbs_comm *comm = NULL;
+    struct lbs_optim *o;
+    if (step < 1 || ranks < 1 || ranks > INT_MAX)
+        return lbs_err_set(err, -EINVAL, "step %ld on %ld ranks: both must "
+                           "be >= 1", step, ranks);
+    int rc = lbs_comm_record_new((int)ranks, &comm, err);
+    if (!rc)
+        rc = lbs_optim_new(spec, &one, 1, comm, &o, err);
+    if (!rc) {
+        o->t = step - 1;        /* the model describes the coming step */
+        *bpe = lbs_optim_bytes_per_elem(o);
+        lbs_optim_free(o);
+    }
+    lbs_comm_free(comm);
+    return rc;
+}
+
 int lbs_optim_spec_bytes_per_elem(const char *spec, double *bpe,
                                   struct lbs_err *err)
 {

@@ -113,8 +113,9 @@ int lbs_compressor_ef(const struct lbs_compressor *c);
  * the collective sums payloads (allreduce), P when it gathers them
  * (per_rank = 1).  Error feedback adds a read of g, a read-modify-write
  * of the residual and one decode of its own payload to compress.  0, or
- * -ENOTSUP when the compressor has no memory model (PowerSGD: its cost is
- * matrix products) or it is "none". */
+ * -ENOTSUP when the compressor has no memory model or it is "none"
+ * (PowerSGD's matrix products are priced by the traffic they cause at
+ * small r: see core/compress/powersgd.c). */
 struct lbs_compress_traffic {
     double compress, decompress_once, decompress_part;
     int per_rank;

@@ -231,6 +231,13 @@ int lbs_optim_check(const char *spec, const char *compress,
  * simulator charges per element when it has no layers of its own. */
 int lbs_optim_spec_bytes_per_elem(const char *spec, double *bpe,
                                   struct lbs_err *err);
+/* The same model for step `step` (1-based) of a run on `ranks` ranks
+ * (a record comm of that size: nothing moves): what an optimizer whose
+ * passes change with its phase or with P moves then (1-bit LAMB's
+ * compressed phase packs, feeds back and unpacks: 56 + 8/P against 40 in
+ * its warm-up).  -EINVAL for step or ranks < 1. */
+int lbs_optim_spec_bytes_at(const char *spec, long step, long ranks,
+                            double *bpe, struct lbs_err *err);
 
 /* A parsed spec without layers: what lbs_optim_new parses, kept for
  * another implementation of the same optimizer (the CUDA kernels) to
