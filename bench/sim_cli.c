@@ -49,7 +49,31 @@ struct simargs {
     long accum;             /* --accum */
     int check;              /* anchors --check */
     int no_overlap, no_slowdown;
+    double compute_cv, overhead_ms;     /* --compute-cv, --overhead-ms */
+    int cv_given, overhead_given;
 };
+
+/* --compute-cv X / --overhead-ms T (dst: struct simargs) */
+static int job_opt(const char *opt, const char *v, void *dst)
+{
+    struct simargs *a = dst;
+    int cv = !strcmp(opt, "--compute-cv");
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= 0) || x > (cv ? 1 : 1e7)) {
+        cli_error(opt, "'%s': %s", v, cv ? "a coefficient of variation in "
+                  "[0, 1]" : "milliseconds in [0, 1e7]");
+        return -EINVAL;
+    }
+    if (cv) {
+        a->compute_cv = x;
+        a->cv_given = 1;
+    } else {
+        a->overhead_ms = x;
+        a->overhead_given = 1;
+    }
+    return 0;
+}
 
 /* --grad-dtype fp32|fp16|bf16 (dst: struct simargs) */
 static int grad_dtype_opt(const char *opt, const char *v, void *dst)
@@ -123,6 +147,16 @@ static int compress_gbps_opt(const char *opt, const char *v, void *dst)
      .help = "every collective waits for the end of the backward pass"},     \
     {.name = "no-slowdown", .type = CLI_FLAG, .dst = &(a)->no_slowdown,      \
      .help = "ignore the platform's compute slowdown while overlapped"},     \
+    {.name = "compute-cv", .type = CLI_CALL, .fn = job_opt, .dst = (a),      \
+     .arg = "X",                                                             \
+     .help = "per-rank compute spread (coefficient of variation):\n"         \
+             "a step waits for the slowest of P ranks (default: the\n"      \
+             "--compute run's measured spread, else the platform's\n"       \
+             "\"job\")"},                                                    \
+    {.name = "overhead-ms", .type = CLI_CALL, .fn = job_opt, .dst = (a),     \
+     .arg = "T",                                                             \
+     .help = "per-step overhead in ms (data, framework; default as\n"       \
+             "--compute-cv)"},                                               \
     {.name = "grad-dtype", .type = CLI_CALL, .fn = grad_dtype_opt,           \
      .dst = (a), .arg = "D",                                                 \
      .help = "fp32 (default), fp16 or bf16: what dense data-parallel\n"      \
@@ -156,7 +190,44 @@ static struct lbs_sim_opts sim_opts(const struct simargs *a)
                                  .no_overlap = a->no_overlap,
                                  .no_slowdown = a->no_slowdown,
                                  .compress_gbps = a->comp_gbps,
-                                 .decompress_gbps = a->decomp_gbps};
+                                 .decompress_gbps = a->decomp_gbps,
+                                 .cv_set = a->cv_given,
+                                 .compute_cv = a->compute_cv,
+                                 .overhead_set = a->overhead_given,
+                                 .overhead_s = a->overhead_ms * 1e-3};
+}
+
+/* The job's compute spread and overhead for o: the options, else what a
+ * --compute run measured, else the platform's "job"; src says which. */
+static void job_source(const struct simargs *a, const struct lbs_sim_model *m,
+                       const struct lbs_sim_platform *pl,
+                       struct lbs_sim_opts *o, char *src, size_t len)
+{
+    int meas_cv = !a->cv_given && m->compute_cv >= 0,
+        meas_ovh = !a->overhead_given && m->overhead_s >= 0;
+    if (meas_cv) {
+        o->cv_set = 1;
+        o->compute_cv = m->compute_cv;
+    }
+    if (meas_ovh) {
+        o->overhead_set = 1;
+        o->overhead_s = m->overhead_s;
+    }
+    if (a->cv_given && a->overhead_given)
+        snprintf(src, len, "--compute-cv %g --overhead-ms %g", a->compute_cv,
+                 a->overhead_ms);
+    else if (meas_cv || meas_ovh)
+        snprintf(src, len, "measured by %s over %zu steps (spread%s, "
+                 "overhead%s)%s%s", m->file, m->measured_steps,
+                 meas_cv ? "" : " not", meas_ovh ? "" : " not",
+                 a->cv_given ? "; --compute-cv" : "",
+                 a->overhead_given ? "; --overhead-ms" : "");
+    else if (a->cv_given || a->overhead_given)
+        snprintf(src, len, "%s; otherwise platform %s: %s",
+                 a->cv_given ? "--compute-cv" : "--overhead-ms", pl->name,
+                 pl->job_source);
+    else
+        snprintf(src, len, "platform %s: %s", pl->name, pl->job_source);
 }
 
 static void print_json(const json_t *row)
@@ -334,6 +405,10 @@ static json_t *sweep_row(const struct simargs *a, const struct lbs_sim_entry *en
     if (row) {
         int dp = !strcmp(en->source, "data-parallel");
         json_object_set_new(row, "slowdown_ms", json_real(r->slowdown * 1e3));
+        json_object_set_new(row, "straggle_ms", json_real(r->straggle * 1e3));
+        json_object_set_new(row, "overhead_ms", json_real(r->overhead * 1e3));
+        json_object_set_new(row, "compute_cv", json_real(
+            o->cv_set ? o->compute_cv : pl->compute_cv));
         json_object_set_new(row, "compute_slowdown", json_real(
             o->no_slowdown ? 0 : pl->overlap_slowdown));
         json_object_set_new(row, "overlap", json_boolean(!o->no_overlap));
@@ -384,6 +459,8 @@ static int sweep_rows(const struct simargs *a,
     *rows = json_array();
     if (!*rows || !res || !eff)
         rc = lbs_err_set(e, -ENOMEM, "out of memory");
+    char jsrc[LBS_SIM_FILE_MAX + 400];
+    job_source(a, m, pl, o, jsrc, sizeof jsrc);
     for (size_t k = 0; k < nent && !rc; k++) {
         char csrc[LBS_SIM_FILE_MAX + 64];
         o->optim_bytes_per_elem = ent[k].bpe;
@@ -399,6 +476,7 @@ static int sweep_rows(const struct simargs *a,
                 json_object_set_new(row, "compress_ms",
                                     json_real(res[i].compress * 1e3));
                 json_object_set_new(row, "compress_cost", json_string(csrc));
+                json_object_set_new(row, "job_source", json_string(jsrc));
             }
             if (!row || json_array_append_new(*rows, row))
                 rc = lbs_err_set(e, -ENOMEM, "out of memory");
@@ -652,6 +730,8 @@ static int sim_step_timeline(const struct simargs *a)
                                                          in.P[0]);
     struct tl_ctx t = {in.m, a->com.json, 0};
     struct lbs_sim_opts o = sim_opts(a);
+    char jsrc[LBS_SIM_FILE_MAX + 400];
+    job_source(a, in.m, in.pl, &o, jsrc, sizeof jsrc);
     o.optim_bytes_per_elem = in.ent[0].bpe;
     struct lbs_sim_opts quiet = o;
     o.on_event = on_event;
@@ -673,9 +753,10 @@ static int sim_step_timeline(const struct simargs *a)
         cli_error("sim step", "%s", e.msg);
     else if (!a->com.json)
         printf("# %ld backward events (one per layer) not shown; iteration "
-               "%.3f ms = compute %.3f + optimizer %.3f + exposed %.3f\n",
+               "%.3f ms = compute %.3f + optimizer %.3f + exposed %.3f + "
+               "slowest rank %.3f + overhead %.3f (%s)\n",
                t.bwd_events, r.iter * 1e3, r.compute * 1e3, r.optim * 1e3,
-               r.exposed * 1e3);
+               r.exposed * 1e3, r.straggle * 1e3, r.overhead * 1e3, jsrc);
 out:
     point_in_free(&in);
     return cli_exit_code(rc);
@@ -1037,13 +1118,16 @@ static const char netsweep_about[] =
     "--no-overlap, --no-slowdown, --grad-dtype, --bucket-mb.";
 
 /* Every (entry, bandwidth) point into rows before anything is printed. */
-static int netsweep_rows(const struct point_in *in, const long *B, size_t nb,
+static int netsweep_rows(const struct simargs *a, const struct point_in *in,
+                         const long *B, size_t nb,
                          long P, long base_p, struct lbs_sim_opts *o,
                          json_t *rows, struct lbs_err *e)
 {
     struct lbs_sim_result *res = calloc(nb, sizeof *res);
     double *eff = calloc(nb, sizeof *eff);
     int rc = res && eff ? 0 : lbs_err_set(e, -ENOMEM, "out of memory");
+    char jsrc[LBS_SIM_FILE_MAX + 400];
+    job_source(a, in->m, in->pl, o, jsrc, sizeof jsrc);
     for (size_t k = 0; k < in->nent && !rc; k++) {
         const struct lbs_sim_entry *en = &in->ent[k];
         o->optim_bytes_per_elem = en->bpe;
@@ -1058,6 +1142,8 @@ static int netsweep_rows(const struct point_in *in, const long *B, size_t nb,
                 "exposed_comm_ms", r->exposed * 1e3, "compute_ms",
                 r->compute * 1e3, "scaling_efficiency", eff[i],
                 "bytes_per_gpu", r->bytes, "plan", en->source);
+            if (row)
+                json_object_set_new(row, "job_source", json_string(jsrc));
             if (!row || json_array_append_new(rows, row))
                 rc = lbs_err_set(e, -ENOMEM, "out of memory");
         }
@@ -1145,7 +1231,7 @@ static int sim_netsweep(const struct simargs *a, int argc, char **argv)
     long P = in.P[0], base_p = in.pl->gpus_per_node < in.pl->max_gpus
                                    ? in.pl->gpus_per_node : in.pl->max_gpus;
     struct lbs_sim_opts o = sim_opts(a);
-    if ((rc = netsweep_rows(&in, B, nb, P, base_p, &o, rows, &e))) {
+    if ((rc = netsweep_rows(a, &in, B, nb, P, base_p, &o, rows, &e))) {
         cli_error("sim netsweep", "%s", e.msg);
         goto out;
     }

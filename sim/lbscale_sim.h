@@ -201,6 +201,12 @@ struct lbs_sim_model {
     double bucket_bytes;       /* DDP bucket cap (default 25 MiB) */
     double wgrad_frac;         /* share of a layer's backward that is the
                                   weight gradient (skippable), default 0.5 */
+    /* measured models (lbs_sim_model_from_trace) only, else -1: the
+     * coefficient of variation of the per-step compute (sum of the layer
+     * times) and the median per-step time outside the layers and the
+     * optimizer (step_ms - fwd - bwd - optim_ms: data, framework) */
+    double compute_cv, overhead_s;
+    size_t measured_steps;
 };
 
 int lbs_sim_model_load(const char *path, struct lbs_sim_model **out,

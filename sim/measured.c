@@ -82,6 +82,7 @@ static int read_times(const struct sj *c, const json_t *s, const char *key,
 /* Times per step, step-major: t[(step * 3 + kind) * L + layer]. */
 struct steps {
     double *t;
+    double *other;      /* per step: step_ms - layers - optim_ms, or NAN */
     size_t n, cap, L;
 };
 
@@ -95,6 +96,10 @@ static int add_step(const struct sj *c, struct steps *st, const json_t *o)
             return lbs_err_set(c->err, -ENOMEM, "%s: out of memory or more "
                                "than %d step lines", c->file, MAX_STEP_LINES);
         st->t = t;
+        double *o2 = realloc(st->other, cap * sizeof *o2);
+        if (!o2)
+            return lbs_err_set(c->err, -ENOMEM, "%s: out of memory", c->file);
+        st->other = o2;
         st->cap = cap;
     }
     double *row = st->t + st->n * 3 * st->L;
@@ -102,6 +107,21 @@ static int add_step(const struct sj *c, struct steps *st, const json_t *o)
     if (!rc) rc = read_times(c, o, "bwd_ms", st->L, row + st->L, st->n);
     if (!rc) rc = read_times(c, o, "wgrad_ms", st->L, row + 2 * st->L,
                              st->n);
+    /* the step's time outside its layers and the optimizer (optional
+     * keys: NAN when absent or not plausible) */
+    const json_t *sm = json_object_get(o, "step_ms"),
+                 *om = json_object_get(o, "optim_ms");
+    double other = NAN;
+    if (json_is_number(sm) && json_is_number(om)) {
+        double lay = 0;
+        for (size_t i = 0; i < 2 * st->L; i++)
+            lay += row[i];
+        other = json_number_value(sm) - lay - json_number_value(om);
+        if (!(other >= 0 && other <= 1e7))
+            other = NAN;
+    }
+    if (!rc)
+        st->other[st->n] = other;
     st->n += !rc;
     return rc;
 }
@@ -133,6 +153,24 @@ static int summarise(struct steps *st, struct lbs_sim_model *m)
             wg += st->t[(s * 3 + 2) * L + i];
         }
     m->wgrad_frac = bw > 0 ? fmin(1, wg / bw) : 0.5;
+    /* per-step compute: its spread across steps stands for the spread
+     * across ranks (each rank's own noise, as a real job's) */
+    double s1 = 0, s2 = 0;
+    size_t no = 0;
+    for (size_t s = skip; s < st->n; s++) {
+        double v = 0;
+        for (size_t i = 0; i < 2 * L; i++)
+            v += st->t[s * 3 * L + i];
+        s1 += v;
+        s2 += v * v;
+        if (!isnan(st->other[s]))
+            col[no++] = st->other[s];
+    }
+    double mean = s1 / (double)k;
+    m->compute_cv = k >= 3 && mean > 0
+        ? sqrt(fmax(0, (s2 - s1 * mean) / (double)(k - 1))) / mean : -1;
+    m->overhead_s = no >= 1 ? 1e-3 * sj_median(col, no) : -1;
+    m->measured_steps = k;
     free(col);
     return 0;
 }
@@ -180,6 +218,7 @@ static int parse_trace(const char *text, size_t len, const char *path,
             m->bucket_bytes = 4 * m->params;
     }
     free(st.t);
+    free(st.other);
     if (rc) {
         lbs_sim_model_free(m);
         return rc;
@@ -217,5 +256,8 @@ int lbs_sim_model_use_times(struct lbs_sim_model *m,
     }
     m->batch_per_gpu = measured->batch_per_gpu;
     m->wgrad_frac = measured->wgrad_frac;
+    m->compute_cv = measured->compute_cv;
+    m->overhead_s = measured->overhead_s;
+    m->measured_steps = measured->measured_steps;
     return 0;
 }

@@ -160,6 +160,7 @@ int lbs_sim_model_parse(const char *text, const char *file,
         return lbs_err_set(err, -ENOMEM, "out of memory");
     }
     sj_copy_path(m->file, sizeof m->file, file);
+    m->compute_cv = m->overhead_s = -1;     /* not measured */
     rc = parse_root(&c, root, m);
     json_decref(root);
     if (rc) {
