@@ -50,6 +50,12 @@
     X(NB_DIRECT, "neighbor-direct", LBS_COLL_NEIGHBOR, nb_direct,            \
       lbs_sim_nccl_neighbor, 0)                                              \
     /* allreduce: NVLink SHARP (NCCL, Hopper): no alpha-beta formula */      \
-    X(AR_NVLS, "nvls", LBS_COLL_ALLREDUCE, NULL, lbs_sim_nccl_allreduce, 0)
+    X(AR_NVLS, "nvls", LBS_COLL_ALLREDUCE, NULL, lbs_sim_nccl_allreduce, 0)  \
+    /* allreduce across nodes: NVLS inside, a tree between (NCCL 2.21) */   \
+    X(AR_NVLS_TREE, "nvls-tree", LBS_COLL_ALLREDUCE, NULL,                  \
+      lbs_sim_nccl_allreduce, NEED_NODES)                                    \
+    /* allgather inside one node by NVLink multicast (NCCL 2.21, Hopper) */ \
+    X(AG_NVLS, "allgather-nvls", LBS_COLL_ALLGATHER, NULL,                   \
+      lbs_sim_nccl_allgather, 0)
 
 #endif

@@ -395,8 +395,9 @@ int lbs_sim_net_init(struct lbs_sim_net *net,
                            pl->name, P);
     if (P > pl->max_gpus)
         return lbs_err_set(err, -EINVAL, "%s: %ld GPUs: the platform "
-                           "describes at most %ld (max_gpus)", pl->name, P,
-                           pl->max_gpus);
+                           "describes at most %ld (max_gpus%s)", pl->name, P,
+                           pl->max_gpus, lbs_sim_fabric_max_nodes(pl) > 0
+                           ? ", what its fabric's switches hold" : "");
     long gpn = pl->gpus_per_node;
     if (P > gpn && P % gpn)
         return lbs_err_set(err, -EINVAL, "%s: %ld GPUs is not a multiple of "

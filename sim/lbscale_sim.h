@@ -84,13 +84,22 @@ struct lbs_sim_proto_params {
 enum lbs_sim_gpu_arch { LBS_SIM_VOLTA, LBS_SIM_AMPERE, LBS_SIM_HOPPER };
 struct lbs_sim_nccl_graph {
     int channels;           /* graph channels (NCCL's search result) */
-    double bw;              /* per channel, B/s */
+    double bw;              /* per channel, B/s (bwInter across nodes) */
+    double tree_bw_intra;   /* multi-node graph: the tree's bwIntra, which
+                               the search raises up to 2 bwInter (search.cc
+                               pass 2) and the tuner uses on 2 nodes */
+    int tree_simple;        /* multi-node graph: the search fell back to
+                               the plain TREE pattern (sm90): x0.85 */
 };
 struct lbs_sim_nccl {
     enum lbs_sim_gpu_arch arch;
     int cpu_amd;            /* network post overhead 2 us (AMD) else 1 us;
                                LL cap row for multi-node */
     int intra_pci;          /* GPUs talk over PCIe, not NVLink */
+    int ll128_inter;        /* NCCL enables LL128 across nodes: NVLink
+                               inside, the NIC at PXB or closer (PXN on
+                               Hopper), compute capability 7.0/8.0/9.0 */
+    int ll128_intra;        /* ... and inside one node (NVLink, cc) */
     struct lbs_sim_nccl_graph intra;   /* one node */
     struct lbs_sim_nccl_graph inter;   /* two or more nodes */
     struct lbs_sim_nccl_graph nvls;    /* NVLS graph (channels 0: none) */

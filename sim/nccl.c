@@ -45,6 +45,7 @@ static const double hw_lat[3][2][3] = {
 /* tuning.cc: NVLS hwLat, us: NVLink 25, NET 18 */
 #define NVLS_LAT_NVL 25.0
 #define NVLS_LAT_NET 18.0
+#define NVLS_TREE_LAT_NET 14.0  /* tuning.cc: NVLSTree NET hwLat */
 /* tuning.cc, [arch or CPU row][nodes 1 / 2 / more], GB/s */
 static const double ll_max_bw[3][3] = {{39.0, 39.0, 20.4},
                                        {87.7, 22.5, 19.0},
@@ -77,12 +78,20 @@ static int log2i(double x)        /* NCCL's log2i: floor, 0 for x < 2 */
 static long ceil_div(long a, long b) { return (a + b - 1) / b; }
 
 /* Latency of `hops` inter-node steps of which `spine` cross the spine:
- * each pays NCCL's NET hwLat plus the fabric's latency for its level. */
-static double inter_lat(const struct lbs_sim_platform *pl, double net_hw,
-                        long hops, long spine)
+ * each pays NCCL's NET hwLat plus the fabric's latency for its level,
+ * the graph's latencyInter; Simple pays the latter twice ("Also add the
+ * flush extra latency", tuning.cc).  A job that spans pods of a three-tier
+ * fabric pays the core's latency on its spine steps (an upper bound: some
+ * of them stay inside a pod). */
+static double inter_lat(const struct lbs_sim_net *net, double net_hw,
+                        enum lbs_sim_proto p, long hops, long spine)
 {
-    return (double)hops * (net_hw + pl->net_lat * 1e6) +
-           (double)spine * (pl->spine_lat - pl->net_lat) * 1e6;
+    const struct lbs_sim_platform *pl = net->pl;
+    double k = p == LBS_SIM_SIMPLE ? 2 : 1;
+    double top = pl->tiers == 3 && net->N > pl->nodes_per_pod
+                 ? pl->core_lat : pl->spine_lat;
+    return (double)hops * (net_hw + k * pl->net_lat * 1e6) +
+           k * (double)spine * (top - pl->net_lat) * 1e6;
 }
 
 /* Inter-node steps of a ring over N nodes that cross the spine: the ring
@@ -114,27 +123,42 @@ static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
                        enum lbs_sim_proto p, double nbytes)
 {
     const struct lbs_sim_net *net = x->net;
-    const struct lbs_sim_platform *pl = net->pl;
     const struct lbs_sim_nccl *n = x->n;
-    int ring = a != LBS_SIM_AR_TREE && a != LBS_SIM_AR_NVLS;
+    int nvls = a == LBS_SIM_AR_NVLS || a == LBS_SIM_AR_NVLS_TREE ||
+               a == LBS_SIM_AG_NVLS;
+    int ring = !nvls && a != LBS_SIM_AR_TREE;
     int tree = a == LBS_SIM_AR_TREE;
     const struct lbs_sim_nccl_graph *gr = net->N == 1 ? &n->intra : &n->inter;
     int arch = (int)n->arch;
     int llrow = net->N == 1 ? arch : n->cpu_amd ? 1 : 0;
     double P = (double)net->P, g = (double)net->g;
     double ch = gr->channels, bw = gr->bw / 1e9;
-    if (a == LBS_SIM_AR_NVLS) {
-        /* NCCL 2.21 runs NVLS across nodes only with CollNet (SHARP
-         * switches), which no preset describes: one node only */
-        if (p != LBS_SIM_SIMPLE || !n->nvls.channels || net->N > 1)
+    /* tuning.cc: "bw = nNodes <= 2 ? bwIntra : bwInter"; a ring's are
+     * equal, a tree's bwIntra may have been raised by the search */
+    if (tree && net->N == 2)
+        bw = n->inter.tree_bw_intra / 1e9;
+    /* LL128 only where NCCL enables it (platform.c: NVLink, NIC path) */
+    if (p == LBS_SIM_LL128 &&
+        !(net->N == 1 ? n->ll128_intra : n->ll128_inter))
+        return INFINITY;
+    if (nvls) {
+        /* NVLS inside one node (allreduce, allgather); NVLS_TREE across
+         * nodes: bw = min(bwIntra, nNodes <= 2 ? bwInter : bwInter/2).
+         * NVLS proper across nodes needs CollNet (SHARP switches), which
+         * no preset describes */
+        if (p != LBS_SIM_SIMPLE || !n->nvls.channels ||
+            (a == LBS_SIM_AR_NVLS_TREE) != (net->N > 1))
             return INFINITY;
         ch = n->nvls.channels;
         bw = n->nvls.bw / 1e9;
+        if (a == LBS_SIM_AR_NVLS_TREE)
+            bw = fmin(bw, n->inter.bw / 1e9 / (net->N <= 2 ? 1 : 2));
     }
     double busbw = ch * bw;
     /* lbscale: the leaf uplinks' share on an oversubscribed fat-tree */
     if (net->N > 1)
-        busbw *= tree ? net->sh_tree : net->sh_ring;
+        busbw *= tree || a == LBS_SIM_AR_NVLS_TREE ? net->sh_tree
+                                                   : net->sh_ring;
     if (ring && p == LBS_SIM_LL)
         busbw = fmin(ll_max_bw[llrow][x->row], busbw * .5);
     if (ring && p == LBS_SIM_LL128)
@@ -147,11 +171,15 @@ static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
         if (p == LBS_SIM_LL128)
             busbw = fmin(busbw * (net->N == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                          ch * tree_ll128_ch[arch][x->row]);
+        /* the plain TREE pattern (the sm90 search's fallback) */
+        if (n->inter.tree_simple)
+            busbw *= .85;
     }
     double algbw = busbw * (ring ? P / (double)x->nsteps
-                            : a == LBS_SIM_AR_NVLS ? 5.0 / 6.0 : 0.5);
-    if (tree && nbytes >= 64) {
-        int k = log2i(nbytes / 64);
+                            : nvls ? 5.0 / 6.0 : 0.5);
+    if (tree) {
+        /* log2i(nBytes >> 6): below 64 B the first entry applies too */
+        int k = log2i(floor(nbytes / 64));
         if (k < 23)
             algbw *= tree_corr[p][k];
     }
@@ -160,13 +188,19 @@ static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
 
     int hw_intra = n->intra_pci ? 1 : 0;
     double lat;
-    if (a == LBS_SIM_AR_NVLS) {
+    if (a == LBS_SIM_AR_NVLS || a == LBS_SIM_AG_NVLS) {
         lat = NVLS_LAT_NVL;
+    } else if (a == LBS_SIM_AR_NVLS_TREE) {
+        /* tuning.cc: intraLat + 2 log2i(nNodes) interLat, NET hwLat 14 */
+        long levels = log2i((double)net->N);
+        long spine = net->spine_tree < levels ? net->spine_tree : levels;
+        lat = NVLS_LAT_NVL + 2 * inter_lat(net, NVLS_TREE_LAT_NET, p, levels,
+                                           spine);
     } else if (x->bcast) {
         /* tuning.cc: reduce/broadcast rings add one hop latency (same
          * channels on every node, as on NVSwitch systems) */
         lat = base_lat[1][p] + (net->N == 1 ? hw_lat[hw_intra][1][p]
-                                : inter_lat(pl, hw_lat[2][1][p], 1,
+                                : inter_lat(net, hw_lat[2][1][p], p, 1,
                                             ring_spine_hops(net, 1, 1)));
     } else if (tree) {
         long levels = log2i((double)net->N);
@@ -176,7 +210,7 @@ static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
         double intra = hw_lat[hw_intra][0][p];
         lat = base_lat[0][p] +
               2 * ((g - 1) * intra +
-                   inter_lat(pl, hw_lat[2][0][p], levels, spine));
+                   inter_lat(net, hw_lat[2][0][p], p, levels, spine));
     } else {
         double intra = hw_lat[hw_intra][1][p];
         if (net->N > 1) {
@@ -187,7 +221,7 @@ static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
             intra = fmax(intra, ovh);
         }
         lat = base_lat[1][p] + (double)(x->nsteps - x->inter) * intra +
-              inter_lat(pl, hw_lat[2][1][p], x->inter,
+              inter_lat(net, hw_lat[2][1][p], p, x->inter,
                         ring_spine_hops(net, x->inter, x->ar ? 2 : 1));
         if (p == LBS_SIM_SIMPLE && net->N > 1 && x->ar &&
             nbytes / (2.0 * gr->channels * P) >= 64)
@@ -223,8 +257,8 @@ static double p2p_us(const struct lbs_sim_net *net, const struct p2p *x)
     double ovh = n->cpu_amd ? 2.0 : 1.0;
     double lat = base_lat[1][LBS_SIM_SIMPLE];
     if (x->off_peers > 0)
-        lat += inter_lat(pl, hw_lat[2][1][LBS_SIM_SIMPLE], 1,
-                         ring_spine_hops(net, 1, 1)) +
+        lat += inter_lat(net, hw_lat[2][1][LBS_SIM_SIMPLE], LBS_SIM_SIMPLE,
+                         1, ring_spine_hops(net, 1, 1)) +
                ovh * (double)ceil_div(x->off_peers, n->inter.channels);
     else
         lat += hw_lat[n->intra_pci ? 1 : 0][1][LBS_SIM_SIMPLE];

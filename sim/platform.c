@@ -167,10 +167,11 @@ static int read_job(const struct sj *c, const json_t *root,
 static int read_graph(const struct sj *c, const json_t *o, const char *key,
                       int required, struct lbs_sim_nccl_graph *g)
 {
-    static const char *const keys[] = {"channels", "bw_gbs", "note", NULL};
-    char path[48];
+    static const char *const keys[] = {"channels", "bw_gbs",
+        "tree_bw_intra_gbs", "tree_pattern", "note", NULL};
+    char path[48], pat[16];
     json_t *go;
-    double ch = 0, bw = 0;
+    double ch = 0, bw = 0, ti = 0;
     snprintf(path, sizeof path, "nccl.%s.", key);
     int rc = sj_obj(c, o, "nccl.", key, required ? SJ_REQ : 0, &go);
     if (rc || !go)
@@ -181,8 +182,19 @@ static int read_graph(const struct sj *c, const json_t *o, const char *key,
     if (!rc) rc = sj_num(c, go, path, "channels", SJ_REQ | SJ_INT, 0, 1, 32,
                          &ch);
     if (!rc) rc = sj_num(c, go, path, "bw_gbs", SJ_REQ, 0, 0.1, 100, &bw);
+    /* search.cc, pass 2: a tree's bwIntra rises while below 2 bwInter */
+    if (!rc) rc = sj_num(c, go, path, "tree_bw_intra_gbs", 0, bw, bw,
+                         2 * bw, &ti);
+    if (!rc) rc = sj_str(c, go, path, "tree_pattern", 0, "balanced", pat,
+                         sizeof pat);
+    if (!rc && strcmp(pat, "balanced") && strcmp(pat, "split") &&
+        strcmp(pat, "tree"))
+        rc = sj_fail(c, path, "tree_pattern", "\"%s\": balanced, split or "
+                     "tree (NCCL's tree graph patterns)", pat);
     g->channels = (int)ch;
     g->bw = bw * 1e9;
+    g->tree_bw_intra = ti * 1e9;
+    g->tree_simple = !strcmp(pat, "tree");
     return rc;
 }
 
@@ -193,7 +205,10 @@ static int read_nccl(const struct sj *c, const json_t *root,
 {
     static const char *const keys[] = {"version", "gpu_arch", "cpu_vendor",
         "intra_link", "intra_graph", "inter_graph", "nvls_graph", "p2p_gbs",
-        "algorithms", "protocols", "note", "sources", NULL};
+        "algorithms", "protocols", "nic_path", "compute_capability", "note",
+        "sources", NULL};
+    static const char *const paths[] = {"pix", "pxb", "pxn", "phb", "sys",
+                                        NULL};
     static const char *const archs[] = {"volta", "ampere", "hopper", NULL};
     json_t *o;
     char s[32];
@@ -230,6 +245,29 @@ static int read_nccl(const struct sj *c, const json_t *root,
     if (strcmp(s, "nvlink") && strcmp(s, "pci"))
         return sj_fail(c, "nccl.", "intra_link", "\"%s\": nvlink or pci", s);
     n->intra_pci = !strcmp(s, "pci");
+    /* tuning.cc, "Enable LL128 by default only on Volta/Ampere/Hopper+
+     * NVLink": typeIntra NVLink, typeInter <= PATH_PXB (PXN on sm90),
+     * one compute capability of 7.0, 8.0 or 9.0 */
+    if ((rc = sj_str(c, o, "nccl.", "nic_path", 0, "pxb", s, sizeof s)))
+        return rc;
+    int path = 0;
+    while (paths[path] && strcmp(paths[path], s))
+        path++;
+    if (!paths[path])
+        return sj_fail(c, "nccl.", "nic_path", "\"%s\": pix, pxb, pxn, phb "
+                       "or sys (NCCL's path type from a GPU to its NIC)", s);
+    static const double def_cc[] = {70, 80, 90};
+    if ((rc = sj_num(c, o, "nccl.", "compute_capability", 0, def_cc[a], 30,
+                     200, &v)))
+        return rc;
+    int cc_ok = v == 70 || v == 80 || v == 90;
+    if ((v < 90) != (a < 2) || (v >= 80) != (a >= 1))
+        return sj_fail(c, "nccl.", "compute_capability", "%g does not belong "
+                       "to gpu_arch %s (NCCL's rows: < 80 volta, 80-89 "
+                       "ampere, >= 90 hopper)", v, archs[a]);
+    n->ll128_intra = cc_ok && !n->intra_pci;
+    n->ll128_inter = n->ll128_intra &&
+                     (path <= 1 || (v >= 90 && path <= 2));
     if ((rc = read_graph(c, o, "intra_graph", p->gpus_per_node > 1,
                          &n->intra)) ||
         (rc = read_graph(c, o, "inter_graph", 1, &n->inter)) ||
@@ -246,7 +284,8 @@ static int read_nccl(const struct sj *c, const json_t *root,
         {"ring", 1u << LBS_SIM_AR_RING | 1u << LBS_SIM_AG_RING |
                  1u << LBS_SIM_BC_PIPELINE},
         {"tree", 1u << LBS_SIM_AR_TREE},
-        {"nvls", 1u << LBS_SIM_AR_NVLS}};
+        {"nvls", 1u << LBS_SIM_AR_NVLS | 1u << LBS_SIM_AR_NVLS_TREE |
+                 1u << LBS_SIM_AG_NVLS}};
     p->algos = 1u << LBS_SIM_A2A_PAIRWISE | 1u << LBS_SIM_NB_DIRECT |
                1u << LBS_SIM_BAR_DISSEM;
     const json_t *l = json_object_get(o, "algorithms");
@@ -406,6 +445,7 @@ static int read_fabric(const struct sj *c, const json_t *root,
     static const char *const fk[] = {"kind", "nodes_per_leaf",
         "oversubscription", "lat_us", "lat_spine_us", "tiers",
         "switch_radix", "rail_optimized", "nodes_per_pod", "lat_core_us",
+        "size_note",
         "note", NULL};
     json_t *fab;
     double v = 0;

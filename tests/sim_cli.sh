@@ -35,7 +35,7 @@ bad "unknown platform"         "nope|dgx-a100"    sim sweep --model bert-large -
 bad "unknown model"            "nope|bert-large"  sim sweep --model nope --platform dgx-a100 --optim lamb
 bad "optimizer without trace"  "nosuchopt|bert-large" sim sweep "${M[@]}" --optim nosuchopt
 bad "gpus not a multiple"      "12|multiple"      sim sweep "${M[@]}" --optim lamb --gpus 12
-bad "gpus beyond max_gpus"     "32768|max_gpus"   sim sweep "${M[@]}" --optim lamb --gpus 32768
+bad "gpus beyond max_gpus"     "131072|max_gpus|fabric"   sim sweep "${M[@]}" --optim lamb --gpus 131072
 bad "gpus zero"                "--gpus"           sim sweep "${M[@]}" --optim lamb --gpus 0
 bad "bucket larger than model" "--bucket-mb|larger" sim sweep "${M[@]}" --optim lamb --bucket-mb 100000
 bad "bucket-mb malformed"      "--bucket-mb|1e"   sim sweep "${M[@]}" --optim lamb --bucket-mb 1e
@@ -113,7 +113,7 @@ PY
 bad "sweep point that cannot run" "no enabled algorithm" sim sweep "${M[@]/dgx-a100/$TOP/ll.json}" --optim lamb --gpus 8
 bad "coll size that cannot run"   "ll.json|no enabled algorithm" sim coll --platform "$TOP/ll.json" --bytes 1K,1G
 bad "timeline point that fails"   "multiple" sim step "${M[@]}" --optim lamb --gpus 12 --timeline
-edit "$P_A100" "$TOP/small.json" 's/"max_gpus": 16384/"max_gpus": 64/'
+edit "$P_A100" "$TOP/small.json" 's/"name": "dgx-a100"/"name": "dgx-a100", "max_gpus": 64/'
 bad "speed on a small platform"   "max_gpus" sim speed --platform "$TOP/small.json" --optim lamb
 
 # ---- good runs ----

@@ -973,6 +973,73 @@ Test(sim_bad, platform_fields)
     bad_platform("\"gpu\": {\"peak_tflops\": 100, \"mem_bw_gbs\": 1000}",
                  "\"gpu\": 3", "gpu");
     bad_platform("{\"format\"", "[{\"format\"", "bad.json");
+    /* the fabric's size and the job (issue 29) */
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"tiers\": 4",
+                 "fabric.tiers");
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"tiers\": 3",
+                 "fabric.nodes_per_pod");
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"tiers\": 3, "
+                 "\"nodes_per_pod\": 1", "fabric.nodes_per_pod");
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"nodes_per_pod\": 8",
+                 "fabric.nodes_per_pod");
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"switch_radix\": 2",
+                 "fabric.switch_radix");
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"switch_radix\": 64.5",
+                 "fabric.switch_radix");
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"rail_optimized\": 1",
+                 "fabric.rail_optimized");
+    /* 4 GPUs on 2 NICs cannot be one rail each */
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"rail_optimized\": "
+                 "true", "fabric.rail_optimized");
+    bad_platform("\"lat_us\": 1", "\"lat_us\": 1, \"lat_core_us\": -3",
+                 "fabric.lat_core_us");
+    /* a 16-port two-tier 2:1 fat-tree holds 2 x 8^2 x 4/3 = 170 host
+     * ports: 85 nodes of 2 NICs, 340 GPUs */
+    bad_platform("\"lat_us\": 1}", "\"lat_us\": 1, \"switch_radix\": 16}, "
+                 "\"max_gpus\": 400", "max_gpus");
+    bad_platform("}}}", "}}, \"job\": {\"compute_cv\": 2, \"source\": "
+                 "\"s\"}}", "job.compute_cv");
+    bad_platform("}}}", "}}, \"job\": {\"compute_cv\": 0.01}}",
+                 "job.source");
+    bad_platform("}}}", "}}, \"job\": {\"compute_cv\": 0.01, \"source\": "
+                 "\"s\", \"overhead_ms\": -1}}", "job.overhead_ms");
+    bad_platform("}}}", "}}, \"job\": {\"cv\": 0.01}}", "job.cv");
+}
+
+/* The GPU limit comes from the fabric a platform describes. */
+Test(sim_bad, gpu_limit_from_the_fabric)
+{
+    struct lbs_sim_platform *p;
+    struct lbs_err e = {{0}};
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", plat_text(NULL, 2));
+    char *at = strstr(buf, "\"lat_us\": 1");
+    cr_assert(at);
+    char rest[2048];
+    snprintf(rest, sizeof rest, "%s", at + strlen("\"lat_us\": 1"));
+    snprintf(at, sizeof buf - (size_t)(at - buf), "\"lat_us\": 1, "
+             "\"switch_radix\": 16%s", rest);
+    cr_assert_eq(lbs_sim_platform_parse(buf, "t.json", &p, &e), 0, "%s",
+                 e.msg);
+    /* 2 (16/2)^2 host ports, 4/3 of them down at 2:1: 170; 2 NICs per
+     * node: 85 nodes of 4 GPUs */
+    cr_assert_eq(p->max_gpus, 340);
+    cr_assert_float_eq(lbs_sim_fabric_max_nodes(p), 85, 1e-9);
+    struct lbs_sim_net net;
+    cr_assert_eq(lbs_sim_net_init(&net, p, 344, &e), -EINVAL);
+    cr_assert(strstr(e.msg, "fabric"), "%s", e.msg);
+    lbs_sim_platform_free(p);
+}
+
+/* E[max of P standard normals], against tabulated values (Tippett 1925;
+ * Harter 1961). */
+Test(sim_engine, expected_maximum_of_normals)
+{
+    cr_assert_float_eq(lbs_sim_expected_max_normal(1), 0, 1e-12);
+    cr_assert_float_eq(lbs_sim_expected_max_normal(2), 0.564190, 1e-5);
+    cr_assert_float_eq(lbs_sim_expected_max_normal(10), 1.538753, 1e-5);
+    cr_assert_float_eq(lbs_sim_expected_max_normal(100), 2.507594, 1e-5);
+    cr_assert_float_eq(lbs_sim_expected_max_normal(1000), 3.241436, 1e-5);
 }
 
 static void bad_model(const char *text, const char *field)
