@@ -459,7 +459,7 @@ static int sweep_rows(const struct simargs *a,
     *rows = json_array();
     if (!*rows || !res || !eff)
         rc = lbs_err_set(e, -ENOMEM, "out of memory");
-    char jsrc[LBS_SIM_FILE_MAX + 400];
+    char jsrc[LBS_SIM_FILE_MAX + 800];
     job_source(a, m, pl, o, jsrc, sizeof jsrc);
     for (size_t k = 0; k < nent && !rc; k++) {
         char csrc[LBS_SIM_FILE_MAX + 64];
@@ -730,7 +730,7 @@ static int sim_step_timeline(const struct simargs *a)
                                                          in.P[0]);
     struct tl_ctx t = {in.m, a->com.json, 0};
     struct lbs_sim_opts o = sim_opts(a);
-    char jsrc[LBS_SIM_FILE_MAX + 400];
+    char jsrc[LBS_SIM_FILE_MAX + 800];
     job_source(a, in.m, in.pl, &o, jsrc, sizeof jsrc);
     o.optim_bytes_per_elem = in.ent[0].bpe;
     struct lbs_sim_opts quiet = o;
@@ -1126,7 +1126,7 @@ static int netsweep_rows(const struct simargs *a, const struct point_in *in,
     struct lbs_sim_result *res = calloc(nb, sizeof *res);
     double *eff = calloc(nb, sizeof *eff);
     int rc = res && eff ? 0 : lbs_err_set(e, -ENOMEM, "out of memory");
-    char jsrc[LBS_SIM_FILE_MAX + 400];
+    char jsrc[LBS_SIM_FILE_MAX + 800];
     job_source(a, in->m, in->pl, o, jsrc, sizeof jsrc);
     for (size_t k = 0; k < in->nent && !rc; k++) {
         const struct lbs_sim_entry *en = &in->ent[k];

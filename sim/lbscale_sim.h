@@ -158,7 +158,7 @@ struct lbs_sim_platform {
      * loading, launch, framework) adds to every step. */
     double compute_cv;
     double overhead;        /* s per step */
-    char job_source[200];   /* where both come from */
+    char job_source[600];   /* where both come from */
     struct lbs_sim_proto_params proto[LBS_SIM_NPROTO];
     unsigned algos;         /* bit (1u << enum lbs_sim_algo) = enabled */
 };

@@ -155,10 +155,15 @@ static double tuned_us(const struct nctx *x, enum lbs_sim_algo a,
             bw = fmin(bw, n->inter.bw / 1e9 / (net->N <= 2 ? 1 : 2));
     }
     double busbw = ch * bw;
-    /* lbscale: the leaf uplinks' share on an oversubscribed fat-tree */
-    if (net->N > 1)
-        busbw *= tree || a == LBS_SIM_AR_NVLS_TREE ? net->sh_tree
-                                                   : net->sh_ring;
+    /* lbscale: the leaf uplinks' share on an oversubscribed fat-tree, and
+     * never more than the node's NICs carry: NCCL's search speed is the
+     * NIC's nominal rate, a platform may state a lower measured one
+     * (bus bandwidth across nodes is what each node's NICs move) */
+    if (net->N > 1) {
+        double sh = tree || a == LBS_SIM_AR_NVLS_TREE ? net->sh_tree
+                                                      : net->sh_ring;
+        busbw = fmin(busbw * sh, net->Bn / 1e9 * sh);
+    }
     if (ring && p == LBS_SIM_LL)
         busbw = fmin(ll_max_bw[llrow][x->row], busbw * .5);
     if (ring && p == LBS_SIM_LL128)

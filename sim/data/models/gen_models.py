@@ -20,6 +20,7 @@ import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = HERE          # where write() puts files (sim/data/validation sets its own)
 
 
 def write(name, meta, layers):
@@ -39,7 +40,7 @@ def write(name, meta, layers):
                 del l["fwd_gflops"]
         rows.append("    " + json.dumps(l, separators=(", ", ": ")))
     text = head + ',\n  "layers": [\n' + ",\n".join(rows) + "\n  ]\n}\n"
-    with open(os.path.join(HERE, name + ".json"), "w") as f:
+    with open(os.path.join(OUT, name + ".json"), "w") as f:
         f.write(text)
     print("%-10s %4d tensors %8.2f M params %8.3f TFLOP fwd" %
           (name, len(layers), params / 1e6, fwd / 1e3))
@@ -130,6 +131,16 @@ def gpt2(name, h, blocks, batch, seq, eff, desc, sources):
 
 # ---- ResNet-50 v1.5 (He et al.; torchvision tensor order) ----
 def resnet50(batch, eff):
+    resnet("resnet-50", [3, 4, 6, 3], batch, eff, dict(
+        description="ResNet-50 v1.5 (torchvision), ImageNet 224x224, per-GPU batch %d" % batch,
+        sources=["He et al. 2016; torchvision resnet50 tensor list (161 tensors, 25.6 M parameters)",
+                 "efficiency %.2g: assumed, of the order of NVIDIA's published AMP training "
+                 "throughput on A100 (~2,700-3,000 img/s, i.e. ~10-12%% of the 312 TFLOP/s peak); "
+                 "replace with measured fwd_ms/bwd_ms for a real machine" % eff]))
+
+
+# ---- ResNet v1.5 bottleneck networks (He et al.; torchvision tensor order) ----
+def resnet(name, blocks, batch, eff, meta):
     L = []
 
     def add(n, shape, g=0.0):
@@ -145,7 +156,7 @@ def resnet50(batch, eff):
     conv("conv1.weight", 3, 64, 7, 112)
     bn("bn1", 64)
     cin, hw = 64, 56
-    for s, (width, nblk) in enumerate([(64, 3), (128, 4), (256, 6), (512, 3)]):
+    for s, (width, nblk) in enumerate(zip([64, 128, 256, 512], blocks)):
         for b in range(nblk):
             p = "layer%d.%d." % (s + 1, b)
             out_hw = hw // 2 if (b == 0 and s > 0) else hw
@@ -161,13 +172,36 @@ def resnet50(batch, eff):
             cin, hw = 4 * width, out_hw
     add("fc.weight", [1000, 2048], lin(batch, 2048, 1000))
     add("fc.bias", [1000])
-    write("resnet-50", dict(
-        description="ResNet-50 v1.5 (torchvision), ImageNet 224x224, per-GPU batch %d" % batch,
-        sources=["He et al. 2016; torchvision resnet50 tensor list (161 tensors, 25.6 M parameters)",
-                 "efficiency %.2g: assumed, of the order of NVIDIA's published AMP training "
-                 "throughput on A100 (~2,700-3,000 img/s, i.e. ~10-12%% of the 312 TFLOP/s peak); "
-                 "replace with measured fwd_ms/bwd_ms for a real machine" % eff],
-        batch_per_gpu=batch, seq_len=1, efficiency=eff, bucket_mb=25), L)
+    meta = dict(meta)
+    meta.update(batch_per_gpu=batch, seq_len=1, efficiency=eff, bucket_mb=25)
+    write(name, meta, L)
+
+
+# ---- VGG-16 (Simonyan & Zisserman 2015, configuration D; torchvision order) ----
+def vgg16(name, batch, eff, meta):
+    L = []
+
+    def add(n, shape, g=0.0):
+        L.append(dict(name=n, shape=shape, fwd_gflops=g))
+
+    cfg = [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M",
+           512, 512, 512, "M"]
+    cin, hw, i = 3, 224, 0
+    for v in cfg:
+        if v == "M":
+            hw //= 2
+            i += 1
+            continue
+        add("features.%d.weight" % i, [v, cin, 3, 3],
+            2.0 * cin * v * 9 * hw * hw * batch / 1e9)
+        add("features.%d.bias" % i, [v])
+        cin, i = v, i + 2
+    for j, (din, dout) in enumerate([(512 * 7 * 7, 4096), (4096, 4096), (4096, 1000)]):
+        add("classifier.%d.weight" % (3 * j), [dout, din], lin(batch, din, dout))
+        add("classifier.%d.bias" % (3 * j), [dout])
+    meta = dict(meta)
+    meta.update(batch_per_gpu=batch, seq_len=1, efficiency=eff, bucket_mb=25)
+    write(name, meta, L)
 
 
 # ---- Swin Transformer (Liu et al. 2021; official tensor order) ----
