@@ -634,6 +634,29 @@ int lbs_sim_anchors(const char *slamb, struct lbs_sim_anchor *an, int *n,
 int lbs_sim_anchor_in_band(const struct lbs_sim_anchor *a);
 
 /* ------------------------------------------------------------------ */
+/* Validation (validate.c): published end-to-end figures, none fitted   */
+
+struct lbs_sim_vrow {
+    char id[24], what[200], source[400];
+    double published, predicted;
+    double warmup;              /* 0, or the end-to-end warm-up share */
+    double num_s, den_s;        /* the two simulated iteration times */
+};
+struct lbs_sim_validation {
+    struct lbs_sim_vrow *row;   /* malloc'ed */
+    size_t n;
+    double gmean;               /* geometric mean of |pred/pub - 1| */
+    double worst;               /* largest |pred/pub - 1| ... */
+    size_t worst_row;           /* ... and its row */
+};
+/* Simulate every row of manifest (NULL: <data>/validation/
+ * validation.json); errors name the file and the row's field.  Free with
+ * lbs_sim_validation_free. */
+int lbs_sim_validate(const char *manifest, struct lbs_sim_validation *out,
+                     struct lbs_err *err);
+void lbs_sim_validation_free(struct lbs_sim_validation *v);
+
+/* ------------------------------------------------------------------ */
 /* The simulator's own speed (speed.c)                                  */
 
 #define LBS_SIM_SPEED_STEPS 51      /* timed steps at 1,024 GPUs */
