@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -1357,6 +1358,13 @@ static int cmd_netsweep(int argc, char **argv, struct simargs *a)
 
 /* ---- speed ------------------------------------------------------------- */
 
+/* The peak resident set of this process (getrusage: KiB on Linux). */
+static double peak_rss_mib(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) ? NAN : (double)ru.ru_maxrss / 1024;
+}
+
 static json_t *speed_row(const struct lbs_sim_speed *sp,
                          const struct cli_stats *st,
                          const struct cli_stats *sws)
@@ -1379,6 +1387,8 @@ static json_t *speed_row(const struct lbs_sim_speed *sp,
             "alltoall_ns", c->coll[2] * 1e9, "neighbor_ns", c->coll[3] * 1e9));
     }
     json_object_set_new(row, "cost_vs_gpus", growth);
+    json_object_set_new(row, "sweep_max_gpus", json_integer(sp->top_gpus));
+    json_object_set_new(row, "peak_rss_mib", json_real(peak_rss_mib()));
     return row;
 }
 
@@ -1389,14 +1399,17 @@ static void print_speed(const struct lbs_sim_speed *sp,
     int ok_step = st->median <= 1e-3, ok_sweep = sws->median <= 2.0;
     printf("# simulator speed (%s, %s)\n"
            "  one %s step at 1,024 GPUs: %.3f ms median (max %.3f) %s\n"
-           "  sweep %zu optimizers x %zu scales (8..16384, loading "
+           "  sweep %zu optimizers x %zu scales (8..%ld, loading "
            "included): %.3f s median (max %.3f) %s\n"
+           "  peak resident memory of this process: %.1f MiB %s\n"
            "# cost of one collective vs P (ns per call; closed forms, "
            "O(log P) at most)\n  %6s %10s %10s %10s %10s %10s\n",
            sp->model, sp->platform, sp->step_optim, st->median * 1e3,
            st->max * 1e3, ok_step ? "(<= 1 ms: ok)" : "(> 1 ms: SLOW)",
-           sp->nent, sp->ncost, sws->median, sws->max,
-           ok_sweep ? "(<= 2 s: ok)" : "(> 2 s: SLOW)", "gpus", "net_init",
+           sp->nent, sp->ncost, sp->top_gpus, sws->median, sws->max,
+           ok_sweep ? "(<= 2 s: ok)" : "(> 2 s: SLOW)", peak_rss_mib(),
+           peak_rss_mib() <= 100 ? "(<= 100 MiB: ok)" : "(> 100 MiB: BIG)",
+           "gpus", "net_init",
            "allreduce", "allgather", "alltoall", "neighbor");
     for (size_t i = 0; i < sp->ncost; i++) {
         const struct lbs_sim_speed_cost *c = &sp->cost[i];
@@ -1415,7 +1428,7 @@ static int sim_speed(const struct simargs *a, int argc, char **argv)
      * contract, the others by their recorded traces */
     const struct lbs_sim_speed_in in = {
         .model = a->model ? a->model : "bert-large",
-        .platform = a->platform ? a->platform : "dgx-a100",
+        .platform = a->platform ? a->platform : "dgx-h100",
         .optims = a->optim ? a->optim
             : "sgd,lars,lamb,adamw,slamb,onebit_lamb,jointspar,"
               "jointspar_lars,dmsgd,decentlam"};

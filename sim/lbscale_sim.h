@@ -660,7 +660,8 @@ void lbs_sim_validation_free(struct lbs_sim_validation *v);
 /* The simulator's own speed (speed.c)                                  */
 
 #define LBS_SIM_SPEED_STEPS 51      /* timed steps at 1,024 GPUs */
-#define LBS_SIM_SPEED_SWEEPS 5      /* timed sweeps over 8..16384 */
+#define LBS_SIM_SPEED_SWEEPS 5      /* timed sweeps over 8..131072 */
+#define LBS_SIM_SPEED_MAX_GPUS 131072   /* the sweep's largest scale */
 struct lbs_sim_speed_in {
     const char *model, *platform, *optims;   /* names or files */
 };
@@ -677,7 +678,9 @@ struct lbs_sim_speed {
     double sweep_s[LBS_SIM_SPEED_SWEEPS];   /* loading included */
     size_t nent;                    /* optimizers in a sweep */
     struct lbs_sim_speed_cost *cost;    /* one per scale, best of 7 */
-    size_t ncost;                   /* scales (8..16384: 12) */
+    size_t ncost;                   /* scales (8..131072: 15) */
+    long top_gpus;                  /* the largest (the platform's limit
+                                       may stop it below 131,072) */
 };
 /* Load and check every point, then time: one step (lamb's plan or the
  * first entry's) at 1,024 GPUs, a sweep of every entry over 8..16384

@@ -144,13 +144,20 @@ int lbs_sim_speed(const struct lbs_sim_speed_in *in,
     int rc = lbs_sim_model_find(in->model, &m, e);
     if (!rc) rc = lbs_sim_platform_find(in->platform, &pl, e);
     if (!rc) rc = lbs_sim_entries_load(in->optims, m, 4, &ent, &nent, e);
-    if (!rc) rc = lbs_sim_parse_gpus("8..16384", &P, &np, e);
+    /* 8, 16, ... up to 131,072 GPUs, or the platform's limit */
+    long top = 8;
+    while (!rc && top * 2 <= LBS_SIM_SPEED_MAX_GPUS && top * 2 <= pl->max_gpus)
+        top *= 2;
+    char range[32];
+    snprintf(range, sizeof range, "8..%ld", top);
+    if (!rc) rc = lbs_sim_parse_gpus(range, &P, &np, e);
     if (!rc) rc = speed_check(pl, m, ent, nent, P, np, e);
     if (!rc) {
         snprintf(out->model, sizeof out->model, "%s", m->name);
         snprintf(out->platform, sizeof out->platform, "%s", pl->name);
         out->nent = nent;
         out->ncost = np;
+        out->top_gpus = top;
         rc = speed_time(in, pl, m, ent, nent, P, np, out, e);
     }
     if (rc)
