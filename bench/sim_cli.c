@@ -851,6 +851,15 @@ static int coll_row(const struct lbs_sim_net *net,
             json_object_set_new(all, key, json_real(t * 1e6));
         }
     json_object_set_new(row, "candidates_us", all);
+    if (pl->nccl_model) {
+        int na;
+        struct lbs_sim_cost c = lbs_sim_coll_cost(net, (enum lbs_coll)k,
+                                                  bytes, LBS_TOPO_RING, 1);
+        json_object_set_new(row, "channels", json_integer(
+            lbs_sim_nccl_channels(net, c.algo, &na)));
+        json_object_set_new(row, "nccl_algo", json_integer(na));
+        json_object_set_new(row, "nccl_proto", json_integer((int)c.proto));
+    }
     *out = row;
     return 0;
 }
@@ -916,6 +925,33 @@ static int parse_sizes(const char *arg, double *sizes, size_t *ns)
     return 0;
 }
 
+/* --timeline: NCCL_DEBUG=INFO's tuning line for the choice (enqueue.cc:
+ * "%ld Bytes -> Algo %d proto %d time %f", NCCL's numbers), with the
+ * names and the channels it would use. */
+static void print_coll_tuning(const json_t *row)
+{
+    json_t *na = json_object_get(row, "nccl_algo");
+    if (!na) {
+        printf("  (MPI alpha-beta platform: no NCCL tuning line)\n");
+        return;
+    }
+    if (json_integer_value(na) < 0) {
+        printf("  NCCL INFO %.0f Bytes -> point-to-point sends (no tuner "
+               "line), %lld channels\n", NUM(row, "bytes"),
+               (long long)json_integer_value(json_object_get(row,
+                                                             "channels")));
+        return;
+    }
+    printf("  NCCL INFO %.0f Bytes -> Algo %lld proto %lld time %f  "
+           "(%s/%s, %lld channels)\n", NUM(row, "bytes"),
+           (long long)json_integer_value(na),
+           (long long)json_integer_value(json_object_get(row, "nccl_proto")),
+           NUM(row, "time_us"),
+           json_string_value(json_object_get(row, "algo")),
+           json_string_value(json_object_get(row, "proto")),
+           (long long)json_integer_value(json_object_get(row, "channels")));
+}
+
 static void print_coll_row(const json_t *row)
 {
     char ch[48];
@@ -925,6 +961,12 @@ static void print_coll_row(const json_t *row)
     printf("  %-6.0f %12.0f  %-22s %10.2f %9.2f %9.2f\n", NUM(row, "gpus"),
            NUM(row, "bytes"), ch, NUM(row, "time_us"), NUM(row, "algbw_gbs"),
            NUM(row, "busbw_gbs"));
+}
+
+static void print_coll_timeline(const json_t *row)
+{
+    print_coll_row(row);
+    print_coll_tuning(row);
 }
 
 static int sim_coll(const struct simargs *a, int argc, char **argv)
@@ -964,7 +1006,8 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
                "choice, and busbw\n# %-6s %12s  %-22s %10s %9s %9s\n",
                lbs_coll_name(k), pl->name, "gpus", "bytes", "choice",
                "time(us)", "algbw", "busbw");
-    rc = emit_rows(a, run, "sim_coll", "sim coll", rows, print_coll_row);
+    rc = emit_rows(a, run, "sim_coll", "sim coll", rows,
+                   a->timeline ? print_coll_timeline : print_coll_row);
 out:
     json_decref(rows);
     lbs_run_close(run);
@@ -983,6 +1026,10 @@ static int cmd_coll(int argc, char **argv, struct simargs *a)
         SIM_GPUS_ROW(a, "GPU counts (default 8): 8,64 or A..B"),
         {.name = "bytes", .type = CLI_STR, .dst = &a->bytes, .arg = "LIST",
          .help = "sizes: 1K..1G (x4 steps, the default) or 4M,64M"},
+        {.name = "timeline", .type = CLI_FLAG, .dst = &a->timeline,
+         .help = "under each row, the choice as NCCL_DEBUG=INFO's tuning\n"
+                 "line prints it (NCCL's algorithm and protocol numbers)\n"
+                 "with the channels"},
         CLI_COMMON_OPTS(&a->com), {0}};
     const struct cli_verb v = {
         .name = "sim coll",

@@ -399,6 +399,11 @@ double lbs_sim_algo_time(const struct lbs_sim_net *net, enum lbs_sim_algo a,
  * and alltoall n/P, allgather and bcast n, neighbour n): what a
  * protocol's max_bytes is compared with, here and in calibration. */
 double lbs_sim_step_bytes(enum lbs_coll c, long P, double bytes);
+/* NCCL-model platforms: the channels algorithm a runs with on net (its
+ * graph's) and NCCL's number for it (tree 0, ring 1, NVLS 4, NVLS_TREE 5;
+ * -1 for point-to-point sends, which NCCL's tuner does not choose). */
+int lbs_sim_nccl_channels(const struct lbs_sim_net *net, enum lbs_sim_algo a,
+                          int *nccl_algo);
 /* The fastest enabled (algorithm, protocol) for the call, as NCCL's tuner
  * picks per call.  Zero time when P == 1. */
 struct lbs_sim_cost lbs_sim_coll_cost(const struct lbs_sim_net *net,

@@ -409,3 +409,23 @@ double lbs_sim_nccl_neighbor(const struct lbs_sim_net *net,
     *wire = bytes * nd;
     return p2p_us(net, &x) * 1e-6;
 }
+
+/* The channels NCCL would run algorithm a with on net (its graph's), and
+ * NCCL's own number for the algorithm (src/include/nccl_common.h: tree 0,
+ * ring 1, NVLS 4, NVLS_TREE 5; -1 for the point-to-point sends, which NCCL
+ * does not tune). */
+int lbs_sim_nccl_channels(const struct lbs_sim_net *net, enum lbs_sim_algo a,
+                          int *nccl_algo)
+{
+    const struct lbs_sim_nccl *n = &net->pl->nccl;
+    int ch = net->N == 1 ? n->intra.channels : n->inter.channels;
+    switch (a) {
+    case LBS_SIM_AR_TREE: *nccl_algo = 0; return ch;
+    case LBS_SIM_AR_NVLS:
+    case LBS_SIM_AG_NVLS: *nccl_algo = 4; return n->nvls.channels;
+    case LBS_SIM_AR_NVLS_TREE: *nccl_algo = 5; return n->nvls.channels;
+    case LBS_SIM_A2A_PAIRWISE:
+    case LBS_SIM_NB_DIRECT: *nccl_algo = -1; return n->inter.channels;
+    default: *nccl_algo = 1; return ch;
+    }
+}

@@ -100,6 +100,22 @@ static int point_time(const struct sj *c, const json_t *pt, const char *path,
     return rc;
 }
 
+/* point_time with every error naming the manifest and the point (a
+ * platform, model or run error names only its own file or preset). */
+static int point_named(const struct sj *c, const json_t *pt, const char *path,
+                       double *t)
+{
+    char p2[48];
+    snprintf(p2, sizeof p2, "%s.", path);
+    int rc = point_time(c, pt, p2, t);
+    if (rc && strncmp(c->err->msg, c->file, strlen(c->file))) {
+        char msg[sizeof c->err->msg];
+        snprintf(msg, sizeof msg, "%s", c->err->msg);
+        lbs_err_set(c->err, rc, "%s: %s: %s", c->file, path, msg);
+    }
+    return rc;
+}
+
 static int read_row(const struct sj *c, const json_t *o, size_t i,
                     struct lbs_sim_vrow *v)
 {
@@ -122,10 +138,10 @@ static int read_row(const struct sj *c, const json_t *o, size_t i,
         rc = sj_fail(c, path, "num", "must be a point object");
     if (!rc && !json_is_object(den))
         rc = sj_fail(c, path, "den", "must be a point object");
-    snprintf(p2, sizeof p2, "%snum.", path);
-    if (!rc) rc = point_time(c, num, p2, &tn);
-    snprintf(p2, sizeof p2, "%sden.", path);
-    if (!rc) rc = point_time(c, den, p2, &td);
+    snprintf(p2, sizeof p2, "%snum", path);
+    if (!rc) rc = point_named(c, num, p2, &tn);
+    snprintf(p2, sizeof p2, "%sden", path);
+    if (!rc) rc = point_named(c, den, p2, &td);
     if (rc)
         return rc;
     if (!(tn > 0 && td > 0))

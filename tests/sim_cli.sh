@@ -203,4 +203,43 @@ assert abs(half["bytes_per_gpu"] * 2 - on["bytes_per_gpu"]) < 1, (half, on)
 assert half["grad_dtype"] == "fp16"
 PY
 
+# ---- issue 29: validation, compressed compute, the job, NCCL's view ----
+good "validate" sim validate --json --no-save
+"$PY" - "$OUT" "$DATA/validation/validation.json" <<'PY' && ok "validate reports every row of the list" || not_ok "validate reports every row of the list" "$(head -c 600 "$OUT")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+want = [r["id"] for r in json.load(open(sys.argv[2]))["rows"]]
+assert [r["id"] for r in rows] == want, ([r["id"] for r in rows], want)
+for r in rows:
+    assert r["published"] > 0 and r["predicted"] > 0
+    assert abs(r["ratio"] - r["predicted"] / r["published"]) < 1e-9
+PY
+echo '{"format": "lbscale-validation", "version": 1, "rows": [{"id": "X", "what": "w", "source": "s", "published": 1, "num": {"platform": "dgx-a100", "model": "bert-large", "optim": "lamb", "gpus": 8}, "den": {"platform": "dgx-a100", "model": "bert-large", "optim": "lamb", "gpus": 12}}]}' > "$TOP/v.json"
+bad "validate: a point that cannot run" "v.json|multiple" sim validate --manifest "$TOP/v.json"
+sed 's/"gpus": 12/"gpus": 8, "phase": "last"/' "$TOP/v.json" > "$TOP/v2.json"
+bad "validate: bad field"  "v2.json|phase" sim validate --manifest "$TOP/v2.json"
+good "sweep of every compressed exchange" sim sweep --model bert-large --platform dgx-a100 --optim lamb_topk,lamb_powersgd,onebit_lamb --gpus 64,1024 --json --no-save
+"$PY" - "$OUT" <<'PY' && ok "no compressed exchange is free on a GPU preset" || not_ok "no compressed exchange is free on a GPU preset" "$(head -c 800 "$OUT")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 6
+for r in rows:
+    assert r["compress_ms"] > 0, (r["optim"], r["gpus"], r["compress_cost"])
+    assert "none" not in r["compress_cost"], r["compress_cost"]
+PY
+good "sweep with a job spread" sim sweep "${M[@]}" --optim lamb --gpus 8,1024 --compute-cv 0.05 --overhead-ms 2 --json --no-save
+"$PY" - "$OUT" <<'PY' && ok "the slowest rank and the overhead are counted, named" || not_ok "the slowest rank and the overhead are counted, named" "$(head -c 800 "$OUT")"
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1])]
+assert b["straggle_ms"] > a["straggle_ms"] > 0, (a["straggle_ms"], b["straggle_ms"])
+assert a["overhead_ms"] == b["overhead_ms"] == 2
+assert a["job_source"].startswith("--compute-cv 0.05"), a["job_source"]
+PY
+bad "bad --compute-cv"  "--compute-cv" sim sweep "${M[@]}" --optim lamb --compute-cv 2
+bad "bad --overhead-ms" "--overhead-ms" sim sweep "${M[@]}" --optim lamb --overhead-ms -1
+good "coll --timeline" sim coll --platform dgx-a100 --gpus 16 --bytes 1G --timeline --no-save
+grep -q "NCCL INFO 1000000000 Bytes -> Algo 1 proto 2 time .* (ring/Simple, 8 channels)" "$OUT" &&
+    ok "coll --timeline prints NCCL's tuning line" || not_ok "coll --timeline prints NCCL's tuning line" "$(cat "$OUT")"
+good "sweep to 131,072 GPUs" sim sweep --model bert-large --platform dgx-h100 --optim lamb --gpus 131072 --no-save
+
 tap_end

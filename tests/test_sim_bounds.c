@@ -135,18 +135,39 @@ static long walk(const struct lbs_sim_platform *pl, long P, enum lbs_coll c,
     return n;
 }
 
+/* Every preset, and every platform of the validation rows (the files of
+ * <data>/validation that read as platforms). */
 Test(sim_bounds, no_collective_beats_the_nics_or_the_links)
 {
     char **names = lbs_sim_preset_names("platforms", ".json");
+    char **vnames = lbs_sim_preset_names("validation", ".json");
     cr_assert(names && names[0], "no platform presets found");
+    cr_assert(vnames, "out of memory");
     long checked = 0, bad = 0, nplat = 0;
     char why[512] = "";
-    for (char **s = names; *s; s++) {
+    size_t np = 0, nv = 0;
+    while (names[np])
+        np++;
+    while (vnames[nv])
+        nv++;
+    for (size_t i = 0; i < np + nv; i++) {
         struct lbs_sim_platform *pl;
         struct lbs_err e = {{0}};
-        if (!strcmp(*s, "local"))
+        char path[1024];
+        const char *s = i < np ? names[i] : vnames[i - np];
+        if (!strcmp(s, "local"))
             continue;       /* calibrated on this machine, not committed */
-        cr_assert_eq(lbs_sim_platform_find(*s, &pl, &e), 0, "%s", e.msg);
+        if (i >= np) {      /* validation/: platforms only */
+            snprintf(path, sizeof path, "%s/validation/%s.json",
+                     lbs_sim_data_dir(), s);
+            if (lbs_sim_platform_load(path, &pl, &e)) {
+                cr_assert(strstr(e.msg, "format"), "%s", e.msg);
+                continue;   /* a model or the manifest */
+            }
+            lbs_sim_platform_free(pl);
+            s = path;
+        }
+        cr_assert_eq(lbs_sim_platform_find(s, &pl, &e), 0, "%s", e.msg);
         nplat++;
         for (long P = 2; P <= pl->max_gpus && P <= 131072; P *= 2) {
             if (P > pl->gpus_per_node && P % pl->gpus_per_node)
@@ -157,9 +178,11 @@ Test(sim_bounds, no_collective_beats_the_nics_or_the_links)
         lbs_sim_platform_free(pl);
     }
     lbs_sim_names_free(names);
+    lbs_sim_names_free(vnames);
     cr_log_info("%ld points on %ld presets, %ld below a bound", checked,
                 nplat, bad);
-    cr_assert(checked > 1000, "only %ld points checked", checked);
+    cr_assert(checked > 1000 && nplat >= 10, "only %ld points on %ld "
+              "platforms checked", checked, nplat);
     cr_assert_eq(bad, 0, "%ld points beat a physical bound; first: %s", bad,
                  why);
 }
