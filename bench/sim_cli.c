@@ -1172,7 +1172,7 @@ static int sim_validate(const struct simargs *a, const char *manifest,
         printf("# published end-to-end figures beside lbscale's predictions "
                "(chosen and committed before any prediction; shown, not "
                "gated: docs/validation.md \"e\")\n"
-               "# %-5s %-58s %9s %9s %7s %7s\n", "id", "figure", "published",
+               "# %-5s %-62s %9s %9s %7s %7s\n", "id", "figure", "published",
                "lbscale", "ratio", "error");
     for (size_t i = 0; i < v.n && !rc; i++) {
         const struct lbs_sim_vrow *r = &v.row[i];
@@ -1190,7 +1190,7 @@ static int sim_validate(const struct simargs *a, const char *manifest,
         if (a->com.json)
             print_json(row);
         else
-            printf("  %-5s %-58.58s %9.4g %9.4g %7.3f %+6.1f%%\n", r->id,
+            printf("  %-5s %-62.62s %9.4g %9.4g %7.3f %+6.1f%%\n", r->id,
                    r->what, r->published, r->predicted, ratio,
                    100 * (ratio - 1));
         if (run && (rc = lbs_run_append(run, "sim_validate", row, &e)))
