@@ -42,11 +42,18 @@ def rel(p):
 
 
 # ---- fuzz_sim_json: P platform, M model, C model NUL platform, T trace
-plats = sorted(glob.glob(f"{ROOT}/sim/data/platforms/*.json") +
+# the validation platforms (sim/data/validation/v-*.json whose format is a
+# platform) carry the fields issue 29 added: tiers, radix, rails, nic_path,
+# job, measured NIC rates
+vplats = [p for p in glob.glob(f"{ROOT}/sim/data/validation/v-*.json")
+          if json.load(open(p)).get("format") == "lbscale-platform"]
+vmodels = [p for p in glob.glob(f"{ROOT}/sim/data/validation/v-*.json")
+           if json.load(open(p)).get("format") == "lbscale-model"]
+plats = sorted(glob.glob(f"{ROOT}/sim/data/platforms/*.json") + vplats +
                glob.glob(f"{ROOT}/sim/xcheck/platforms/*.json") +
                glob.glob(f"{ROOT}/results/validation/**/platform.json",
                          recursive=True))
-models = sorted(glob.glob(f"{ROOT}/sim/data/models/*.json") +
+models = sorted(glob.glob(f"{ROOT}/sim/data/models/*.json") + vmodels +
                 glob.glob(f"{ROOT}/results/validation/**/run-model.json",
                           recursive=True))
 for p in plats:
