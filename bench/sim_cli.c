@@ -605,6 +605,33 @@ static int need_point_args(const struct simargs *a, const char *what)
     return 0;
 }
 
+/* NCCL 2.21.5 has no algorithm with a logarithmic step count for
+ * allgather or alltoall: say so where a plan uses them at a scale where
+ * their P - 1 steps of latency matter, rather than inventing one. */
+static void note_linear_steps(const struct point_in *in)
+{
+    long maxp = 0;
+    unsigned lin = 1u << LBS_COLL_ALLGATHER | 1u << LBS_COLL_ALLGATHERV |
+                   1u << LBS_COLL_ALLTOALL;
+    for (size_t i = 0; i < in->np; i++)
+        maxp = in->P[i] > maxp ? in->P[i] : maxp;
+    if (!in->pl->nccl_model || maxp < 1024)
+        return;
+    for (size_t k = 0; k < in->nent; k++)
+        for (size_t j = 0; j < in->ent[k].nplans; j++) {
+            const struct lbs_sim_plan *pl = in->ent[k].plans[j];
+            for (size_t i = 0; i < pl->nsteps; i++)
+                if (pl->step[i].kinds & lin) {
+                    printf("# note: NCCL 2.21.5 runs allgather and alltoall "
+                           "in P - 1 steps (ring, point-to-point; no "
+                           "logarithmic algorithm), so at %ld GPUs their "
+                           "latency is %ld steps; priced as NCCL would run "
+                           "them\n", maxp, maxp - 1);
+                    return;
+                }
+        }
+}
+
 static int run_entries(const struct simargs *a, int argc, char **argv,
                        int step_mode)
 {
@@ -653,6 +680,8 @@ static int run_entries(const struct simargs *a, int argc, char **argv,
     if (!a->com.json)
         print_sweep_head(a, in.m, in.pl, &o, base_p);
     rc = emit_rows(a, run, "sim", what, rows, print_sweep_row);
+    if (!rc && !a->com.json)
+        note_linear_steps(&in);
     if (!rc && run && !a->com.json)
         fprintf(stderr, "results: %s/sim.jsonl\n", lbs_run_dir(run));
 out:
