@@ -261,7 +261,7 @@ static int compress_cost(const struct simargs *a,
     if (!plan->compress[0]) {
         double x = 0;
         for (size_t i = 0; i < plan->nsteps; i++)
-            x = fmax(x, plan->step[i].extra_bpe);
+            x = fmax(x, plan->step[i].extra_bpe);     /* at large P */
         if (x > 0)
             snprintf(src, srclen, "inside the optimizer: core's traffic "
                      "model, %.4g B/elem more in its compressing phase, at "

@@ -580,7 +580,8 @@ static int run_one(struct runctx *x, struct work *w, size_t si, long stampv,
     /* an optimizer that compresses inside its step (1-bit LAMB) moves
      * more in that phase: priced at the memory bandwidth, after the
      * exchange that waits for it (serial with it either way) */
-    double xc = st->extra_bpe * m->params / pl->mem_bw;
+    double xbpe = P > 1 ? st->extra_bpe + st->extra_bpe_p / (double)P : 0;
+    double xc = fmax(0, xbpe) * m->params / pl->mem_bw;
     comp += xc;
     double opt = x->opt,
            end = fmax(dec_end, s.comm_end) + xc + opt + x->overhead;

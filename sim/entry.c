@@ -58,21 +58,32 @@ static void name_entry(struct lbs_sim_entry *e, const struct lbs_sim_plan *raw)
 }
 
 /* Each distinct step's optimizer traffic beyond the first step's, from
- * core's model at that step and the recorded ranks (lbs_optim_spec_bytes_at):
- * phases that compress inside the optimizer (1-bit LAMB) pay their passes
- * as compression; a build that does not know the optimizer leaves 0. */
+ * core's model at that step (lbs_optim_spec_bytes_at): phases that
+ * compress inside the optimizer (1-bit LAMB) pay their passes as
+ * compression.  The model may depend on the rank count as a + b/P (1-bit
+ * LAMB's server share: 56 + 8/P), the bytes rule's form: it is read at 2
+ * and 65,536 ranks and evaluated at the simulated P by the engine.  A
+ * build that does not know the optimizer leaves 0. */
 static void step_extra_bpe(struct lbs_sim_plan *p)
 {
     char spec[320];
-    double b0, b;
+    const double P1 = 2, P2 = 65536;
     snprintf(spec, sizeof spec, "%s%s%s", p->optim, p->params[0] ? ":" : "",
              p->params);
-    long ranks = p->ranks > 0 ? p->ranks : 1;
-    if (lbs_optim_spec_bytes_at(spec, 1, ranks, &b0, NULL))
-        return;
-    for (size_t i = 0; i < p->nsteps; i++)
-        if (!lbs_optim_spec_bytes_at(spec, p->step[i].first, ranks, &b, NULL))
-            p->step[i].extra_bpe = b > b0 ? b - b0 : 0;
+    for (size_t i = 0; i < p->nsteps; i++) {
+        double f1, f2, x1, x2;
+        if (lbs_optim_spec_bytes_at(spec, 1, (long)P1, &f1, NULL) ||
+            lbs_optim_spec_bytes_at(spec, 1, (long)P2, &f2, NULL) ||
+            lbs_optim_spec_bytes_at(spec, p->step[i].first, (long)P1, &x1,
+                                    NULL) ||
+            lbs_optim_spec_bytes_at(spec, p->step[i].first, (long)P2, &x2,
+                                    NULL))
+            return;
+        double d1 = fmax(0, x1 - f1), d2 = fmax(0, x2 - f2);
+        double b = (d1 - d2) / (1 / P1 - 1 / P2);
+        p->step[i].extra_bpe_p = b;
+        p->step[i].extra_bpe = d2 - b / P2;
+    }
 }
 
 static int add_trace(struct lbs_sim_entry *e, const char *path,

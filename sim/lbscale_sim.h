@@ -273,11 +273,13 @@ struct lbs_sim_step {
     double final_weight;        /* how many of them are in the final phase */
     unsigned kinds;             /* bit per collective kind used */
     double extra_bpe;           /* optimizer bytes per element this step
-                                   moves beyond its first step's (core's
-                                   model at this step and the plan's
-                                   ranks: 1-bit LAMB's packing, error
-                                   feedback and unpacking); priced as
-                                   compression.  0 unless an entry sets it */
+                                   moves beyond its first step's on P > 1
+                                   ranks: extra_bpe + extra_bpe_p / P
+                                   (core's model of this step: 1-bit
+                                   LAMB's packing, error feedback and
+                                   unpacking); priced as compression.  0
+                                   unless an entry sets it */
+    double extra_bpe_p;
 };
 
 struct lbs_sim_plan {

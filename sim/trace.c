@@ -394,7 +394,7 @@ static int finish(struct lbs_sim_plan *p, struct run *runs, size_t nruns,
                 hs[nuniq] = h;
                 p->step[nuniq++] = (struct lbs_sim_step){
                     n, (struct lbs_sim_call *)c, runs[i].step, 0, 0,
-                    runs[i].kinds, 0};
+                    runs[i].kinds, 0, 0};
                 u = nuniq - 1;
             } else if (hs[u] != h || p->step[u].ncalls != n ||
                        !same_run(p->step[u].calls, c, n)) {
@@ -412,7 +412,7 @@ static int finish(struct lbs_sim_plan *p, struct run *runs, size_t nruns,
         for (size_t i = 0; i < nruns && runs[i].step == first; i++)
             first++;
         p->step[nuniq++] = (struct lbs_sim_step){0, NULL, first,
-            (double)empty, (double)empty_final, 0, 0};
+            (double)empty, (double)empty_final, 0, 0, 0};
     }
     p->nsteps = nuniq;
     free(tab);
@@ -565,7 +565,7 @@ int lbs_sim_plan_dp_bytes(const struct lbs_sim_model *m, const char *optim,
                                            0, 1};
     }
     p->step[0] = (struct lbs_sim_step){m->nlayers, p->pool, 1, 1, 1,
-                                       1u << LBS_COLL_ALLREDUCE, 0};
+                                       1u << LBS_COLL_ALLREDUCE, 0, 0};
     p->nsteps = 1;
     *out = p;
     return 0;
