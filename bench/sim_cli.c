@@ -403,6 +403,11 @@ static json_t *sweep_row(const struct simargs *a, const struct lbs_sim_entry *en
             1048576.0,
         "optim_bytes_per_elem", en->bpe, "optim_bytes_assumed",
         en->bpe_assumed);
+    /* E is defined from one node up: below it T(node)/T(P) compares a
+     * run with more GPUs against one with fewer */
+    if (row && r->P < (pl->gpus_per_node < pl->max_gpus ? pl->gpus_per_node
+                                                       : pl->max_gpus))
+        json_object_set_new(row, "scaling_efficiency", json_null());
     if (row) {
         int dp = !strcmp(en->source, "data-parallel");
         json_object_set_new(row, "slowdown_ms", json_real(r->slowdown * 1e3));
@@ -518,12 +523,15 @@ static void print_sweep_head(const struct simargs *a,
 
 static void print_sweep_row(const json_t *r)
 {
-    printf("  %-18s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.2f %8.1f %6.3f "
+    char eff[16] = "     -";   /* below one node E is not defined */
+    if (json_is_number(json_object_get(r, "scaling_efficiency")))
+        snprintf(eff, sizeof eff, "%6.3f", NUM(r, "scaling_efficiency"));
+    printf("  %-18s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.2f %8.1f %s "
            "%9.2f\n",
            json_string_value(json_object_get(r, "optim")), NUM(r, "gpus"),
            NUM(r, "iter_ms"), NUM(r, "compute_ms"), NUM(r, "optimizer_ms"),
            NUM(r, "exposed_comm_ms"), NUM(r, "comm_ms"), NUM(r, "slowdown_ms"),
-           NUM(r, "bytes_per_gpu") / 1e6, NUM(r, "scaling_efficiency"),
+           NUM(r, "bytes_per_gpu") / 1e6, eff,
            NUM(r, "final_phase_iter_ms"));
 }
 
@@ -951,6 +959,13 @@ static int parse_sizes(const char *arg, double *sizes, size_t *ns)
                   "4M,64M; K M G, Ki Mi Gi)", arg ? arg : "");
         return -EINVAL;
     }
+    /* a trace's largest call (sim/README.md "Ranges") */
+    for (size_t i = 0; i < *ns; i++)
+        if (!(sizes[i] >= 1 && sizes[i] <= 9e15)) {
+            cli_error("--bytes", "'%s': every size must be 1 .. 9e15 bytes",
+                      arg);
+            return -EINVAL;
+        }
     return 0;
 }
 
@@ -1024,6 +1039,13 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
     }
     if ((rc = parse_sizes(a->bytes, sizes, &ns)))
         goto out;
+    for (size_t i = 0; i < np; i++)
+        if (P[i] < 2) {
+            cli_error("--gpus", "%ld: a collective needs at least 2 GPUs",
+                      P[i]);
+            rc = -EINVAL;
+            goto out;
+        }
     if ((rc = coll_rows(pl, k, P, np, sizes, ns, &rows, &e))) {
         cli_error("sim coll", "%s", e.msg);
         goto out;
@@ -1873,6 +1895,13 @@ int verb_sim(int argc, char **argv)
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
+    }
+    const char *data = getenv("LBSCALE_SIM_DATA");
+    struct stat st;
+    if (data && *data && (stat(data, &st) || !S_ISDIR(st.st_mode))) {
+        cli_error("LBSCALE_SIM_DATA", "'%.200s' is not a directory (it "
+                  "holds platforms/, models/, traces/)", data);
+        return EXIT_BAD_INPUT;
     }
     struct simargs a = {.com = {.save = 1}, .grad_bytes = 4,
                         .grad_dtype = "fp32"};
