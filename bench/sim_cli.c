@@ -17,6 +17,9 @@
  * and checked before a results directory is created, so bad input leaves
  * nothing behind (exit 2, one line on stderr).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <glob.h>
 #include <limits.h>
 #include <math.h>
@@ -1279,6 +1282,77 @@ static int cmd_export(int argc, char **argv, struct simargs *a)
     return sim_export(a, dir, prefix, ranks, final);
 }
 
+/* ---- import: a Chakra trace's collectives as a trace-v1 plan ----------- */
+
+static int cmd_import(int argc, char **argv, struct simargs *a)
+{
+    const char *file = NULL, *outp = NULL;
+    long ranks = 0;
+    const struct cli_opt opts[] = {
+        {.name = "chakra", .type = CLI_STR, .dst = &file, .arg = "FILE",
+         .help = "one rank's Chakra execution trace (.et)"},
+        SIM_MODEL_ROW(a),
+        {.name = "out", .type = CLI_STR, .dst = &outp, .arg = "TRACE",
+         .help = "the trace-v1 file to write (must not exist)"},
+        {.name = "ranks", .type = CLI_LONG, .dst = &ranks, .arg = "P",
+         .lo = 1, .hi = 100000000,
+         .help = "the rank count it was made for (default: the\n"
+                 "metadata's \"gpus\")"},
+        {0}};
+    const struct cli_verb v = {
+        .name = "sim import",
+        .usage = "usage: lbscale sim import --chakra FILE --model M --out "
+                 "TRACE.jsonl [--ranks P]",
+        .about = "Reads the collectives of a Chakra execution trace "
+                 "(comm_type, comm_size,\nthe layer whose backward node "
+                 "each waits for) into a trace-v1 plan for\nmodel M, which "
+                 "`sim sweep --optim TRACE.jsonl` replays.  Point-to-point\n"
+                 "nodes are counted, not imported (trace-v1 has no peer "
+                 "list).",
+        .opts = opts};
+    struct lbs_err e;
+    struct lbs_sim_model *m = NULL;
+    int rc = cli_parse(&v, argc - 1, argv + 1, NULL, NULL);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 0;
+    if (!file || !a->model || !outp) {
+        cli_error("sim import", "--chakra, --model and --out are required");
+        return EXIT_BAD_INPUT;
+    }
+    if ((rc = lbs_sim_model_find(a->model, &m, &e))) {
+        cli_error("sim import", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    int fd = open(outp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        cli_error("--out", "%s: %s%s", outp, strerror(errno),
+                  errno == EEXIST ? " (give a new file)" : "");
+        rc = errno == EEXIST || errno == ENOENT || errno == ELOOP ? -EINVAL
+                                                                  : -EIO;
+        if (fd >= 0)
+            close(fd);
+        lbs_sim_model_free(m);
+        return cli_exit_code(rc);
+    }
+    size_t n = 0, skipped = 0;
+    rc = lbs_sim_chakra_import(file, m, ranks, f, &n, &skipped, &e);
+    if (fclose(f) && !rc)
+        rc = lbs_err_set(&e, -EIO, "%s: %s", outp, strerror(errno));
+    if (rc) {
+        unlink(outp);       /* nothing partial */
+        cli_error("sim import", "%s", e.msg);
+    } else {
+        printf("# %s: %zu collectives into %s (model %s)%s\n", file, n, outp,
+               m->name, skipped ? "; point-to-point nodes not imported" : "");
+        if (skipped)
+            printf("# %zu point-to-point nodes skipped\n", skipped);
+    }
+    lbs_sim_model_free(m);
+    return cli_exit_code(rc);
+}
+
 /* ---- validate: published end-to-end figures, none fitted -------------- */
 
 static int sim_validate(const struct simargs *a, const char *manifest,
@@ -1944,6 +2018,7 @@ static void usage(FILE *f)
           "  coll       one collective: cost of every algorithm/protocol\n"
           "  anchors    published figures beside lbscale's predictions\n"
           "  export     one simulated step as Chakra execution traces\n"
+          "  import     a Chakra trace's collectives as a trace-v1 plan\n"
           "  validate   published end-to-end figures (none fitted) beside\n"
           "             the predictions, with the geometric-mean error\n"
           "  netsweep   scaling efficiency against network bandwidth per node\n"
@@ -1962,7 +2037,7 @@ int verb_sim(int argc, char **argv)
         int (*run)(int argc, char **argv, struct simargs *a);
     } cmds[] = {{"sweep", cmd_sweep}, {"step", cmd_step}, {"coll", cmd_coll},
                 {"anchors", cmd_anchors}, {"validate", cmd_validate},
-                {"export", cmd_export},
+                {"export", cmd_export}, {"import", cmd_import},
                 {"speed", cmd_speed},
                 {"netsweep", cmd_netsweep}, {"calibrate", cmd_calibrate},
                 {"list", cmd_list}};

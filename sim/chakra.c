@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -428,5 +429,211 @@ int lbs_sim_chakra_export(const struct lbs_sim_platform *pl,
     free(l.e);
     free(g.n);
     free(g.pool);
+    return rc;
+}
+
+/* ---- reading: a Chakra trace's collectives as an lbscale trace ------------ */
+
+/* One varint32 length at *pos of buf[0..len); -1 when truncated. */
+static long get_varint(const uint8_t *buf, size_t len, size_t *pos)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 35; shift += 7) {
+        if (*pos >= len)
+            return -1;
+        uint8_t b = buf[(*pos)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v <= (uint64_t)LONG_MAX ? (long)v : -1;
+    }
+    return -1;
+}
+
+static const char *lbs_coll_of(int64_t ct)
+{
+    switch (ct) {
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE: return "allreduce";
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER: return "allgather";
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL: return "alltoall";
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST: return "bcast";
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BARRIER: return "barrier";
+    default: return NULL;   /* reduce, gather, scatter, reduce-scatter */
+    }
+}
+
+static const ChakraProtoMsg__AttributeProto *
+attr_of(ChakraProtoMsg__AttributeProto **a, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i]->name && !strcmp(a[i]->name, name))
+            return a[i];
+    return NULL;
+}
+
+static int64_t attr_int(const ChakraProtoMsg__AttributeProto *a, int *ok)
+{
+    *ok = 1;
+    switch (a ? a->value_case : 0) {
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL:
+        return a->int64_val;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL:
+        return a->uint64_val <= INT64_MAX ? (int64_t)a->uint64_val : -1;
+    default:
+        *ok = 0;
+        return -1;
+    }
+}
+
+struct imported {
+    ChakraProtoMsg__Node **n;
+    size_t nn, cap;
+    long ranks;                 /* from the metadata's "gpus", else 0 */
+};
+
+static void imported_free(struct imported *im)
+{
+    for (size_t i = 0; i < im->nn; i++)
+        chakra_proto_msg__node__free_unpacked(im->n[i], NULL);
+    free(im->n);
+}
+
+/* Every message of a Chakra file: the metadata first, then nodes. */
+static int parse_et(const char *file, const uint8_t *buf, size_t len,
+                    struct imported *im, struct lbs_err *err)
+{
+    size_t pos = 0;
+    for (long k = 0; pos < len; k++) {
+        long n = get_varint(buf, len, &pos);
+        if (n < 0 || (size_t)n > len - pos)
+            return lbs_err_set(err, -EINVAL, "%s: message %ld: truncated "
+                               "(a Chakra trace is varint32-length-"
+                               "delimited protobuf)", file, k);
+        if (k == 0) {
+            ChakraProtoMsg__GlobalMetadata *g =
+                chakra_proto_msg__global_metadata__unpack(NULL, (size_t)n,
+                                                          buf + pos);
+            if (!g)
+                return lbs_err_set(err, -EINVAL, "%s: not a Chakra "
+                                   "execution trace (its first message is "
+                                   "no GlobalMetadata)", file);
+            const ChakraProtoMsg__AttributeProto *a =
+                attr_of(g->attr, g->n_attr, "gpus");
+            if (a && a->value_case ==
+                         CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+                im->ranks = strtol(a->string_val, NULL, 10);
+            chakra_proto_msg__global_metadata__free_unpacked(g, NULL);
+        } else {
+            if (im->nn == im->cap) {
+                size_t cap = im->cap ? 2 * im->cap : 256;
+                void *q = cap < 100000000 ? realloc(im->n, cap * sizeof *im->n)
+                                          : NULL;
+                if (!q)
+                    return lbs_err_set(err, -ENOMEM, "%s: out of memory",
+                                       file);
+                im->n = q;
+                im->cap = cap;
+            }
+            ChakraProtoMsg__Node *nd =
+                chakra_proto_msg__node__unpack(NULL, (size_t)n, buf + pos);
+            if (!nd)
+                return lbs_err_set(err, -EINVAL, "%s: message %ld: not a "
+                                   "Chakra Node", file, k);
+            im->n[im->nn++] = nd;
+        }
+        pos += (size_t)n;
+    }
+    if (!im->nn)
+        return lbs_err_set(err, -EINVAL, "%s: no nodes (an empty or "
+                           "metadata-only Chakra trace)", file);
+    return 0;
+}
+
+/* The model layer a collective waits for: its data dependency on a node
+ * named "backward:<layer name>" (what lbs_sim_chakra_export writes), else
+ * -1 (not about one layer). */
+static int layer_of(const struct imported *im, const ChakraProtoMsg__Node *c,
+                    const struct lbs_sim_model *m)
+{
+    for (size_t d = 0; d < c->n_data_deps; d++)
+        for (size_t i = 0; i < im->nn; i++) {
+            const ChakraProtoMsg__Node *p = im->n[i];
+            if (p->id != c->data_deps[d] || !p->name ||
+                strncmp(p->name, "backward:", 9))
+                continue;
+            for (size_t l = 0; l < m->nlayers; l++)
+                if (!strcmp(m->l[l].name, p->name + 9))
+                    return (int)l;
+        }
+    return -1;
+}
+
+int lbs_sim_chakra_import(const char *path, const struct lbs_sim_model *m,
+                          long ranks, FILE *out, size_t *ncalls,
+                          size_t *skipped, struct lbs_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    struct imported im = {0};
+    int rc = sj_read_file(path, LBS_SIM_TRACE_MAX_BYTES, 1, &text, &len, err);
+    if (!rc)
+        rc = parse_et(path, (const uint8_t *)text, len, &im, err);
+    free(text);
+    long P = ranks > 0 ? ranks : im.ranks;
+    if (!rc && P < 1)
+        rc = lbs_err_set(err, -EINVAL, "%s: no \"gpus\" in its metadata: "
+                         "give --ranks", path);
+    *ncalls = *skipped = 0;
+    /* the header: the model's layers, so the plan binds to it */
+    if (!rc) {
+        json_t *ls = json_array();
+        for (size_t i = 0; ls && i < m->nlayers; i++)
+            json_array_append_new(ls, json_pack("{s:s,s:I,s:i}", "name",
+                                  m->l[i].name, "n", (json_int_t)m->l[i].n,
+                                  "ndim", m->l[i].ndim));
+        json_t *h = json_pack("{s:s,s:i,s:s,s:s,s:n,s:I,s:i,s:o}", "format",
+                              "lbscale-trace", "version", 1, "optim",
+                              "chakra", "params", "", "compress",
+                              "ranks", (json_int_t)P, "steps", 1, "layers",
+                              ls);
+        char *s = h ? json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+        if (!s || fprintf(out, "%s\n", s) < 0)
+            rc = lbs_err_set(err, -EIO, "writing the trace failed");
+        free(s);
+        json_decref(h);
+    }
+    for (size_t i = 0; i < im.nn && !rc; i++) {
+        const ChakraProtoMsg__Node *c = im.n[i];
+        if (c->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ||
+            c->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE) {
+            (*skipped)++;       /* point-to-point: no peer graph in trace-v1 */
+            continue;
+        }
+        if (c->type != CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE)
+            continue;
+        int ok1, ok2;
+        int64_t ct = attr_int(attr_of(c->attr, c->n_attr, "comm_type"), &ok1);
+        int64_t sz = attr_int(attr_of(c->attr, c->n_attr, "comm_size"), &ok2);
+        const char *k = ok1 ? lbs_coll_of(ct) : NULL;
+        if (!ok1 || !ok2 || sz < 0 || (double)sz > 9e15)
+            rc = lbs_err_set(err, -EINVAL, "%s: node %llu: a collective "
+                             "without an integer comm_type and comm_size "
+                             "(0 .. 9e15)", path,
+                             (unsigned long long)c->id);
+        else if (!k)
+            rc = lbs_err_set(err, -EINVAL, "%s: node %llu: comm_type %lld "
+                             "has no lbscale collective (allreduce, "
+                             "allgather, alltoall, bcast, barrier)", path,
+                             (unsigned long long)c->id, (long long)ct);
+        else if (fprintf(out, "{\"step\": 1, \"layer\": %d, \"coll\": \"%s\", "
+                         "\"bytes\": %lld}\n", layer_of(&im, c, m), k,
+                         (long long)sz) < 0)
+            rc = lbs_err_set(err, -EIO, "writing the trace failed");
+        else
+            (*ncalls)++;
+    }
+    if (!rc && !*ncalls)
+        rc = lbs_err_set(err, -EINVAL, "%s: no collective nodes to import",
+                         path);
+    imported_free(&im);
     return rc;
 }

@@ -18,3 +18,14 @@ int lbs_sim_chakra_export(const struct lbs_sim_platform *pl,
                        "apt-get install protobuf-c-compiler libprotobuf-c-dev "
                        "and rebuild (meson option chakra)");
 }
+
+int lbs_sim_chakra_import(const char *path, const struct lbs_sim_model *m,
+                          long ranks, FILE *out, size_t *ncalls,
+                          size_t *skipped, struct lbs_err *err)
+{
+    (void)path; (void)m; (void)ranks; (void)out;
+    *ncalls = *skipped = 0;
+    return lbs_err_set(err, -ENOTSUP, "this build has no protobuf-c: "
+                       "apt-get install protobuf-c-compiler libprotobuf-c-dev "
+                       "and rebuild (meson option chakra)");
+}

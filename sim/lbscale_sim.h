@@ -29,6 +29,7 @@
 #define LBSCALE_SIM_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "lbscale/comm.h"       /* enum lbs_coll */
 #include "lbscale/error.h"
@@ -682,6 +683,18 @@ int lbs_sim_chakra_export(const struct lbs_sim_platform *pl,
                           const struct lbs_sim_opts *o, int final,
                           const char *dir, const char *prefix, long nranks,
                           struct lbs_err *err);
+
+/* Read the collectives of one rank's Chakra trace (path, a regular file
+ * of at most LBS_SIM_TRACE_MAX_BYTES) as a trace-v1 plan written to out:
+ * the header carries model m's layers (so the plan binds to it) and ranks
+ * (the metadata's "gpus" unless ranks > 0), one step; every
+ * COMM_COLL_NODE is a call of its comm_type and comm_size, on the layer
+ * whose "backward:<name>" node it depends on, else -1.  Point-to-point
+ * nodes are counted in *skipped (trace-v1 has no peer list).  -EINVAL
+ * naming the file and the node for anything else. */
+int lbs_sim_chakra_import(const char *path, const struct lbs_sim_model *m,
+                          long ranks, FILE *out, size_t *ncalls,
+                          size_t *skipped, struct lbs_err *err);
 
 /* ------------------------------------------------------------------ */
 /* The simulator's own speed (speed.c)                                  */

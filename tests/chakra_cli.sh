@@ -136,6 +136,25 @@ data = open(sys.argv[1] + "/ob/et.0.et", "rb").read()
 # comm_type 6 appears as an int64 attribute: name "comm_type", field 9 = 6
 assert b"comm_type" in data and b"\x48\x06" in data
 PY
+# import: the exported collectives replay as the original plan
+good "import lamb's rank 0" sim import --chakra "$TOP/lamb/et.0.et" --model bert-large --out "$TOP/imp.jsonl"
+good "sweep the imported plan beside lamb" sim sweep "${M[@]}" --optim lamb,"$TOP/imp.jsonl" --gpus 16,64 --json --no-save
+"$PY" - "$OUT" <<'PY' && ok "the imported plan prices as the original (16 and 64 GPUs)" || not_ok "the imported plan prices as the original (16 and 64 GPUs)" "$(head -c 600 "$OUT")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+a = {r["gpus"]: r for r in rows if r["optim"] == "lamb"}
+b = {r["gpus"]: r for r in rows if r["optim"] == "chakra"}
+for P in (16, 64):
+    assert abs(a[P]["iter_ms"] - b[P]["iter_ms"]) <= 1e-9 * a[P]["iter_ms"], (P, a[P]["iter_ms"], b[P]["iter_ms"])
+    assert a[P]["bytes_per_gpu"] == b[P]["bytes_per_gpu"]
+PY
+head -c 100 "$TOP/lamb/et.0.et" > "$TOP/trunc.et"
+bad "import a truncated trace" "trunc.et|truncated" sim import --chakra "$TOP/trunc.et" --model bert-large --out "$TOP/t1.jsonl"
+bad "import a JSON file" "bert-large.json" sim import --chakra "$HERE/../sim/data/models/bert-large.json" --model bert-large --out "$TOP/t2.jsonl"
+bad "import /dev/zero" "/dev/zero" sim import --chakra /dev/zero --model bert-large --out "$TOP/t3.jsonl"
+bad "import over an existing file" "--out|exists" sim import --chakra "$TOP/lamb/et.0.et" --model bert-large --out "$TOP/imp.jsonl"
+[ ! -e "$TOP/t1.jsonl" ] && [ ! -e "$TOP/t2.jsonl" ] && [ ! -e "$TOP/t3.jsonl" ] &&
+    ok "refused imports leave no file" || not_ok "refused imports leave no file"
 mkdir -p "$TOP/exists"
 bad "export into an existing directory" "exists|does not exist" sim export --chakra "$TOP/exists" "${M[@]}" --optim lamb --gpus 8
 bad "export without --chakra" "--chakra" sim export "${M[@]}" --optim lamb --gpus 8
