@@ -29,6 +29,7 @@
 #define LBSCALE_SIM_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "lbscale/comm.h"       /* enum lbs_coll */
@@ -695,6 +696,11 @@ int lbs_sim_chakra_export(const struct lbs_sim_platform *pl,
 int lbs_sim_chakra_import(const char *path, const struct lbs_sim_model *m,
                           long ranks, FILE *out, size_t *ncalls,
                           size_t *skipped, struct lbs_err *err);
+/* The same from len bytes in memory (path names them in messages). */
+int lbs_sim_chakra_import_mem(const char *path, const uint8_t *buf,
+                              size_t len, const struct lbs_sim_model *m,
+                              long ranks, FILE *out, size_t *ncalls,
+                              size_t *skipped, struct lbs_err *err);
 
 /* ------------------------------------------------------------------ */
 /* The simulator's own speed (speed.c)                                  */
