@@ -455,7 +455,7 @@ int verb_report(int argc, char **argv)
     if (rc) {
         cli_error("report", "%s", e.msg);
         json_decref(verdicts);
-        return EXIT_BAD_INPUT;
+        return cli_exit_code(rc);   /* a full disk is the machine's: 1 */
     }
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/report.html", run);

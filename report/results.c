@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +19,7 @@
 #include "git_rev.h"
 #include "results.h"
 
-/* Room left under PATH_MAX for "/<verb>.jsonl", "/plots/x.tmp.PID.XXXXXX.svg"
+/* Room left under PATH_MAX for "/<verb>.jsonl", "/plots/<figure>.svg"
  * and the like: a run directory longer than this is refused up front. */
 #define RUN_DIR_MAX (PATH_MAX - 128)
 
@@ -43,42 +44,181 @@ static int path_err(struct lbs_err *err, int e, const char *fmt,
                        path, strerror(e));
 }
 
+int lbs_out_file_check(const char *path, struct lbs_err *err)
+{
+    struct stat st;
+    if (!*path)
+        return lbs_err_set(err, -EINVAL, "empty output path");
+    if (lstat(path, &st))
+        return errno == ENOENT || errno == ENOTDIR ? 0
+               : path_err(err, errno, "%s: cannot stat: %s", path);
+    if (S_ISREG(st.st_mode))
+        return 0;
+    /* rename() over a device, FIFO or socket would replace the node
+     * itself (/dev/null with --trace as root); over a symlink it would
+     * replace the link the user may have meant to write through */
+    return lbs_err_set(err, -EINVAL, "%s: exists and is not a regular file "
+                       "(%s); output goes only to regular files", path,
+                       S_ISDIR(st.st_mode) ? "a directory"
+                       : S_ISLNK(st.st_mode) ? "a symbolic link"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+}
+
+/* ".lbscale-tmp.<pid>.<16 hex>": the private prefix is what lets
+ * lbs_clean_stale_tmp prove a leftover is one of ours (a user's
+ * notes.tmp.4000000.txt never starts with it), the pid whether its
+ * writer is gone, the random part that no one can plant it in advance. */
+static int tmp_name(char *buf, size_t len)
+{
+    unsigned char r[8];
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t n = getrandom(r + got, sizeof r - got, 0);
+        if (n < 0 && errno != EINTR)
+            return -1;
+        if (n > 0)
+            got += (size_t)n;
+    }
+    snprintf(buf, len, LBS_TMP_PREFIX "%ld.%02x%02x%02x%02x%02x%02x%02x%02x",
+             (long)getpid(), r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+    return 0;
+}
+
+int lbs_tmp_create(int dfd, char *name, size_t len, int dir)
+{
+    for (int i = 0; i < 100; i++) {
+        if (tmp_name(name, len))
+            return -1;
+        /* O_EXCL never opens what is there, a planted symlink included */
+        int fd = dir ? mkdirat(dfd, name, 0700)
+                     : openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL |
+                              O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+/* Split path into its directory (opened) and last component. */
+static int open_parent(const char *path, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    *base = slash ? slash + 1 : path;
+    if (!slash)
+        return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char dir[PATH_MAX];
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int write_all(int fd, const char *text, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno != EINTR)
+            return errno;
+        if (n > 0)
+            off += (size_t)n;
+    }
+    return 0;
+}
+
 int lbs_write_atomic(const char *path, const char *text, size_t len,
                      struct lbs_err *err)
 {
-    /* mkstemp's O_CREAT|O_EXCL with a random suffix: a symlink planted at
-     * the temporary name is never followed, and rename() replaces a link
-     * at the final name instead of writing through it.  The pid in the
-     * name lets lbs_clean_stale_tmp tell a dead writer's leftovers. */
-    char tmp[PATH_MAX + 40];
-    int w = snprintf(tmp, sizeof tmp, "%s.tmp.%ld.XXXXXX", path,
-                     (long)getpid());
-    if (w < 0 || (size_t)w >= sizeof tmp)
-        return path_err(err, ENAMETOOLONG, "cannot write %s: %s", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return path_err(err, errno, "cannot create a file next to %s: %s",
-                        path);
-    size_t off = 0;
-    int e = fchmod(fd, 0644) ? errno : 0;
-    while (!e && off < len) {
-        ssize_t n = write(fd, text + off, len - off);
-        if (n < 0 && errno != EINTR)
-            e = errno;
-        else if (n > 0)
-            off += (size_t)n;
+    /* the temporary is made in the target's directory, held open, so the
+     * rename cannot land anywhere else; a non-regular file at the final
+     * name is refused, never replaced */
+    int rc = lbs_out_file_check(path, err);
+    if (rc)
+        return rc;
+    const char *base;
+    if (!*path || path[strlen(path) - 1] == '/')
+        return lbs_err_set(err, -EINVAL, "%s: not a file name", path);
+    int dfd = open_parent(path, &base);
+    if (dfd < 0)
+        return path_err(err, errno, "cannot write %s: %s", path);
+    char tmp[64];
+    int fd = lbs_tmp_create(dfd, tmp, sizeof tmp, 0);
+    if (fd < 0) {
+        int e = errno;
+        close(dfd);
+        return path_err(err, e, "cannot create a file next to %s: %s", path);
     }
+    int e = write_all(fd, text, len);
     if (!e && fsync(fd))
         e = errno;
     if (close(fd) && !e)
         e = errno;
-    if (!e && rename(tmp, path))
-        e = errno;
-    if (e) {
-        unlink(tmp);
-        return path_err(err, e, "cannot write %s: %s", path);
+    if (!e && (rc = lbs_out_file_check(path, err))) {
+        unlinkat(dfd, tmp, 0);
+        close(dfd);
+        return rc;
     }
+    if (!e && renameat(dfd, tmp, dfd, base))
+        e = errno;
+    if (e)
+        unlinkat(dfd, tmp, 0);
+    close(dfd);
+    return e ? path_err(err, e, "cannot write %s: %s", path) : 0;
+}
+
+/* Rename tmp to name in dfd unless name exists: 0, or errno (EEXIST). */
+static int rename_new(int dfd, const char *tmp, const char *name)
+{
+    if (!renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE))
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return errno;
+    /* a file system without RENAME_NOREPLACE: link() fails on an existing
+     * name just as atomically */
+    if (linkat(dfd, tmp, dfd, name, 0))
+        return errno;
+    unlinkat(dfd, tmp, 0);
     return 0;
+}
+
+int lbs_write_unique(const char *dir, lbs_name_fn *name, void *ctx,
+                     const char *text, size_t len, char *chosen,
+                     size_t clen, struct lbs_err *err)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return path_err(err, errno, "cannot write in %s: %s", dir);
+    char tmp[64];
+    int fd = lbs_tmp_create(dfd, tmp, sizeof tmp, 0);
+    int e = fd < 0 ? errno : write_all(fd, text, len);
+    if (fd >= 0 && !e && fsync(fd))
+        e = errno;
+    if (fd >= 0 && close(fd) && !e)
+        e = errno;
+    int taken = 1;
+    for (int i = 1; !e && taken && i < 100000; i++) {
+        int r = name(ctx, dfd, i, chosen, clen);
+        if (r < 0) {
+            e = ENAMETOOLONG;
+        } else if (r == 0) {
+            e = rename_new(dfd, tmp, chosen);
+            taken = e == EEXIST;
+            if (taken)
+                e = 0;
+        }
+    }
+    if (!e && taken)
+        e = EEXIST;
+    if (fd >= 0 && e)
+        unlinkat(dfd, tmp, 0);
+    close(dfd);
+    return e ? path_err(err, e, "cannot write a new file in %s: %s", dir)
+             : 0;
 }
 
 int lbs_mkdir_p(const char *path)
@@ -109,15 +249,17 @@ int lbs_mkdir_p(const char *path)
     return 0;
 }
 
-/* "<name>.tmp.<pid>[.<suffix>]": the pid, or 0 when name is not one. */
+/* ".lbscale-tmp.<pid>.<suffix>": the pid, or 0 when name is not one of
+ * ours.  Only the private prefix counts: "notes.tmp.4000000.txt" is a
+ * user's file, whatever its name looks like. */
 static long tmp_owner(const char *name)
 {
-    const char *t = strstr(name, ".tmp.");
-    if (!t)
+    size_t pl = strlen(LBS_TMP_PREFIX);
+    if (strncmp(name, LBS_TMP_PREFIX, pl))
         return 0;
     char *end;
-    long pid = strtol(t + 5, &end, 10);
-    return pid > 0 && (*end == '\0' || *end == '.') ? pid : 0;
+    long pid = strtol(name + pl, &end, 10);
+    return pid > 0 && *end == '.' && end[1] ? pid : 0;
 }
 
 /* Whether no live process has this pid: none at all (ESRCH), or only a
@@ -141,18 +283,69 @@ static int pid_gone(long pid)
     return r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
 }
 
+/* Remove a private temporary directory (gnuplot's figures) and the plain
+ * files in it; nothing in it is followed. */
+static void remove_tmp_dir(int dfd, const char *name)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                               O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            unlinkat(dirfd(d), de->d_name, 0);
+    closedir(d);
+    unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
 void lbs_clean_stale_tmp(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     struct dirent *de;
     while ((de = readdir(d))) {
         long pid = tmp_owner(de->d_name);
-        if (pid && pid_gone(pid))
+        struct stat st;
+        if (!pid || !pid_gone(pid) ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+            continue;
+        if (S_ISDIR(st.st_mode))
+            remove_tmp_dir(dirfd(d), de->d_name);
+        else
             unlinkat(dirfd(d), de->d_name, 0);
     }
     closedir(d);
+}
+
+int lbs_run_subdir(const char *run, const char *name, char *out, size_t len,
+                   struct lbs_err *err)
+{
+    int w = snprintf(out, len, "%s/%s", run, name);
+    if (w < 0 || (size_t)w >= len)
+        return path_err(err, ENAMETOOLONG, "%s: %s", run);
+    if (mkdir(out, 0755) && errno != EEXIST)
+        return path_err(err, errno, "cannot create %s: %s", out);
+    /* a planted RUN/plots -> elsewhere would send everything written
+     * there outside the run */
+    int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return lbs_err_set(err, -EINVAL, "%s: %s", out,
+                           errno == ELOOP || errno == ENOTDIR
+                           ? "not a directory of the run (a symbolic link "
+                             "or a file); nothing is written through it"
+                           : strerror(errno));
+    close(fd);
+    return 0;
 }
 
 static void utc_stamp(char *buf, size_t len, const char *fmt)
@@ -316,25 +509,29 @@ int lbs_append_line(const char *path, const char *line, size_t len,
      * the ranks of several runs) interleave whole rows and lose none;
      * O_NOFOLLOW: a planted symlink is not written through. */
     int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW |
-                        O_CLOEXEC, 0644);
+                        O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0)
         return path_err(err, errno, "cannot open %s: %s", path);
-    int e = 0;
-    while (flock(fd, LOCK_EX))
-        if (errno != EINTR) {
+    struct stat st;
+    int e = fstat(fd, &st) ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+    if (e == EINVAL) {
+        close(fd);
+        return lbs_err_set(err, -EINVAL, "%s: not a regular file", path);
+    }
+    while (!e && flock(fd, LOCK_EX))
+        if (errno != EINTR)
             e = errno;
-            break;
-        }
     if (!e && drop_torn_tail(fd))
         e = errno;
-    size_t off = 0;
-    while (!e && off < len) {
-        ssize_t n = write(fd, line + off, len - off);
-        if (n < 0 && errno != EINTR)
-            e = errno;
-        else if (n > 0)
-            off += (size_t)n;
-    }
+    off_t before = 0;
+    if (!e && fstat(fd, &st))
+        e = errno;
+    before = st.st_size;
+    if (!e && (e = write_all(fd, line, len)))
+        /* whole or absent: a full disk (ENOSPC, EDQUOT) or any short
+         * write takes the part that landed back out, under the lock */
+        while (ftruncate(fd, before) && errno == EINTR)
+            ;
     if (close(fd) && !e)   /* closing drops the lock */
         e = errno;
     return e ? path_err(err, e, "cannot append to %s: %s", path) : 0;

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# edges_cli.sh BINARY - nothing overwritten, nothing torn, no wrong answer
+# at the edges (issue 33), through the real binary, printed as TAP:
+#   - output goes only to regular files: a device, FIFO, directory or
+#     symlink at an output path is refused (one line, exit 2) before any
+#     work and left as it was;
+#   - figures and logs are never written through a symlink planted in a run
+#     (RUN/plots, RUN/logs, a figure's temporary name);
+#   - the stale-temporary cleaner removes only lbscale's own temporaries,
+#     never a user's notes.tmp.4000000.txt;
+#   - concurrent train runs into one run keep every trace;
+#   - suite reads its file with the bounded regular-file reader.
+# Full disks, starved memory and the remaining refusals follow in
+# sections of their own below.
+set -u
+
+BIN=${1:?usage: edges_cli.sh LBSCALE_BINARY}
+case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
+SRC=${LBS_TEST_DATA:-$(cd "$(dirname "$0")" && pwd)}   # tests/
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+export OMP_NUM_THREADS=1
+export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+
+. "$(dirname "$0")/tap.sh"
+
+check() {   # check DESC [WHY...]: ok when no WHY is given
+    local desc=$1
+    shift
+    if [ $# -eq 0 ]; then ok "$desc"; else not_ok "$desc" "$@"; fi
+}
+has_gnuplot() { command -v gnuplot >/dev/null; }
+MLP=(--model mlp:784-16-10 --subset 256 --test-subset 64 --global-batch 64
+     --epochs 1)
+
+# ---- non-regular output paths ---------------------------------------------
+N=$TOP/nodes
+mkdir -p "$N/dir"
+mkfifo "$N/fifo"
+echo precious >"$N/target"
+ln -s "$N/target" "$N/link"
+ln -s /dev/null "$N/devlink"
+# a character device of our own (the /dev/null numbers) when mknod is
+# allowed; otherwise /dev/null itself, which the refusal never touches
+if mknod "$N/dev" c 1 3 2>/dev/null; then DEV=$N/dev; else DEV=/dev/null; fi
+OUTS=(
+ "optim --trace|--trace" "optim --optim sgd --comm record:4 --elements 1M --steps 1 --no-save --trace"
+ "train --export-layers|--export-layers" "train --optim sgd --model mlp:784-16-10 --export-layers"
+ "compress --save-input|--save-input" "compress --compressor topk:k=0.01 --elements 100K --iters 1 --no-save --save-input"
+ "stream --export-csv|--export-csv" "stream --elements 100K --iters 2 --no-save --export-csv")
+for ((k = 0; k < ${#OUTS[@]}; k += 2)); do
+    desc=${OUTS[k]%%|*} opt=${OUTS[k]#*|}
+    read -r -a cmd <<<"${OUTS[k + 1]}"
+    for p in "$DEV" "$N/fifo" "$N/dir" "$N/link" "$N/devlink"; do
+        what=$(basename "$p")
+        [ "$p" = /dev/null ] && what=/dev/null
+        case $what in
+            dev | /dev/null) kind="a device" ;; fifo) kind="a FIFO" ;;
+            dir) kind="a directory" ;; *) kind="a symbolic link" ;;
+        esac
+        bad "$desc at $what: refused" "$opt|$p|$kind" "${cmd[@]}" "$p"
+    done
+done
+why=()
+[ "$DEV" = /dev/null ] || [ -c "$DEV" ] || why+=("the device node was replaced")
+[ -p "$N/fifo" ] || why+=("the FIFO was replaced")
+[ -L "$N/link" ] && [ "$(cat "$N/target")" = precious ] ||
+    why+=("the symlink or its target was replaced")
+[ -c /dev/null ] || why+=("/dev/null is no longer a device")
+[ -z "$(ls -A "$N/dir")" ] || why+=("something was written into the directory")
+check "every node left as it was" "${why[@]}"
+
+# ---- symlinks planted inside a run ----------------------------------------
+if has_gnuplot; then
+    R=$TOP/plantp
+    cp -r "$SRC/data/plot-run" "$R"
+    rm -rf "$R/plots"
+    mkdir -p "$TOP/outside"
+    ln -s "$TOP/outside" "$R/plots"
+    (cd "$TOP" && timeout 120 "$BIN" plot "$R" >/dev/null 2>"$TOP/pp.err")
+    rc=$?
+    why=()
+    [ "$rc" -eq 2 ] || why+=("exit $rc, expected 2")
+    [ -z "$(ls -A "$TOP/outside")" ] ||
+        why+=("written outside the run: $(ls "$TOP/outside" | head -n3 | tr '\n' ' ')")
+    grep -q "plots" "$TOP/pp.err" || why+=("stderr does not name plots: $(head -c 200 "$TOP/pp.err")")
+    check "RUN/plots -> outside: plot refuses, nothing written outside" "${why[@]}"
+
+    # the old predictable figure temporary <fig>.tmp.<pid>.svg: a link
+    # planted at every name the next process could take
+    R=$TOP/planttmp
+    cp -r "$SRC/data/plot-run" "$R"
+    mkdir -p "$R/plots"
+    echo precious >"$TOP/victim"
+    (cd "$TOP" && exec bash -c 'for f in roofline scaling wire; do
+        for e in svg png; do ln -s "$1" "$2/plots/$f.tmp.$$.$e"; done; done
+        exec "$3" plot "$4"' _ "$TOP/victim" "$R" "$BIN" "$R" \
+        >/dev/null 2>"$TOP/pt.err")
+    rc=$?
+    why=()
+    [ "$rc" -eq 0 ] || why+=("plot exit $rc: $(head -c 200 "$TOP/pt.err")")
+    [ "$(cat "$TOP/victim")" = precious ] || why+=("the victim was overwritten")
+    [ -f "$R/plots/roofline.svg" ] && [ ! -L "$R/plots/roofline.svg" ] ||
+        why+=("roofline.svg not drawn as a regular file")
+    check "links planted at the old temporary names are never followed" "${why[@]}"
+else
+    skip "RUN/plots -> outside" "gnuplot not installed"
+    skip "links planted at the old temporary names" "gnuplot not installed"
+fi
+
+R=$TOP/plantl
+mkdir -p "$R" "$TOP/outside-logs"
+echo '{"entries": [{"verb": "stream", "args": ["--elements", "100K", "--iters", "2"]}]}' >"$TOP/one.json"
+ln -s "$TOP/outside-logs" "$R/logs"
+(cd "$TOP" && timeout 120 "$BIN" suite "$TOP/one.json" --out "$R" --no-plot \
+    >/dev/null 2>"$TOP/pl.err")
+rc=$?
+why=()
+[ "$rc" -eq 2 ] || why+=("exit $rc, expected 2")
+[ -z "$(ls -A "$TOP/outside-logs")" ] ||
+    why+=("log written outside the run: $(ls "$TOP/outside-logs")")
+[ -e "$R/stream.jsonl" ] && why+=("the entry ran")
+[ "$(grep -c . "$TOP/pl.err")" -eq 1 ] && grep -q "logs" "$TOP/pl.err" ||
+    why+=("stderr is not one line naming logs: $(head -c 200 "$TOP/pl.err")")
+check "RUN/logs -> outside: suite refuses before any entry, nothing written through it" "${why[@]}"
+
+# ---- the cleaner removes only its own temporaries ---------------------------
+R=$TOP/clean
+mkdir -p "$R/plots"
+sleep 0 & dead=$!
+wait "$dead"
+touch "$R/notes.tmp.4000000.txt" "$R/plots/draft.tmp.4000001.png" \
+      "$R/rows.jsonl.tmp.$dead" "$R/.lbscale-tmp.$dead.0123456789abcdef"
+mkdir "$R/plots/.lbscale-tmp.$dead.fedcba9876543210"
+touch "$R/plots/.lbscale-tmp.$dead.fedcba9876543210/roofline.svg"
+touch "$R/.lbscale-tmp.$$.00000000live0000"
+(cd "$TOP" && timeout 60 "$BIN" stream --elements 100K --iters 2 --out "$R" >/dev/null 2>&1)
+if has_gnuplot; then
+    cp "$SRC/data/plot-run/"*.jsonl "$R/"
+    (cd "$TOP" && timeout 120 "$BIN" plot "$R" >/dev/null 2>&1)
+fi
+why=()
+for f in notes.tmp.4000000.txt plots/draft.tmp.4000001.png "rows.jsonl.tmp.$dead" \
+         ".lbscale-tmp.$$.00000000live0000"; do
+    [ -e "$R/$f" ] || why+=("$f removed")
+done
+[ -e "$R/.lbscale-tmp.$dead.0123456789abcdef" ] && why+=("own temporary of a dead writer kept")
+if has_gnuplot; then
+    [ -e "$R/plots/.lbscale-tmp.$dead.fedcba9876543210" ] &&
+        why+=("own figure directory of a dead writer kept")
+fi
+check "cleaner: user files named *.tmp.<pid>* kept, only dead .lbscale-tmp.* removed" "${why[@]}"
+
+# ---- concurrent train runs into one run keep every trace ------------------
+fails=()
+for round in 1 2 3; do
+    R=$TOP/ctrain$round
+    pids=()
+    for w in 1 2 3 4; do
+        (cd "$TOP" && exec timeout 120 "$BIN" train --optim sgd "${MLP[@]}" \
+            --out "$R" >/dev/null 2>&1) &
+        pids+=($!)
+    done
+    rcs=0
+    for p in "${pids[@]}"; do wait "$p" || rcs=$((rcs + 1)); done
+    res=$("$PY" - "$R" <<'PYEOF'
+import json, os, sys
+run = sys.argv[1]
+rows = [json.loads(l) for l in open(os.path.join(run, "train.jsonl"))]
+names = [r.get("trace") for r in rows]
+files = sorted(f for f in os.listdir(run) if f.startswith("train-trace"))
+bad = [n for n in names if not n or not os.path.isfile(os.path.join(run, n))]
+print(len(rows), len(set(names)), len(files), len(bad))
+PYEOF
+)
+    [ "$rcs" -eq 0 ] && [ "$res" = "4 4 4 0" ] ||
+        fails+=("round $round: $rcs failed runs; rows, distinct names, trace files, missing = $res")
+done
+check "4 concurrent train runs into one run, 3 rounds: 4 rows naming 4 distinct existing traces" "${fails[@]}"
+
+# ---- suite reads its file with the bounded reader ---------------------------
+mkfifo "$TOP/suite.fifo"
+truncate -s 17M "$TOP/big.json"
+bad "suite FILE a FIFO: refused, no hang" "suite.fifo|FIFO" suite "$TOP/suite.fifo"
+bad "suite /dev/zero: refused" "/dev/zero|device" suite /dev/zero
+bad "suite FILE over 16 MiB: refused" "big.json|larger than 16 MiB" suite "$TOP/big.json"
+bad "suite FILE a directory: refused" "$TOP|directory" suite "$TOP"
+
+tap_end
