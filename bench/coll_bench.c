@@ -1283,9 +1283,10 @@ static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
     if (!rc && cr->rows &&
         (rc = cli_export_write(&cr->exp, "coll", cr->rows, export_cols)))
         cr->silent = 1;   /* printed */
-    if (rc && !cr->silent)
-        cli_error("coll", "%s", cr->e.msg);
-    else if (cr->total_wrong) {
+    if (rc) {
+        if (!cr->silent)
+            cli_error("coll", "%s", cr->e.msg);
+    } else if (cr->total_wrong) {
         if (cr->lead)
             cli_error("coll", "%ld wrong elements (see #wrong)",
                       cr->total_wrong);

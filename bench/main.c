@@ -9,6 +9,7 @@
 #include "lbs_config.h"
 #include "lbscale/isa.h"
 #include "lbscale/mem.h"
+#include "results.h"
 
 struct verb {
     const char *name;
@@ -50,11 +51,21 @@ static void usage(FILE *f)
                "transparent huge pages; default 1)\n");
 }
 
+/* A reader met a row torn by a writer that died mid-write: say so (the
+ * row is skipped; the next append to that file cuts it off). */
+static void say_torn(const char *path, long line, size_t bytes)
+{
+    fprintf(stderr, "lbscale: warning: %s line %ld: torn last row (%zu "
+            "bytes without a newline: its writer died mid-write); "
+            "skipped\n", path, line, bytes);
+}
+
 int main(int argc, char **argv)
 {
     /* OpenBLAS's kernel family is fixed when it initialises: pick the
      * machine's (blas.h) before anything else, re-executing if needed */
     blas_autoselect(argv);
+    lbs_jsonl_on_torn(say_torn);
     if (argc < 2) {
         usage(stderr);
         return EXIT_BAD_INPUT;

@@ -635,6 +635,8 @@ json_t *lbs_run_rows(const char *dir, const char *verb, struct lbs_err *err)
     return out;
 }
 
+static json_t *jsonl_load(const char *path, int locked, struct lbs_err *err);
+
 /* Rewrite one JSONL file without the rows of uncommitted attempts, or
  * remove it when its header (a "format" line) says an uncommitted attempt
  * wrote it whole (train traces).  Holds the file's lock meanwhile. */
@@ -647,7 +649,7 @@ static int purge_file(const char *dir, const char *name, json_t *committed,
     if (fd < 0)
         return 0;
     flock(fd, LOCK_EX);
-    json_t *rows = lbs_jsonl_load(path, err);
+    json_t *rows = jsonl_load(path, 1, err);
     int rc = rows ? 0 : -EINVAL;
     json_t *first = json_array_get(rows, 0);
     size_t n = json_array_size(rows), kept = 0;
@@ -709,13 +711,34 @@ int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err)
 /* ------------------------------------------------------------------ */
 /* the reader behind report, check, plot, compare and --resume          */
 
-json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
+static lbs_torn_fn *torn_hook;
+
+void lbs_jsonl_on_torn(lbs_torn_fn *fn) { torn_hook = fn; }
+
+/* Rows of path; locked: under a shared flock, so no writer is half way
+ * through a row and an unterminated last line is a torn one (its writer
+ * died inside write()).  purge_file already holds the exclusive lock. */
+static json_t *jsonl_load(const char *path, int locked, struct lbs_err *err)
 {
     char *text;
     size_t len;
+    int lfd = -1;
+    if (!locked) {
+        /* O_NONBLOCK: a FIFO is refused by lbs_read_file, not waited on */
+        lfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        struct stat st;
+        if (lfd >= 0 && (fstat(lfd, &st) || !S_ISREG(st.st_mode))) {
+            close(lfd);
+            lfd = -1;
+        }
+        while (lfd >= 0 && flock(lfd, LOCK_SH) && errno == EINTR)
+            ;
+    }
     /* a regular file within the cap: /dev/zero or a FIFO named like a
      * results file must not hang report, check or plot */
     int rc = lbs_read_file(path, LBS_JSONL_MAX_BYTES, &text, &len, err);
+    if (lfd >= 0)
+        close(lfd);
     if (rc == -ENOENT)
         return json_array();
     if (rc)
@@ -731,8 +754,13 @@ json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
         /* the line's length, not strlen: a NUL inside is an error, not
          * the end of the line */
         json_t *r = json_loadb(line, ll, 0, &je);
-        if (!r && !ended)
-            break;      /* a row still being written, or torn by a kill */
+        if (!r && !ended) {
+            /* torn by a writer killed inside write(): skipped (the next
+             * append cuts it off), and said so */
+            if (torn_hook)
+                torn_hook(path, ln, ll);
+            break;
+        }
         if (!r || !json_is_object(r)) {
             lbs_err_set(err, -EINVAL, "%s line %ld: %s", path, ln,
                         r ? "not a JSON object" : je.text);
@@ -745,6 +773,11 @@ json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
     }
     free(text);
     return rows;
+}
+
+json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
+{
+    return jsonl_load(path, 0, err);
 }
 
 json_t *lbs_row_field(json_t *row, const char *path)

@@ -68,9 +68,14 @@ int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err);
 #define LBS_JSONL_MAX_BYTES ((size_t)256 << 20)
 /* Rows of a JSONL file (new reference; empty array when absent; NULL with
  * err set when a line is not JSON, or the file is not a regular file or is
- * larger than LBS_JSONL_MAX_BYTES).  An unterminated last line that does
- * not parse is a row still being written: skipped. */
+ * larger than LBS_JSONL_MAX_BYTES).  Read under a shared lock, so no row
+ * is half written; an unterminated last line that does not parse is a row
+ * torn by a writer that died: skipped, and passed to the torn hook. */
 json_t *lbs_jsonl_load(const char *path, struct lbs_err *err);
+/* Called for each torn last row a reader skips (path, line number, its
+ * length in bytes); the CLI prints it.  NULL: nothing is said. */
+typedef void lbs_torn_fn(const char *path, long line, size_t bytes);
+void lbs_jsonl_on_torn(lbs_torn_fn *fn);
 /* Value of a dotted field path ("comm_by_kind.allreduce.bytes"). */
 json_t *lbs_row_field(json_t *row, const char *path);
 /* Number of a JSON value (integer or real); NAN when neither. */

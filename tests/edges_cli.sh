@@ -186,4 +186,118 @@ bad "suite /dev/zero: refused" "/dev/zero|device" suite /dev/zero
 bad "suite FILE over 16 MiB: refused" "big.json|larger than 16 MiB" suite "$TOP/big.json"
 bad "suite FILE a directory: refused" "$TOP|directory" suite "$TOP"
 
+# ---- a full disk: every append whole or absent, exit 1 everywhere ---------
+# A tmpfs of our own, filled up: needs the right to mount (root in a
+# container that allows it); otherwise skipped with the reason.
+M=$TOP/mnt
+mkdir -p "$M"
+trap 'umount "$M" 2>/dev/null; rm -rf "$TOP"' EXIT
+fresh() { umount "$M" 2>/dev/null; mount -t tmpfs -o "size=${1:-512k}" tmpfs "$M"; }
+# leave BYTES: fill the tmpfs until about BYTES remain (0: none at all)
+leave() {
+    rm -f "$M/fill" "$M/fill2"
+    local avail
+    avail=$(df -B1 --output=avail "$M" | tail -n1)
+    dd if=/dev/zero of="$M/fill" bs=4096 count=$(( (avail - $1) / 4096 )) \
+        >/dev/null 2>&1
+    [ "$1" -gt 0 ] || dd if=/dev/zero of="$M/fill2" bs=64 >/dev/null 2>&1
+}
+# pad FILE: a valid row so FILE ends 50 bytes short of a page: the next
+# row's first bytes fit, the rest meets ENOSPC (a short write)
+pad() {
+    local f=$1 sz=0 want
+    [ -f "$f" ] && sz=$(stat -c %s "$f")
+    want=$(( (sz / 4096 + 1) * 4096 - 50 - sz - 23 ))
+    [ "$want" -lt 20 ] && want=$((want + 4096))
+    printf '{"verb":"pad","x":"%s"}\n' "$(head -c "$want" /dev/zero | tr '\0' a)" >>"$f"
+}
+full() {   # full DESC ARGS...: run in the full tmpfs; RC, ERR
+    (cd "$TOP" && timeout 120 "$BIN" "$@" >/dev/null 2>"$TOP/full.err")
+    RC=$?
+}
+if ! fresh 512k 2>/dev/null; then
+    skip "full disk" "cannot mount a tmpfs here (needs root and a container that allows mount)"
+else
+    # appends: each verb's row is whole or absent, the verb exits 1
+    for v in stream optim compress coll; do
+        case $v in
+            stream) A=(stream --elements 100K --iters 2) ;;
+            optim) A=(optim --optim sgd --elements 100K --iters 2 --stream-gbps 10) ;;
+            compress) A=(compress --compressor topk:k=0.01 --elements 100K --iters 2 --stream-gbps 10) ;;
+            coll) A=(coll --coll allreduce -b 8 -e 64 --iters 2 --warmup 1) ;;
+        esac
+        fresh 512k
+        (cd "$TOP" && "$BIN" stream --elements 100K --iters 2 --out "$M/r" >/dev/null 2>&1)
+        pad "$M/r/$v.jsonl"
+        before=$(stat -c %s "$M/r/$v.jsonl")
+        leave 0
+        full "${A[@]}" --out "$M/r"
+        after=$(stat -c %s "$M/r/$v.jsonl")
+        why=()
+        [ "$RC" -eq 1 ] || why+=("exit $RC, expected 1")
+        [ "$after" -eq "$before" ] || why+=("$v.jsonl grew from $before to $after bytes: a torn row")
+        grep -q "No space left" "$TOP/full.err" || why+=("stderr: $(head -c 200 "$TOP/full.err")")
+        check "full disk: $v's row whole or absent, exit 1" "${why[@]}"
+    done
+    fresh 512k
+    (cd "$TOP" && "$BIN" stream --elements 100K --iters 2 --out "$M/r" >/dev/null 2>&1)
+    leave 0
+    full train --optim sgd "${MLP[@]}" --out "$M/r"
+    why=()
+    [ "$RC" -eq 1 ] || why+=("exit $RC, expected 1")
+    ls -A "$M/r" | grep -q 'train' && why+=("train files left: $(ls -A "$M/r" | tr '\n' ' ')")
+    ls -A "$M/r" | grep -q 'lbscale-tmp' && why+=("temporaries left")
+    check "full disk: train exits 1, no trace, row or temporary left" "${why[@]}"
+    fresh 512k
+    leave 0
+    full optim --optim sgd --comm record:4 --elements 1M --steps 1 --no-save --trace "$M/t.jsonl"
+    why=()
+    [ "$RC" -eq 1 ] || why+=("exit $RC, expected 1")
+    [ -z "$(ls -A "$M" | grep -v '^fill')" ] || why+=("left: $(ls -A "$M" | tr '\n' ' ')")
+    check "full disk: optim --trace exits 1, nothing left" "${why[@]}"
+    if has_gnuplot; then
+        # figures: gnuplot's truncated file never replaces a good figure
+        fresh 2m
+        mkdir "$M/p"
+        cp "$SRC/data/plot-run/meta.json" "$SRC/data/plot-run/optim.jsonl" "$M/p/"
+        (cd "$TOP" && "$BIN" plot "$M/p" >/dev/null 2>&1)
+        cp "$M/p/plots/roofline.svg" "$TOP/good.svg"
+        cp "$M/p/plots/roofline.png" "$TOP/good.png"
+        leave 12288
+        full plot "$M/p"
+        why=()
+        [ "$RC" -eq 1 ] || why+=("exit $RC, expected 1: $(head -c 300 "$TOP/full.err")")
+        cmp -s "$TOP/good.svg" "$M/p/plots/roofline.svg" || why+=("roofline.svg replaced")
+        cmp -s "$TOP/good.png" "$M/p/plots/roofline.png" || why+=("roofline.png replaced")
+        check "full disk: plot exits 1, the good figures kept" "${why[@]}"
+        leave 0
+        full report "$M/p"
+        check "full disk: report exits 1 (a runtime failure, not bad input)" \
+            $([ "$RC" -eq 1 ] || echo "exit $RC: $(head -c 200 "$TOP/full.err")")
+        # a suite whose entries are done: the figures cannot be written
+        echo '{"entries": [{"verb": "optim", "args": ["--optim", "sgd", "--elements", "100K", "--iters", "2", "--stream-gbps", "10"]}]}' >"$TOP/opt.json"
+        fresh 2m
+        (cd "$TOP" && "$BIN" suite "$TOP/opt.json" --out "$M/s" --no-plot >/dev/null 2>&1)
+        leave 16384
+        full suite "$TOP/opt.json" --resume "$M/s"
+        check "full disk: suite exits 1 when its figures cannot be written" \
+            $([ "$RC" -eq 1 ] || echo "exit $RC: $(head -c 200 "$TOP/full.err")")
+    else
+        skip "full disk: figures, report, suite" "gnuplot not installed"
+    fi
+    umount "$M"
+fi
+
+# ---- readers report a torn last row -----------------------------------------
+R=$TOP/torn
+cp -r "$SRC/data/plot-run" "$R"
+printf '{"verb":"optim","optim":"sg' >>"$R/optim.jsonl"
+(cd "$TOP" && timeout 60 "$BIN" report "$R" >/dev/null 2>"$TOP/torn.err")
+rc=$?
+why=()
+[ "$rc" -eq 0 ] || why+=("report exit $rc")
+grep -q "optim.jsonl line .*torn" "$TOP/torn.err" ||
+    why+=("no word of the torn row: $(head -c 200 "$TOP/torn.err")")
+check "report says so when it skips a torn last row" "${why[@]}"
+
 tap_end
