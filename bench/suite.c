@@ -199,7 +199,11 @@ static void child_run(char *const argv[], const char *attempt,
     }
     pid_t parent = getpid();
     double t0 = cli_now();
-    pid_t pid = fork();
+    /* _Fork: fork without the atfork handlers.  The child only execs
+     * (async-signal-safe calls before it), and OpenBLAS's prefork handler
+     * joins its threads, one of which can be stuck in malloc for ever when
+     * memory is starved: the suite would hang before its first entry. */
+    pid_t pid = _Fork();
     if (pid == 0)
         child_exec(exe, argv, envp + 1, parent, po[1], pe[1]);
     int fork_errno = errno;

@@ -288,6 +288,39 @@ else
     umount "$M"
 fi
 
+# ---- starved memory: one line, then a prompt exit --------------------------
+# Under ulimit -v an allocation fails; OpenBLAS's worker can then spin in
+# malloc and its exit handler (or the prefork handler of a suite's fork)
+# would join it for ever.  Each case must end (exit 1 with its one line,
+# or 0 where the machine had room) well within its timeout.
+ROOT=$(cd "$SRC/.." && pwd)
+if ldd "$BIN" 2>/dev/null | grep -q 'libasan'; then
+    skip "starved memory (ulimit -v)" "an AddressSanitizer build reserves terabytes of address space"
+else
+    STARVE=(
+     "stream --elements 4M --iters 2 --sgemm 4096 --no-save"
+     "optim --optim sgd --comm record:4 --elements 64M --steps 1 --no-save"
+     "compress --compressor powersgd:r=4 --elements 64M --iters 2 --no-save"
+     "train --optim sgd --model cnn --subset 256 --test-subset 64 --global-batch 64 --epochs 1 --no-save"
+     "suite $ROOT/bench/suites/quick.json --no-plot --out $TOP/starved-suite")
+    for c in "${STARVE[@]}"; do
+        read -r -a A <<<"$c"
+        t0=$(date +%s)
+        (ulimit -v 300000; cd "$TOP" && exec timeout -k 5 90 "$BIN" "${A[@]}" \
+            >/dev/null 2>"$TOP/starve.err")
+        rc=$? dt=$(( $(date +%s) - t0 ))
+        why=()
+        case $rc in
+            0) ;;
+            1) grep -q '^lbscale: ' "$TOP/starve.err" ||
+                   why+=("exit 1 without a 'lbscale:' line: $(head -c 200 "$TOP/starve.err")") ;;
+            124 | 137) why+=("hung: killed by the timeout after ${dt} s; stderr: $(head -c 200 "$TOP/starve.err")") ;;
+            *) why+=("exit $rc: $(head -c 200 "$TOP/starve.err")") ;;
+        esac
+        check "ulimit -v 300000: lbscale ${A[0]} ends (exit $rc in ${dt} s)" "${why[@]}"
+    done
+fi
+
 # ---- readers report a torn last row -----------------------------------------
 R=$TOP/torn
 cp -r "$SRC/data/plot-run" "$R"
