@@ -35,7 +35,11 @@ void cli_error(const char *what, const char *fmt, ...)
 {
     char msg[1024], shown[1024 * 4 + 8];
     va_list ap;
-    int k = snprintf(msg, sizeof msg, "lbscale: %s: ", what);
+    /* an over-long what (a 2,000-byte verb) is cut, so the prefix and
+     * the reason always fit the line */
+    int k = strlen(what) > 200
+            ? snprintf(msg, sizeof msg, "lbscale: %.200s...: ", what)
+            : snprintf(msg, sizeof msg, "lbscale: %s: ", what);
     if (k < 0 || (size_t)k >= sizeof msg)
         k = 0;
     va_start(ap, fmt);

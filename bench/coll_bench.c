@@ -699,6 +699,8 @@ static int q_range(const char *o, const char *v, size_t *lo, size_t *hi)
         BAD(o, "'%s' is not MIN:MAX (e.g. 8:1M)", v ? v : "");
     snprintf(a, sizeof a, "%.*s", (int)(colon - v), v);
     snprintf(b, sizeof b, "%s", colon + 1);
+    if (!a[0] && !b[0])
+        BAD(o, "'%s' names neither MIN nor MAX (e.g. 8:1M, :1M or 8:)", v);
     int rc = 0;
     if (a[0])
         rc = q_size(o, a, lo);
@@ -792,11 +794,19 @@ static int parse_colls(const char *list, int sel[NCOLL])
             sel[k] = 1;
         return 0;
     }
-    char *dup = strdup(list), *save = NULL;
+    char *dup = strdup(list), *rest;
     if (!dup)
         BAD("coll", "out of memory");
     int any = 0;
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    rest = dup;
+    /* strsep, not strtok: "allreduce,,bcast" has an empty item, refused */
+    for (char *t; (t = strsep(&rest, ","));) {
+        if (!*t) {
+            if (!quiet)
+                cli_error("--coll", "'%s' has an empty item", list);
+            free(dup);
+            return EXIT_BAD_INPUT;
+        }
         size_t k = 0;
         while (k < NCOLL && strcmp(t, colls[k].name) &&
                !(colls[k].alias && !strcmp(t, colls[k].alias)))

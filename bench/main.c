@@ -1,4 +1,5 @@
 /* main.c - `lbscale VERB ...`: dispatch to the verbs. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,15 @@ static void say_torn(const char *path, long line, size_t bytes)
  * Under AddressSanitizer the ordinary exit stays, for its leak check. */
 static int finish(int rc)
 {
+    /* stdout that could not be written (a full disk, /dev/full) is a
+     * runtime failure, not a silent exit 0 with the output lost */
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    if (bad && rc == 0) {
+        fprintf(stderr, "lbscale: stdout: cannot write: %s\n",
+                errno ? strerror(errno) : "write error");
+        rc = EXIT_RUNTIME;
+    }
     fflush(NULL);
 #if defined(__SANITIZE_ADDRESS__)
     return rc;
@@ -88,10 +98,19 @@ static int run(int argc, char **argv)
 {
     /* OpenBLAS's kernel family is fixed when it initialises: pick the
      * machine's (blas.h) before anything else, re-executing if needed */
+    const char *bad_auto = blas_auto_bad();
+    if (bad_auto) {
+        cli_error("LBSCALE_BLAS_AUTO", "'%s': 1 (default: pick OpenBLAS's "
+                  "kernel family), 0 (leave it) or force", bad_auto);
+        return EXIT_BAD_INPUT;
+    }
     blas_autoselect(argv);
     lbs_jsonl_on_torn(say_torn);
-    if (argc < 2) {
-        usage(stderr);
+    if (argc < 2) {   /* bad input: one line, like every refusal */
+        fprintf(stderr, "lbscale: no verb given (");
+        for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", verbs[i].name);
+        fprintf(stderr, "; lbscale --help)\n");
         return EXIT_BAD_INPUT;
     }
     const char *v = argv[1];

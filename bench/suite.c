@@ -1533,6 +1533,48 @@ static int load_suite(struct suite *s)
 /* The run directory (new, or --resume's with *done the entries already
  * ok there), locked and purged, with suite.json and the start row: 0, or
  * the exit code after one printed line (nothing left open). */
+/* Where the suite will write, checked as the run would (so --dry-run
+ * refuses what the run refuses): --resume names a suite run (its done
+ * entries into *done when done is not NULL); --out, when it exists, is a
+ * directory whose logs/ is not a planted link.  0, or EXIT_BAD_INPUT
+ * after one line. */
+static int check_target(const struct suite *s, json_t **done)
+{
+    const struct suite_opts *o = s->o;
+    struct lbs_err le;
+    struct stat st;
+    char p[PATH_MAX + 32];
+    if (o->resume) {
+        snprintf(p, sizeof p, "%s/suite.jsonl", o->resume);
+        if (access(p, R_OK)) {
+            cli_error(o->what, "--resume %s: no suite.jsonl there (not a "
+                      "suite run)", o->resume);
+            return EXIT_BAD_INPUT;
+        }
+        json_t *d = done_set(o->resume, &le);
+        if (!d) {
+            cli_error(o->what, "--resume: %s", le.msg);
+            return EXIT_BAD_INPUT;
+        }
+        if (done)
+            *done = d;
+        else
+            json_decref(d);
+    }
+    const char *dir = o->resume ? o->resume : o->out;
+    if (dir && !stat(dir, &st) && !S_ISDIR(st.st_mode)) {
+        cli_error(o->what, "%s: exists and is not a directory", dir);
+        return EXIT_BAD_INPUT;
+    }
+    snprintf(p, sizeof p, "%s/logs", dir ? dir : ".");
+    if (dir && !lstat(p, &st) && !S_ISDIR(st.st_mode)) {
+        cli_error(o->what, "%s: not a directory of the run (a symbolic link "
+                  "or a file); nothing is written through it", p);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
+}
+
 static int open_suite_run(struct suite *s, struct lbs_run **runp,
                           json_t **donep)
 {
@@ -1541,25 +1583,13 @@ static int open_suite_run(struct suite *s, struct lbs_run **runp,
     struct lbs_run *run = NULL;
     json_t *done = NULL;
     int rc;
-    if (o->resume) {
-        char p[PATH_MAX + 32];
-        snprintf(p, sizeof p, "%s/suite.jsonl", o->resume);
-        if (access(p, R_OK)) {
-            cli_error(o->what, "--resume %s: no suite.jsonl there (not a "
-                      "suite run)", o->resume);
-            return EXIT_BAD_INPUT;
-        }
-        done = done_set(o->resume, &le);
-        if (!done) {
-            cli_error(o->what, "--resume: %s", le.msg);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (lbs_run_open(o->resume ? o->resume : o->out, lbs_meta_collect,
-                     o->argc, o->argv, &run, &le)) {
+    if ((rc = check_target(s, &done)))
+        return rc;
+    if ((rc = lbs_run_open(o->resume ? o->resume : o->out, lbs_meta_collect,
+                           o->argc, o->argv, &run, &le))) {
         cli_error(o->what, "%s", le.msg);
         json_decref(done);
-        return EXIT_RUNTIME;
+        return cli_exit_code(rc);
     }
     snprintf(s->run, sizeof s->run, "%s", lbs_run_dir(run));
     char logs[PATH_MAX + 8];
@@ -1692,7 +1722,9 @@ int suite_main(const struct suite_opts *o)
     if (rc)
         goto out;
     if (o->dry_run) {
-        dry_run_list(&s);
+        /* the same refusals as the run, then the list */
+        if (!(rc = check_target(&s, NULL)))
+            dry_run_list(&s);
         goto out;
     }
     if ((rc = open_suite_run(&s, &run, &done)))

@@ -186,6 +186,55 @@ bad "suite /dev/zero: refused" "/dev/zero|device" suite /dev/zero
 bad "suite FILE over 16 MiB: refused" "big.json|larger than 16 MiB" suite "$TOP/big.json"
 bad "suite FILE a directory: refused" "$TOP|directory" suite "$TOP"
 
+# ---- accepted nonsense, now refused (issue 33 item 8, outside sim) ---------
+bad "optim --optim 'lamb:' (empty key list)" "lamb:|nothing after ':'" \
+    optim --optim 'lamb:' --elements 1K
+bad "compress --compressor 'topk:'" "topk:|nothing after ':'" \
+    compress --compressor 'topk:' --elements 1K
+bad "train --optim 'lamb:'" "lamb:|nothing after ':'" \
+    train --optim 'lamb:' --model mlp:784-16-10
+bad "coll --coll 'allreduce,,' (empty item)" "--coll|empty item" \
+    coll --coll 'allreduce,,'
+bad "coll --coll ','" "--coll|empty item" coll --coll ','
+bad "coll -m : (neither MIN nor MAX)" "-m|neither" coll -m :
+echo '{"layers": [{"name": "w", "shape": [4, 4]}], "layer": []}' >"$TOP/typo.json"
+bad "optim --layers FILE with an unknown top-level key" "typo.json|unknown key 'layer'" \
+    optim --optim sgd --layers "$TOP/typo.json"
+train_layers=$TOP/exported.json
+(cd "$TOP" && "$BIN" train --optim sgd --model mlp:784-16-10 \
+    --export-layers "$train_layers" >/dev/null 2>&1)
+run optim --optim sgd --layers "$train_layers" --iters 1 --warmup 0 \
+    --stream-gbps 10 --no-save
+check "optim --layers reads what train --export-layers wrote (exit $RC)" \
+    $([ "$RC" -eq 0 ] || echo "$(head -c 200 "$ERR")")
+touch "$TOP/a-file"
+bad "suite --dry-run --resume of no suite run: refused as the run would" \
+    "--resume|not a suite run" suite "$TOP/one.json" --dry-run --resume "$TOP/nope"
+bad "suite --dry-run --out a file: refused as the run would" \
+    "a-file|not a directory" suite "$TOP/one.json" --dry-run --out "$TOP/a-file"
+bad "suite --out a file: exit 2, not 1" "a-file|not a directory" \
+    suite "$TOP/one.json" --out "$TOP/a-file"
+(cd "$TOP" && LBSCALE_BLAS_AUTO=bogus timeout 60 "$BIN" stream --elements 100K \
+    --no-save >"$TOP/ba.out" 2>"$TOP/ba.err")
+rc=$?
+check "LBSCALE_BLAS_AUTO=bogus: one line, exit 2" \
+    $([ "$rc" -eq 2 ] || echo "exit-$rc") \
+    $([ "$(grep -c . "$TOP/ba.err")" -eq 1 ] && grep -q '^lbscale: LBSCALE_BLAS_AUTO' "$TOP/ba.err" ||
+      echo "stderr:$(head -c 100 "$TOP/ba.err" | tr ' ' _)")
+long=$(head -c 2000 /dev/zero | tr '\0' x)
+bad "an over-long verb keeps the 'lbscale:' prefix" "unknown verb" "$long"
+bad "lbscale with no verb: one line" "no verb" 
+for c in "stream --elements 100K --iters 2 --no-save --json" \
+         "optim --optim sgd --elements 100K --iters 1 --warmup 0 --stream-gbps 10 --no-save" \
+         "--help" "optim --list"; do
+    read -r -a A <<<"$c"
+    (cd "$TOP" && timeout 60 "$BIN" "${A[@]}" >/dev/full 2>"$TOP/full-out.err")
+    rc=$?
+    check "lbscale $c >/dev/full: exit 1 with one line (exit $rc)" \
+        $([ "$rc" -eq 1 ] || echo "exit-$rc") \
+        $(grep -q '^lbscale: stdout' "$TOP/full-out.err" || echo "no-stdout-line")
+done
+
 # ---- a full disk: every append whole or absent, exit 1 everywhere ---------
 # A tmpfs of our own, filled up: needs the right to mount (root in a
 # container that allows it); otherwise skipped with the reason.
