@@ -893,9 +893,10 @@ struct coll_run {
     size_t minb, maxb, factor;
     long iters, warmup, root;
     double density;
-    struct bench_out bo;
+    struct bench_out bo;     /* printing only: bo.run stays NULL */
+    struct lbs_run *run;     /* rank 0's results run, or NULL */
     struct cli_export exp;   /* --export-csv/--export-markdown: all rows */
-    json_t *rows;            /* rank 0's rows, for the export */
+    json_t *rows;            /* rank 0's rows, saved and exported at the end */
     long total_wrong, busbw_n;
     double busbw_sum;
     struct lbs_err e;
@@ -1290,7 +1291,15 @@ static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
     for (size_t k = 0; k < NCOLL && !rc; k++)
         if (c->sel[k])
             rc = coll_sweep(cr, &colls[k]);
-    if (!rc && cr->rows &&
+    /* rows are saved only when every size of every pattern ran: a run
+     * whose rank died leaves no rows that look complete (one locked write,
+     * whole or absent), only what it printed */
+    if (!rc && cr->run && json_array_size(cr->rows) &&
+        (rc = lbs_run_append_rows(cr->run, "coll", cr->rows, &cr->e))) {
+        cli_error("coll", "%s", cr->e.msg);
+        cr->silent = 1;
+    }
+    if (!rc && cr->rows && (cr->exp.csv || cr->exp.md) &&
         (rc = cli_export_write(&cr->exp, "coll", cr->rows, export_cols)))
         cr->silent = 1;   /* printed */
     if (rc) {
@@ -1308,7 +1317,9 @@ static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
                    "out)\n", cr->total_wrong,
                    cr->check ? "OK" : "(not checked)",
                    cr->busbw_sum / (double)cr->busbw_n, cr->busbw_n);
-        bench_saved(&cr->bo);
+        struct bench_out saved = cr->bo;
+        saved.run = cr->run;
+        bench_saved(&saved);
     }
     return rc;
 }
@@ -1340,18 +1351,17 @@ int verb_coll(int argc, char **argv)
         return rc;
     }
     cr.nodes = count_nodes(cr.ctl);
-    if (cr.lead && (c.exp.csv || c.exp.md))
+    if (cr.lead)
         cr.rows = json_array();
     sum_tab_init(cr.x.P);
-    int orc = cr.lead ? cli_open_run(&com, "coll", argc, argv, &cr.bo.run)
-                      : 0;
+    int orc = cr.lead ? cli_open_run(&com, "coll", argc, argv, &cr.run) : 0;
     /* every rank must learn whether rank 0 could open the run */
     if (lbs_bcast(cr.ctl, &orc, 1, LBS_INT32, 0, -1) || orc)
         rc = orc ? orc : -EIO;
     else
         rc = coll_main(&cr, &c);
     json_decref(cr.rows);
-    lbs_run_close(cr.bo.run);
+    lbs_run_close(cr.run);
     lbs_topology_free(cr.x.topo);
     comms_free(cr.comm, cr.ctl);
     return orc ? cli_exit_code(orc) : cli_exit_code(rc);

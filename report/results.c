@@ -560,6 +560,37 @@ int lbs_run_append(struct lbs_run *r, const char *verb, json_t *row,
     return rc;
 }
 
+int lbs_run_append_rows(struct lbs_run *r, const char *verb, json_t *rows,
+                        struct lbs_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    size_t i;
+    json_t *row;
+    int bad = 0;
+    json_array_foreach(rows, i, row) {
+        if (r->attempt[0])
+            json_object_set_new(row, "attempt", json_string(r->attempt));
+        char *line = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        bad |= !line || fprintf(mem, "%s\n", line) < 0;
+        free(line);
+    }
+    bad |= fclose(mem) != 0;
+    int rc = 0;
+    if (bad || (len && !text))
+        rc = lbs_err_set(err, -ENOMEM, "cannot record %s rows", verb);
+    else if (len) {
+        char path[PATH_MAX + 48];
+        snprintf(path, sizeof path, "%s/%s.jsonl", r->dir, verb);
+        rc = lbs_append_line(path, text, len, err);
+    }
+    free(text);
+    return rc;
+}
+
 const char *lbs_run_attempt(const struct lbs_run *r) { return r->attempt; }
 
 void lbs_run_close(struct lbs_run *r)

@@ -49,6 +49,11 @@ const char *lbs_run_attempt(const struct lbs_run *r);
 /* Append row (reference stolen) to <verb>.jsonl as one locked write. */
 int lbs_run_append(struct lbs_run *r, const char *verb, json_t *row,
                    struct lbs_err *err);
+/* Append every row of the array rows (borrowed) to <verb>.jsonl as one
+ * locked write: all of them or none (a run that dies before calling this
+ * leaves no rows that look complete). */
+int lbs_run_append_rows(struct lbs_run *r, const char *verb, json_t *rows,
+                        struct lbs_err *err);
 void lbs_run_close(struct lbs_run *r);
 
 /* 0 when dir is a results run (a directory with a meta.json object);
