@@ -220,6 +220,32 @@ else
     check "coll: rank 1 killed after $printed printed rows: exit $rc, no rows saved" "${why[@]}"
 fi
 
+# ---- study scripts pass paths and notes to gnuplot as data ----------------
+if has_gnuplot; then
+    ROOT=$(cd "$SRC/.." && pwd)
+    D="$TOP/study x'; system('touch PWNED'); y='"
+    mkdir -p "$D"
+    printf 'nrow = 1; ncol = 1; npanel = 1\narray PT[1] = ["p"]\n' \
+        >"$D/consensus-panels.gp"
+    printf '1 0.5 0.4 0.6\n2 0.3 0.2 0.4\n\n\n1 0.6 0.5 0.7\n2 0.4 0.3 0.5\n' \
+        >"$D/consensus.dat"
+    (cd "$TOP" && ROOT=$ROOT && . "$ROOT/bench/suites/phase.sh" &&
+        study_plot "$D" consensus dir=. dat=consensus.dat \
+            "outbase=c'; system('touch PWNED2'); z='" >/dev/null 2>"$TOP/sp.err")
+    rc=$?
+    why=()
+    [ "$rc" -eq 0 ] || why+=("study_plot exit $rc: $(head -c 200 "$TOP/sp.err")")
+    ls "$D" | grep -q 'png$' || why+=("no figure drawn")
+    pw=$(find "$TOP" -name 'PWNED*'; ls / | grep PWNED)
+    [ -z "$pw" ] || why+=("a command ran: $pw")
+    grep -n 'gnuplot -e "[^"]*\$OUT' "$ROOT"/bench/suites/*.sh >"$TOP/sp.grep" &&
+        why+=("a study script still puts a variable into gnuplot code: $(head -c 200 "$TOP/sp.grep")")
+    grep -q 'system(' "$ROOT/plots/consensus.gp" && why+=("consensus.gp still calls system()")
+    check "study scripts: a quoted directory and value reach gnuplot as data" "${why[@]}"
+else
+    skip "study scripts and gnuplot" "gnuplot not installed"
+fi
+
 # ---- accepted nonsense, now refused (issue 33 item 8, outside sim) ---------
 bad "optim --optim 'lamb:' (empty key list)" "lamb:|nothing after ':'" \
     optim --optim 'lamb:' --elements 1K
