@@ -415,7 +415,7 @@ else
     for c in "${STARVE[@]}"; do
         read -r -a A <<<"$c"
         t0=$(date +%s)
-        (ulimit -v 300000; cd "$TOP" && exec timeout -k 5 30 "$BIN" "${A[@]}" \
+        (ulimit -v 300000; cd "$TOP" && exec timeout -k 5 60 "$BIN" "${A[@]}" \
             >/dev/null 2>"$TOP/starve.err")
         rc=$? dt=$(( $(date +%s) - t0 ))
         why=()
