@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "lbs_config.h"
+#include "lbscale/file.h"
 #include "plot.h"
 #include "results.h"
 #include "stats.h"
@@ -1398,8 +1399,10 @@ static int run_study_py(const char *rowsdir, const char *outdir)
     pid_t pid;
     int st;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log,
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* O_NOFOLLOW: a link planted at plots/study.log is not written
+     * through (the spawn fails instead) */
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT |
+                                     O_TRUNC | O_NOFOLLOW, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -1417,11 +1420,12 @@ static int write_study_rows(json_t *rows, const char *outdir, double *big,
                             double *seeds, double *epochs,
                             struct lbs_err *err)
 {
-    char dir[PATH_MAX + 16], path[PATH_MAX + 32];
-    snprintf(dir, sizeof dir, "%s/study-rows", outdir);
+    char dir[PATH_MAX + 16], path[PATH_MAX + 32], sdir[PATH_MAX + 16];
+    /* both directories real ones of the run: study.py writes into study/ */
+    int rc = lbs_run_subdir(outdir, "study-rows", dir, sizeof dir, err);
+    if (rc)
+        return rc;
     snprintf(path, sizeof path, "%s/train.jsonl", dir);
-    if (mkdir(dir, 0755) && errno != EEXIST)
-        return lbs_err_set(err, -EIO, "cannot create %s", dir);
     struct strbuf t = {0};
     size_t i;
     json_t *r;
@@ -1436,8 +1440,10 @@ static int write_study_rows(json_t *rows, const char *outdir, double *big,
         *seeds = fmax(*seeds, nget(r, "seed"));
         *epochs = fmax(*epochs, nget(r, "epochs"));
     }
-    int rc = *big > 0 ? lbs_write_atomic(path, t.p ? t.p : "", t.len, err)
-                      : 0;
+    if (*big > 0)
+        rc = lbs_run_subdir(outdir, "study", sdir, sizeof sdir, err);
+    if (!rc && *big > 0)
+        rc = lbs_write_atomic(path, t.p ? t.p : "", t.len, err);
     free(t.p);
     return rc;
 }
@@ -1447,6 +1453,24 @@ static int write_study_rows(json_t *rows, const char *outdir, double *big,
  * figure of the full study (docs/studies.md) at the run's size.  A
  * failed entry of the study (no row) is not counted here, where
  * study.py, given the run's directory, would count it as diverged. */
+/* Whether bench/study.py report found points, in both panels, for an
+ * optimizer that plots/study.gp draws (its study/study_have.gp: bhave,
+ * ehave): a study of DmSGD and DecentLaM seeds alone has none, and
+ * gnuplot refuses an empty plot list. */
+static int study_has_points(const char *outdir)
+{
+    char path[PATH_MAX + 32], *text;
+    size_t len;
+    snprintf(path, sizeof path, "%s/study/study_have.gp", outdir);
+    if (lbs_read_file(path, 64 << 10, &text, &len, NULL))
+        return 1;       /* let gnuplot say what is wrong */
+    /* both panels need a line: an empty one is an error to gnuplot */
+    int both = strstr(text, "bhave = \"\"") == NULL &&
+               strstr(text, "ehave = \"\"") == NULL;
+    free(text);
+    return both;
+}
+
 static int fig_study(const char *run, const char *outdir,
                      struct lbs_err *err)
 {
@@ -1465,6 +1489,8 @@ static int fig_study(const char *run, const char *outdir,
         return lbs_err_set(err, rc == -ENOENT ? -EIO : rc, "%s: %s report "
                            "failed (see %s/study.log)", run,
                            plot_study_script(), outdir);
+    if (!study_has_points(outdir))
+        return 0;   /* seeds of no optimizer study.gp draws (DmSGD...) */
     struct strbuf d = {0}, a = {0};
     sb_printf(&d, "# statistics and verdicts: study/ (bench/study.py "
                   "report): table.md, verdicts.md, study.json\n");
