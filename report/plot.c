@@ -264,17 +264,17 @@ static int keep_figures(int dfd, const char *tmp, const char *base, int rc)
     static const char *const ext[] = {"png", "svg"};
     char from[2][400], to[2][300];
     for (int i = 0; i < 2; i++) {
+        struct stat st;
         snprintf(from[i], sizeof from[i], "%s/%s.%s", tmp, base, ext[i]);
         snprintf(to[i], sizeof to[i], "%s.%s", base, ext[i]);
         if (!rc && !figure_whole(dfd, from[i], i))
             rc = -EFBIG;
-    }
-    for (int i = 0; i < 2; i++) {
-        struct stat st;
         /* the final names are replaced only when they are regular files */
         if (!rc && !fstatat(dfd, to[i], &st, AT_SYMLINK_NOFOLLOW) &&
             !S_ISREG(st.st_mode))
             rc = -EEXIST;
+    }
+    for (int i = 0; i < 2; i++) {
         if (!rc && renameat(dfd, from[i], dfd, to[i]))
             rc = -EIO;
         unlinkat(dfd, from[i], 0);

@@ -141,7 +141,7 @@ int lbs_write_atomic(const char *path, const char *text, size_t len,
     if (rc)
         return rc;
     const char *base;
-    if (!*path || path[strlen(path) - 1] == '/')
+    if (path[strlen(path) - 1] == '/')
         return lbs_err_set(err, -EINVAL, "%s: not a file name", path);
     int dfd = open_parent(path, &base);
     if (dfd < 0)
@@ -523,10 +523,11 @@ int lbs_append_line(const char *path, const char *line, size_t len,
             e = errno;
     if (!e && drop_torn_tail(fd))
         e = errno;
-    off_t before = 0;
+    off_t before = 0;   /* the size with every whole row, under the lock */
     if (!e && fstat(fd, &st))
         e = errno;
-    before = st.st_size;
+    else if (!e)
+        before = st.st_size;
     if (!e && (e = write_all(fd, line, len)))
         /* whole or absent: a full disk (ENOSPC, EDQUOT) or any short
          * write takes the part that landed back out, under the lock */
