@@ -1530,9 +1530,6 @@ static int load_suite(struct suite *s)
     return 0;
 }
 
-/* The run directory (new, or --resume's with *done the entries already
- * ok there), locked and purged, with suite.json and the start row: 0, or
- * the exit code after one printed line (nothing left open). */
 /* Where the suite will write, checked as the run would (so --dry-run
  * refuses what the run refuses): --resume names a suite run (its done
  * entries into *done when done is not NULL); --out, when it exists, is a
@@ -1575,6 +1572,9 @@ static int check_target(const struct suite *s, json_t **done)
     return 0;
 }
 
+/* The run directory (new, or --resume's with *done the entries already
+ * ok there), locked and purged, with suite.json and the start row: 0, or
+ * the exit code after one printed line (nothing left open). */
 static int open_suite_run(struct suite *s, struct lbs_run **runp,
                           json_t **donep)
 {
