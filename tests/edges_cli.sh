@@ -68,6 +68,11 @@ why=()
     why+=("the symlink or its target was replaced")
 [ -c /dev/null ] || why+=("/dev/null is no longer a device")
 [ -z "$(ls -A "$N/dir")" ] || why+=("something was written into the directory")
+R=$TOP/fiforep
+cp -r "$SRC/data/plot-run" "$R"
+mkfifo "$R/report.html"
+bad "report with RUN/report.html a FIFO: refused" "report.html|a FIFO" report "$R"
+[ -p "$R/report.html" ] || why+=("RUN/report.html (a FIFO) was replaced")
 check "every node left as it was" "${why[@]}"
 
 # ---- symlinks planted inside a run ----------------------------------------
