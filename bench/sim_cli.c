@@ -1292,7 +1292,8 @@ static int cmd_import(int argc, char **argv, struct simargs *a)
         {.name = "chakra", .type = CLI_STR, .dst = &file, .arg = "FILE",
          .help = "one rank's Chakra execution trace (.et)"},
         SIM_MODEL_ROW(a),
-        {.name = "out", .type = CLI_STR, .dst = &outp, .arg = "TRACE",
+        {.name = "out", .type = CLI_CALL, .fn = cli_out_file, .dst = &outp,
+         .arg = "TRACE",
          .help = "the trace-v1 file to write (must not exist)"},
         {.name = "ranks", .type = CLI_LONG, .dst = &ranks, .arg = "P",
          .lo = 1, .hi = 100000000,
@@ -2042,7 +2043,7 @@ int verb_sim(int argc, char **argv)
                 {"netsweep", cmd_netsweep}, {"calibrate", cmd_calibrate},
                 {"list", cmd_list}};
     if (argc < 2) {
-        usage(stderr);
+        cli_error("sim", "which command? (lbscale sim --help lists them)");
         return EXIT_BAD_INPUT;
     }
     const char *cmd = argv[1];
