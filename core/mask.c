@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kern.h"
+#include "par.h"
 #include "lbscale/mask.h"
 #include "lbscale/mem.h"
 #include "lbscale/rng.h"
@@ -59,14 +60,199 @@ struct lbs_mask_cyclic {
     size_t n, chunks;
 };
 
-static int cmp_u32(const void *a, const void *b)
+/* The schedule's permutation is Fisher-Yates driven by the counter
+ * generator (the same on every rank): for i = n-1 down to 1, swap
+ * positions i and j_i = lbs_rng_below(key, i, i + 1).  Its n swaps are
+ * random accesses to the whole array, the cost of the construction, so
+ * they are spread over threads without changing the result: the steps
+ * are cut into S segments of consecutive steps, and segment s (steps
+ * [b[s+1], b[s]), touching positions below b[s] only) runs on its own
+ * identity array.  What a segment leaves there is the permutation its
+ * swaps make of positions, so the whole shuffle is segment 0's array
+ * read through the later segments' arrays (cyclic_value). */
+#define SEG_MAX 4           /* each segment past the first holds b[s]
+                               indices: at most 1.5 n extra at S = 4 */
+#define DRAW_AHEAD 2048     /* draws computed before their swaps */
+#define PREFETCH 16         /* swaps the target line is fetched ahead */
+
+struct cyclic_shuffle {
+    uint32_t *seg[SEG_MAX];     /* seg[0]: n entries; seg[s]: b[s] */
+    size_t b[SEG_MAX + 1];      /* b[0] = n > b[1] > ... > b[S] = 1 */
+    int S;
+};
+
+/* Fisher-Yates steps i = hi-1 down to lo on a: a block of targets is
+ * drawn first so that each swap's far line can be fetched ahead. */
+static void fy_steps(uint32_t *a, size_t lo, size_t hi, uint64_t key)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
+    uint32_t j[DRAW_AHEAD];
+    for (size_t i = hi; i > lo;) {
+        size_t m = i - lo < DRAW_AHEAD ? i - lo : DRAW_AHEAD;
+        for (size_t s = 0; s < m; s++)
+            j[s] = (uint32_t)lbs_rng_below(key, i - 1 - s, i - s);
+        for (size_t s = 0; s < m; s++) {
+            if (s + PREFETCH < m)
+                __builtin_prefetch(&a[j[s + PREFETCH]], 1);
+            uint32_t t = a[i - 1 - s];
+            a[i - 1 - s] = a[j[s]];
+            a[j[s]] = t;
+        }
+        i -= m;
+    }
 }
 
-int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
-                        struct lbs_mask_cyclic **out, struct lbs_err *err)
+/* Entry p of the shuffled permutation. */
+static inline uint32_t cyclic_value(const struct cyclic_shuffle *sh,
+                                    size_t p)
+{
+    for (int s = sh->S - 1; s > 0; s--)
+        if (p < sh->b[s])
+            p = sh->seg[s][p];
+    return sh->seg[0][p];
+}
+
+/* The segments: as many as threads (at most SEG_MAX), one when the layer
+ * is small or the room for another is missing (the result is the same). */
+static void shuffle_plan(struct cyclic_shuffle *sh, size_t n, uint32_t *a)
+{
+    int S = n >= LBS_PAR_MIN_COMPRESS ? omp_get_max_threads() : 1;
+    S = S < 1 ? 1 : S > SEG_MAX ? SEG_MAX : S;
+    sh->seg[0] = a;
+    sh->b[0] = n;
+    for (int s = 1; s < S; s++) {
+        sh->b[s] = n - n / (size_t)S * (size_t)s;
+        if (!(sh->seg[s] = lbs_array_alloc(sh->b[s], sizeof *a))) {
+            S = s;
+            break;
+        }
+    }
+    sh->b[S] = 1;
+    sh->S = S;
+}
+
+static void shuffle_run(struct cyclic_shuffle *sh, uint64_t key)
+{
+    const size_t n = sh->b[0];
+    uint32_t *a = sh->seg[0];
+#pragma omp parallel if (sh->S > 1)
+    {
+#pragma omp for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            a[i] = (uint32_t)i;
+        int nt = omp_get_num_threads(), t = omp_get_thread_num();
+        for (int s = t; s < sh->S; s += nt) {
+            for (size_t i = 0; s > 0 && i < sh->b[s]; i++)
+                sh->seg[s][i] = (uint32_t)i;
+            fy_steps(sh->seg[s], sh->b[s + 1], sh->b[s], key);
+        }
+    }
+}
+
+static void shuffle_free(struct cyclic_shuffle *sh)
+{
+    for (int s = 1; s < sh->S; s++)
+        free(sh->seg[s]);
+    sh->S = 1;
+}
+
+/* Chunk ids in the narrowest width that holds C: 1, 2 or 4 bytes. */
+static size_t id_width(size_t C)
+{
+    return C <= 256 ? 1 : C <= 65536 ? 2 : 4;
+}
+
+static inline void id_set(void *q, size_t w, size_t i, size_t c)
+{
+    if (w == 1)
+        ((uint8_t *)q)[i] = (uint8_t)c;
+    else if (w == 2)
+        ((uint16_t *)q)[i] = (uint16_t)c;
+    else
+        ((uint32_t *)q)[i] = (uint32_t)c;
+}
+
+static inline size_t id_get(const void *q, size_t w, size_t i)
+{
+    return w == 1 ? ((const uint8_t *)q)[i]
+         : w == 2 ? ((const uint16_t *)q)[i] : ((const uint32_t *)q)[i];
+}
+
+/* q[v] = the chunk that holds v: each chunk's positions, read through the
+ * shuffle, name their elements (one write each, chunks in parallel). */
+static void chunk_ids(const struct cyclic_shuffle *sh, size_t C, void *q,
+                      size_t w)
+{
+    const size_t n = sh->b[0];
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN_COMPRESS)
+    for (size_t c = 0; c < C; c++) {
+        const size_t hi = n * (c + 1) / C;
+        for (size_t p = n * c / C; p < hi; p++)
+            id_set(q, w, cyclic_value(sh, p), c);
+    }
+}
+
+/* The chunks, each ascending, by one counting pass: v = 0, 1, ... goes
+ * to the next free slot of chunk q[v].  Threads take consecutive ranges
+ * of v; where the per-thread counts (T x C) would outweigh the pass, one
+ * thread walks it with a cursor per chunk. */
+static int chunks_bucket(const void *q, size_t w, size_t n, size_t C,
+                         uint32_t *perm)
+{
+    size_t T = n >= LBS_PAR_MIN_COMPRESS ? (size_t)omp_get_max_threads() : 1;
+    if (T < 1 || T * C > n / 8)
+        T = 1;
+    uint32_t *cur = malloc(T * C * sizeof *cur);
+    if (!cur)
+        return -ENOMEM;
+    int nt = 1;
+#pragma omp parallel num_threads((int)T) if (T > 1)
+    {
+        size_t t = (size_t)omp_get_thread_num();
+        size_t lo = n * t / T, hi = n * (t + 1) / T;
+        uint32_t *k = cur + t * C;
+#pragma omp single
+        nt = omp_get_num_threads();
+        if ((size_t)nt == T) {          /* else the serial walk below */
+            memset(k, 0, C * sizeof *k);
+            for (size_t v = lo; v < hi; v++)
+                k[id_get(q, w, v)]++;
+#pragma omp barrier
+#pragma omp single
+            for (size_t c = 0; c < C; c++) {
+                size_t o = n * c / C;
+                for (size_t u = 0; u < T; u++) {
+                    size_t x = cur[u * C + c];
+                    cur[u * C + c] = (uint32_t)o;
+                    o += x;
+                }
+            }
+            for (size_t v = lo; v < hi; v++)
+                perm[k[id_get(q, w, v)]++] = (uint32_t)v;
+        }
+    }
+    if ((size_t)nt != T) {
+        for (size_t c = 0; c < C; c++)
+            cur[c] = (uint32_t)(n * c / C);
+        for (size_t v = 0; v < n; v++)
+            perm[cur[id_get(q, w, v)]++] = (uint32_t)v;
+    }
+    free(cur);
+    return 0;
+}
+
+/* The shuffle of (seed, layer) in a (n entries, scratch) and the chunk id
+ * of each element in q (n entries of w bytes). */
+static void cyclic_ids(uint64_t seed, int layer, size_t n, size_t C,
+                       uint32_t *a, void *q, size_t w)
+{
+    struct cyclic_shuffle sh;
+    shuffle_plan(&sh, n, a);
+    shuffle_run(&sh, lbs_rng_key(seed, UINT64_MAX, (uint64_t)layer));
+    chunk_ids(&sh, C, q, w);
+    shuffle_free(&sh);
+}
+
+static int cyclic_check(size_t n, double k, struct lbs_err *err)
 {
     if (!(k > 0 && k <= 1))
         return lbs_err_set(err, -EINVAL, "cyclic mask: k = %g not in (0, 1]",
@@ -74,6 +260,15 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
     if (n == 0 || n > UINT32_MAX)
         return lbs_err_set(err, -EINVAL, "cyclic mask: layer of %zu elements "
                            "(must be 1..2^32-1)", n);
+    return 0;
+}
+
+int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
+                        struct lbs_mask_cyclic **out, struct lbs_err *err)
+{
+    int rc = cyclic_check(n, k, err);
+    if (rc)
+        return rc;
     struct lbs_mask_cyclic *m = calloc(1, sizeof *m);
     if (m)
         m->perm = lbs_array_alloc(n, sizeof *m->perm);
@@ -83,21 +278,36 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
     }
     m->n = n;
     m->chunks = lbs_mask_cyclic_count(k, n);
-    for (size_t i = 0; i < n; i++)
-        m->perm[i] = (uint32_t)i;
-    /* Fisher-Yates driven by the counter generator: same on every rank */
-    const uint64_t key = lbs_rng_key(seed, UINT64_MAX, (uint64_t)layer);
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = (size_t)lbs_rng_below(key, i, i + 1);
-        uint32_t t = m->perm[i];
-        m->perm[i] = m->perm[j];
-        m->perm[j] = t;
+    const size_t w = id_width(m->chunks);
+    void *q = lbs_array_alloc(n, w);
+    /* perm is the shuffle's scratch, then takes the chunks from q */
+    if (q)
+        cyclic_ids(seed, layer, n, m->chunks, m->perm, q, w);
+    if (!q || chunks_bucket(q, w, n, m->chunks, m->perm)) {
+        free(q);
+        lbs_mask_cyclic_free(m);
+        return lbs_err_set(err, -ENOMEM, "cyclic mask: out of memory");
     }
-    for (size_t c = 0; c < m->chunks; c++) {
-        size_t lo = n * c / m->chunks, hi = n * (c + 1) / m->chunks;
-        qsort(m->perm + lo, hi - lo, sizeof *m->perm, cmp_u32);
-    }
+    free(q);
     *out = m;
+    return 0;
+}
+
+int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
+                        uint8_t *q, struct lbs_err *err)
+{
+    int rc = cyclic_check(n, k, err);
+    if (rc)
+        return rc;
+    size_t C = lbs_mask_cyclic_count(k, n);
+    if (C > 256)
+        return lbs_err_set(err, -EINVAL, "cyclic mask: %zu chunks do not fit "
+                           "in one-byte ids", C);
+    uint32_t *a = lbs_array_alloc(n, sizeof *a);
+    if (!a)
+        return lbs_err_set(err, -ENOMEM, "cyclic mask: out of memory");
+    cyclic_ids(seed, layer, n, C, a, q, 1);
+    free(a);
     return 0;
 }
 
