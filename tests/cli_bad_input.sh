@@ -306,6 +306,13 @@ good "compress row names the level (LBSCALE_ISA)" \
     'grep -q "\"isa\": *\"c\"" "$OUT"' \
     compress --compressor sign --elements 1M --iters 1 --warmup 0 --stream-gbps 10 --json --no-save --isa c
 
+# The in-place reference holds a and c only (issue 34): 2 x 32M doubles,
+# 488 MiB, as optim --help says; three arrays would put the peak past 732.
+good "optim: the in-place reference's two arrays, as --help says" \
+    '"$PY" -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if 488 < r[\"peak_rss_mib\"] < 2.5 * 256e6 / 2**20 else 1)" "$OUT" &&
+     "$BIN" optim --help | grep -q "2 x 32M doubles, 512 MB"' \
+    optim --optim sgd --elements 1M --iters 1 --warmup 0 --json --no-save
+
 bad "--pair unknown optimizer"         "bogus"             optim --optim lamb "${S[@]}" --pair bogus
 good "--pair: the row has the pair's step-time ratio" \
     '"$PY" -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if r[\"pair_name\"] == \"slamb\" and r[\"pair_ratio_min\"] <= r[\"pair_ratio_median\"] <= r[\"pair_ratio_max\"] else 1)" "$OUT"' \
