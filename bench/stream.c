@@ -210,14 +210,13 @@ long stream_pair_close(struct stream_pair *s)
 
 struct cli_stats roofline_pairs(const char *what, double *r, size_t n)
 {
-    size_t over = 0;
-    for (size_t i = 0; i < n; i++)
-        over += r[i] > ROOFLINE_WARN;
-    struct cli_stats st = cli_stats(r, n);
+    struct cli_stats st;
+    size_t over = cli_ratio_over(r, n, ROOFLINE_WARN, &st);
     if (over)
-        fprintf(stderr, "lbscale: warning: %s: %zu of %zu roofline ratios "
-                "above %.2f (max %.3f): the bytes model or the measurement "
-                "is wrong\n", what, over, n, ROOFLINE_WARN, st.max);
+        fprintf(stderr, "lbscale: warning: %s: median roofline ratio %.3f "
+                "above %.2f (%zu of %zu pairs above, max %.3f): the bytes "
+                "model or the measurement is wrong\n", what, st.median,
+                ROOFLINE_WARN, over, n, st.max);
     return st;
 }
 
