@@ -69,7 +69,7 @@ struct lbs_mask_cyclic {
  * [b[s+1], b[s]), touching positions below b[s] only) runs on its own
  * identity array.  What a segment leaves there is the permutation its
  * swaps make of positions, so the whole shuffle is segment 0's array
- * read through the later segments' arrays (cyclic_value). */
+ * read through the later segments' arrays, folded in by shuffle_fold. */
 #define SEG_MAX 4           /* each segment past the first holds b[s]
                                indices: at most 1.5 n extra at S = 4 */
 #define DRAW_AHEAD 2048     /* draws computed before their swaps */
@@ -99,16 +99,6 @@ static void fy_steps(uint32_t *a, size_t lo, size_t hi, uint64_t key)
         }
         i -= m;
     }
-}
-
-/* Entry p of the shuffled permutation. */
-static inline uint32_t cyclic_value(const struct cyclic_shuffle *sh,
-                                    size_t p)
-{
-    for (int s = sh->S - 1; s > 0; s--)
-        if (p < sh->b[s])
-            p = sh->seg[s][p];
-    return sh->seg[0][p];
 }
 
 /* The segments: as many as threads (at most SEG_MAX), one when the layer
@@ -148,10 +138,35 @@ static void shuffle_run(struct cyclic_shuffle *sh, uint64_t key)
     }
 }
 
-static void shuffle_free(struct cyclic_shuffle *sh)
+/* Segment s's swaps applied after those before it: entry p < b[s] of the
+ * shuffle so far becomes entry seg[s][p] of it (a gather into seg[s],
+ * then copied back), segment by segment; seg[0] ends as the shuffle.
+ * The other segments' arrays go, but seg[1]'s memory, when there is one,
+ * is handed back (*spare, 4 b[1] bytes) for the caller's next array. */
+static void shuffle_fold(struct cyclic_shuffle *sh, void **spare,
+                         size_t *spare_bytes)
 {
-    for (int s = 1; s < sh->S; s++)
-        free(sh->seg[s]);
+    uint32_t *a = sh->seg[0];
+    for (int s = 1; s < sh->S; s++) {
+        uint32_t *g = sh->seg[s];
+        const size_t m = sh->b[s];
+#pragma omp parallel
+        {
+#pragma omp for schedule(static)
+            for (size_t p = 0; p < m; p++) {
+                if (p + PREFETCH < m)
+                    __builtin_prefetch(&a[g[p + PREFETCH]]);
+                g[p] = a[g[p]];
+            }
+#pragma omp for schedule(static)
+            for (size_t p = 0; p < m; p++)
+                a[p] = g[p];
+        }
+        if (s > 1)
+            free(g);
+    }
+    *spare = sh->S > 1 ? sh->seg[1] : NULL;
+    *spare_bytes = sh->S > 1 ? sh->b[1] * sizeof *a : 0;
     sh->S = 1;
 }
 
@@ -177,17 +192,16 @@ static inline size_t id_get(const void *q, size_t w, size_t i)
          : w == 2 ? ((const uint16_t *)q)[i] : ((const uint32_t *)q)[i];
 }
 
-/* q[v] = the chunk that holds v: each chunk's positions, read through the
- * shuffle, name their elements (one write each, chunks in parallel). */
-static void chunk_ids(const struct cyclic_shuffle *sh, size_t C, void *q,
+/* q[v] = the chunk that holds v: each chunk's positions of the shuffle a
+ * name their elements (one write each, chunks in parallel). */
+static void chunk_ids(const uint32_t *a, size_t n, size_t C, void *q,
                       size_t w)
 {
-    const size_t n = sh->b[0];
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN_COMPRESS)
     for (size_t c = 0; c < C; c++) {
         const size_t hi = n * (c + 1) / C;
         for (size_t p = n * c / C; p < hi; p++)
-            id_set(q, w, cyclic_value(sh, p), c);
+            id_set(q, w, a[p], c);
     }
 }
 
@@ -240,16 +254,15 @@ static int chunks_bucket(const void *q, size_t w, size_t n, size_t C,
     return 0;
 }
 
-/* The shuffle of (seed, layer) in a (n entries, scratch) and the chunk id
- * of each element in q (n entries of w bytes). */
-static void cyclic_ids(uint64_t seed, int layer, size_t n, size_t C,
-                       uint32_t *a, void *q, size_t w)
+/* The shuffle of (seed, layer) in a (n entries); *spare as in
+ * shuffle_fold. */
+static void cyclic_shuffle(uint64_t seed, int layer, size_t n, uint32_t *a,
+                           void **spare, size_t *spare_bytes)
 {
     struct cyclic_shuffle sh;
     shuffle_plan(&sh, n, a);
     shuffle_run(&sh, lbs_rng_key(seed, UINT64_MAX, (uint64_t)layer));
-    chunk_ids(&sh, C, q, w);
-    shuffle_free(&sh);
+    shuffle_fold(&sh, spare, spare_bytes);
 }
 
 static int cyclic_check(size_t n, double k, struct lbs_err *err)
@@ -278,11 +291,20 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
     }
     m->n = n;
     m->chunks = lbs_mask_cyclic_count(k, n);
+    /* perm holds the shuffle, then takes the chunks from the ids q,
+     * which live in the shuffle's spare array where they fit */
     const size_t w = id_width(m->chunks);
-    void *q = lbs_array_alloc(n, w);
-    /* perm is the shuffle's scratch, then takes the chunks from q */
+    void *spare, *q;
+    size_t room;
+    cyclic_shuffle(seed, layer, n, m->perm, &spare, &room);
+    if (room >= n * w) {
+        q = spare;
+    } else {
+        free(spare);
+        q = lbs_array_alloc(n, w);
+    }
     if (q)
-        cyclic_ids(seed, layer, n, m->chunks, m->perm, q, w);
+        chunk_ids(m->perm, n, m->chunks, q, w);
     if (!q || chunks_bucket(q, w, n, m->chunks, m->perm)) {
         free(q);
         lbs_mask_cyclic_free(m);
@@ -306,7 +328,11 @@ int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
     uint32_t *a = lbs_array_alloc(n, sizeof *a);
     if (!a)
         return lbs_err_set(err, -ENOMEM, "cyclic mask: out of memory");
-    cyclic_ids(seed, layer, n, C, a, q, 1);
+    void *spare;
+    size_t room;
+    cyclic_shuffle(seed, layer, n, a, &spare, &room);
+    free(spare);
+    chunk_ids(a, n, C, q, 1);
     free(a);
     return 0;
 }
