@@ -78,8 +78,26 @@ struct lbs_mask_cyclic {
 struct cyclic_shuffle {
     uint32_t *seg[SEG_MAX];     /* seg[0]: n entries; seg[s]: b[s] */
     size_t b[SEG_MAX + 1];      /* b[0] = n > b[1] > ... > b[S] = 1 */
+    int owned[SEG_MAX];         /* seg[s] allocated here (not the caller's
+                                   scratch) */
     int S;
 };
+
+/* The segment count for n elements on the current threads. */
+static int shuffle_segments(size_t n)
+{
+    int S = n >= LBS_PAR_MIN_COMPRESS ? omp_get_max_threads() : 1;
+    return S < 1 ? 1 : S > SEG_MAX ? SEG_MAX : S;
+}
+
+/* Indices the segments past the first hold: b[1] + ... + b[S-1]. */
+static size_t shuffle_extra(size_t n, int S)
+{
+    size_t e = 0;
+    for (int s = 1; s < S; s++)
+        e += n - n / (size_t)S * (size_t)s;
+    return e;
+}
 
 /* Fisher-Yates steps i = hi-1 down to lo on a: a block of targets is
  * drawn first so that each swap's far line can be fetched ahead. */
@@ -102,16 +120,24 @@ static void fy_steps(uint32_t *a, size_t lo, size_t hi, uint64_t key)
 }
 
 /* The segments: as many as threads (at most SEG_MAX), one when the layer
- * is small or the room for another is missing (the result is the same). */
-static void shuffle_plan(struct cyclic_shuffle *sh, size_t n, uint32_t *a)
+ * is small or the room for another is missing (the result is the same).
+ * Their arrays come from room (room_n indices, may be NULL) while it
+ * lasts, else they are allocated. */
+static void shuffle_plan(struct cyclic_shuffle *sh, size_t n, uint32_t *a,
+                         uint32_t *room, size_t room_n)
 {
-    int S = n >= LBS_PAR_MIN_COMPRESS ? omp_get_max_threads() : 1;
-    S = S < 1 ? 1 : S > SEG_MAX ? SEG_MAX : S;
+    int S = shuffle_segments(n);
     sh->seg[0] = a;
+    sh->owned[0] = 0;
     sh->b[0] = n;
     for (int s = 1; s < S; s++) {
         sh->b[s] = n - n / (size_t)S * (size_t)s;
-        if (!(sh->seg[s] = lbs_array_alloc(sh->b[s], sizeof *a))) {
+        sh->owned[s] = !room || room_n < sh->b[s];
+        if (!sh->owned[s]) {
+            sh->seg[s] = room;
+            room += sh->b[s];
+            room_n -= sh->b[s];
+        } else if (!(sh->seg[s] = lbs_array_alloc(sh->b[s], sizeof *a))) {
             S = s;
             break;
         }
@@ -141,8 +167,9 @@ static void shuffle_run(struct cyclic_shuffle *sh, uint64_t key)
 /* Segment s's swaps applied after those before it: entry p < b[s] of the
  * shuffle so far becomes entry seg[s][p] of it (a gather into seg[s],
  * then copied back), segment by segment; seg[0] ends as the shuffle.
- * The other segments' arrays go, but seg[1]'s memory, when there is one,
- * is handed back (*spare, 4 b[1] bytes) for the caller's next array. */
+ * The other segments' arrays go, but seg[1]'s memory, when there is one
+ * and it was allocated here, is handed back (*spare, 4 b[1] bytes) for
+ * the caller's next array. */
 static void shuffle_fold(struct cyclic_shuffle *sh, void **spare,
                          size_t *spare_bytes)
 {
@@ -162,11 +189,12 @@ static void shuffle_fold(struct cyclic_shuffle *sh, void **spare,
             for (size_t p = 0; p < m; p++)
                 a[p] = g[p];
         }
-        if (s > 1)
+        if (s > 1 && sh->owned[s])
             free(g);
     }
-    *spare = sh->S > 1 ? sh->seg[1] : NULL;
-    *spare_bytes = sh->S > 1 ? sh->b[1] * sizeof *a : 0;
+    int keep = sh->S > 1 && sh->owned[1];
+    *spare = keep ? sh->seg[1] : NULL;
+    *spare_bytes = keep ? sh->b[1] * sizeof *a : 0;
     sh->S = 1;
 }
 
@@ -254,13 +282,14 @@ static int chunks_bucket(const void *q, size_t w, size_t n, size_t C,
     return 0;
 }
 
-/* The shuffle of (seed, layer) in a (n entries); *spare as in
- * shuffle_fold. */
+/* The shuffle of (seed, layer) in a (n entries), the segments in room as
+ * far as it lasts (shuffle_plan); *spare as in shuffle_fold. */
 static void cyclic_shuffle(uint64_t seed, int layer, size_t n, uint32_t *a,
-                           void **spare, size_t *spare_bytes)
+                           uint32_t *room, size_t room_n, void **spare,
+                           size_t *spare_bytes)
 {
     struct cyclic_shuffle sh;
-    shuffle_plan(&sh, n, a);
+    shuffle_plan(&sh, n, a, room, room_n);
     shuffle_run(&sh, lbs_rng_key(seed, UINT64_MAX, (uint64_t)layer));
     shuffle_fold(&sh, spare, spare_bytes);
 }
@@ -296,7 +325,7 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
     const size_t w = id_width(m->chunks);
     void *spare, *q;
     size_t room;
-    cyclic_shuffle(seed, layer, n, m->perm, &spare, &room);
+    cyclic_shuffle(seed, layer, n, m->perm, NULL, 0, &spare, &room);
     if (room >= n * w) {
         q = spare;
     } else {
@@ -315,8 +344,14 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
     return 0;
 }
 
+size_t lbs_mask_cyclic_ids_scratch(size_t n)
+{
+    return (n + shuffle_extra(n, shuffle_segments(n))) * sizeof(uint32_t);
+}
+
 int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
-                        uint8_t *q, struct lbs_err *err)
+                        uint8_t *q, void *scratch, size_t scratch_bytes,
+                        struct lbs_err *err)
 {
     int rc = cyclic_check(n, k, err);
     if (rc)
@@ -325,15 +360,18 @@ int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
     if (C > 256)
         return lbs_err_set(err, -EINVAL, "cyclic mask: %zu chunks do not fit "
                            "in one-byte ids", C);
-    uint32_t *a = lbs_array_alloc(n, sizeof *a);
+    size_t have = scratch ? scratch_bytes / sizeof(uint32_t) : 0;
+    uint32_t *a = have >= n ? scratch : lbs_array_alloc(n, sizeof *a);
     if (!a)
         return lbs_err_set(err, -ENOMEM, "cyclic mask: out of memory");
     void *spare;
     size_t room;
-    cyclic_shuffle(seed, layer, n, a, &spare, &room);
+    cyclic_shuffle(seed, layer, n, a, have >= n ? a + n : NULL,
+                   have >= n ? have - n : 0, &spare, &room);
     free(spare);
     chunk_ids(a, n, C, q, 1);
-    free(a);
+    if (a != scratch)
+        free(a);
     return 0;
 }
 

@@ -109,8 +109,8 @@ Test(cyclic, parallel_layers_as_before, .timeout = 240)
 }
 
 /* lbs_mask_cyclic_ids names, for each element, the chunk the reference
- * puts it in (SLAMB's chunk-id layers are made from it), on 1-4 threads;
- * over 256 chunks it refuses. */
+ * puts it in (SLAMB's chunk-id layers are made from it), on 1-4 threads,
+ * with and without the caller's scratch; over 256 chunks it refuses. */
 Test(cyclic, ids_as_before)
 {
     static const size_t sizes[] = {1, 1000, 100003};
@@ -124,8 +124,17 @@ Test(cyclic, ids_as_before)
                 struct lbs_err e = {0};
                 omp_set_num_threads(t);
                 memset(q, 0xff, n);
-                cr_assert_eq(lbs_mask_cyclic_ids(11, 2, n, ks[j], q, &e), 0,
-                             "%s", e.msg);
+                /* no scratch, a dirty one of the size asked for, one that
+                 * holds the shuffle but not its segments, one too small */
+                size_t sb = lbs_mask_cyclic_ids_scratch(n);
+                size_t give[] = {0, sb, 4 * n, 4 * n - 4};
+                size_t g = give[t - 1];
+                void *scr = g ? malloc(g) : NULL;
+                if (scr)
+                    memset(scr, 0xab, g);
+                cr_assert_eq(lbs_mask_cyclic_ids(11, 2, n, ks[j], q, scr, g,
+                                                 &e), 0, "%s", e.msg);
+                free(scr);
                 for (size_t c = 0; c < C; c++)
                     for (size_t p = n * c / C; p < n * (c + 1) / C; p++)
                         cr_assert_eq(q[ref[p]], c, "n %zu k %g threads %d: "
@@ -136,6 +145,7 @@ Test(cyclic, ids_as_before)
         }
     struct lbs_err e = {0};
     uint8_t q[1000];
-    cr_assert_eq(lbs_mask_cyclic_ids(1, 0, 1000, 1.0 / 257, q, &e), -EINVAL);
+    cr_assert_eq(lbs_mask_cyclic_ids(1, 0, 1000, 1.0 / 257, q, NULL, 0, &e),
+                 -EINVAL);
     cr_assert(strstr(e.msg, "257 chunks"), "%s", e.msg);
 }

@@ -438,7 +438,8 @@ static int compact_room(struct slamb_state *s, size_t cnt)
  * the averaged-momenta store for layer i (cyclic, at most 255 chunks);
  * they hold all the step needs of the schedule, so its permutation
  * (4 bytes per element), where a k warm-up made it, goes. */
-static int make_chunk_ids(struct lbs_optim *o, size_t i, struct lbs_err *err)
+static int make_chunk_ids(struct lbs_optim *o, size_t i, void *scratch,
+                          size_t scratch_bytes, struct lbs_err *err)
 {
     const struct slamb_cfg *c = o->cfg;
     struct slamb_state *s = o->state;
@@ -449,7 +450,7 @@ static int make_chunk_ids(struct lbs_optim *o, size_t i, struct lbs_err *err)
     if (!(sl->q = lbs_array_alloc(n, 1)))
         goto nomem;
     if ((rc = lbs_mask_cyclic_ids((uint64_t)c->seed, (int)i, n, c->k, sl->q,
-                                  err)))
+                                  scratch, scratch_bytes, err)))
         goto fail;
     if (!(sl->qoff = chunk_offsets(sl->q, n, sl->chunks)))
         goto nomem;
@@ -482,6 +483,8 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct slamb_cfg *c = o->cfg;
     int rc;
+    size_t scr_bytes = 0;
+    void *scr = NULL;
     struct slamb_state *s = calloc(1, sizeof *s);
     if (!s)
         return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
@@ -493,6 +496,17 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
     if (!s->m || !s->v || !s->L)
         goto nomem;
     size_t maxn = 0, big = 0;
+    /* the chunk ids of every layer are made in one scratch (the shuffle
+     * of the largest layer), so fresh memory is touched once */
+    for (size_t i = 0; i < o->nlayers && (int)c->mask == MASK_CYCLIC &&
+                       !s->warm_end; i++) {
+        size_t n = o->layers[i].n, b = lbs_mask_cyclic_ids_scratch(n);
+        if (!lbs_layer_is_1d(o, i) && (double)n >= c->small &&
+            lbs_mask_cyclic_count(c->k, n) <= 255 && b > scr_bytes)
+            scr_bytes = b;
+    }
+    if (scr_bytes && !(scr = lbs_array_alloc(scr_bytes, 1)))
+        goto nomem;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         struct slamb_layer *sl = &s->L[i];
@@ -511,7 +525,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         /* during a k warm-up the schedule changes, so staleness is
          * counted (slamb_settle switches to chunk ids afterwards) */
         if (sl->chunks && sl->chunks <= 255 && !s->warm_end) {
-            if ((rc = make_chunk_ids(o, i, err)))
+            if ((rc = make_chunk_ids(o, i, scr, scr_bytes, err)))
                 goto fail;
         } else {
             if (sl->chunks &&
@@ -524,6 +538,8 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         if (L->n > maxn)
             maxn = L->n;
     }
+    free(scr);
+    scr = NULL;
     if (!(s->u = lbs_zalloc_f32(big)))
         goto nomem;
     if (maxn) {
@@ -539,6 +555,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
 nomem:
     rc = lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
 fail:
+    free(scr);
     slamb_fini(o);
     return rc;
 }
@@ -627,7 +644,7 @@ static int slamb_settle(struct lbs_optim *o, size_t i, struct lbs_err *err)
     if (!sl->c || !sl->chunks || sl->chunks > 255 || s->warm_end == LONG_MAX ||
         o->t <= s->warm_end + (long)sl->chunks)
         return 0;
-    int rc = make_chunk_ids(o, i, err);
+    int rc = make_chunk_ids(o, i, NULL, 0, err);
     if (rc)
         return rc;
     free(sl->c);
