@@ -74,6 +74,7 @@ struct lbs_mask_cyclic {
                                indices: at most 1.5 n extra at S = 4 */
 #define DRAW_AHEAD 2048     /* draws computed before their swaps */
 #define PREFETCH 16         /* swaps the target line is fetched ahead */
+#define PREFETCH_IDS 32     /* the ids' scatter: writes fetched ahead */
 
 struct cyclic_shuffle {
     uint32_t *seg[SEG_MAX];     /* seg[0]: n entries; seg[s]: b[s] */
@@ -221,15 +222,19 @@ static inline size_t id_get(const void *q, size_t w, size_t i)
 }
 
 /* q[v] = the chunk that holds v: each chunk's positions of the shuffle a
- * name their elements (one write each, chunks in parallel). */
+ * name their elements (one write each, chunks in parallel; the lines
+ * written are fetched ahead: 0.8-0.9 of the CPU time without). */
 static void chunk_ids(const uint32_t *a, size_t n, size_t C, void *q,
                       size_t w)
 {
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN_COMPRESS)
     for (size_t c = 0; c < C; c++) {
         const size_t hi = n * (c + 1) / C;
-        for (size_t p = n * c / C; p < hi; p++)
+        for (size_t p = n * c / C; p < hi; p++) {
+            if (p + PREFETCH_IDS < hi)
+                __builtin_prefetch((char *)q + w * a[p + PREFETCH_IDS], 1);
             id_set(q, w, a[p], c);
+        }
     }
 }
 
