@@ -299,6 +299,65 @@ static void cyclic_shuffle(uint64_t seed, int layer, size_t n, uint32_t *a,
     shuffle_fold(&sh, spare, spare_bytes);
 }
 
+/* Chunks of at least RADIX_MIN_CHUNK elements are sorted where they lie,
+ * by least-significant-digit radix (counting passes over digits of at
+ * most RADIX_BITS bits, in a cache-sized table): no random writes over
+ * the whole layer, as the ids' scatter makes.  Smaller chunks (many of
+ * them) take the ids and one counting pass. */
+#define RADIX_MIN_CHUNK 4096
+#define RADIX_BITS 11
+#define RADIX_PASSES 3      /* 3 x 11 bits hold any uint32 */
+
+/* x[0, m) ascending (values below 2^bits), t: m entries of scratch. */
+static void radix_chunk(uint32_t *x, uint32_t *t, size_t m, unsigned bits)
+{
+    unsigned passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
+    if (!passes || m < 2)
+        return;
+    unsigned d = (bits + passes - 1) / passes;
+    const uint32_t mask = (1u << d) - 1;
+    uint32_t cnt[RADIX_PASSES][1u << RADIX_BITS];
+    memset(cnt, 0, sizeof cnt);
+    for (size_t i = 0; i < m; i++)
+        for (unsigned p = 0; p < passes; p++)
+            cnt[p][(x[i] >> (p * d)) & mask]++;
+    for (unsigned p = 0; p < passes; p++)
+        for (uint32_t b = 0, o = 0; b <= mask; b++) {
+            uint32_t c = cnt[p][b];
+            cnt[p][b] = o;
+            o += c;
+        }
+    uint32_t *src = x, *dst = t;
+    for (unsigned p = 0; p < passes; p++) {
+        for (size_t i = 0; i < m; i++)
+            dst[cnt[p][(src[i] >> (p * d)) & mask]++] = src[i];
+        uint32_t *sw = src;
+        src = dst;
+        dst = sw;
+    }
+    if (src != x)
+        memcpy(x, src, m * sizeof *x);
+}
+
+/* Every chunk of perm (n entries, C chunks) ascending, chunks in parallel;
+ * tmp: T x the largest chunk, T = the threads at most. */
+static void chunks_radix(uint32_t *perm, size_t n, size_t C, uint32_t *tmp,
+                         size_t mmax)
+{
+    unsigned bits = 0;
+    while (bits < 32 && ((size_t)1 << bits) < n)
+        bits++;
+#pragma omp parallel if (n >= LBS_PAR_MIN_COMPRESS)
+    {
+        uint32_t *t = tmp + (size_t)omp_get_thread_num() * mmax;
+#pragma omp for schedule(static)
+        for (size_t c = 0; c < C; c++) {
+            size_t lo = n * c / C, hi = n * (c + 1) / C;
+            radix_chunk(perm + lo, t, hi - lo, bits);
+        }
+    }
+}
+
 static int cyclic_check(size_t n, double k, struct lbs_err *err)
 {
     if (!(k > 0 && k <= 1))
@@ -325,21 +384,34 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
     }
     m->n = n;
     m->chunks = lbs_mask_cyclic_count(k, n);
-    /* perm holds the shuffle, then takes the chunks from the ids q,
-     * which live in the shuffle's spare array where they fit */
-    const size_t w = id_width(m->chunks);
-    void *spare, *q;
+    void *spare;
     size_t room;
     cyclic_shuffle(seed, layer, n, m->perm, NULL, 0, &spare, &room);
-    if (room >= n * w) {
-        q = spare;
-    } else {
-        free(spare);
-        q = lbs_array_alloc(n, w);
+    /* perm holds the shuffle; its chunks are sorted where they lie
+     * (radix) or laid out again from the ids; the scratch of either is
+     * the shuffle's spare array where it fits */
+    const size_t C = m->chunks, mmax = (n + C - 1) / C;
+    const size_t T = n >= LBS_PAR_MIN_COMPRESS
+        ? (size_t)omp_get_max_threads() : 1;
+    if (mmax >= RADIX_MIN_CHUNK && T * mmax <= n / 2) {
+        uint32_t *tmp = room >= T * mmax * sizeof *tmp
+            ? spare : lbs_array_alloc(T * mmax, sizeof *tmp);
+        if (tmp) {
+            chunks_radix(m->perm, n, C, tmp, mmax);
+            if (tmp != spare)
+                free(tmp);
+            free(spare);
+            *out = m;
+            return 0;
+        }
     }
+    const size_t w = id_width(C);
+    void *q = room >= n * w ? spare : lbs_array_alloc(n, w);
+    if (q != spare)
+        free(spare);
     if (q)
-        chunk_ids(m->perm, n, m->chunks, q, w);
-    if (!q || chunks_bucket(q, w, n, m->chunks, m->perm)) {
+        chunk_ids(m->perm, n, C, q, w);
+    if (!q || chunks_bucket(q, w, n, C, m->perm)) {
         free(q);
         lbs_mask_cyclic_free(m);
         return lbs_err_set(err, -ENOMEM, "cyclic mask: out of memory");
