@@ -106,8 +106,9 @@ int stream_pair_open(struct stream_pair *s, size_t n, int rmw);
 double stream_pair_ref(struct stream_pair *s);
 long stream_pair_close(struct stream_pair *s);
 /* The paired ratios r[i] = kernel GB/s / reference GB/s of one run:
- * median, min, max, and a warning line on stderr (naming `what`) when any
- * is above 1.05 - the bytes model or the measurement is wrong then. */
+ * median, min, max, and a warning line on stderr (naming `what`) when
+ * their median is above 1.05 - the bytes model or the measurement is
+ * wrong then (cli_ratio_over: single pairs above it are noise). */
 struct cli_stats roofline_pairs(const char *what, double *r, size_t n);
 #define ROOFLINE_WARN 1.05
 /* Peak resident memory of the process (getrusage), MiB, and the current

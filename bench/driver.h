@@ -24,8 +24,9 @@
 #define BENCH_PHASES 3   /* timed phases per call (compress, decompress;
                             STREAM's copy, triad, in-place) */
 
-/* Arrays of the interleaved reference (triad or in-place): 32M doubles each
- * (768 MiB in all), far beyond any cache, as `lbscale stream`. */
+/* Arrays of the interleaved reference: 32M doubles each, far beyond any
+ * cache, as `lbscale stream`: three for the triad (768 MB), two for the
+ * in-place a += s*c (512 MB; bench/stream.c, stream_pair_open). */
 #define BENCH_REF_N 32000000
 
 struct bench_result;

@@ -26,6 +26,7 @@
 #include "blas.h"
 #include "cli.h"
 #include "driver.h"
+#include "fma_probe.h"
 #include "lbs_cuda.h"
 #include "lbscale/mem.h"
 #include "memsize.h"
@@ -144,17 +145,31 @@ int stream_measure(size_t n, int iters, struct stream_result *r)
     return rc;
 }
 
+/* The triad reads b and c into a; the in-place reference needs a and c
+ * only, so it holds two arrays (2 x n doubles), not three. */
 int stream_pair_open(struct stream_pair *s, size_t n, int rmw)
 {
     *s = (struct stream_pair){.rmw = rmw};
     s->a = lbs_array_alloc(n, sizeof(double));
-    s->b = lbs_array_alloc(n, sizeof(double));
+    s->b = rmw ? NULL : lbs_array_alloc(n, sizeof(double));
     s->c = lbs_array_alloc(n, sizeof(double));
-    if (!s->a || !s->b || !s->c) {
+    if (!s->a || (!rmw && !s->b) || !s->c) {
         stream_pair_close(s);
         return -ENOMEM;
     }
     s->n = n;
+    if (rmw) {
+        /* a = 5, c = 1 as the triad's warm-up leaves them; the warm-up
+         * adds 3c and takes it away again (exact in double) */
+#pragma omp parallel for schedule(static)
+        for (size_t i = 0; i < n; i++) {
+            s->a[i] = 5.0;
+            s->c[i] = 1.0;
+        }
+        stream_rmw(s->a, s->c, 3.0, n);
+        stream_rmw(s->a, s->c, -3.0, n);
+        return 0;
+    }
     stream_init(s->a, s->b, s->c, n);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
@@ -180,7 +195,7 @@ double stream_pair_ref(struct stream_pair *s)
 long stream_pair_close(struct stream_pair *s)
 {
     long wrong = -1;
-    if (s->a && s->b && s->c) {
+    if (s->a && (s->rmw || s->b) && s->c) {
         wrong = 0;
         const double a_exp = s->rmw && s->calls % 2 ? 8.0 : 5.0;
 #pragma omp parallel for reduction(+ : wrong) schedule(static)
@@ -196,14 +211,13 @@ long stream_pair_close(struct stream_pair *s)
 
 struct cli_stats roofline_pairs(const char *what, double *r, size_t n)
 {
-    size_t over = 0;
-    for (size_t i = 0; i < n; i++)
-        over += r[i] > ROOFLINE_WARN;
-    struct cli_stats st = cli_stats(r, n);
+    struct cli_stats st;
+    size_t over = cli_ratio_over(r, n, ROOFLINE_WARN, &st);
     if (over)
-        fprintf(stderr, "lbscale: warning: %s: %zu of %zu roofline ratios "
-                "above %.2f (max %.3f): the bytes model or the measurement "
-                "is wrong\n", what, over, n, ROOFLINE_WARN, st.max);
+        fprintf(stderr, "lbscale: warning: %s: median roofline ratio %.3f "
+                "above %.2f (%zu of %zu pairs above, max %.3f): the bytes "
+                "model or the measurement is wrong\n", what, st.median,
+                ROOFLINE_WARN, over, n, st.max);
     return st;
 }
 
@@ -268,11 +282,20 @@ static void stream_note(const json_t *r, int when, FILE *f)
         return;
     long long nt = IV("threads");
     double sg = D("sgemm_gflops"), peak = D("peak_gflops");
+    double fpk = D("fma_peak_gflops");
     fprintf(f, "# sgemm %lld^3 on %lld thread%s: %.1f GFLOP/s (OpenBLAS %s "
-            "kernels), %.0f%% of a nominal %.0f GFLOP/s peak\n",
+            "kernels), %.2f of the measured FMA peak %.1f GFLOP/s (%s)\n",
             (long long)IV("sgemm_n"), nt, nt > 1 ? "s" : "", sg,
             json_string_value(json_object_get(r, "blas_core")),
-            peak > 0 ? 100 * sg / peak : 0, peak);
+            fpk > 0 ? sg / fpk : 0, fpk,
+            json_string_value(json_object_get(r, "fma_level")));
+    const char *lv;
+    json_t *g;
+    fprintf(f, "# FP32 FMA loop per kernel level, GFLOP/s:");
+    json_object_foreach(json_object_get(r, "fma_gflops"), lv, g)
+        fprintf(f, " %s %.1f", lv, json_real_value(g));
+    fprintf(f, "; nominal peak %.0f GFLOP/s (cpuinfo clock x FLOP/cycle): "
+            "sgemm at %.0f%% of it\n", peak, peak > 0 ? 100 * sg / peak : 0);
     if (peak > 0 && sg > peak)
         fprintf(f, "# (above 100%%: the %.0f MHz /proc/cpuinfo reports is "
                 "below the running (turbo) clock)\n", D("cpu_mhz"));
@@ -379,7 +402,12 @@ static int stream_size_check(size_t n, int cuda, struct lbs_err *e)
     return 0;
 }
 
-/* The CPU row: STREAM copy and triad, in-place, and sgemm when asked. */
+/* Seconds per run of the FMA probe (five runs per level): about 0.3-0.5 s
+ * for the three levels in all. */
+#define FMA_PROBE_S 0.02
+
+/* The CPU row: STREAM copy and triad, in-place, and sgemm beside the
+ * measured FMA peak when asked. */
 static json_t *stream_row(size_t n, int nt, long iters, long sgemm_n,
                           const struct stream_result *r)
 {
@@ -392,8 +420,19 @@ static json_t *stream_row(size_t n, int nt, long iters, long sgemm_n,
     if (sgemm_n > 0) {
         double mhz = 0;
         openblas_set_num_threads(nt);
+        struct fma_peak fp;
+        fma_probe(nt, FMA_PROBE_S, &fp);
         double sg = blas_sgemm_gflops((int)sgemm_n, 1.0);
         double peak = blas_peak_gflops(nt, &mhz);
+        json_t *fj = json_object();
+        for (int i = 0; i < fp.n; i++)
+            json_object_set_new(fj, fp.level[i], json_real(fp.gflops[i]));
+        double fpk = fp.gflops[fp.n - 1];
+        json_object_set_new(row, "fma_gflops", fj);
+        json_object_set_new(row, "fma_level", json_string(fp.level[fp.n - 1]));
+        json_object_set_new(row, "fma_peak_gflops", json_real(fpk));
+        json_object_set_new(row, "sgemm_fma_frac",
+                            fpk > 0 ? json_real(sg / fpk) : json_null());
         json_object_set_new(row, "sgemm_n", json_integer(sgemm_n));
         json_object_set_new(row, "sgemm_gflops", json_real(sg));
         json_object_set_new(row, "peak_gflops", peak > 0 ? json_real(peak)
@@ -423,9 +462,13 @@ int verb_stream(int argc, char **argv)
         {.name = "sgemm", .type = CLI_LONG, .dst = &sgemm_n, .arg = "N",
          .lo = 0, .hi = 16384,
          .help = "also time OpenBLAS sgemm N x N x N on the same threads\n"
-                 "(default 1024; 0 = skip): sgemm_gflops, the nominal\n"
-                 "peak (clock x 64/32/8 FLOP/cycle for AVX-512/AVX2/SSE)\n"
-                 "and the fraction of it, with OpenBLAS's kernel family\n"
+                 "(default 1024; 0 = skip): sgemm_gflops beside the\n"
+                 "FP32 FMA peak measured first by a short loop at each\n"
+                 "kernel level the CPU has (fma_gflops: c = SSE2 mul+add,\n"
+                 "avx2, avx512; fma_peak_gflops the best level's,\n"
+                 "sgemm_fma_frac = sgemm / it), the nominal peak (cpuinfo\n"
+                 "clock x 64/32/8 FLOP/cycle) and the fraction of it,\n"
+                 "with OpenBLAS's kernel family\n"
                  "(blas_core; lbscale selects the machine's family at\n"
                  "start-up when OpenBLAS falls back, see meta.json\n"
                  "versions.blas; LBSCALE_BLAS_AUTO=0 disables that,\n"

@@ -25,6 +25,7 @@
 #include "plot.h"
 #include "report.h"
 #include "results.h"
+#include "stats.h"
 #include "strbuf.h"
 
 /* ------------------------------------------------------------------ */
@@ -953,12 +954,59 @@ static void find_verdicts(json_t *all, json_t *verdicts)
     }
 }
 
+/* A row whose own paired reference reads below REF_LOW times the median
+ * of the other rows' (same verb, same threads, at least two of them) is
+ * a reference problem: its ratio is measured against a reference that
+ * something else slowed (issue 34: JointSpar's read 39-48 GB/s where the
+ * other optimizers' read 74-87, and its median ratio crossed 1.05). */
+#define REF_LOW 0.75
+
+static int paired_ref(json_t *r)
+{
+    const char *how = str(r, "stream_ref");
+    return strstr(how, "interleaved") && num(r, "stream_gbps") > 0;
+}
+
+static void find_low_refs(json_t *all, char **pngs, const char *run,
+                          const char *bench, const char *name,
+                          const char *frac)
+{
+    json_t *rows = rows_quiet(run, bench), *r, *o;
+    size_t i, j, n = json_array_size(rows);
+    double *ref = malloc((n ? n : 1) * sizeof *ref);
+    json_array_foreach(rows, i, r) {
+        if (!ref || !paired_ref(r))
+            continue;
+        size_t m = 0;
+        json_array_foreach(rows, j, o)
+            if (j != i && paired_ref(o) &&
+                num(o, "threads") == num(r, "threads"))
+                ref[m++] = num(o, "stream_gbps");
+        if (m < 2)
+            continue;
+        double med = cli_stats(ref, m).median, own = num(r, "stream_gbps");
+        if (own >= REF_LOW * med)
+            continue;
+        finding(all, pngs, bench, NULL, "Reference problem", own / med,
+                "%s %s: its reference read %.1f GB/s, %.2f of the median of "
+                "the run's %zu other %s rows (%.1f GB/s), so its ratio %.3f "
+                "says more about the reference than the kernel; rerun it "
+                "(another process shared the memory while its reference "
+                "ran).", bench, str(r, name), own, own / med, m, bench, med,
+                num(r, frac));
+    }
+    free(ref);
+    json_decref(rows);
+}
+
 static json_t *findings(const char *run, char **pngs, json_t *verdicts)
 {
     json_t *all = json_array();
     find_verdicts(all, verdicts);
     find_stream_optim(all, run, pngs);
+    find_low_refs(all, pngs, run, "optim", "optim", "roofline_frac");
     find_compress(all, run, pngs);
+    find_low_refs(all, pngs, run, "compress", "compressor", "stream_frac");
     find_coll(all, run, pngs);
     find_sim(all, run, pngs);
     find_train(all, run, pngs);

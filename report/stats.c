@@ -39,3 +39,14 @@ struct cli_stats cli_stats(double *x, size_t n)
     return s;
 }
 
+
+size_t cli_ratio_over(double *r, size_t n, double limit, struct cli_stats *st)
+{
+    *st = cli_stats(r, n);
+    if (!(st->median > limit))
+        return 0;
+    size_t over = 0;
+    for (size_t i = 0; i < n; i++)
+        over += r[i] > limit;
+    return over;
+}

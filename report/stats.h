@@ -13,6 +13,12 @@ struct cli_stats {
     size_t n, outliers;
 };
 struct cli_stats cli_stats(double *x, size_t n);
+/* The roofline verdict of n paired ratios (kernel GB/s over the reference
+ * GB/s measured right before it), with their statistics in *st (sorts r):
+ * the number of pairs above limit when their median is above it, else 0.
+ * A single pair above the limit is no verdict: one reference call slowed
+ * by another process on a shared machine makes one. */
+size_t cli_ratio_over(double *r, size_t n, double limit, struct cli_stats *st);
 /* qsort's comparison of doubles, ascending. */
 int cli_cmp_double(const void *a, const void *b);
 

@@ -306,6 +306,34 @@ good "compress row names the level (LBSCALE_ISA)" \
     'grep -q "\"isa\": *\"c\"" "$OUT"' \
     compress --compressor sign --elements 1M --iters 1 --warmup 0 --stream-gbps 10 --json --no-save --isa c
 
+# The in-place reference holds a and c only (issue 34): 2 x 32M doubles,
+# 488 MiB, as optim --help says; three arrays would put the peak past 732.
+good "optim: the in-place reference's two arrays, as --help says" \
+    '"$PY" -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if 488 < r[\"peak_rss_mib\"] < 2.5 * 256e6 / 2**20 else 1)" "$OUT" &&
+     "$BIN" optim --help | grep -q "2 x 32M doubles, 512 MB"' \
+    optim --optim sgd --elements 1M --iters 1 --warmup 0 --json --no-save
+
+# stream puts sgemm beside the FP32 FMA peak it measured at each kernel
+# level the CPU has (issue 34); LBSCALE_CPU_MAX=avx2 hides avx512
+FMA_CHECK='"$PY" -c "
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+lv = list(r[\"fma_gflops\"])
+want = {\"c\": [\"c\"], \"avx2\": [\"c\", \"avx2\"],
+        \"avx512\": [\"c\", \"avx2\", \"avx512\"]}[sys.argv[2]]
+ok = (lv == want and r[\"fma_level\"] == want[-1] and
+      all(v > 0 for v in r[\"fma_gflops\"].values()) and
+      r[\"fma_peak_gflops\"] == r[\"fma_gflops\"][want[-1]] and
+      abs(r[\"sgemm_fma_frac\"] - r[\"sgemm_gflops\"] / r[\"fma_peak_gflops\"]) < 1e-9)
+sys.exit(0 if ok else 1)
+" "$OUT"'
+BEST=$("$BIN" optim --optim sgd --elements 64K --iters 1 --warmup 0 --stream-gbps 10 --json --no-save 2>/dev/null |
+       "$PY" -c "import json,sys; print(json.loads(sys.stdin.readline())['isa'])")
+good "stream: sgemm beside the measured FMA peak of each level ($BEST)" \
+    "$FMA_CHECK $BEST" stream --elements 1M --iters 1 --sgemm 64 --json --no-save
+LBSCALE_CPU_MAX=avx2 good "stream: the FMA probe skips the levels the CPU lacks" \
+    "$FMA_CHECK avx2" stream --elements 1M --iters 1 --sgemm 64 --json --no-save
+
 bad "--pair unknown optimizer"         "bogus"             optim --optim lamb "${S[@]}" --pair bogus
 good "--pair: the row has the pair's step-time ratio" \
     '"$PY" -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); sys.exit(0 if r[\"pair_name\"] == \"slamb\" and r[\"pair_ratio_min\"] <= r[\"pair_ratio_median\"] <= r[\"pair_ratio_max\"] else 1)" "$OUT"' \

@@ -149,6 +149,28 @@ else
     not_ok "report --text opens with the findings" "$(head -n 5 "$TOP/t")"
 fi
 
+# a row whose paired reference read far below the others' (issue 34):
+# flagged as a reference problem; a given reference (--stream-gbps) and
+# rows near the others' are not
+L=$TOP/lowref
+mkdir -p "$L"
+cp "$R/meta.json" "$L/"
+PAIRED='"stream_ref":"in-place a += s*c interleaved with the steps (median of the pairs)"'
+for o in lamb:80.1:0.93 lars:77.5:0.9 sgd:86.9:0.96 jointspar:43.0:1.07 lamb:74.2:0.94; do
+    IFS=: read -r name ref frac <<<"$o"
+    echo "{\"bench\":\"optim\",\"optim\":\"$name\",\"threads\":2,\"elements\":100000000,\"stream_gbps\":$ref,\"roofline_frac\":$frac,\"gbps\":70,$PAIRED}" >>"$L/optim.jsonl"
+done
+echo '{"bench":"optim","optim":"adamw","threads":2,"elements":100000000,"stream_gbps":20,"roofline_frac":0.5,"gbps":10,"stream_ref":"given (--stream-gbps)"}' >>"$L/optim.jsonl"
+"$BIN" report "$L" --text >"$TOP/t" 2>"$TOP/e"
+rc=$?
+nref=$(grep -c "Reference problem" "$TOP/t")
+if [ $rc -eq 0 ] && [ "$nref" = 1 ] &&
+   grep -q 'Reference problem: optim jointspar: its reference read 43.0 GB/s, 0.55 of the median of the run.s 4 other optim rows (78.8 GB/s), so its ratio 1.070' "$TOP/t"; then
+    ok "report flags the row whose reference read far below the others' (only that one)"
+else
+    not_ok "report flags a low reference" "exit $rc, $nref flagged" "$(grep -A1 Findings "$TOP/t"; grep Reference "$TOP/t"; cat "$TOP/e")"
+fi
+
 # bad input: one line, exit 2, no page
 bad_report() {   # bad_report DESC PATTERN ARGS...
     local desc=$1 pat=$2

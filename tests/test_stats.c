@@ -61,3 +61,27 @@ Test(stats, constant)
     cr_expect_eq(s.outliers, 0);
     cr_expect_float_eq(s.sd, 0.0, 0);
 }
+
+/* The roofline warning reads the median of the pairs (issue 34): LARS's
+ * row with pairs up to 3.57 around a median below 1 is no verdict; a
+ * median above the limit is, and counts its pairs above. */
+Test(ratio, single_pairs_above_are_no_verdict)
+{
+    double r[] = {0.91, 3.57, 0.95, 1.12, 0.97, 0.93, 1.08};
+    struct cli_stats st;
+    cr_expect_eq(cli_ratio_over(r, 7, 1.05, &st), 0);
+    cr_expect_float_eq(st.median, 0.97, 1e-12);
+    cr_expect_float_eq(st.max, 3.57, 1e-12);
+}
+
+Test(ratio, median_above_is_a_verdict)
+{
+    double r[] = {1.07, 0.98, 1.10, 1.06, 1.02};
+    struct cli_stats st;
+    cr_expect_eq(cli_ratio_over(r, 5, 1.05, &st), 3);
+    cr_expect_float_eq(st.median, 1.06, 1e-12);
+    double even[] = {1.04, 1.08};   /* median 1.06: the mean of the two */
+    cr_expect_eq(cli_ratio_over(even, 2, 1.05, &st), 1);
+    double at[] = {1.05, 1.05, 1.2};   /* at the limit is not above it */
+    cr_expect_eq(cli_ratio_over(at, 3, 1.05, &st), 0);
+}

@@ -4,8 +4,8 @@
  * coordinate is sent exactly once every C steps.  Values only, summed with
  * allreduce.  With scale=1 decompression multiplies by C (each coordinate
  * is seen 1/C of the time).
- * The permutation is built on a layer's first use (O(n) shuffle plus
- * sorting each chunk) and kept: 4 bytes per element of state.
+ * The permutation is built on a layer's first use (linear time on the
+ * OpenMP threads, core/mask.c) and kept: 4 bytes per element of state.
  */
 #include <math.h>
 #include <stdlib.h>

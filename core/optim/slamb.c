@@ -383,22 +383,6 @@ static void slamb_fini(struct lbs_optim *o)
     o->state = NULL;
 }
 
-/* The chunk of each element of a cyclic schedule (at most 255 chunks). */
-static uint8_t *chunk_ids(const struct lbs_mask_cyclic *cyc, size_t n)
-{
-    uint8_t *q = lbs_array_alloc(n, 1);
-    if (!q)
-        return NULL;
-    for (size_t j = 0; j < lbs_mask_cyclic_chunks(cyc); j++) {
-        const uint32_t *idx;
-        size_t cnt;
-        lbs_mask_cyclic_get(cyc, (long)j, &idx, &cnt);
-        for (size_t e = 0; e < cnt; e++)
-            q[idx[e]] = (uint8_t)j;
-    }
-    return q;
-}
-
 /* qoff of a chunk-id layer (struct slamb_layer): where each parallel
  * chunk of pass 1, the fix-up and the update starts in the compacted
  * values of each schedule chunk, so threads append and read back their
@@ -409,6 +393,8 @@ static uint32_t *chunk_offsets(const uint8_t *q, size_t n, size_t C)
     uint32_t *off = calloc(C * S, sizeof *off);
     if (!off)
         return NULL;
+    /* parallel chunk c counts into column c + 1 only */
+#pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
     for (size_t c = 0; c < LBS_CHUNKS; c++)
         for (size_t i = lbs_chunk_lo(n, c); i < lbs_chunk_lo(n, c + 1); i++)
             off[q[i] * S + c + 1]++;
@@ -448,29 +434,42 @@ static int compact_room(struct slamb_state *s, size_t cnt)
     return 0;
 }
 
-/* Chunk ids, their offsets and the averaged-momenta store for layer i
- * (cyclic, at most 255 chunks); they hold all the step needs of the
- * schedule, so its permutation (4 bytes per element) goes. */
-static int make_chunk_ids(struct slamb_state *s, struct slamb_layer *sl,
-                          size_t n)
+/* Chunk ids (made from the seed: lbs_mask_cyclic_ids), their offsets and
+ * the averaged-momenta store for layer i (cyclic, at most 255 chunks);
+ * they hold all the step needs of the schedule, so its permutation
+ * (4 bytes per element), where a k warm-up made it, goes. */
+static int make_chunk_ids(struct lbs_optim *o, size_t i, void *scratch,
+                          size_t scratch_bytes, struct lbs_err *err)
 {
+    const struct slamb_cfg *c = o->cfg;
+    struct slamb_state *s = o->state;
+    struct slamb_layer *sl = &s->L[i];
+    const size_t n = o->layers[i].n;
+    int rc;
     sl->pmq = -1;
-    if ((sl->q = chunk_ids(sl->cyc, n)) &&
-        (sl->qoff = chunk_offsets(sl->q, n, sl->chunks))) {
-        size_t mx = chunk_max(sl->qoff, sl->chunks);
-        if ((sl->pm = lbs_zalloc_f32(mx ? mx : 1)) && !compact_room(s, mx)) {
-            lbs_mask_cyclic_free(sl->cyc);
-            sl->cyc = NULL;
-            return 0;
-        }
-    }
+    if (!(sl->q = lbs_array_alloc(n, 1)))
+        goto nomem;
+    if ((rc = lbs_mask_cyclic_ids((uint64_t)c->seed, (int)i, n, c->k, sl->q,
+                                  scratch, scratch_bytes, err)))
+        goto fail;
+    if (!(sl->qoff = chunk_offsets(sl->q, n, sl->chunks)))
+        goto nomem;
+    size_t mx = chunk_max(sl->qoff, sl->chunks);
+    if (!(sl->pm = lbs_zalloc_f32(mx ? mx : 1)) || compact_room(s, mx))
+        goto nomem;
+    lbs_mask_cyclic_free(sl->cyc);
+    sl->cyc = NULL;
+    return 0;
+nomem:
+    rc = lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
+fail:
     free(sl->q);
     free(sl->qoff);
     free(sl->pm);
     sl->q = NULL;
     sl->qoff = NULL;
     sl->pm = NULL;
-    return -ENOMEM;
+    return rc;
 }
 
 static int slamb_check(const void *cfg, const char *name,
@@ -484,6 +483,8 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct slamb_cfg *c = o->cfg;
     int rc;
+    size_t scr_bytes = 0;
+    void *scr = NULL;
     struct slamb_state *s = calloc(1, sizeof *s);
     if (!s)
         return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
@@ -495,6 +496,17 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
     if (!s->m || !s->v || !s->L)
         goto nomem;
     size_t maxn = 0, big = 0;
+    /* the chunk ids of every layer are made in one scratch (the shuffle
+     * of the largest layer), so fresh memory is touched once */
+    for (size_t i = 0; i < o->nlayers && (int)c->mask == MASK_CYCLIC &&
+                       !s->warm_end; i++) {
+        size_t n = o->layers[i].n, b = lbs_mask_cyclic_ids_scratch(n);
+        if (!lbs_layer_is_1d(o, i) && (double)n >= c->small &&
+            lbs_mask_cyclic_count(c->k, n) <= 255 && b > scr_bytes)
+            scr_bytes = b;
+    }
+    if (scr_bytes && !(scr = lbs_array_alloc(scr_bytes, 1)))
+        goto nomem;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         struct slamb_layer *sl = &s->L[i];
@@ -508,22 +520,26 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
                              L->name ? L->name : "?", L->n);
             goto fail;
         }
-        if ((int)c->mask == MASK_CYCLIC &&
-            (rc = lbs_mask_cyclic_new((uint64_t)c->seed, (int)i, L->n, c->k,
-                                      &sl->cyc, err)))
-            goto fail;
-        sl->chunks = sl->cyc ? lbs_mask_cyclic_chunks(sl->cyc) : 0;
+        sl->chunks = (int)c->mask == MASK_CYCLIC
+            ? lbs_mask_cyclic_count(c->k, L->n) : 0;
         /* during a k warm-up the schedule changes, so staleness is
          * counted (slamb_settle switches to chunk ids afterwards) */
-        if (sl->cyc && sl->chunks <= 255 && !s->warm_end) {
-            if (make_chunk_ids(s, sl, L->n))
+        if (sl->chunks && sl->chunks <= 255 && !s->warm_end) {
+            if ((rc = make_chunk_ids(o, i, scr, scr_bytes, err)))
+                goto fail;
+        } else {
+            if (sl->chunks &&
+                (rc = lbs_mask_cyclic_new((uint64_t)c->seed, (int)i, L->n,
+                                          c->k, &sl->cyc, err)))
+                goto fail;
+            if (!(sl->c = lbs_array_zalloc(L->n, sizeof *sl->c)))
                 goto nomem;
-        } else if (!(sl->c = lbs_array_zalloc(L->n, sizeof *sl->c))) {
-            goto nomem;
         }
         if (L->n > maxn)
             maxn = L->n;
     }
+    free(scr);
+    scr = NULL;
     if (!(s->u = lbs_zalloc_f32(big)))
         goto nomem;
     if (maxn) {
@@ -539,6 +555,7 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
 nomem:
     rc = lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
 fail:
+    free(scr);
     slamb_fini(o);
     return rc;
 }
@@ -627,8 +644,9 @@ static int slamb_settle(struct lbs_optim *o, size_t i, struct lbs_err *err)
     if (!sl->c || !sl->chunks || sl->chunks > 255 || s->warm_end == LONG_MAX ||
         o->t <= s->warm_end + (long)sl->chunks)
         return 0;
-    if (make_chunk_ids(s, sl, o->layers[i].n))
-        return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
+    int rc = make_chunk_ids(o, i, NULL, 0, err);
+    if (rc)
+        return rc;
     free(sl->c);
     sl->c = NULL;
     return 0;

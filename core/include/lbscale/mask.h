@@ -14,6 +14,8 @@
  *                 cut into C = ceil(1/k) nearly equal chunks; step t uses
  *                 chunk t mod C, so every coordinate is visited once every
  *                 C steps.  Each chunk is sorted for streaming access.
+ *                 Built in linear time on the OpenMP threads (core/mask.c
+ *                 says how); the chunks do not depend on the thread count.
  *
  * Index lists are ascending uint32 (layers must have < 2^32 elements).
  * Ownership: lbs_mask_cyclic_new allocates (n indices), _free releases;
@@ -44,6 +46,17 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
 void lbs_mask_cyclic_get(const struct lbs_mask_cyclic *m, long step,
                          const uint32_t **idx, size_t *count);
 size_t lbs_mask_cyclic_chunks(const struct lbs_mask_cyclic *m);
+/* q[i] = the chunk of the cyclic(k) schedule that holds element i, for
+ * n elements (the caller's buffer) and at most 256 chunks (-EINVAL
+ * beyond): what lbs_mask_cyclic_new's chunks say, without building them.
+ * scratch (may be NULL): scratch_bytes the call may use instead of
+ * allocating its own (up to lbs_mask_cyclic_ids_scratch(n) are used),
+ * so that a caller making the ids of many layers touches fresh memory
+ * once. */
+int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
+                        uint8_t *q, void *scratch, size_t scratch_bytes,
+                        struct lbs_err *err);
+size_t lbs_mask_cyclic_ids_scratch(size_t n);
 /* The chunk count for density k over n elements: ceil(1/k), at most n
  * (also when 1/k exceeds what size_t holds). */
 size_t lbs_mask_cyclic_count(double k, size_t n);
