@@ -1776,8 +1776,16 @@ static int calib_split(const struct lbs_sim_samples *set,
         return -EINVAL;
     }
     int rc = calib_class_fit(one, "the rows of one node");
-    if (!rc)
+    if (!rc && multi->n && one->n) {
+        /* the node's own constants known: fit only the network's */
+        struct lbs_err e;
+        if ((rc = lbs_sim_fit_net(multi->s, multi->n, &one->fit,
+                                  &multi->fit, &e)))
+            cli_error("sim calibrate", "the rows of several nodes: %s",
+                      e.msg);
+    } else if (!rc) {
         rc = calib_class_fit(multi, "the rows of several nodes");
+    }
     return rc;
 }
 

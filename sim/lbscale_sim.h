@@ -528,6 +528,15 @@ struct lbs_sim_fit {
 int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
                 struct lbs_sim_fit *fit, struct lbs_err *err);
 
+/* The network's constants from samples of several nodes (nodes, rpn),
+ * given the fit of one node's samples `in` (calib_net.c): net is `in` with
+ * hop_lat the inter-node step latency and bw / coll_bw the node's exit
+ * bandwidth per collective, in the form coll.c prices; held-out sizes as
+ * lbs_sim_fit.  -EINVAL when the data cannot determine them. */
+int lbs_sim_fit_net(const struct lbs_sim_sample *s, size_t n,
+                    const struct lbs_sim_fit *in, struct lbs_sim_fit *net,
+                    struct lbs_err *err);
+
 /* ------------------------------------------------------------------ */
 /* Presets (preset.c)                                                   */
 
