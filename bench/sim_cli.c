@@ -1698,7 +1698,7 @@ static void print_fit(const char *lead, const struct lbs_sim_fit *fit,
     printf("%s: base %.2f us, per step %.3f us, bandwidth %.3f GB/s %s\n",
            lead, fit->base_lat * 1e6, fit->hop_lat * 1e6, fit->bw / 1e9,
            per);
-    if (fit->eager_max > 0)
+    if (fit->eager_max > 0 && fit->rndv_lat > 0)
         printf("  rendezvous: +%.3f us per step above %.0f bytes\n",
                fit->rndv_lat * 1e6, fit->eager_max);
     printf("  per collective (GB/s):");

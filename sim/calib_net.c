@@ -19,8 +19,10 @@
  * so with the one-node fit's base latency, intra-node step latency and
  * rendezvous cost (per step above its eager limit) fixed,
  *
- *   t - base - intra (hop + rndv [m > E]) - inter rndv [m > E]
- *     = inter x an + bytes out / Bn(coll)
+ *   t - base - intra (hop + rndv [m > E]) = inter x an + bytes out / Bn(coll)
+ *
+ * (a rendezvous found on one node says nothing of the network's
+ * transport: inter-node steps pay an alone, net->rndv_lat = 0)
  *
  * is linear in the inter-node step latency an and one inverse bandwidth
  * per collective: weighted least squares on the relative error, as
@@ -104,8 +106,8 @@ static int net_features(const struct lbs_sim_sample *s,
     x[0] = inter;
     if (vcol(s->coll) >= 0)
         x[1 + vcol(s->coll)] = vol;
-    *fixed = in->base_lat + intra * in->hop_lat +
-             (rndv ? (intra + inter) * in->rndv_lat : 0);
+    *fixed = in->base_lat + intra * (in->hop_lat + (rndv ? in->rndv_lat
+                                                            : 0));
     return 0;
 }
 
@@ -240,6 +242,7 @@ int lbs_sim_fit_net(const struct lbs_sim_sample *s, size_t n,
         goto out;
     }
     net->hop_lat = u[0];
+    net->rndv_lat = 0;
     net->used = m;
     static const enum lbs_coll vc[NV] = {LBS_COLL_ALLREDUCE,
         LBS_COLL_ALLGATHER, LBS_COLL_ALLTOALL, LBS_COLL_BCAST};
