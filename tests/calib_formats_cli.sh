@@ -144,4 +144,16 @@ assert f["kind"] == "fat-tree" and f["nodes_per_leaf"] == 16 and f["oversubscrip
 PY
 good "sweep on the fat-tree platform" sim sweep --platform "$TOP/ft.json" --model resnet-50 --optim sgd --gpus 4,1024 --no-save
 
+# bench/cluster: run.sh runs end to end in tests/netns_calib.sh (root);
+# the Slurm script cannot run here (no Slurm): it must at least parse and
+# hand run.sh the allocation's shape
+CLDIR=$(cd "$(dirname "$0")/../bench/cluster" && pwd)
+bash -n "$CLDIR/run.sh" && bash -n "$CLDIR/lbscale.sbatch" &&
+    grep -q 'exec bench/cluster/run.sh' "$CLDIR/lbscale.sbatch" &&
+    ok "bench/cluster scripts parse" || not_ok "bench/cluster scripts parse"
+(cd "$TOP" && LBS=/nonexistent "$CLDIR/run.sh" "$TOP/x" >"$TOP/rs.out" 2>&1)
+[ $? -eq 2 ] && grep -q "LBS=/nonexistent" "$TOP/rs.out" && [ ! -e "$TOP/x" ] &&
+    ok "run.sh refuses a missing binary (exit 2, nothing made)" ||
+    not_ok "run.sh refuses a missing binary (exit 2, nothing made)" "$(cat "$TOP/rs.out")"
+
 tap_end

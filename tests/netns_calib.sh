@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# netns_calib.sh LBSCALE CLUSTER_SH - from measurements across emulated
-# nodes to a 1,024-GPU sweep, with no JSON edited by hand (issue 31).
+# netns_calib.sh LBSCALE CLUSTER_SH RUN_SH - from measurements across
+# emulated nodes to a 1,024-GPU sweep, with no JSON edited by hand
+# (issue 31), through bench/cluster/run.sh (RUN_SH) as docs/cluster.md
+# tells a cluster user to run it.
 #
 # bench/emulate/cluster.sh brings up 2 network-namespace hosts with 2
 # ranks each (--slots 2) on tc-shaped veths (500 Mbit/s).  Then:
-#   1. `lbscale coll` (allreduce, allgather) on 2 ranks of one host and on
-#      4 ranks over both hosts, under mpirun over TCP;
+#   1. `lbscale coll` (allreduce, allgather, alltoall) on 2 ranks of one
+#      host and on 4 ranks over both hosts, under mpirun over TCP;
 #   2. `lbscale sim calibrate` on those two coll.jsonl files, --nodes 512
-#      (GPUs per node: the 2 ranks per host the rows record);
+#      --gpus-per-node 2;
 #   3. `lbscale sim sweep` on the written platform to 1,024 GPUs.
 # Checked: rows record nodes 1 / 2 and ranks_per_node 2, #wrong = 0; the
 # fitted node exit bandwidth lies within [0.3, 1.5] x the shaped rate
@@ -17,8 +19,9 @@
 # the kernel cannot make namespaces / veth / bridge / tbf.  The cluster
 # is torn down on every exit.
 set -u
-BIN=${1:?usage: netns_calib.sh LBSCALE CLUSTER_SH}
-CL=${2:?usage: netns_calib.sh LBSCALE CLUSTER_SH}
+BIN=${1:?usage: netns_calib.sh LBSCALE CLUSTER_SH RUN_SH}
+CL=${2:?usage: netns_calib.sh LBSCALE CLUSTER_SH RUN_SH}
+RUNSH=${3:?usage: netns_calib.sh LBSCALE CLUSTER_SH RUN_SH}
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
 export LC_ALL=C
 PY=/usr/bin/python3
@@ -65,27 +68,22 @@ elif [ $rc -ne 0 ]; then
 fi
 echo "# $(tail -n1 "$TMP/up.err")"
 
-# coll NP: both collectives in the algorithms the calibrated platform
-# prices (Open MPI's tuned ring allreduce and ring allgather, as
-# bench/emulate/validate.sh's "fixed" runs), eager protocol (see
+# bench/cluster/run.sh as a user runs it, with cluster.sh's mpirun as the
+# launcher (FABRIC=none: cluster.sh sets the TCP transport itself), the
+# algorithms the calibrated platform prices forced in Open MPI's tuned
+# component (ring allreduce and allgather, pairwise alltoall: as
+# bench/emulate/validate.sh's "fixed" runs) and the eager protocol (see
 # netns_cluster.sh: Open MPI's rendezvous handshake serialises exchanges
-# on a loaded host)
-coll() {
-    timeout --kill-after=5 90 "$CL" mpirun -np "$1" \
-        --mca coll_tuned_use_dynamic_rules 1 \
-        --mca coll_tuned_allreduce_algorithm 4 \
-        --mca coll_tuned_allgather_algorithm 4 \
-        --mca btl_tcp_eager_limit 8388608 --mca btl_tcp_rndv_eager_limit 8388608 \
-        --mca btl_tcp_max_send_size 8388608 "$BIN" coll --coll allreduce,allgather \
-        -b 64Ki -e 4Mi -f 4 -n 5 -w 2 --json --out "$TMP/run$1" \
-        >/dev/null 2>"$TMP/coll$1.err"
-    local r=$?
-    [ $r -eq 0 ] || fail "mpirun -np $1 lbscale coll exited $r: $(tail -n5 "$TMP/coll$1.err")"
-}
-coll 2      # slots fill host 0 first: one node, 2 ranks
-coll 4      # both hosts, 2 ranks each
+# on a loaded host); the kernels and the training run left out for time.
+timeout --kill-after=5 200 env LBS="$BIN" MPIRUN="$CL mpirun" FABRIC=none \
+    NODES=2 RANKS_PER_NODE=2 SIM_NODES=512 MINBYTES=64K MAXBYTES=4M \
+    MODEL=resnet-50 OPTIM=sgd SKIP="kernels train" \
+    MPI_EXTRA="--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4 --mca coll_tuned_allgather_algorithm 4 --mca coll_tuned_alltoall_algorithm 2 --mca btl_tcp_eager_limit 8388608 --mca btl_tcp_rndv_eager_limit 8388608 --mca btl_tcp_max_send_size 8388608" \
+    "$RUNSH" "$TMP/out" >"$TMP/run.out" 2>&1 ||
+    fail "bench/cluster/run.sh exited $?: $(tail -n 8 "$TMP/run.out")"
+grep -A12 '^calibrated one node' "$TMP/run.out" | sed 's/^/# /'
 
-"$PY" - "$TMP/run2/coll.jsonl" "$TMP/run4/coll.jsonl" <<'EOF2' || exit 1
+"$PY" - "$TMP/out/coll-1node/coll.jsonl" "$TMP/out/coll-2nodes/coll.jsonl" <<'EOF2' || exit 1
 import json, sys
 for path, P, nodes in ((sys.argv[1], 2, 1), (sys.argv[2], 4, 2)):
     rows = [json.loads(l) for l in open(path) if l.strip()]
@@ -99,15 +97,7 @@ for path, P, nodes in ((sys.argv[1], 2, 1), (sys.argv[2], 4, 2)):
 print("# rows: 2 ranks on 1 node, 4 ranks on 2 nodes, 2 per node, #wrong 0")
 EOF2
 
-(cd "$TMP" && "$BIN" sim calibrate "$TMP/run2/coll.jsonl" "$TMP/run4/coll.jsonl" \
-    --nodes 512 --out "$TMP/emu.json" --mem-bw-gbs 10 >"$TMP/calib.out" 2>&1) ||
-    fail "sim calibrate: $(cat "$TMP/calib.out")"
-sed 's/^/# /' "$TMP/calib.out"
-(cd "$TMP" && "$BIN" sim sweep --platform "$TMP/emu.json" --model resnet-50 \
-    --optim sgd --gpus 2,64,1024 --json --no-save >"$TMP/sweep.jsonl" 2>"$TMP/sweep.err") ||
-    fail "sim sweep: $(cat "$TMP/sweep.err")"
-
-"$PY" - "$TMP/emu.json" "$TMP/sweep.jsonl" "$RATE_BPS" <<'EOF2' || exit 1
+"$PY" - "$TMP/out/platform-cluster.json" "$TMP/out/sim/sim.jsonl" "$RATE_BPS" <<'EOF2' || exit 1
 import json, sys
 p = json.load(open(sys.argv[1]))
 rows = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
