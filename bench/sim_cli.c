@@ -7,7 +7,8 @@
  *   sim anchors    published figures beside lbscale's predictions
  *   sim netsweep   scaling efficiency against the network per node
  *   sim speed      how fast the simulator itself is (benchmark figures)
- *   sim calibrate  fit the `local` platform from `lbscale coll` results
+ *   sim calibrate  fit a platform from `lbscale coll`, nccl-tests or OSU
+ *                  results
  *   sim list       presets
  *
  * This file parses options (one table per subcommand, bench/opt.h) and
@@ -2144,7 +2145,8 @@ static void usage(FILE *f)
           "             the predictions, with the geometric-mean error\n"
           "  netsweep   scaling efficiency against network bandwidth per node\n"
           "  speed      how fast the simulator is (benchmark figures)\n"
-          "  calibrate  fit the 'local' platform from `lbscale coll` JSONL\n"
+          "  calibrate  fit a platform from `lbscale coll` JSONL, nccl-tests\n"
+          "             or OSU output (--nodes, --gpus-per-node: its size)\n"
           "  list       platform, model and trace presets\n\n"
           "Scaling efficiency E(P) = T(one node: gpus_per_node GPUs) / T(P)\n"
           "at the same per-GPU batch (weak scaling).  Presets are read from\n"
