@@ -54,6 +54,7 @@ struct simargs {
     int no_overlap, no_slowdown;
     double compute_cv, overhead_ms;     /* --compute-cv, --overhead-ms */
     int cv_given, overhead_given;
+    const char *tuner_csv;  /* sim coll --nccl-tuner-csv FILE */
 };
 
 /* --compute-cv X / --overhead-ms T (dst: struct simargs) */
@@ -1000,6 +1001,200 @@ static void print_coll_timeline(const json_t *row)
     print_coll_tuning(row);
 }
 
+/* ---- --nccl-tuner-csv -------------------------------------------------- */
+
+/* The simulator's choice for one call, in the words of NCCL's example
+ * tuner plugin (ext-tuner/example in NVIDIA/nccl: algorithm tree, ring,
+ * nvls, nvls_tree; protocol ll, ll128, simple) and the channels. */
+struct tuner_choice {
+    const char *algo, *proto;
+    int channels;
+};
+
+static struct tuner_choice tuner_choose(const struct lbs_sim_net *net, int k,
+                                        double bytes)
+{
+    static const char *const protos[] = {"ll", "ll128", "simple"};
+    struct lbs_sim_cost c = lbs_sim_coll_cost(net, (enum lbs_coll)k, bytes,
+                                              LBS_TOPO_RING, 1);
+    int na = -1;
+    int ch = lbs_sim_nccl_channels(net, c.algo, &na);
+    const char *algo = na == 0 ? "tree" : na == 1 ? "ring"
+                       : na == 4 ? "nvls" : na == 5 ? "nvls_tree" : NULL;
+    return (struct tuner_choice){algo, (unsigned)c.proto < 3
+                                           ? protos[c.proto] : NULL, ch};
+}
+
+static int tuner_same(struct tuner_choice a, struct tuner_choice b)
+{
+    return a.algo == b.algo && a.proto == b.proto && a.channels == b.channels;
+}
+
+/* NCCL's nBytes of a call of trace-v1 bytes (enqueue.cc: an allgather's
+ * count is per rank, its nBytes the whole output). */
+static double tuner_nbytes(int k, long P, double bytes)
+{
+    return k == LBS_COLL_ALLGATHER ? bytes * (double)P : bytes;
+}
+
+static struct tuner_choice tuner_at(const struct lbs_sim_net *net, int k,
+                                    double nbytes)
+{
+    return tuner_choose(net, k, k == LBS_COLL_ALLGATHER
+                                    ? nbytes / (double)net->P : nbytes);
+}
+
+/* The first NCCL size in (a, b] whose choice differs from a's, a's choice
+ * being ca and b's differing from it: bisection on whole bytes. */
+static double tuner_switch(const struct lbs_sim_net *net, int k, double a,
+                           double b, struct tuner_choice ca)
+{
+    while (b - a > 1) {
+        double m = floor((a + b) / 2);
+        if (tuner_same(tuner_at(net, k, m), ca))
+            a = m;
+        else
+            b = m;
+    }
+    return b;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One collective at one GPU count: rows over [lo, hi] (NCCL bytes), a row
+ * per run of equal choices.  The choice is probed at every size of the
+ * table (nb[0..nn-1], NCCL bytes) and on a grid of 16 points per
+ * doubling; between two probes that differ the switch is found to the
+ * byte.  (A choice that holds only between two neighbouring grid points,
+ * under 4.4% of the size, can be missed.) */
+static int tuner_rows(FILE *f, const struct lbs_sim_net *net, int k,
+                      double lo, double hi, const double *nb, size_t nn)
+{
+    const char *name = k == LBS_COLL_BCAST ? "broadcast" : lbs_coll_name(k);
+    size_t cap = nn + 16 * 64 + 2, n = 0;
+    double *pr = malloc(cap * sizeof *pr);
+    if (!pr)
+        return -ENOMEM;
+    for (size_t i = 0; i < nn; i++)
+        pr[n++] = nb[i];
+    for (double x = lo; x < hi && n < cap - 1; x *= pow(2, 1.0 / 16))
+        pr[n++] = floor(x);
+    pr[n++] = hi;
+    qsort(pr, n, sizeof *pr, cmp_size);
+    double start = lo;
+    struct tuner_choice cur = tuner_at(net, k, lo);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (pr[i] <= start && i + 1 < n)
+            continue;
+        struct tuner_choice c = tuner_at(net, k, pr[i]);
+        if (!cur.algo || !cur.proto) {
+            rc = -EINVAL;
+            break;
+        }
+        if (tuner_same(c, cur) && i + 1 < n)
+            continue;
+        double end = tuner_same(c, cur) ? hi
+            : tuner_switch(net, k, i ? fmax(start, pr[i - 1]) : start,
+                           pr[i], cur) - 1;
+        fprintf(f, "%s,%.0f,%.0f,%s,%s,%d,%ld,%ld,-1,-1\n", name, start, end,
+                cur.algo, cur.proto, cur.channels, net->N, net->P);
+        start = end + 1;
+        cur = tuner_at(net, k, start);
+        if (start <= pr[i])
+            i--;        /* probe pr[i] again against the new run */
+        if (start > hi)
+            break;
+    }
+    free(pr);
+    return rc;
+}
+
+/* The CSV text for the collectives ks at every P over the sizes' span;
+ * -EINVAL (said) when NCCL's tuner has nothing to take. */
+static int tuner_csv(const struct lbs_sim_platform *pl, const int *ks,
+                     int nk, const long *P, size_t np, const double *sizes,
+                     size_t ns, char **text, size_t *len)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < ns; i++) {
+        lo = fmin(lo, sizes[i]);
+        hi = fmax(hi, sizes[i]);
+    }
+    if (!pl->nccl_model) {
+        cli_error("--nccl-tuner-csv", "%s has no \"nccl\" model: the "
+                  "simulator makes no NCCL choice to write (use an NCCL "
+                  "platform such as dgx-h100)", pl->name);
+        return -EINVAL;
+    }
+    FILE *f = open_memstream(text, len);
+    if (!f)
+        return -ENOMEM;
+    fprintf(f, "# lbscale sim coll --nccl-tuner-csv: the simulator's choice "
+            "(NCCL 2.21.5 tuner model) on platform %s\n# format: NCCL's "
+            "example tuner plugin (NVIDIA/nccl ext-tuner/example; "
+            "NCCL_TUNER_CONFIG_FILE)\n# sizes: NCCL's nBytes (allgather: "
+            "bytes per rank x nRanks), inclusive, over the simulated span\n"
+            "# collective_type,min_bytes,max_bytes,algorithm,protocol,"
+            "channels,nNodes,nRanks,numPipeOps,regBuff\n", pl->name);
+    int rc = 0;
+    for (int i = 0; i < nk && !rc; i++)
+        for (size_t j = 0; j < np && !rc; j++) {
+            struct lbs_sim_net net;
+            struct lbs_err e;
+            if (P[j] < 2) {
+                fprintf(f, "# %s on 1 GPU: no collective, no row\n",
+                        lbs_coll_name(ks[i]));
+                continue;
+            }
+            if ((rc = lbs_sim_net_init(&net, pl, P[j], &e))) {
+                cli_error("sim coll", "%s", e.msg);
+                break;
+            }
+            double nb[64];
+            for (size_t q = 0; q < ns; q++)
+                nb[q] = tuner_nbytes(ks[i], P[j], sizes[q]);
+            rc = tuner_rows(f, &net, ks[i],
+                            ceil(tuner_nbytes(ks[i], P[j], lo)),
+                            floor(tuner_nbytes(ks[i], P[j], hi)), nb, ns);
+            if (rc)
+                cli_error("--nccl-tuner-csv", "%s at %ld GPUs: a choice NCCL's "
+                          "tuner cannot take", lbs_coll_name(ks[i]), P[j]);
+        }
+    if (fclose(f) && !rc)
+        rc = -ENOMEM;
+    if (rc) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
+}
+
+/* The collectives of the CSV: --coll if given, else every one NCCL's
+ * tuner takes that lbscale models. */
+static int tuner_colls(const struct simargs *a, int k, int ks[3])
+{
+    if (!a->coll) {
+        ks[0] = LBS_COLL_ALLREDUCE;
+        ks[1] = LBS_COLL_ALLGATHER;
+        ks[2] = LBS_COLL_BCAST;
+        return 3;
+    }
+    if (k != LBS_COLL_ALLREDUCE && k != LBS_COLL_ALLGATHER &&
+        k != LBS_COLL_BCAST) {
+        cli_error("--nccl-tuner-csv", "%s is not a collective NCCL's tuner "
+                  "chooses for (allreduce, allgather, bcast here)",
+                  lbs_coll_name(k));
+        return -EINVAL;
+    }
+    ks[0] = k;
+    return 1;
+}
+
 static int sim_coll(const struct simargs *a, int argc, char **argv)
 {
     struct lbs_err e;
@@ -1029,6 +1224,18 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
     if ((rc = coll_rows(pl, k, P, np, sizes, ns, &rows, &e))) {
         cli_error("sim coll", "%s", e.msg);
         goto out;
+    }
+    if (a->tuner_csv) {
+        int ks[3], nk = tuner_colls(a, k, ks);
+        char *csv = NULL;
+        size_t len = 0;
+        rc = nk < 0 ? nk : tuner_csv(pl, ks, nk, P, np, sizes, ns, &csv,
+                                     &len);
+        if (!rc && (rc = lbs_write_atomic(a->tuner_csv, csv, len, &e)))
+            cli_error("--nccl-tuner-csv", "%s", e.msg);
+        free(csv);
+        if (rc)
+            goto out;
     }
     if ((rc = cli_open_run(&a->com, "sim_coll", argc, argv, &run)))
         goto out;
@@ -1061,11 +1268,21 @@ static int cmd_coll(int argc, char **argv, struct simargs *a)
          .help = "under each row, the choice as NCCL_DEBUG=INFO's tuning\n"
                  "line prints it (NCCL's algorithm and protocol numbers)\n"
                  "with the channels"},
+        {.name = "nccl-tuner-csv", .type = CLI_STR, .dst = &a->tuner_csv,
+         .arg = "FILE",
+         .help = "also write the choices (algorithm, protocol, channels)\n"
+                 "per collective, GPU count and size range, every switch\n"
+                 "to the byte, over the span of --bytes, in the CSV of\n"
+                 "NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE);\n"
+                 "sizes in NCCL's nBytes; without --coll: allreduce,\n"
+                 "allgather and broadcast"},
         CLI_COMMON_OPTS(&a->com), {0}};
     const struct cli_verb v = {
         .name = "sim coll",
         .usage = "usage: lbscale sim coll --platform P [--coll allreduce] "
-                 "[--gpus 8] [--bytes 1K..1G]",
+                 "[--gpus 8] [--bytes 1K..1G]\n"
+                 "                        [--timeline] [--nccl-tuner-csv "
+                 "FILE]",
         .about = "Cost of one collective under every algorithm and protocol "
                  "the\nplatform enables, the fastest (NCCL-style choice), "
                  "and nccl-tests'\nalgbw = bytes/time and busbw (allreduce "
