@@ -194,6 +194,8 @@ int lbs_sim_samples_parse(const char *path, const char *text, size_t len,
                            "reads (lbscale coll JSONL, nccl-tests output or "
                            "-J JSON, an OSU latency table)", path);
     }
+    if (rc)
+        set->n = before;    /* nothing of a refused file */
     *rows = set->n - before;
     return rc;
 }

@@ -235,6 +235,15 @@ int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
             const char *st = "# Collective test starting:";
             char host[64];
             int r;
+            int rows_read = set->n > first || set->skipped > skipped0;
+            if (rows_read && (nccl_header(tok, n, &(struct ncols){0}) ||
+                              (ll > strlen(st) &&
+                               !strncmp(line, st, strlen(st))))) {
+                rc = lbs_err_set(err, -EINVAL, "%s:%ld: a second nccl-tests "
+                                 "table after rows of the first (one run per "
+                                 "file: split it)", path, no);
+                break;
+            }
             if (ll > strlen(st) && !strncmp(line, st, strlen(st)) && n >= 5)
                 snprintf(prog, sizeof prog, "%s", tok[4]);
             else if (n >= 5 && !strcmp(tok[1], "Rank") &&
@@ -499,8 +508,15 @@ int lbs_sim_read_osu(const char *path, const char *text, size_t len,
                                      &ended)) {
         if (line[0] == '#') {
             int hs, a;
-            if (ll > 5 && !strncmp(line, "# OSU", 5))
+            if (ll > 5 && !strncmp(line, "# OSU", 5)) {
+                if (set->n > first || set->skipped > skipped0) {
+                    rc = lbs_err_set(err, -EINVAL, "%s:%ld: a second OSU "
+                                     "table after rows of the first (one "
+                                     "test per file: split it)", path, no);
+                    break;
+                }
                 coll = osu_title_coll(line, ll);
+            }
             else if ((a = osu_header(line, ll, &hs)) >= 0) {
                 avg = a;
                 has_size = hs;
