@@ -195,22 +195,22 @@ struct ncols {
     int n, size, time, wrong;
 };
 
-static int nccl_header(char **tok, int n, struct ncols *c)
+static int nccl_header(char **tok, int n, struct ncols *out)
 {
+    struct ncols c = {n - 1, 0, -1, -1};
     if (n < 4 || strcmp(tok[0], "#") || strcmp(tok[1], "size"))
         return 0;
-    c->n = n - 1;
-    c->size = 0;
-    c->time = c->wrong = -1;
     for (int i = 1; i < n; i++)
-        if (c->time < 0 && (!strcmp(tok[i], "time") ||
-                            !strcmp(tok[i], "cputime")))
-            c->time = i - 1;
-    if (c->time >= 0 && c->time + 3 < c->n &&
-        (!strcmp(tok[c->time + 4], "#wrong") ||
-         !strcmp(tok[c->time + 4], "error")))
-        c->wrong = c->time + 3;
-    return c->time >= 0;
+        if (c.time < 0 && (!strcmp(tok[i], "time") ||
+                           !strcmp(tok[i], "cputime")))
+            c.time = i - 1;
+    if (c.time < 0)
+        return 0;       /* *out untouched: not a header */
+    if (c.time + 3 < c.n && (!strcmp(tok[c.time + 4], "#wrong") ||
+                             !strcmp(tok[c.time + 4], "error")))
+        c.wrong = c.time + 3;
+    *out = c;
+    return 1;
 }
 
 int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
@@ -253,11 +253,13 @@ int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
                 int on = 3;
                 while (on < n - 1 && strcmp(tok[on], "on"))
                     on++;
-                if (on >= n - 1)
+                if (on >= n - 1) {
                     rc = lbs_err_set(err, -EINVAL, "%s:%ld: a '#  Rank' "
                                      "line without 'on HOST'", path, no);
+                    break;
+                }
                 snprintf(host, sizeof host, "%s", tok[on + 1]);
-                if (!rc && hosts_add(&h, host))
+                if (hosts_add(&h, host))
                     rc = lbs_err_set(err, -ENOMEM, "out of memory");
             } else if (nccl_header(tok, n, &c)) {
                 hline = no;
