@@ -210,6 +210,44 @@ static double net_best(const struct lbs_sim_sample *s, const size_t *idx,
     return e0;
 }
 
+/* Held-out rank counts: for each P among the usable samples, fit the
+ * others and predict every sample at P (needs two or more counts). */
+static void net_heldout_ranks(const struct lbs_sim_sample *s, size_t n,
+                              const struct lbs_sim_fit *in,
+                              struct lbs_sim_fit *net)
+{
+    size_t *tr = malloc((n + 1) * sizeof *tr);
+    double *re = malloc((n + 1) * sizeof *re);
+    size_t nre = 0;
+    for (size_t i = 0; tr && re && i < n; i++) {
+        double x[NU], f, u[NU];
+        int first = 1;
+        for (size_t j = 0; j < i; j++)
+            first &= s[j].ranks != s[i].ranks;
+        if (!first || net_features(&s[i], in, x, &f))
+            continue;
+        size_t ntr = 0;
+        for (size_t j = 0; j < n; j++)
+            if (s[j].ranks != s[i].ranks && !net_features(&s[j], in, x, &f) &&
+                s[j].ranks >= 2 && s[j].t > 0 && isfinite(s[j].t))
+                tr[ntr++] = j;
+        if (!ntr || !isfinite(net_best(s, tr, ntr, in, u)))
+            continue;
+        for (size_t j = 0; j < n; j++)
+            if (s[j].ranks == s[i].ranks && s[j].t > 0 && isfinite(s[j].t) &&
+                !net_features(&s[j], in, x, &f))
+                re[nre++] = fabs(net_predict(&s[j], in, u) - s[j].t) /
+                            s[j].t;
+    }
+    if (nre) {
+        net->ranks.n = nre;
+        net->ranks.med = sj_median(re, nre);
+        net->ranks.max = re[nre - 1];
+    }
+    free(tr);
+    free(re);
+}
+
 int lbs_sim_fit_net(const struct lbs_sim_sample *s, size_t n,
                     const struct lbs_sim_fit *in, struct lbs_sim_fit *net,
                     struct lbs_err *err)
@@ -271,6 +309,7 @@ int lbs_sim_fit_net(const struct lbs_sim_sample *s, size_t n,
             net->sizes.max = re[nte - 1];
         }
     }
+    net_heldout_ranks(s, n, in, net);
 out:
     free(idx);
     free(te);
