@@ -35,7 +35,11 @@ void cli_error(const char *what, const char *fmt, ...)
 {
     char msg[1024], shown[1024 * 4 + 8];
     va_list ap;
-    int k = snprintf(msg, sizeof msg, "lbscale: %s: ", what);
+    /* an over-long what (a 2,000-byte verb) is cut, so the prefix and
+     * the reason always fit the line */
+    int k = strlen(what) > 200
+            ? snprintf(msg, sizeof msg, "lbscale: %.200s...: ", what)
+            : snprintf(msg, sizeof msg, "lbscale: %s: ", what);
     if (k < 0 || (size_t)k >= sizeof msg)
         k = 0;
     va_start(ap, fmt);
@@ -146,9 +150,30 @@ int cli_export_path(const char *opt, const char *value, void *dst)
     snprintf(dir, sizeof dir, "%.*s", sl ? (int)(sl - value) + (sl == value)
                                          : 1, sl ? value : ".");
     struct stat st;
-    if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK) ||
-        (!stat(value, &st) && !S_ISREG(st.st_mode))) {
+    struct lbs_err e;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK)) {
         cli_error(opt, "cannot write '%s'", value);
+        return -EINVAL;
+    }
+    /* a device, FIFO, socket, directory or symlink there is refused now,
+     * not replaced by the rename at the end of the run */
+    if (lbs_out_file_check(value, &e)) {
+        cli_error(opt, "%s", e.msg);
+        return -EINVAL;
+    }
+    *(const char **)dst = value;
+    return 0;
+}
+
+int cli_out_file(const char *opt, const char *value, void *dst)
+{
+    struct lbs_err e;
+    if (!value || !*value) {
+        cli_error(opt, "missing file name");
+        return -EINVAL;
+    }
+    if (lbs_out_file_check(value, &e)) {
+        cli_error(opt, "%s", e.msg);
         return -EINVAL;
     }
     *(const char **)dst = value;

@@ -700,6 +700,8 @@ static int q_range(const char *o, const char *v, size_t *lo, size_t *hi)
         BAD(o, "'%s' is not MIN:MAX (e.g. 8:1M)", v ? v : "");
     snprintf(a, sizeof a, "%.*s", (int)(colon - v), v);
     snprintf(b, sizeof b, "%s", colon + 1);
+    if (!a[0] && !b[0])
+        BAD(o, "'%s' names neither MIN nor MAX (e.g. 8:1M, :1M or 8:)", v);
     int rc = 0;
     if (a[0])
         rc = q_size(o, a, lo);
@@ -793,11 +795,19 @@ static int parse_colls(const char *list, int sel[NCOLL])
             sel[k] = 1;
         return 0;
     }
-    char *dup = strdup(list), *save = NULL;
+    char *dup = strdup(list), *rest;
     if (!dup)
         BAD("coll", "out of memory");
     int any = 0;
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    rest = dup;
+    /* strsep, not strtok: "allreduce,,bcast" has an empty item, refused */
+    for (char *t; (t = strsep(&rest, ","));) {
+        if (!*t) {
+            if (!quiet)
+                cli_error("--coll", "'%s' has an empty item", list);
+            free(dup);
+            return EXIT_BAD_INPUT;
+        }
         size_t k = 0;
         while (k < NCOLL && strcmp(t, colls[k].name) &&
                !(colls[k].alias && !strcmp(t, colls[k].alias)))
@@ -897,9 +907,10 @@ struct coll_run {
     size_t minb, maxb, factor;
     long iters, warmup, root;
     double density;
-    struct bench_out bo;
+    struct bench_out bo;     /* printing only: bo.run stays NULL */
+    struct lbs_run *run;     /* rank 0's results run, or NULL */
     struct cli_export exp;   /* --export-csv/--export-markdown: all rows */
-    json_t *rows;            /* rank 0's rows, for the export */
+    json_t *rows;            /* rank 0's rows, saved and exported at the end */
     long total_wrong, busbw_n;
     double busbw_sum;
     struct lbs_err e;
@@ -1296,12 +1307,21 @@ static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
     for (size_t k = 0; k < NCOLL && !rc; k++)
         if (c->sel[k])
             rc = coll_sweep(cr, &colls[k]);
-    if (!rc && cr->rows &&
+    /* rows are saved only when every size of every pattern ran: a run
+     * whose rank died leaves no rows that look complete (one locked write,
+     * whole or absent), only what it printed */
+    if (!rc && cr->run && json_array_size(cr->rows) &&
+        (rc = lbs_run_append_rows(cr->run, "coll", cr->rows, &cr->e))) {
+        cli_error("coll", "%s", cr->e.msg);
+        cr->silent = 1;
+    }
+    if (!rc && cr->rows && (cr->exp.csv || cr->exp.md) &&
         (rc = cli_export_write(&cr->exp, "coll", cr->rows, export_cols)))
         cr->silent = 1;   /* printed */
-    if (rc && !cr->silent)
-        cli_error("coll", "%s", cr->e.msg);
-    else if (cr->total_wrong) {
+    if (rc) {
+        if (!cr->silent)
+            cli_error("coll", "%s", cr->e.msg);
+    } else if (cr->total_wrong) {
         if (cr->lead)
             cli_error("coll", "%ld wrong elements (see #wrong)",
                       cr->total_wrong);
@@ -1313,7 +1333,9 @@ static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
                    "out)\n", cr->total_wrong,
                    cr->check ? "OK" : "(not checked)",
                    cr->busbw_sum / (double)cr->busbw_n, cr->busbw_n);
-        bench_saved(&cr->bo);
+        struct bench_out saved = cr->bo;
+        saved.run = cr->run;
+        bench_saved(&saved);
     }
     return rc;
 }
@@ -1345,18 +1367,17 @@ int verb_coll(int argc, char **argv)
         return rc;
     }
     cr.nodes = count_nodes(cr.ctl, &cr.rpn);
-    if (cr.lead && (c.exp.csv || c.exp.md))
+    if (cr.lead)
         cr.rows = json_array();
     sum_tab_init(cr.x.P);
-    int orc = cr.lead ? cli_open_run(&com, "coll", argc, argv, &cr.bo.run)
-                      : 0;
+    int orc = cr.lead ? cli_open_run(&com, "coll", argc, argv, &cr.run) : 0;
     /* every rank must learn whether rank 0 could open the run */
     if (lbs_bcast(cr.ctl, &orc, 1, LBS_INT32, 0, -1) || orc)
         rc = orc ? orc : -EIO;
     else
         rc = coll_main(&cr, &c);
     json_decref(cr.rows);
-    lbs_run_close(cr.bo.run);
+    lbs_run_close(cr.run);
     lbs_topology_free(cr.x.topo);
     comms_free(cr.comm, cr.ctl);
     return orc ? cli_exit_code(orc) : cli_exit_code(rc);

@@ -81,13 +81,11 @@ static void make_input(float *x, size_t n, uint64_t seed)
     }
 }
 
-static int save_input(const char *path, const float *x, size_t n)
+/* Whole or absent, and only over a regular file (lbs_write_atomic). */
+static int save_input(const char *path, const float *x, size_t n,
+                      struct lbs_err *err)
 {
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return -EIO;
-    size_t w = fwrite(x, sizeof *x, n, f);
-    return fclose(f) == 0 && w == n ? 0 : -EIO;
+    return lbs_write_atomic(path, (const char *)x, n * sizeof *x, err);
 }
 
 /* ------------------------------------------------------ invariants */
@@ -389,11 +387,9 @@ static int bench_run(const struct cbench_args *a, json_t **row,
         goto out;
     }
     make_input(k.x, n, a->seed);
-    if (a->save_input && save_input(a->save_input, k.x, n)) {
-        rc = lbs_err_set(err, -EIO, "cannot write --save-input %s",
-                         a->save_input);
+    if (a->save_input &&
+        (rc = save_input(a->save_input, k.x, n, err)))
         goto out;
-    }
     if ((rc = gemm_alloc(&k, err)))
         goto out;
     struct check ck = {0};
@@ -598,11 +594,9 @@ static int cuda_bench_run(const struct cbench_args *a,
         goto out;
     }
     make_input(x, n, a->seed);
-    if (a->save_input && save_input(a->save_input, x, n)) {
-        rc = lbs_err_set(err, -EIO, "cannot write --save-input %s",
-                         a->save_input);
+    if (a->save_input &&
+        (rc = save_input(a->save_input, x, n, err)))
         goto out;
-    }
     if ((rc = lbs_cuda_mem_alloc((void **)&k.x, n * sizeof *k.x, err)) ||
         (rc = lbs_cuda_mem_alloc((void **)&k.out, n * sizeof *k.out, err)) ||
         (rc = lbs_cuda_mem_alloc(&k.p, maxb + 8, err)) ||
@@ -861,7 +855,8 @@ int verb_compress(int argc, char **argv)
                             "skip the STREAM measurement and use X GB/s "
                             "(cpu)"),
         CLI_ISA_OPT,
-        {.name = "save-input", .type = CLI_STR, .dst = &a.save_input,
+        {.name = "save-input", .type = CLI_CALL, .fn = cli_out_file,
+         .dst = &a.save_input,
          .arg = "F",
          .help = "write the input as raw little-endian float32 to F (for\n"
                  "bench/peers/torch_topk.py)"},

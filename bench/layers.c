@@ -149,6 +149,23 @@ static int too_big(const char *path, const char *layer, struct lbs_err *err)
 /* Largest --layers file read (BERT-Large's is 30 KB). */
 #define LAYERS_FILE_MAX_BYTES ((size_t)64 << 20)
 
+/* Top-level keys a --layers file may hold: "layers", what train
+ * --export-layers writes beside it ("model", "parameters"), and the rest
+ * of a simulator model file (sim/data/models/), which is read as is.  Any
+ * other key is a typo or another format: refused, not ignored. */
+static const char *const layers_file_keys[] = {
+    "layers", "model", "parameters", "format", "version", "name",
+    "description", "sources", "notes", "batch_per_gpu", "seq_len",
+    "bucket_mb", "efficiency", NULL};
+
+static int layers_file_key_ok(const char *k)
+{
+    for (size_t i = 0; layers_file_keys[i]; i++)
+        if (!strcmp(k, layers_file_keys[i]))
+            return 1;
+    return 0;
+}
+
 /* Layers from a JSON file: {"layers": [{"name": s, "shape": [d0, ...]}]};
  * a dry run only validates and adds up s->elements. */
 static int make_from_file(const char *path, struct layer_set *s, int dry,
@@ -166,6 +183,16 @@ static int make_from_file(const char *path, struct layer_set *s, int dry,
     if (!root)
         return lbs_err_set(err, -EINVAL, "--layers %s: %s (line %d)", path,
                            je.text, je.line);
+    const char *key;
+    json_t *val;
+    json_object_foreach(root, key, val)
+        if (!layers_file_key_ok(key)) {
+            rc = lbs_err_set(err, -EINVAL, "--layers %s: unknown key '%s' "
+                             "(a layers file holds \"layers\" and, from "
+                             "train --export-layers, \"model\" and "
+                             "\"parameters\")", path, key);
+            goto out;
+        }
     json_t *arr = json_object_get(root, "layers");
     size_t n = json_array_size(arr);
     if (!json_is_array(arr) || n == 0) {

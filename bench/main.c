@@ -1,7 +1,9 @@
 /* main.c - `lbscale VERB ...`: dispatch to the verbs. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blas.h"
 #include "cli.h"
@@ -9,6 +11,7 @@
 #include "lbs_config.h"
 #include "lbscale/isa.h"
 #include "lbscale/mem.h"
+#include "results.h"
 
 struct verb {
     const char *name;
@@ -50,13 +53,64 @@ static void usage(FILE *f)
                "transparent huge pages; default 1)\n");
 }
 
+/* A reader met a row torn by a writer that died mid-write: say so (the
+ * row is skipped; the next append to that file cuts it off). */
+static void say_torn(const char *path, long line, size_t bytes)
+{
+    fprintf(stderr, "lbscale: warning: %s line %ld: torn last row (%zu "
+            "bytes without a newline: its writer died mid-write); "
+            "skipped\n", path, line, bytes);
+}
+
+/* Leave without the exit handlers.  When memory is short, an OpenBLAS
+ * worker can spin for ever in malloc (its buffer at start, or after an
+ * allocation failure), and OpenBLAS's exit handler joins it: a process
+ * that printed its one line would never end.  Everything a verb commits
+ * is in files it closed already; the stdio streams are flushed here.
+ * Under AddressSanitizer the ordinary exit stays, for its leak check. */
+static int finish(int rc)
+{
+    /* stdout that could not be written (a full disk, /dev/full) is a
+     * runtime failure, not a silent exit 0 with the output lost */
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    if (bad && rc == 0) {
+        fprintf(stderr, "lbscale: stdout: cannot write: %s\n",
+                errno ? strerror(errno) : "write error");
+        rc = EXIT_RUNTIME;
+    }
+    fflush(NULL);
+#if defined(__SANITIZE_ADDRESS__)
+    return rc;
+#else
+    _exit(rc);
+#endif
+}
+
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    return finish(run(argc, argv));
+}
+
+static int run(int argc, char **argv)
 {
     /* OpenBLAS's kernel family is fixed when it initialises: pick the
      * machine's (blas.h) before anything else, re-executing if needed */
+    const char *bad_auto = blas_auto_bad();
+    if (bad_auto) {
+        cli_error("LBSCALE_BLAS_AUTO", "'%s': 1 (default: pick OpenBLAS's "
+                  "kernel family), 0 (leave it) or force", bad_auto);
+        return EXIT_BAD_INPUT;
+    }
     blas_autoselect(argv);
-    if (argc < 2) {
-        usage(stderr);
+    lbs_jsonl_on_torn(say_torn);
+    if (argc < 2) {   /* bad input: one line, like every refusal */
+        fprintf(stderr, "lbscale: no verb given (");
+        for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", verbs[i].name);
+        fprintf(stderr, "; lbscale --help)\n");
         return EXIT_BAD_INPUT;
     }
     const char *v = argv[1];

@@ -100,6 +100,10 @@ int cli_isa_opt(const char *opt, const char *value, void *unused);
 /* --export-csv FILE / --export-markdown FILE (struct cli_export): a file
  * whose directory cannot take it is refused before any work. */
 int cli_export_path(const char *opt, const char *value, void *dst);
+/* An output FILE option (--trace, --export-layers, --save-input): a path
+ * that exists and is not a regular file is refused before any work
+ * (lbs_out_file_check); the directory may be made later. */
+int cli_out_file(const char *opt, const char *value, void *dst);
 #define CLI_EXPORT_OPTS(x)                                                   \
     {.name = "export-csv", .type = CLI_CALL, .fn = cli_export_path,          \
      .dst = &(x)->csv, .arg = "FILE",                                        \

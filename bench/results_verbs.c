@@ -431,6 +431,12 @@ int verb_report(int argc, char **argv)
         cli_error("report", "%s", e.msg);
         return EXIT_BAD_INPUT;
     }
+    char page[PATH_MAX + 16];
+    snprintf(page, sizeof page, "%s/report.html", run);
+    if (lbs_out_file_check(page, &e)) {   /* before any work */
+        cli_error("report", "%s", e.msg);
+        return EXIT_BAD_INPUT;
+    }
     json_t *verdicts = json_object();
     if (nb) {
         json_t *c = check_verdicts(run, names, nb, 0, &e);
@@ -455,7 +461,7 @@ int verb_report(int argc, char **argv)
     if (rc) {
         cli_error("report", "%s", e.msg);
         json_decref(verdicts);
-        return EXIT_BAD_INPUT;
+        return cli_exit_code(rc);   /* a full disk is the machine's: 1 */
     }
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/report.html", run);

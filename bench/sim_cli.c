@@ -18,6 +18,9 @@
  * and checked before a results directory is created, so bad input leaves
  * nothing behind (exit 2, one line on stderr).
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <glob.h>
 #include <limits.h>
 #include <math.h>
@@ -406,6 +409,11 @@ static json_t *sweep_row(const struct simargs *a, const struct lbs_sim_entry *en
             1048576.0,
         "optim_bytes_per_elem", en->bpe, "optim_bytes_assumed",
         en->bpe_assumed);
+    /* E is defined from one node up: below it T(node)/T(P) compares a
+     * run with more GPUs against one with fewer */
+    if (row && r->P < (pl->gpus_per_node < pl->max_gpus ? pl->gpus_per_node
+                                                       : pl->max_gpus))
+        json_object_set_new(row, "scaling_efficiency", json_null());
     if (row) {
         int dp = !strcmp(en->source, "data-parallel");
         json_object_set_new(row, "slowdown_ms", json_real(r->slowdown * 1e3));
@@ -521,12 +529,15 @@ static void print_sweep_head(const struct simargs *a,
 
 static void print_sweep_row(const json_t *r)
 {
-    printf("  %-18s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.2f %8.1f %6.3f "
+    char eff[16] = "     -";   /* below one node E is not defined */
+    if (json_is_number(json_object_get(r, "scaling_efficiency")))
+        snprintf(eff, sizeof eff, "%6.3f", NUM(r, "scaling_efficiency"));
+    printf("  %-18s %6.0f %9.2f %9.2f %8.2f %9.2f %9.2f %8.2f %8.1f %s "
            "%9.2f\n",
            json_string_value(json_object_get(r, "optim")), NUM(r, "gpus"),
            NUM(r, "iter_ms"), NUM(r, "compute_ms"), NUM(r, "optimizer_ms"),
            NUM(r, "exposed_comm_ms"), NUM(r, "comm_ms"), NUM(r, "slowdown_ms"),
-           NUM(r, "bytes_per_gpu") / 1e6, NUM(r, "scaling_efficiency"),
+           NUM(r, "bytes_per_gpu") / 1e6, eff,
            NUM(r, "final_phase_iter_ms"));
 }
 
@@ -954,6 +965,13 @@ static int parse_sizes(const char *arg, double *sizes, size_t *ns)
                   "4M,64M; K M G, Ki Mi Gi)", arg ? arg : "");
         return -EINVAL;
     }
+    /* a trace's largest call (sim/README.md "Ranges") */
+    for (size_t i = 0; i < *ns; i++)
+        if (!(sizes[i] >= 1 && sizes[i] <= 9e15)) {
+            cli_error("--bytes", "'%s': every size must be 1 .. 9e15 bytes",
+                      arg);
+            return -EINVAL;
+        }
     return 0;
 }
 
@@ -1221,6 +1239,13 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
     }
     if ((rc = parse_sizes(a->bytes, sizes, &ns)))
         goto out;
+    for (size_t i = 0; i < np; i++)
+        if (P[i] < 2) {
+            cli_error("--gpus", "%ld: a collective needs at least 2 GPUs",
+                      P[i]);
+            rc = -EINVAL;
+            goto out;
+        }
     if ((rc = coll_rows(pl, k, P, np, sizes, ns, &rows, &e))) {
         cli_error("sim coll", "%s", e.msg);
         goto out;
@@ -1397,6 +1422,155 @@ static int cmd_anchors(int argc, char **argv, struct simargs *a)
     if (rc)
         return rc < 0 ? EXIT_BAD_INPUT : 0;
     return sim_anchors(a, argc, argv);
+}
+
+/* ---- export: one simulated step as Chakra execution traces ------------ */
+
+static int sim_export(const struct simargs *a, const char *dir,
+                      const char *prefix, long ranks, int final)
+{
+    struct lbs_err e;
+    struct point_in in = {0};
+    int rc = point_load(a, &in, &e);
+    if (!rc)
+        rc = lbs_sim_parse_gpus(a->gpus ? a->gpus : "8", &in.P, &in.np, &e);
+    if (!rc && (in.np != 1 || in.nent != 1))
+        rc = lbs_err_set(&e, -EINVAL, "export takes one optimizer and one "
+                         "GPU count (--optim, --gpus)");
+    struct lbs_sim_opts o = sim_opts(a);
+    char jsrc[LBS_SIM_FILE_MAX + 800];
+    if (!rc) {
+        job_source(a, in.m, in.pl, &o, jsrc, sizeof jsrc);
+        o.optim_bytes_per_elem = in.ent[0].bpe;
+        rc = point_check(a, &in, &o, &e);
+    }
+    long n = ranks > 0 ? ranks : (!rc ? in.P[0] : 1);
+    if (!rc)
+        rc = lbs_sim_chakra_export(in.pl, in.m,
+                                   lbs_sim_entry_plan(&in.ent[0], in.P[0]),
+                                   in.P[0], &o, final, dir, prefix, n, &e);
+    if (rc)
+        cli_error("sim export", "%s", e.msg);
+    else if (!a->com.json)
+        printf("# %s on %s, %s, %ld GPUs, %s step: %ld Chakra execution "
+               "traces (schema 1.0.2-chakra.1.0.0) in %s/%s.<rank>.et\n",
+               in.ent[0].name, in.pl->name, in.m->name, in.P[0],
+               final ? "final-phase" : "first", n, dir, prefix);
+    point_in_free(&in);
+    return cli_exit_code(rc);
+}
+
+static int cmd_export(int argc, char **argv, struct simargs *a)
+{
+    const char *dir = NULL, *prefix = "et";
+    long ranks = 0;
+    int final = 0;
+    const struct cli_opt opts[] = {
+        {.name = "chakra", .type = CLI_STR, .dst = &dir, .arg = "DIR",
+         .help = "write DIR/PREFIX.<rank>.et (DIR must not exist)"},
+        {.name = "prefix", .type = CLI_STR, .dst = &prefix, .arg = "P",
+         .help = "file name prefix (default et, as Chakra's converters)"},
+        {.name = "ranks", .type = CLI_LONG, .dst = &ranks, .arg = "N",
+         .lo = 1, .hi = 100000,
+         .help = "files for ranks 0..N-1 only (default: every GPU)"},
+        {.name = "final", .type = CLI_FLAG, .dst = &final,
+         .help = "the final phase's step (1-bit LAMB's compressed one)\n"
+                 "instead of the first"},
+        SIM_SWEEP_ROWS(a), CLI_COMMON_OPTS(&a->com), {0}};
+    const struct cli_verb v = {
+        .name = "sim export",
+        .usage = "usage: lbscale sim export --chakra DIR --model M "
+                 "--platform P --optim NAME [--gpus 8]",
+        .about = "One simulated training step as MLCommons Chakra execution "
+                 "traces (one\nfile per rank), for ASTRA-sim and the other "
+                 "tools that replay them:\nforward, backward per layer, "
+                 "every collective (comm_type, comm_size)\nwith the "
+                 "dependencies the engine ran it with, neighbour exchanges "
+                 "as\nsend/receive pairs, the optimizer step.  Schema: "
+                 "sim/chakra/chakra_et.proto.",
+        .opts = opts, .epilog = FILES_NOTE};
+    int rc = cli_parse(&v, argc - 1, argv + 1, NULL, NULL);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 0;
+    if (!dir) {
+        cli_error("sim export", "--chakra DIR is required");
+        return EXIT_BAD_INPUT;
+    }
+    if (need_point_args(a, "sim export"))
+        return EXIT_BAD_INPUT;
+    return sim_export(a, dir, prefix, ranks, final);
+}
+
+/* ---- import: a Chakra trace's collectives as a trace-v1 plan ----------- */
+
+static int cmd_import(int argc, char **argv, struct simargs *a)
+{
+    const char *file = NULL, *outp = NULL;
+    long ranks = 0;
+    const struct cli_opt opts[] = {
+        {.name = "chakra", .type = CLI_STR, .dst = &file, .arg = "FILE",
+         .help = "one rank's Chakra execution trace (.et)"},
+        SIM_MODEL_ROW(a),
+        {.name = "out", .type = CLI_CALL, .fn = cli_out_file, .dst = &outp,
+         .arg = "TRACE",
+         .help = "the trace-v1 file to write (must not exist)"},
+        {.name = "ranks", .type = CLI_LONG, .dst = &ranks, .arg = "P",
+         .lo = 1, .hi = 100000000,
+         .help = "the rank count it was made for (default: the\n"
+                 "metadata's \"gpus\")"},
+        {0}};
+    const struct cli_verb v = {
+        .name = "sim import",
+        .usage = "usage: lbscale sim import --chakra FILE --model M --out "
+                 "TRACE.jsonl [--ranks P]",
+        .about = "Reads the collectives of a Chakra execution trace "
+                 "(comm_type, comm_size,\nthe layer whose backward node "
+                 "each waits for) into a trace-v1 plan for\nmodel M, which "
+                 "`sim sweep --optim TRACE.jsonl` replays.  Point-to-point\n"
+                 "nodes are counted, not imported (trace-v1 has no peer "
+                 "list).",
+        .opts = opts};
+    struct lbs_err e;
+    struct lbs_sim_model *m = NULL;
+    int rc = cli_parse(&v, argc - 1, argv + 1, NULL, NULL);
+    if (rc)
+        return rc < 0 ? EXIT_BAD_INPUT : 0;
+    if (!file || !a->model || !outp) {
+        cli_error("sim import", "--chakra, --model and --out are required");
+        return EXIT_BAD_INPUT;
+    }
+    if ((rc = lbs_sim_model_find(a->model, &m, &e))) {
+        cli_error("sim import", "%s", e.msg);
+        return cli_exit_code(rc);
+    }
+    int fd = open(outp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        cli_error("--out", "%s: %s%s", outp, strerror(errno),
+                  errno == EEXIST ? " (give a new file)" : "");
+        rc = errno == EEXIST || errno == ENOENT || errno == ELOOP ? -EINVAL
+                                                                  : -EIO;
+        if (fd >= 0)
+            close(fd);
+        lbs_sim_model_free(m);
+        return cli_exit_code(rc);
+    }
+    size_t n = 0, skipped = 0;
+    rc = lbs_sim_chakra_import(file, m, ranks, f, &n, &skipped, &e);
+    if (fclose(f) && !rc)
+        rc = lbs_err_set(&e, -EIO, "%s: %s", outp, strerror(errno));
+    if (rc) {
+        unlink(outp);       /* nothing partial */
+        cli_error("sim import", "%s", e.msg);
+    } else {
+        printf("# %s: %zu collectives into %s (model %s)%s\n", file, n, outp,
+               m->name, skipped ? "; point-to-point nodes not imported" : "");
+        if (skipped)
+            printf("# %zu point-to-point nodes skipped\n", skipped);
+    }
+    lbs_sim_model_free(m);
+    return cli_exit_code(rc);
 }
 
 /* ---- validate: published end-to-end figures, none fitted -------------- */
@@ -2358,6 +2532,8 @@ static void usage(FILE *f)
           "             every collective with its algorithm\n"
           "  coll       one collective: cost of every algorithm/protocol\n"
           "  anchors    published figures beside lbscale's predictions\n"
+          "  export     one simulated step as Chakra execution traces\n"
+          "  import     a Chakra trace's collectives as a trace-v1 plan\n"
           "  validate   published end-to-end figures (none fitted) beside\n"
           "             the predictions, with the geometric-mean error\n"
           "  netsweep   scaling efficiency against network bandwidth per node\n"
@@ -2377,17 +2553,25 @@ int verb_sim(int argc, char **argv)
         int (*run)(int argc, char **argv, struct simargs *a);
     } cmds[] = {{"sweep", cmd_sweep}, {"step", cmd_step}, {"coll", cmd_coll},
                 {"anchors", cmd_anchors}, {"validate", cmd_validate},
+                {"export", cmd_export}, {"import", cmd_import},
                 {"speed", cmd_speed},
                 {"netsweep", cmd_netsweep}, {"calibrate", cmd_calibrate},
                 {"list", cmd_list}};
     if (argc < 2) {
-        usage(stderr);
+        cli_error("sim", "which command? (lbscale sim --help lists them)");
         return EXIT_BAD_INPUT;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
         usage(stdout);
         return 0;
+    }
+    const char *data = getenv("LBSCALE_SIM_DATA");
+    struct stat st;
+    if (data && *data && (stat(data, &st) || !S_ISDIR(st.st_mode))) {
+        cli_error("LBSCALE_SIM_DATA", "'%.200s' is not a directory (it "
+                  "holds platforms/, models/, traces/)", data);
+        return EXIT_BAD_INPUT;
     }
     struct simargs a = {.com = {.save = 1}, .grad_bytes = 4,
                         .grad_dtype = "fp32"};

@@ -54,33 +54,15 @@ static const char *const suite_verbs[] = {"stream", "optim", "compress",
  * refused before expansion, so a 100 x 100 x 100 foreach cannot hang. */
 #define MAX_ENTRIES 10000
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *s = malloc(cap);
-    size_t r;
-    while (s && (r = fread(s + n, 1, cap - n - 1, f)) > 0) {
-        n += r;
-        if (cap - n < 2) {
-            char *t = realloc(s, cap *= 2);
-            if (!t) {
-                free(s);
-                s = NULL;
-            }
-            s = t;
-        }
-    }
-    fclose(f);
-    if (s) {
-        s[n] = '\0';
-        if (len)
-            *len = n;
-    }
-    return s;
-}
+/* Set when the suite's own bookkeeping could not be written (its rows,
+ * a log, suite.json, the figures or the report: a full disk): the suite
+ * then exits 1 even when every entry passed. */
+static int suite_io_failed;
+
+/* A suite file is a page of JSON; 16 MiB is far beyond any plan, and the
+ * bound (with lbs_read_file's regular-file check) keeps a FIFO or
+ * /dev/zero named as the suite from hanging or eating the machine. */
+#define SUITE_FILE_MAX_BYTES ((size_t)16 << 20)
 
 /* ------------------------------------------------------------------ */
 /* child processes                                                      */
@@ -217,7 +199,11 @@ static void child_run(char *const argv[], const char *attempt,
     }
     pid_t parent = getpid();
     double t0 = cli_now();
-    pid_t pid = fork();
+    /* _Fork: fork without the atfork handlers.  The child only execs
+     * (async-signal-safe calls before it), and OpenBLAS's prefork handler
+     * joins its threads, one of which can be stuck in malloc for ever when
+     * memory is starved: the suite would hang before its first entry. */
+    pid_t pid = _Fork();
     if (pid == 0)
         child_exec(exe, argv, envp + 1, parent, po[1], pe[1]);
     int fork_errno = errno;
@@ -1186,8 +1172,11 @@ static void write_log(const struct suite *s, const struct entry *e, int rep,
 {
     struct lbs_err le;
     char dir[PATH_MAX + 8], path[PATH_MAX + 128], nm[96];
-    snprintf(dir, sizeof dir, "%s/logs", s->run);
-    mkdir(dir, 0755);
+    if (lbs_run_subdir(s->run, "logs", dir, sizeof dir, &le)) {
+        cli_error(s->o->what, "%s", le.msg);
+        suite_io_failed = 1;
+        return;
+    }
     sanitize(e->name, nm, sizeof nm);
     if (e->repeat > 1)
         snprintf(nm + strlen(nm), sizeof nm - strlen(nm), ".%d", rep);
@@ -1202,9 +1191,13 @@ static void write_log(const struct suite *s, const struct entry *e, int rep,
     if (c->err.p)
         sb_add(&lg, c->err.p, strlen(c->err.p));
     sb_add(&lg, "\n", 1);
-    if (!lbs_write_atomic(path, lg.p, lg.len, &le))
+    if (!lbs_write_atomic(path, lg.p, lg.len, &le)) {
         json_object_set_new(row, "log", json_string(path + strlen(s->run)
                                                     + 1));
+    } else {
+        cli_error(s->o->what, "log: %s", le.msg);
+        suite_io_failed = 1;
+    }
     free(lg.p);
 }
 
@@ -1330,8 +1323,10 @@ static int run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
     if (ran)
         write_log(s, e, rep, idx, status, &c, row);
     int rc = lbs_run_append(run, "suite", json_incref(row), &le);
-    if (rc)
+    if (rc) {
         cli_error(s->o->what, "%s", le.msg);
+        suite_io_failed = 1;
+    }
     json_array_append(rows, row);
 
     account(s, e, idx, status, ran ? c.seconds : 0, why, &c, row, pg, t);
@@ -1506,10 +1501,13 @@ static int load_suite(struct suite *s)
     if (o->text) {
         s->text = strdup(o->text);
     } else {
-        s->text = slurp(o->file, NULL);
-        if (!s->text) {
-            cli_error(o->what, "%s: %s", o->file, strerror(errno));
-            return EXIT_BAD_INPUT;
+        size_t len;
+        struct lbs_err fe;
+        int frc = lbs_read_file(o->file, SUITE_FILE_MAX_BYTES, &s->text,
+                                &len, &fe);
+        if (frc) {
+            cli_error(o->what, "%s", fe.msg);
+            return cli_exit_code(frc);
         }
     }
     if (readlink("/proc/self/exe", s->exe, sizeof s->exe - 1) <= 0) {
@@ -1532,6 +1530,48 @@ static int load_suite(struct suite *s)
     return 0;
 }
 
+/* Where the suite will write, checked as the run would (so --dry-run
+ * refuses what the run refuses): --resume names a suite run (its done
+ * entries into *done when done is not NULL); --out, when it exists, is a
+ * directory whose logs/ is not a planted link.  0, or EXIT_BAD_INPUT
+ * after one line. */
+static int check_target(const struct suite *s, json_t **done)
+{
+    const struct suite_opts *o = s->o;
+    struct lbs_err le;
+    struct stat st;
+    char p[PATH_MAX + 32];
+    if (o->resume) {
+        snprintf(p, sizeof p, "%s/suite.jsonl", o->resume);
+        if (access(p, R_OK)) {
+            cli_error(o->what, "--resume %s: no suite.jsonl there (not a "
+                      "suite run)", o->resume);
+            return EXIT_BAD_INPUT;
+        }
+        json_t *d = done_set(o->resume, &le);
+        if (!d) {
+            cli_error(o->what, "--resume: %s", le.msg);
+            return EXIT_BAD_INPUT;
+        }
+        if (done)
+            *done = d;
+        else
+            json_decref(d);
+    }
+    const char *dir = o->resume ? o->resume : o->out;
+    if (dir && !stat(dir, &st) && !S_ISDIR(st.st_mode)) {
+        cli_error(o->what, "%s: exists and is not a directory", dir);
+        return EXIT_BAD_INPUT;
+    }
+    snprintf(p, sizeof p, "%s/logs", dir ? dir : ".");
+    if (dir && !lstat(p, &st) && !S_ISDIR(st.st_mode)) {
+        cli_error(o->what, "%s: not a directory of the run (a symbolic link "
+                  "or a file); nothing is written through it", p);
+        return EXIT_BAD_INPUT;
+    }
+    return 0;
+}
+
 /* The run directory (new, or --resume's with *done the entries already
  * ok there), locked and purged, with suite.json and the start row: 0, or
  * the exit code after one printed line (nothing left open). */
@@ -1543,27 +1583,23 @@ static int open_suite_run(struct suite *s, struct lbs_run **runp,
     struct lbs_run *run = NULL;
     json_t *done = NULL;
     int rc;
-    if (o->resume) {
-        char p[PATH_MAX + 32];
-        snprintf(p, sizeof p, "%s/suite.jsonl", o->resume);
-        if (access(p, R_OK)) {
-            cli_error(o->what, "--resume %s: no suite.jsonl there (not a "
-                      "suite run)", o->resume);
-            return EXIT_BAD_INPUT;
-        }
-        done = done_set(o->resume, &le);
-        if (!done) {
-            cli_error(o->what, "--resume: %s", le.msg);
-            return EXIT_BAD_INPUT;
-        }
-    }
-    if (lbs_run_open(o->resume ? o->resume : o->out, lbs_meta_collect,
-                     o->argc, o->argv, &run, &le)) {
+    if ((rc = check_target(s, &done)))
+        return rc;
+    if ((rc = lbs_run_open(o->resume ? o->resume : o->out, lbs_meta_collect,
+                           o->argc, o->argv, &run, &le))) {
         cli_error(o->what, "%s", le.msg);
         json_decref(done);
-        return EXIT_RUNTIME;
+        return cli_exit_code(rc);
     }
     snprintf(s->run, sizeof s->run, "%s", lbs_run_dir(run));
+    char logs[PATH_MAX + 8];
+    /* RUN/logs planted as a link elsewhere: refused before any entry */
+    if (lbs_run_subdir(s->run, "logs", logs, sizeof logs, &le)) {
+        cli_error(o->what, "%s", le.msg);
+        lbs_run_close(run);
+        json_decref(done);
+        return EXIT_BAD_INPUT;
+    }
     if ((rc = lock_run(s)) || (rc = purge_run(s))) {
         lbs_run_close(run);
         json_decref(done);
@@ -1571,8 +1607,11 @@ static int open_suite_run(struct suite *s, struct lbs_run **runp,
     }
     char p[PATH_MAX + 32], started[32];
     snprintf(p, sizeof p, "%s/suite.json", s->run);
-    if (access(p, F_OK))
-        lbs_write_atomic(p, s->text, strlen(s->text), &le);
+    if (access(p, F_OK) &&
+        lbs_write_atomic(p, s->text, strlen(s->text), &le)) {
+        cli_error(o->what, "%s", le.msg);
+        suite_io_failed = 1;
+    }
     utc_now(started, sizeof started);
     json_t *cmd = json_array();
     for (int i = 0; i < o->argc; i++)
@@ -1581,8 +1620,10 @@ static int open_suite_run(struct suite *s, struct lbs_run **runp,
         "start", "suite", s->name, "file", s->file, "command", cmd, "vars",
         s->vars, "entries", (json_int_t)s->n, "resume", o->resume != NULL,
         "started_utc", started);
-    if (lbs_run_append(run, "suite", start, &le))
+    if (lbs_run_append(run, "suite", start, &le)) {
         cli_error(o->what, "%s", le.msg);
+        suite_io_failed = 1;
+    }
     *runp = run;
     *donep = done;
     return 0;
@@ -1637,14 +1678,20 @@ static void finish_suite(struct suite *s, json_t *end, json_t *rows,
     struct lbs_err le;
     int plotted = 0, reported = 0;
     if (!o->no_plot && !was_interrupted) {
-        if (plot_run(s->run, &le))
+        int prc = plot_run(s->run, &le);
+        if (prc)
             cli_error(o->what, "figures: %s", le.msg);
         else
             plotted = 1;
-        if (report_write(s->run, &le))
+        /* no gnuplot on this machine is a notice; a figure that could not
+         * be written (a full disk, a planted link) is a failure */
+        suite_io_failed |= prc && prc != -ENOENT;
+        if (report_write(s->run, &le)) {
             cli_error(o->what, "report: %s", le.msg);
-        else
+            suite_io_failed = 1;
+        } else {
             reported = 1;
+        }
     }
     if (o->json) {
         json_object_set_new(end, "run", json_string(s->run));
@@ -1670,11 +1717,14 @@ int suite_main(const struct suite_opts *o)
     snprintf(s.name, sizeof s.name, "%s", o->what);
     struct lbs_run *run = NULL;
     json_t *done = NULL;
+    suite_io_failed = 0;
     int rc = load_suite(&s);
     if (rc)
         goto out;
     if (o->dry_run) {
-        dry_run_list(&s);
+        /* the same refusals as the run, then the list */
+        if (!(rc = check_target(&s, NULL)))
+            dry_run_list(&s);
         goto out;
     }
     if ((rc = open_suite_run(&s, &run, &done)))
@@ -1692,8 +1742,10 @@ int suite_main(const struct suite_opts *o)
         "end", "ok", t.ok, "failed", t.failed, "skipped", t.skipped,
         "done_before", t.done_before, "wall_s", wall, "ended_utc", ended,
         "interrupted", was_interrupted);
-    if (lbs_run_append(run, "suite", json_incref(end), &le))
+    if (lbs_run_append(run, "suite", json_incref(end), &le)) {
         cli_error(o->what, "%s", le.msg);
+        suite_io_failed = 1;
+    }
     lbs_run_close(run);
     finish_suite(&s, end, rows, &t, wall, was_interrupted);
     json_decref(rows);
@@ -1704,7 +1756,7 @@ int suite_main(const struct suite_opts *o)
                   strcmp(o->what, "suite") ? "" : s.file, s.run);
         rc = 130;
     } else {
-        rc = t.failed ? EXIT_RUNTIME : 0;
+        rc = t.failed || suite_io_failed ? EXIT_RUNTIME : 0;
     }
 out:
     free_suite(&s);

@@ -254,7 +254,8 @@ static const struct cli_opt train_opts[] = {
              "trained with random crops (pad 2) and horizontal flips"},
     {.name = "no-augment", .type = CLI_FLAG, .dst = &targ.c.no_augment,
      .help = "the CNN without crops and flips"},
-    {.name = "export-layers", .type = CLI_STR, .dst = &targ.export_layers,
+    {.name = "export-layers", .type = CLI_CALL, .fn = cli_out_file,
+     .dst = &targ.export_layers,
      .arg = "F",
      .help = "write the model's layer list (name, shape) as JSON to F\n"
              "(the format of optim --layers and sim --layers) and\n"
@@ -550,12 +551,12 @@ static void print_row(const json_t *row, int json)
 }
 
 
-/* The trace file name for this run, by what it holds:
+/* The trace file name's stem for this run, by what it holds:
  * train-trace-OPTIM[-COMPRESSOR] (the optimizer's and the compressor's
- * names, without parameters), then -2, -3, ... when an earlier run in the
- * same directory (a suite) has taken that name. */
-static void pick_trace_base(const char *dir, const char *spec,
-                            const char *compress, char *base, size_t len)
+ * names, without parameters); write_trace adds -2, -3, ... when another
+ * run in the same directory (a suite, a concurrent run) has taken it. */
+static void pick_trace_base(const char *spec, const char *compress,
+                            char *base, size_t len)
 {
     char tag[40];
     size_t o = 0;
@@ -572,17 +573,27 @@ static void pick_trace_base(const char *dir, const char *spec,
                                                                 : '_');
     }
     tag[o] = '\0';
-    for (int i = 1; i < 100000; i++) {
-        char a[4200], b[4200];
-        if (i == 1)
-            snprintf(base, len, "train-trace-%s", tag);
-        else
-            snprintf(base, len, "train-trace-%s-%d", tag, i);
-        snprintf(a, sizeof a, "%s/%s.jsonl", dir, base);
-        snprintf(b, sizeof b, "%s/%s.rank0.jsonl", dir, base);
-        if (access(a, F_OK) && access(b, F_OK))
-            return;
-    }
+    snprintf(base, len, "train-trace-%s", tag);
+}
+
+struct trace_name { const char *stem; int all; };
+
+/* lbs_name_fn: candidate i of the trace's name, STEM[-i].jsonl (or
+ * .rank0.jsonl with --trace-all-ranks); skipped when the name is taken in
+ * the other form.  The rename that claims it never replaces, so two runs
+ * racing into one directory each keep their own trace. */
+static int trace_candidate(void *ctx, int dfd, int i, char *buf, size_t len)
+{
+    const struct trace_name *t = ctx;
+    char other[128];
+    int w = i == 1 ? snprintf(buf, len, "%s", t->stem)
+                   : snprintf(buf, len, "%s-%d", t->stem, i);
+    if (w < 0 || (size_t)w + 16 >= len)
+        return -1;
+    snprintf(other, sizeof other, "%s%s", buf, t->all ? ".jsonl"
+                                                      : ".rank0.jsonl");
+    strcat(buf, t->all ? ".rank0.jsonl" : ".jsonl");
+    return faccessat(dfd, other, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 
@@ -602,7 +613,7 @@ struct train_run {
     json_t *curve;
     double train_s, comm_s;
     long steps;
-    char rundir[4096], trbase[64];
+    char rundir[4096], trbase[128];
     /* the optimizer's communication, metered over tcomm */
     double t_comm;
     size_t bytes[LBS_COLL_COUNT], calls[LBS_COLL_COUNT], sent;
@@ -611,16 +622,13 @@ struct train_run {
     int tracing;                        /* this rank collects a trace */
 };
 
+/* The trace file: rank 0 (or the one rank) claims a new name (r->trbase
+ * becomes its stem); with --trace-all-ranks the others then write theirs
+ * under the stem rank 0 broadcast. */
 static int write_trace(struct train_run *r, struct lbs_err *err)
 {
     const struct train_opts *t = &r->t;
     const struct lbs_train_info *i = r->info;
-    char path[4200];
-    if (t->trace_all)
-        snprintf(path, sizeof path, "%s/%s.rank%d.jsonl", r->rundir,
-                 r->trbase, r->rank);
-    else
-        snprintf(path, sizeof path, "%s/%s.jsonl", r->rundir, r->trbase);
     json_t *h = json_pack(
         "{s:s,s:i,s:s,s:s,s:s,s:o,s:i,s:i,s:I,s:o,s:s,s:s,s:s,s:I,s:I,s:I,"
         "s:i,s:I,s:s}",
@@ -656,7 +664,23 @@ static int write_trace(struct train_run *r, struct lbs_err *err)
     all[hl] = '\n';
     if (tl->len)
         memcpy(all + hl + 1, tl->p, tl->len);
-    int rc = lbs_write_atomic(path, all, hl + 1 + tl->len, err);
+    int rc;
+    if (r->rank == 0) {
+        char stem[sizeof r->trbase], chosen[sizeof r->trbase + 16];
+        snprintf(stem, sizeof stem, "%s", r->trbase);
+        struct trace_name tn = {stem, t->trace_all};
+        rc = lbs_write_unique(r->rundir, trace_candidate, &tn, all,
+                              hl + 1 + tl->len, chosen, sizeof chosen, err);
+        if (!rc)    /* the stem: the name less .jsonl / .rank0.jsonl */
+            snprintf(r->trbase, sizeof r->trbase, "%.*s",
+                     (int)(strlen(chosen) - (t->trace_all ? 12 : 6)),
+                     chosen);
+    } else {
+        char path[4300];
+        snprintf(path, sizeof path, "%s/%s.rank%d.jsonl", r->rundir,
+                 r->trbase, r->rank);
+        rc = lbs_write_atomic(path, all, hl + 1 + tl->len, err);
+    }
     free(all);
     free(hs);
     return rc;
@@ -824,14 +848,13 @@ static int open_results(struct train_run *r)
         return rc;
     if (r->run) {
         snprintf(r->rundir, sizeof r->rundir, "%s", lbs_run_dir(r->run));
-        pick_trace_base(r->rundir, r->info->spec, r->t.c.compress, r->trbase,
+        pick_trace_base(r->info->spec, r->t.c.compress, r->trbase,
                         sizeof r->trbase);
     }
+    /* the trace's final name is chosen by rank 0 when it writes it */
     if (r->P > 1 && r->t.trace_all && r->com.save &&
-        ((rc = lbs_bcast(r->comm, r->rundir, sizeof r->rundir, LBS_UINT8, 0,
-                         -1)) ||
-         (rc = lbs_bcast(r->comm, r->trbase, sizeof r->trbase, LBS_UINT8, 0,
-                         -1))))
+        (rc = lbs_bcast(r->comm, r->rundir, sizeof r->rundir, LBS_UINT8, 0,
+                        -1)))
         return rc;
     return 0;
 }
@@ -1054,10 +1077,23 @@ static int write_results(struct train_run *r, json_t *row)
 {
     const struct train_opts *t = &r->t;
     int rc = 0, who;
-    if (t->trace && r->com.save && (t->trace_all || r->rank == 0))
+    int tracing = t->trace && r->com.save;
+    if (tracing && r->rank == 0)
         rc = write_trace(r, &r->e);
+    if (tracing && t->trace_all && r->P > 1) {
+        /* rank 0's claimed name, then every other rank's file */
+        int brc = lbs_bcast(r->comm, r->trbase, sizeof r->trbase, LBS_UINT8,
+                            0, -1);
+        if (!rc && brc)
+            rc = lbs_err_set(&r->e, brc, "trace: broadcast failed");
+        if (!rc && r->rank != 0)
+            rc = write_trace(r, &r->e);
+    }
     if (rc)
         cli_error("train", "rank %d: %s", r->rank, r->e.msg);
+    if (tracing)
+        json_object_set_new(row, "trace", json_sprintf(t->trace_all
+                            ? "%s.rank*.jsonl" : "%s.jsonl", r->trbase));
     if (r->rank == 0) {
         print_row(row, r->com.json);
         if (r->run) {

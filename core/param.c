@@ -69,6 +69,9 @@ int lbs_spec_split(const char *spec, char *name, size_t namelen,
                            spec);
     if (len >= namelen)
         return lbs_err_set(err, -EINVAL, "spec name too long in '%s'", spec);
+    if (colon && !colon[1])
+        return lbs_err_set(err, -EINVAL, "spec '%s' has nothing after ':' "
+                           "(give KEY=VALUE,... or drop the ':')", spec);
     memcpy(name, spec, len);
     name[len] = '\0';
     *args = colon ? colon + 1 : "";

@@ -5,8 +5,10 @@
 # seeds, log scale.  bench/study.py report writes the data (consensus.dat,
 # gnuplot index 2p DmSGD and 2p+1 DecentLaM for panel p) and the panel
 # list (consensus-panels.gp: nrow, ncol, npanel, PT[] titles).
-# Inputs (gnuplot -e): dat (consensus.dat), outbase.
-dir = system("dirname '" . dat . "'")
+# Inputs (gnuplot -e): dat (consensus.dat), outbase, dir (the directory
+# of both, default "."; study_plot in bench/suites/phase.sh runs gnuplot
+# there, so no path is ever part of this code or of a shell command).
+if (!exists("dir")) dir = "."
 load dir . "/consensus-panels.gp"
 if (npanel < 1) { print "consensus.gp: no consensus curves in " . dat; exit }
 array C[2] = ["#d62728", "#1f77b4"]

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "lbs_config.h"
+#include "lbscale/file.h"
 #include "plot.h"
 #include "results.h"
 #include "stats.h"
@@ -229,46 +230,108 @@ static int write_caption(const char *outdir, const char *base,
     return rc;
 }
 
+/* Whether name in dfd is a whole figure: a PNG ends with its IEND chunk,
+ * an SVG with its closing tag.  gnuplot on a full disk can exit 0 with a
+ * truncated file; such a file must never replace a good figure. */
+static int figure_whole(int dfd, const char *name, int svg)
+{
+    static const unsigned char iend[8] = {'I', 'E', 'N', 'D',
+                                          0xae, 0x42, 0x60, 0x82};
+    char tail[64];
+    struct stat st;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    int ok = 0;
+    if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size >= 16) {
+        off_t from = st.st_size > (off_t)sizeof tail
+                     ? st.st_size - (off_t)sizeof tail : 0;
+        ssize_t n = pread(fd, tail, sizeof tail, from);
+        if (n >= 8 && svg)
+            ok = memmem(tail, (size_t)n, "</svg>", 6) != NULL;
+        else if (n >= 8)
+            ok = !memcmp(tail + n - 8, iend, 8);
+    }
+    close(fd);
+    return ok;
+}
+
+/* Move the figures gnuplot drew into the private directory tmp (in
+ * outdir, open as dfd) to outdir/base.{png,svg}, both whole or neither;
+ * then remove tmp. */
+static int keep_figures(int dfd, const char *tmp, const char *base, int rc)
+{
+    static const char *const ext[] = {"png", "svg"};
+    char from[2][400], to[2][300];
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        snprintf(from[i], sizeof from[i], "%s/%s.%s", tmp, base, ext[i]);
+        snprintf(to[i], sizeof to[i], "%s.%s", base, ext[i]);
+        if (!rc && !figure_whole(dfd, from[i], i))
+            rc = -EFBIG;
+        /* the final names are replaced only when they are regular files */
+        if (!rc && !fstatat(dfd, to[i], &st, AT_SYMLINK_NOFOLLOW) &&
+            !S_ISREG(st.st_mode))
+            rc = -EEXIST;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (!rc && renameat(dfd, from[i], dfd, to[i]))
+            rc = -EIO;
+        unlinkat(dfd, from[i], 0);
+    }
+    unlinkat(dfd, tmp, AT_REMOVEDIR);
+    return rc;
+}
+
 /* Write outdir/base.dat, then draw script.gp into outdir/base.{png,svg}
- * with "datafile='base.dat'; outbase='base.tmp.PID'; <assign>", gnuplot
- * running in outdir.  base is a safe() word; assign holds only numbers
- * and assign_str() values. */
+ * with "datafile='base.dat'; outbase='TMP/base'; <assign>", gnuplot
+ * running in outdir, TMP a fresh private directory (lbs_tmp_create: an
+ * unpredictable name, mode 0700, so nothing can be planted where gnuplot
+ * writes).  base is a safe() word; assign holds only numbers and
+ * assign_str() values. */
 static int draw(const char *outdir, const char *base, const struct strbuf *dat,
                 const char *script, const char *assign, struct lbs_err *err)
 {
-    char dpath[PATH_MAX + 300], gp[PATH_MAX + 64], sdir[PATH_MAX];
+    char dpath[PATH_MAX + 300], gp[PATH_MAX + 64], sdir[PATH_MAX], tmp[64];
     snprintf(dpath, sizeof dpath, "%s/%s.dat", outdir, base);
     int rc = lbs_write_atomic(dpath, dat->p ? dat->p : "", dat->len, err);
     if (rc)
         return rc;
-    /* gnuplot writes <base>.tmp.<pid>.{png,svg}, renamed when complete:
-     * an interrupted plot never leaves a truncated figure */
-    size_t alen = strlen(assign) + 2 * strlen(base) + 64;
-    char *a = malloc(alen);
-    if (!a)
-        return lbs_err_set(err, -ENOMEM, "out of memory");
-    snprintf(a, alen, "datafile='%s.dat'; outbase='%s.tmp.%ld'; %s", base,
-             base, (long)getpid(), assign);
-    if (!realpath(plot_scripts_dir(), sdir)) {
-        free(a);
+    if (!realpath(plot_scripts_dir(), sdir))
         return lbs_err_set(err, -ENOENT, "gnuplot scripts: %s: %s",
                            plot_scripts_dir(), strerror(errno));
-    }
     snprintf(gp, sizeof gp, "%s/%s.gp", sdir, script);
+    int dfd = open(outdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 || lbs_tmp_create(dfd, tmp, sizeof tmp, 1) < 0) {
+        int e = errno;
+        if (dfd >= 0)
+            close(dfd);
+        return lbs_err_set(err, -EIO, "cannot create a temporary directory "
+                           "in %s: %s", outdir, strerror(e));
+    }
+    size_t alen = strlen(assign) + 2 * strlen(base) + 128;
+    char *a = malloc(alen);
+    if (!a) {
+        unlinkat(dfd, tmp, AT_REMOVEDIR);
+        close(dfd);
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    }
+    snprintf(a, alen, "datafile='%s.dat'; outbase='%s/%s'; %s", base, tmp,
+             base, assign);
     rc = run_gnuplot(outdir, a, gp);
     free(a);
-    static const char *const ext[] = {"png", "svg"};
-    for (int i = 0; i < 2; i++) {
-        char tmp[PATH_MAX + 400], fin[PATH_MAX + 400];
-        snprintf(tmp, sizeof tmp, "%s/%s.tmp.%ld.%s", outdir, base,
-                 (long)getpid(), ext[i]);
-        snprintf(fin, sizeof fin, "%s/%s.%s", outdir, base, ext[i]);
-        if (rc || rename(tmp, fin))
-            unlink(tmp);
-    }
+    rc = keep_figures(dfd, tmp, base, rc);
+    close(dfd);
     if (rc == -ENOENT)
         return lbs_err_set(err, rc, "gnuplot not found (apt-get install "
                            "gnuplot-nox)");
+    if (rc == -EFBIG)
+        return lbs_err_set(err, -EIO, "gnuplot wrote a truncated %s figure "
+                           "in %s (a full disk?); the old one is kept", base,
+                           outdir);
+    if (rc == -EEXIST)
+        return lbs_err_set(err, -EINVAL, "%s/%s.png or .svg exists and is "
+                           "not a regular file; not replaced", outdir, base);
     if (rc)
         return lbs_err_set(err, rc, "gnuplot failed on %s for %s.dat", gp,
                            base);
@@ -1336,8 +1399,10 @@ static int run_study_py(const char *rowsdir, const char *outdir)
     pid_t pid;
     int st;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log,
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    /* O_NOFOLLOW: a link planted at plots/study.log is not written
+     * through (the spawn fails instead) */
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT |
+                                     O_TRUNC | O_NOFOLLOW, 0644);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -1355,11 +1420,12 @@ static int write_study_rows(json_t *rows, const char *outdir, double *big,
                             double *seeds, double *epochs,
                             struct lbs_err *err)
 {
-    char dir[PATH_MAX + 16], path[PATH_MAX + 32];
-    snprintf(dir, sizeof dir, "%s/study-rows", outdir);
+    char dir[PATH_MAX + 16], path[PATH_MAX + 32], sdir[PATH_MAX + 16];
+    /* both directories real ones of the run: study.py writes into study/ */
+    int rc = lbs_run_subdir(outdir, "study-rows", dir, sizeof dir, err);
+    if (rc)
+        return rc;
     snprintf(path, sizeof path, "%s/train.jsonl", dir);
-    if (mkdir(dir, 0755) && errno != EEXIST)
-        return lbs_err_set(err, -EIO, "cannot create %s", dir);
     struct strbuf t = {0};
     size_t i;
     json_t *r;
@@ -1374,8 +1440,10 @@ static int write_study_rows(json_t *rows, const char *outdir, double *big,
         *seeds = fmax(*seeds, nget(r, "seed"));
         *epochs = fmax(*epochs, nget(r, "epochs"));
     }
-    int rc = *big > 0 ? lbs_write_atomic(path, t.p ? t.p : "", t.len, err)
-                      : 0;
+    if (*big > 0)
+        rc = lbs_run_subdir(outdir, "study", sdir, sizeof sdir, err);
+    if (!rc && *big > 0)
+        rc = lbs_write_atomic(path, t.p ? t.p : "", t.len, err);
     free(t.p);
     return rc;
 }
@@ -1385,6 +1453,24 @@ static int write_study_rows(json_t *rows, const char *outdir, double *big,
  * figure of the full study (docs/studies.md) at the run's size.  A
  * failed entry of the study (no row) is not counted here, where
  * study.py, given the run's directory, would count it as diverged. */
+/* Whether bench/study.py report found points, in both panels, for an
+ * optimizer that plots/study.gp draws (its study/study_have.gp: bhave,
+ * ehave): a study of DmSGD and DecentLaM seeds alone has none, and
+ * gnuplot refuses an empty plot list. */
+static int study_has_points(const char *outdir)
+{
+    char path[PATH_MAX + 32], *text;
+    size_t len;
+    snprintf(path, sizeof path, "%s/study/study_have.gp", outdir);
+    if (lbs_read_file(path, 64 << 10, &text, &len, NULL))
+        return 1;       /* let gnuplot say what is wrong */
+    /* both panels need a line: an empty one is an error to gnuplot */
+    int both = strstr(text, "bhave = \"\"") == NULL &&
+               strstr(text, "ehave = \"\"") == NULL;
+    free(text);
+    return both;
+}
+
 static int fig_study(const char *run, const char *outdir,
                      struct lbs_err *err)
 {
@@ -1403,6 +1489,8 @@ static int fig_study(const char *run, const char *outdir,
         return lbs_err_set(err, rc == -ENOENT ? -EIO : rc, "%s: %s report "
                            "failed (see %s/study.log)", run,
                            plot_study_script(), outdir);
+    if (!study_has_points(outdir))
+        return 0;   /* seeds of no optimizer study.gp draws (DmSGD...) */
     struct strbuf d = {0}, a = {0};
     sb_printf(&d, "# statistics and verdicts: study/ (bench/study.py "
                   "report): table.md, verdicts.md, study.json\n");
@@ -1627,9 +1715,9 @@ static int plot_kinds(const char *run, struct lbs_err *err)
     if (vrc)
         return vrc;
     char outdir[PATH_MAX];
-    snprintf(outdir, sizeof outdir, "%s/plots", run);
-    if (mkdir(outdir, 0755) && errno != EEXIST)
-        return lbs_err_set(err, -EIO, "cannot create %s", outdir);
+    int src = lbs_run_subdir(run, "plots", outdir, sizeof outdir, err);
+    if (src)
+        return src;
     lbs_clean_stale_tmp(outdir);   /* figures of a plot that was killed */
     int (*kinds[])(const char *, const char *, struct lbs_err *) = {
         fig_roofline, fig_scaling, fig_itersplit, fig_busbw, fig_compress,

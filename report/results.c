@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,7 +19,7 @@
 #include "git_rev.h"
 #include "results.h"
 
-/* Room left under PATH_MAX for "/<verb>.jsonl", "/plots/x.tmp.PID.XXXXXX.svg"
+/* Room left under PATH_MAX for "/<verb>.jsonl", "/plots/<figure>.svg"
  * and the like: a run directory longer than this is refused up front. */
 #define RUN_DIR_MAX (PATH_MAX - 128)
 
@@ -43,42 +44,181 @@ static int path_err(struct lbs_err *err, int e, const char *fmt,
                        path, strerror(e));
 }
 
+int lbs_out_file_check(const char *path, struct lbs_err *err)
+{
+    struct stat st;
+    if (!*path)
+        return lbs_err_set(err, -EINVAL, "empty output path");
+    if (lstat(path, &st))
+        return errno == ENOENT || errno == ENOTDIR ? 0
+               : path_err(err, errno, "%s: cannot stat: %s", path);
+    if (S_ISREG(st.st_mode))
+        return 0;
+    /* rename() over a device, FIFO or socket would replace the node
+     * itself (/dev/null with --trace as root); over a symlink it would
+     * replace the link the user may have meant to write through */
+    return lbs_err_set(err, -EINVAL, "%s: exists and is not a regular file "
+                       "(%s); output goes only to regular files", path,
+                       S_ISDIR(st.st_mode) ? "a directory"
+                       : S_ISLNK(st.st_mode) ? "a symbolic link"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+}
+
+/* ".lbscale-tmp.<pid>.<16 hex>": the private prefix is what lets
+ * lbs_clean_stale_tmp prove a leftover is one of ours (a user's
+ * notes.tmp.4000000.txt never starts with it), the pid whether its
+ * writer is gone, the random part that no one can plant it in advance. */
+static int tmp_name(char *buf, size_t len)
+{
+    unsigned char r[8];
+    size_t got = 0;
+    while (got < sizeof r) {
+        ssize_t n = getrandom(r + got, sizeof r - got, 0);
+        if (n < 0 && errno != EINTR)
+            return -1;
+        if (n > 0)
+            got += (size_t)n;
+    }
+    snprintf(buf, len, LBS_TMP_PREFIX "%ld.%02x%02x%02x%02x%02x%02x%02x%02x",
+             (long)getpid(), r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+    return 0;
+}
+
+int lbs_tmp_create(int dfd, char *name, size_t len, int dir)
+{
+    for (int i = 0; i < 100; i++) {
+        if (tmp_name(name, len))
+            return -1;
+        /* O_EXCL never opens what is there, a planted symlink included */
+        int fd = dir ? mkdirat(dfd, name, 0700)
+                     : openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL |
+                              O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+/* Split path into its directory (opened) and last component. */
+static int open_parent(const char *path, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    *base = slash ? slash + 1 : path;
+    if (!slash)
+        return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char dir[PATH_MAX];
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    if (n >= sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+    return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int write_all(int fd, const char *text, size_t len)
+{
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, text + off, len - off);
+        if (n < 0 && errno != EINTR)
+            return errno;
+        if (n > 0)
+            off += (size_t)n;
+    }
+    return 0;
+}
+
 int lbs_write_atomic(const char *path, const char *text, size_t len,
                      struct lbs_err *err)
 {
-    /* mkstemp's O_CREAT|O_EXCL with a random suffix: a symlink planted at
-     * the temporary name is never followed, and rename() replaces a link
-     * at the final name instead of writing through it.  The pid in the
-     * name lets lbs_clean_stale_tmp tell a dead writer's leftovers. */
-    char tmp[PATH_MAX + 40];
-    int w = snprintf(tmp, sizeof tmp, "%s.tmp.%ld.XXXXXX", path,
-                     (long)getpid());
-    if (w < 0 || (size_t)w >= sizeof tmp)
-        return path_err(err, ENAMETOOLONG, "cannot write %s: %s", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return path_err(err, errno, "cannot create a file next to %s: %s",
-                        path);
-    size_t off = 0;
-    int e = fchmod(fd, 0644) ? errno : 0;
-    while (!e && off < len) {
-        ssize_t n = write(fd, text + off, len - off);
-        if (n < 0 && errno != EINTR)
-            e = errno;
-        else if (n > 0)
-            off += (size_t)n;
+    /* the temporary is made in the target's directory, held open, so the
+     * rename cannot land anywhere else; a non-regular file at the final
+     * name is refused, never replaced */
+    int rc = lbs_out_file_check(path, err);
+    if (rc)
+        return rc;
+    const char *base;
+    if (path[strlen(path) - 1] == '/')
+        return lbs_err_set(err, -EINVAL, "%s: not a file name", path);
+    int dfd = open_parent(path, &base);
+    if (dfd < 0)
+        return path_err(err, errno, "cannot write %s: %s", path);
+    char tmp[64];
+    int fd = lbs_tmp_create(dfd, tmp, sizeof tmp, 0);
+    if (fd < 0) {
+        int e = errno;
+        close(dfd);
+        return path_err(err, e, "cannot create a file next to %s: %s", path);
     }
+    int e = write_all(fd, text, len);
     if (!e && fsync(fd))
         e = errno;
     if (close(fd) && !e)
         e = errno;
-    if (!e && rename(tmp, path))
-        e = errno;
-    if (e) {
-        unlink(tmp);
-        return path_err(err, e, "cannot write %s: %s", path);
+    if (!e && (rc = lbs_out_file_check(path, err))) {
+        unlinkat(dfd, tmp, 0);
+        close(dfd);
+        return rc;
     }
+    if (!e && renameat(dfd, tmp, dfd, base))
+        e = errno;
+    if (e)
+        unlinkat(dfd, tmp, 0);
+    close(dfd);
+    return e ? path_err(err, e, "cannot write %s: %s", path) : 0;
+}
+
+/* Rename tmp to name in dfd unless name exists: 0, or errno (EEXIST). */
+static int rename_new(int dfd, const char *tmp, const char *name)
+{
+    if (!renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE))
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return errno;
+    /* a file system without RENAME_NOREPLACE: link() fails on an existing
+     * name just as atomically */
+    if (linkat(dfd, tmp, dfd, name, 0))
+        return errno;
+    unlinkat(dfd, tmp, 0);
     return 0;
+}
+
+int lbs_write_unique(const char *dir, lbs_name_fn *name, void *ctx,
+                     const char *text, size_t len, char *chosen,
+                     size_t clen, struct lbs_err *err)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return path_err(err, errno, "cannot write in %s: %s", dir);
+    char tmp[64];
+    int fd = lbs_tmp_create(dfd, tmp, sizeof tmp, 0);
+    int e = fd < 0 ? errno : write_all(fd, text, len);
+    if (fd >= 0 && !e && fsync(fd))
+        e = errno;
+    if (fd >= 0 && close(fd) && !e)
+        e = errno;
+    int taken = 1;
+    for (int i = 1; !e && taken && i < 100000; i++) {
+        int r = name(ctx, dfd, i, chosen, clen);
+        if (r < 0) {
+            e = ENAMETOOLONG;
+        } else if (r == 0) {
+            e = rename_new(dfd, tmp, chosen);
+            taken = e == EEXIST;
+            if (taken)
+                e = 0;
+        }
+    }
+    if (!e && taken)
+        e = EEXIST;
+    if (fd >= 0 && e)
+        unlinkat(dfd, tmp, 0);
+    close(dfd);
+    return e ? path_err(err, e, "cannot write a new file in %s: %s", dir)
+             : 0;
 }
 
 int lbs_mkdir_p(const char *path)
@@ -109,15 +249,17 @@ int lbs_mkdir_p(const char *path)
     return 0;
 }
 
-/* "<name>.tmp.<pid>[.<suffix>]": the pid, or 0 when name is not one. */
+/* ".lbscale-tmp.<pid>.<suffix>": the pid, or 0 when name is not one of
+ * ours.  Only the private prefix counts: "notes.tmp.4000000.txt" is a
+ * user's file, whatever its name looks like. */
 static long tmp_owner(const char *name)
 {
-    const char *t = strstr(name, ".tmp.");
-    if (!t)
+    size_t pl = strlen(LBS_TMP_PREFIX);
+    if (strncmp(name, LBS_TMP_PREFIX, pl))
         return 0;
     char *end;
-    long pid = strtol(t + 5, &end, 10);
-    return pid > 0 && (*end == '\0' || *end == '.') ? pid : 0;
+    long pid = strtol(name + pl, &end, 10);
+    return pid > 0 && *end == '.' && end[1] ? pid : 0;
 }
 
 /* Whether no live process has this pid: none at all (ESRCH), or only a
@@ -141,18 +283,69 @@ static int pid_gone(long pid)
     return r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
 }
 
+/* Remove a private temporary directory (gnuplot's figures) and the plain
+ * files in it; nothing in it is followed. */
+static void remove_tmp_dir(int dfd, const char *name)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                               O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            unlinkat(dirfd(d), de->d_name, 0);
+    closedir(d);
+    unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
 void lbs_clean_stale_tmp(const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d)
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return;
+    }
     struct dirent *de;
     while ((de = readdir(d))) {
         long pid = tmp_owner(de->d_name);
-        if (pid && pid_gone(pid))
+        struct stat st;
+        if (!pid || !pid_gone(pid) ||
+            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+            continue;
+        if (S_ISDIR(st.st_mode))
+            remove_tmp_dir(dirfd(d), de->d_name);
+        else
             unlinkat(dirfd(d), de->d_name, 0);
     }
     closedir(d);
+}
+
+int lbs_run_subdir(const char *run, const char *name, char *out, size_t len,
+                   struct lbs_err *err)
+{
+    int w = snprintf(out, len, "%s/%s", run, name);
+    if (w < 0 || (size_t)w >= len)
+        return path_err(err, ENAMETOOLONG, "%s: %s", run);
+    if (mkdir(out, 0755) && errno != EEXIST)
+        return path_err(err, errno, "cannot create %s: %s", out);
+    /* a planted RUN/plots -> elsewhere would send everything written
+     * there outside the run */
+    int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return lbs_err_set(err, -EINVAL, "%s: %s", out,
+                           errno == ELOOP || errno == ENOTDIR
+                           ? "not a directory of the run (a symbolic link "
+                             "or a file); nothing is written through it"
+                           : strerror(errno));
+    close(fd);
+    return 0;
 }
 
 static void utc_stamp(char *buf, size_t len, const char *fmt)
@@ -316,25 +509,30 @@ int lbs_append_line(const char *path, const char *line, size_t len,
      * the ranks of several runs) interleave whole rows and lose none;
      * O_NOFOLLOW: a planted symlink is not written through. */
     int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW |
-                        O_CLOEXEC, 0644);
+                        O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0)
         return path_err(err, errno, "cannot open %s: %s", path);
-    int e = 0;
-    while (flock(fd, LOCK_EX))
-        if (errno != EINTR) {
+    struct stat st;
+    int e = fstat(fd, &st) ? errno : !S_ISREG(st.st_mode) ? EINVAL : 0;
+    if (e == EINVAL) {
+        close(fd);
+        return lbs_err_set(err, -EINVAL, "%s: not a regular file", path);
+    }
+    while (!e && flock(fd, LOCK_EX))
+        if (errno != EINTR)
             e = errno;
-            break;
-        }
     if (!e && drop_torn_tail(fd))
         e = errno;
-    size_t off = 0;
-    while (!e && off < len) {
-        ssize_t n = write(fd, line + off, len - off);
-        if (n < 0 && errno != EINTR)
-            e = errno;
-        else if (n > 0)
-            off += (size_t)n;
-    }
+    off_t before = 0;   /* the size with every whole row, under the lock */
+    if (!e && fstat(fd, &st))
+        e = errno;
+    else if (!e)
+        before = st.st_size;
+    if (!e && (e = write_all(fd, line, len)))
+        /* whole or absent: a full disk (ENOSPC, EDQUOT) or any short
+         * write takes the part that landed back out, under the lock */
+        while (ftruncate(fd, before) && errno == EINTR)
+            ;
     if (close(fd) && !e)   /* closing drops the lock */
         e = errno;
     return e ? path_err(err, e, "cannot append to %s: %s", path) : 0;
@@ -360,6 +558,37 @@ int lbs_run_append(struct lbs_run *r, const char *verb, json_t *row,
     snprintf(path, sizeof path, "%s/%s.jsonl", r->dir, verb);
     int rc = lbs_append_line(path, t, ll + 1, err);
     free(t);
+    return rc;
+}
+
+int lbs_run_append_rows(struct lbs_run *r, const char *verb, json_t *rows,
+                        struct lbs_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return lbs_err_set(err, -ENOMEM, "out of memory");
+    size_t i;
+    json_t *row;
+    int bad = 0;
+    json_array_foreach(rows, i, row) {
+        if (r->attempt[0])
+            json_object_set_new(row, "attempt", json_string(r->attempt));
+        char *line = json_dumps(row, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        bad |= !line || fprintf(mem, "%s\n", line) < 0;
+        free(line);
+    }
+    bad |= fclose(mem) != 0;
+    int rc = 0;
+    if (bad || (len && !text))
+        rc = lbs_err_set(err, -ENOMEM, "cannot record %s rows", verb);
+    else if (len) {
+        char path[PATH_MAX + 48];
+        snprintf(path, sizeof path, "%s/%s.jsonl", r->dir, verb);
+        rc = lbs_append_line(path, text, len, err);
+    }
+    free(text);
     return rc;
 }
 
@@ -438,6 +667,8 @@ json_t *lbs_run_rows(const char *dir, const char *verb, struct lbs_err *err)
     return out;
 }
 
+static json_t *jsonl_load(const char *path, int locked, struct lbs_err *err);
+
 /* Rewrite one JSONL file without the rows of uncommitted attempts, or
  * remove it when its header (a "format" line) says an uncommitted attempt
  * wrote it whole (train traces).  Holds the file's lock meanwhile. */
@@ -450,7 +681,7 @@ static int purge_file(const char *dir, const char *name, json_t *committed,
     if (fd < 0)
         return 0;
     flock(fd, LOCK_EX);
-    json_t *rows = lbs_jsonl_load(path, err);
+    json_t *rows = jsonl_load(path, 1, err);
     int rc = rows ? 0 : -EINVAL;
     json_t *first = json_array_get(rows, 0);
     size_t n = json_array_size(rows), kept = 0;
@@ -512,13 +743,34 @@ int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err)
 /* ------------------------------------------------------------------ */
 /* the reader behind report, check, plot, compare and --resume          */
 
-json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
+static lbs_torn_fn *torn_hook;
+
+void lbs_jsonl_on_torn(lbs_torn_fn *fn) { torn_hook = fn; }
+
+/* Rows of path; locked: under a shared flock, so no writer is half way
+ * through a row and an unterminated last line is a torn one (its writer
+ * died inside write()).  purge_file already holds the exclusive lock. */
+static json_t *jsonl_load(const char *path, int locked, struct lbs_err *err)
 {
     char *text;
     size_t len;
+    int lfd = -1;
+    if (!locked) {
+        /* O_NONBLOCK: a FIFO is refused by lbs_read_file, not waited on */
+        lfd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        struct stat st;
+        if (lfd >= 0 && (fstat(lfd, &st) || !S_ISREG(st.st_mode))) {
+            close(lfd);
+            lfd = -1;
+        }
+        while (lfd >= 0 && flock(lfd, LOCK_SH) && errno == EINTR)
+            ;
+    }
     /* a regular file within the cap: /dev/zero or a FIFO named like a
      * results file must not hang report, check or plot */
     int rc = lbs_read_file(path, LBS_JSONL_MAX_BYTES, &text, &len, err);
+    if (lfd >= 0)
+        close(lfd);
     if (rc == -ENOENT)
         return json_array();
     if (rc)
@@ -534,8 +786,13 @@ json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
         /* the line's length, not strlen: a NUL inside is an error, not
          * the end of the line */
         json_t *r = json_loadb(line, ll, 0, &je);
-        if (!r && !ended)
-            break;      /* a row still being written, or torn by a kill */
+        if (!r && !ended) {
+            /* torn by a writer killed inside write(): skipped (the next
+             * append cuts it off), and said so */
+            if (torn_hook)
+                torn_hook(path, ln, ll);
+            break;
+        }
         if (!r || !json_is_object(r)) {
             lbs_err_set(err, -EINVAL, "%s line %ld: %s", path, ln,
                         r ? "not a JSON object" : je.text);
@@ -548,6 +805,11 @@ json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
     }
     free(text);
     return rows;
+}
+
+json_t *lbs_jsonl_load(const char *path, struct lbs_err *err)
+{
+    return jsonl_load(path, 0, err);
 }
 
 json_t *lbs_row_field(json_t *row, const char *path)

@@ -1,12 +1,14 @@
 /* results.h - results/<run-id>/ with meta.json and one JSONL per verb.
  *
  * Whole files (meta.json, traces, logs, figures' data) are written
- * atomically: a temporary made with mkostemp next to the target (never
- * through a planted symlink), fsync, rename.  A JSONL row is appended
- * with O_APPEND under an exclusive flock, as one write of a whole line:
- * concurrent writers interleave rows and lose none, and a row torn by a
- * writer killed inside write() is cut off by the next writer (readers skip
- * an unterminated last line).
+ * atomically: an O_EXCL temporary at an unpredictable private name in the
+ * target's directory (never through a planted symlink), fsync, rename;
+ * only over a regular file.  A JSONL row is appended with O_APPEND under
+ * an exclusive flock, as one write of a whole line: concurrent writers
+ * interleave rows and lose none; a write that fails part way (a full
+ * disk) is truncated back, so a row is whole or absent; a row torn by a
+ * writer killed inside write() is cut off by the next writer (readers
+ * report an unterminated last line and skip it).
  *
  * Attempts.  `lbscale suite` runs every entry with $LBSCALE_ATTEMPT set to
  * a fresh id; rows appended under it carry "attempt": id, and a row counts
@@ -47,6 +49,11 @@ const char *lbs_run_attempt(const struct lbs_run *r);
 /* Append row (reference stolen) to <verb>.jsonl as one locked write. */
 int lbs_run_append(struct lbs_run *r, const char *verb, json_t *row,
                    struct lbs_err *err);
+/* Append every row of the array rows (borrowed) to <verb>.jsonl as one
+ * locked write: all of them or none (a run that dies before calling this
+ * leaves no rows that look complete). */
+int lbs_run_append_rows(struct lbs_run *r, const char *verb, json_t *rows,
+                        struct lbs_err *err);
 void lbs_run_close(struct lbs_run *r);
 
 /* 0 when dir is a results run (a directory with a meta.json object);
@@ -66,9 +73,14 @@ int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err);
 #define LBS_JSONL_MAX_BYTES ((size_t)256 << 20)
 /* Rows of a JSONL file (new reference; empty array when absent; NULL with
  * err set when a line is not JSON, or the file is not a regular file or is
- * larger than LBS_JSONL_MAX_BYTES).  An unterminated last line that does
- * not parse is a row still being written: skipped. */
+ * larger than LBS_JSONL_MAX_BYTES).  Read under a shared lock, so no row
+ * is half written; an unterminated last line that does not parse is a row
+ * torn by a writer that died: skipped, and passed to the torn hook. */
 json_t *lbs_jsonl_load(const char *path, struct lbs_err *err);
+/* Called for each torn last row a reader skips (path, line number, its
+ * length in bytes); the CLI prints it.  NULL: nothing is said. */
+typedef void lbs_torn_fn(const char *path, long line, size_t bytes);
+void lbs_jsonl_on_torn(lbs_torn_fn *fn);
 /* Value of a dotted field path ("comm_by_kind.allreduce.bytes"). */
 json_t *lbs_row_field(json_t *row, const char *path);
 /* Number of a JSON value (integer or real); NAN when neither. */
@@ -76,13 +88,41 @@ double lbs_row_num(json_t *v);
 
 /* mkdir -p; 0 or -1 with errno set (ENOTDIR when path is a file). */
 int lbs_mkdir_p(const char *path);
-/* Atomically write text to path. */
+/* Prefix of every temporary lbscale makes (files and gnuplot's private
+ * directories): ".lbscale-tmp.<pid>.<random>" in the target's directory. */
+#define LBS_TMP_PREFIX ".lbscale-tmp."
+/* 0 when path does not exist or is a regular file; -EINVAL naming what it
+ * is otherwise (a device, FIFO, socket, directory or symlink is never
+ * replaced).  Verbs call it on their output paths before any work. */
+int lbs_out_file_check(const char *path, struct lbs_err *err);
+/* Atomically write text to path: an exclusive temporary in path's
+ * directory, fsync, rename; refused as lbs_out_file_check says. */
 int lbs_write_atomic(const char *path, const char *text, size_t len,
                      struct lbs_err *err);
+/* Candidate i (1, 2, ...) of a new file's name, into buf: 0 to try it,
+ * 1 to skip it (taken in another form), -1 when it does not fit. */
+typedef int lbs_name_fn(void *ctx, int dfd, int i, char *buf, size_t len);
+/* Write text as a new file in dir under the first name of name's
+ * candidates that does not exist yet, chosen atomically (a rename that
+ * never replaces): concurrent writers each get their own name, into
+ * chosen.  The file is whole or absent. */
+int lbs_write_unique(const char *dir, lbs_name_fn *name, void *ctx,
+                     const char *text, size_t len, char *chosen,
+                     size_t clen, struct lbs_err *err);
+/* Create a fresh temporary (dir: a directory, mode 0700) in dfd with
+ * O_EXCL at an unpredictable LBS_TMP_PREFIX name written to name (len >=
+ * 64); an open fd (a file) or 0 (a directory), -1 with errno set. */
+int lbs_tmp_create(int dfd, char *name, size_t len, int dir);
+/* run/name as a real directory of the run (created if absent) into out;
+ * -EINVAL when it is a symlink or a file: nothing is written through a
+ * link planted inside a run. */
+int lbs_run_subdir(const char *run, const char *name, char *out, size_t len,
+                   struct lbs_err *err);
 /* Append len bytes (whole lines) to path under an exclusive lock. */
 int lbs_append_line(const char *path, const char *line, size_t len,
                     struct lbs_err *err);
-/* Remove "<name>.tmp.<pid>..." files in dir whose writer is dead. */
+/* Remove LBS_TMP_PREFIX temporaries in dir whose writer is dead (only
+ * those: a user's "notes.tmp.4000000.txt" is not ours to remove). */
 void lbs_clean_stale_tmp(const char *dir);
 
 #endif

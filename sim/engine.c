@@ -477,6 +477,7 @@ struct runctx {
     double F, Bfull;        /* forward, full backward of one micro-batch */
     double strag;           /* compute factor of the slowest of P ranks */
     double overhead;        /* s per step */
+    size_t emit_si;         /* the distinct step whose events are emitted */
     int overlap;
 };
 
@@ -540,7 +541,7 @@ static int run_one(struct runctx *x, struct work *w, size_t si, long stampv,
     size_t L = m->nlayers;
     long P = x->P;
     const struct lbs_sim_call *calls = lbs_sim_step_calls(plan, st, P, w->at);
-    int emit = o && o->on_event && si == 0;
+    int emit = o && o->on_event && si == x->emit_si;
     build_units(w, calls, st->ncalls, L, stampv, x->cap, x->overlap);
     /* backward work (JointSpar: layers without a call skip wgrad;
      * compressed exchanges: compressing a layer follows its gradient
@@ -660,6 +661,10 @@ int lbs_sim_run(const struct lbs_sim_platform *pl,
     double W = 0, FW = 0;
     r->P = P;
     r->final_from = plan->final_from;
+    /* the timeline's step: the first, or the last of the final phase */
+    for (size_t si = 0; o && o->emit_final && si < plan->nsteps; si++)
+        if (plan->step[si].final_weight > 0)
+            x.emit_si = si;
     for (size_t si = 0; si < plan->nsteps && !rc; si++)
         rc = run_one(&x, &w, si, (long)si + 1, r, &W, &FW, err);
     work_free(&w);

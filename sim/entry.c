@@ -203,6 +203,12 @@ int lbs_sim_entries_load(const char *list, const struct lbs_sim_model *m,
     int rc = 0;
     if (!dup)
         return lbs_err_set(err, -ENOMEM, "out of memory");
+    size_t len = strlen(list);
+    if (len && (list[0] == ',' || list[len - 1] == ',' || strstr(list, ",,"))) {
+        free(dup);
+        return lbs_err_set(err, -EINVAL, "--optim: '%.80s' has an empty "
+                           "item", list);
+    }
     for (char *t = strtok_r(dup, ",", &save); t && !rc;
          t = strtok_r(NULL, ",", &save)) {
         void *q = realloc(v, (cnt + 1) * sizeof *v);

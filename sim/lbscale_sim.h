@@ -29,6 +29,8 @@
 #define LBSCALE_SIM_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "lbscale/comm.h"       /* enum lbs_coll */
 #include "lbscale/error.h"
@@ -433,7 +435,10 @@ typedef void (*lbs_sim_event_fn)(void *ctx, const struct lbs_sim_event *e);
 struct lbs_sim_opts {
     double bucket_bytes;        /* <= 0: the model's (25 MiB default) */
     double optim_bytes_per_elem;/* optimizer memory traffic per param */
-    lbs_sim_event_fn on_event;  /* optional timeline, first step only */
+    lbs_sim_event_fn on_event;  /* optional timeline of one distinct step:
+                                   the first, or with emit_final the last
+                                   one of the final phase */
+    int emit_final;
     void *ctx;
     long accum;                 /* micro-batches per step (<= 1: one) */
     double compress_gbps;       /* measured compress and decompress rates */
@@ -674,6 +679,40 @@ struct lbs_sim_validation {
 int lbs_sim_validate(const char *manifest, struct lbs_sim_validation *out,
                      struct lbs_err *err);
 void lbs_sim_validation_free(struct lbs_sim_validation *v);
+
+/* ------------------------------------------------------------------ */
+/* Chakra execution traces (chakra.c; built with protobuf-c)           */
+
+/* Write one simulated step of plan on P GPUs of pl as MLCommons Chakra
+ * execution traces (schema 1.0.2-chakra.1.0.0, the subset in
+ * sim/chakra/chakra_et.proto): DIR/PREFIX.<rank>.et for ranks 0..nranks-1,
+ * each a varint32-length-delimited GlobalMetadata then Nodes.  The step is
+ * the plan's first distinct step, or with final the last of its final
+ * phase.  dir must not exist (it is created; on any failure it is removed
+ * again).  -ENOTSUP when this build has no protobuf-c. */
+int lbs_sim_chakra_export(const struct lbs_sim_platform *pl,
+                          const struct lbs_sim_model *m,
+                          const struct lbs_sim_plan *plan, long P,
+                          const struct lbs_sim_opts *o, int final,
+                          const char *dir, const char *prefix, long nranks,
+                          struct lbs_err *err);
+
+/* Read the collectives of one rank's Chakra trace (path, a regular file
+ * of at most LBS_SIM_TRACE_MAX_BYTES) as a trace-v1 plan written to out:
+ * the header carries model m's layers (so the plan binds to it) and ranks
+ * (the metadata's "gpus" unless ranks > 0), one step; every
+ * COMM_COLL_NODE is a call of its comm_type and comm_size, on the layer
+ * whose "backward:<name>" node it depends on, else -1.  Point-to-point
+ * nodes are counted in *skipped (trace-v1 has no peer list).  -EINVAL
+ * naming the file and the node for anything else. */
+int lbs_sim_chakra_import(const char *path, const struct lbs_sim_model *m,
+                          long ranks, FILE *out, size_t *ncalls,
+                          size_t *skipped, struct lbs_err *err);
+/* The same from len bytes in memory (path names them in messages). */
+int lbs_sim_chakra_import_mem(const char *path, const uint8_t *buf,
+                              size_t len, const struct lbs_sim_model *m,
+                              long ranks, FILE *out, size_t *ncalls,
+                              size_t *skipped, struct lbs_err *err);
 
 /* ------------------------------------------------------------------ */
 /* The simulator's own speed (speed.c)                                  */

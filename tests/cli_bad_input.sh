@@ -262,7 +262,7 @@ for line in open(sys.argv[1]):
     if r.get("optim") != "sgd": sys.exit("row optim = %r" % r.get("optim"))
 ' "$f" 2>&1) || why+=("optim.jsonl: $msg")
 fi
-left=$(find "$TOP/outdir" -name '*.tmp.*')
+left=$(find "$TOP/outdir" -name '.lbscale-tmp.*')
 [ -z "$left" ] && [ "$(find "$TOP/outdir" -type f | wc -l)" -eq 2 ] ||
     why+=("unexpected files: $(find "$TOP/outdir" -type f | tr '\n' ' ')")
 if [ ${#why[@]} -eq 0 ]; then ok "optim.jsonl has one row, no leftover temp files"

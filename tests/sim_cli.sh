@@ -241,5 +241,20 @@ good "coll --timeline" sim coll --platform dgx-a100 --gpus 16 --bytes 1G --timel
 grep -q "NCCL INFO 1000000000 Bytes -> Algo 1 proto 2 time .* (ring/Simple, 8 channels)" "$OUT" &&
     ok "coll --timeline prints NCCL's tuning line" || not_ok "coll --timeline prints NCCL's tuning line" "$(cat "$OUT")"
 good "sweep to 131,072 GPUs" sim sweep --model bert-large --platform dgx-h100 --optim lamb --gpus 131072 --no-save
+# issue 33, item 8 (the sim parts): accepted nonsense is refused
+bad "coll on one GPU"        "--gpus|2 GPUs"   sim coll --platform dgx-a100 --gpus 1
+bad "coll of 0 bytes"        "--bytes"         sim coll --platform dgx-a100 --bytes 0
+bad "coll of 2^61 bytes"     "--bytes|9e15"    sim coll --platform dgx-a100 --bytes 2305843009213693952
+bad "empty optimizer item"   "empty item"      sim sweep "${M[@]}" --optim lamb,,
+bad "leading comma"          "empty item"      sim sweep "${M[@]}" --optim ,lamb
+mkfifo "$TOP/fifo"
+LBSCALE_SIM_DATA="$TOP/fifo" bad "LBSCALE_SIM_DATA a FIFO" "LBSCALE_SIM_DATA" sim list
+good "sweep below one node" sim sweep "${M[@]}" --optim lamb --gpus 2,8 --json --no-save
+"$PY" - "$OUT" <<'PY' && ok "E is not defined below one node (null), 1 at one node" || not_ok "E is not defined below one node (null), 1 at one node" "$(cat "$OUT")"
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1])]
+assert a["gpus"] == 2 and a["scaling_efficiency"] is None, a
+assert b["gpus"] == 8 and b["scaling_efficiency"] == 1, b
+PY
 
 tap_end

@@ -205,7 +205,7 @@ why=()
 grep -q '5 run(s) completed earlier' "$OUT" || why+=("summary does not say what was skipped")
 check "--resume skips completed entries and reruns the failed one" "${why[@]}" \
     "stdout: $(head -c 600 "$OUT")"
-ls "$R" | grep -q '\.tmp\.' && not_ok "no temporary files left" || ok "no temporary files left"
+ls -A "$R" | grep -q '^\.lbscale-tmp\.' && not_ok "no temporary files left" || ok "no temporary files left"
 
 # --json: one object per entry, then the summary object
 run suite "$TOP/tiny.json" --set layers=uniform:4 --json --no-plot --out "$TOP/run2"

@@ -735,7 +735,8 @@ Test(powersgd, flop_model_and_shapes)
     cr_assert_eq(f.g[2].m * f.g[2].n, full * cols);
     cr_assert(full * cols <= n && n - full * cols < cols);
     cr_assert_eq(f.q_elems, cols * 3);
-    cr_assert_float_eq(f.compress, 4.0 * n * 3 + rows * 3.0 * 7, 1e-6);
+    cr_assert_float_eq(f.compress, 4.0 * n * 3 + 2 * (2.0 * rows * 9 - 18),
+                       1e-6);
     cr_assert_float_eq(f.decompress, 2.0 * n * 3, 1e-6);
     cr_assert_float_eq(f.gemm, 6.0 * full * cols * 3, 1e-6);
     cr_assert_eq(lbs_compress_flops(c, 8, &f), -ENOTSUP, "raw layer");

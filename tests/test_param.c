@@ -85,6 +85,10 @@ Test(param, split)
     cr_assert_str_eq(args, "");
     cr_assert_neq(lbs_spec_split(":lr=1", name, sizeof name, &args, &e), 0);
     cr_assert_neq(lbs_spec_split("", name, sizeof name, &args, &e), 0);
+    /* issue 33: a ':' with nothing after it is refused, not ignored */
+    cr_assert_eq(lbs_spec_split("lamb:", name, sizeof name, &args, &e),
+                 -EINVAL);
+    cr_assert(strstr(e.msg, "nothing after ':'"), "%s", e.msg);
 }
 
 /* ---- issue 14 (12): recorded specs reproduce their runs -------------- */

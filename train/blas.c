@@ -51,6 +51,13 @@ void blas_cpu_detect(struct blas_cpu *cpu)
 #endif
 }
 
+const char *blas_auto_bad(void)
+{
+    const char *m = getenv("LBSCALE_BLAS_AUTO");
+    return !m || !strcmp(m, "1") || !strcmp(m, "0") || !strcmp(m, "force")
+           ? NULL : m;
+}
+
 void blas_autoselect(char **argv)
 {
     const char *mode = getenv("LBSCALE_BLAS_AUTO");

@@ -40,6 +40,10 @@ void blas_cpu_detect(struct blas_cpu *cpu);
  * name) and execv /proc/self/exe with the same argv.  Returns only when
  * nothing is to be done or the exec failed (then OpenBLAS's choice stays). */
 void blas_autoselect(char **argv);
+/* The value of LBSCALE_BLAS_AUTO, or NULL when it is one this tool knows
+ * (unset, "1" = the default, "0", "force"): main() refuses it otherwise,
+ * before blas_autoselect reads it. */
+const char *blas_auto_bad(void);
 
 /* {"name":"OpenBLAS","version":"0.3.21","config":...,"corename":...,
  *  "coretype_env":..., "autoselected_from":...} for meta.json. */

@@ -42,6 +42,6 @@ for d in grid extend seeds; do
 done
 "$PY" "$ST" report "$OUT/grid" "${EXT[@]}" "$OUT/seeds" "${SA[@]}" \
     --out "$OUT/report" >"$OUT/report.txt"
-gnuplot -e "dir='$OUT/report'; outbase='$OUT/report/study'; big='8192'; note='$(cat "$OUT/note" 2>/dev/null || true)'" \
-    "$ROOT/plots/study.gp"
+study_plot "$OUT/report" study dir=. outbase=study big=8192 \
+    "note=$(cat "$OUT/note" 2>/dev/null || true)"
 echo "report: $OUT/report (table.md, verdicts.md, study.json, study.png)"

@@ -56,6 +56,5 @@ for p in $ALL; do
 done
 "$PY" "$ST" report "${GRID[@]}" "${RUNS[@]}" --out "$OUT/report" \
     >"$OUT/report.txt"
-gnuplot -e "dat='$OUT/report/consensus.dat'; outbase='$OUT/report/consensus'" \
-    "$ROOT/plots/consensus.gp"
+study_plot "$OUT/report" consensus dir=. dat=consensus.dat outbase=consensus
 echo "report: $OUT/report (verdicts.md, study.json, consensus.png)"

@@ -78,6 +78,5 @@ for s in p8-iid p8-dir p16-iid p16-dir; do
 done
 "$PY" "$ST" report "${G[@]}" "${DECRUNS[@]}" "${RUNS[@]}" --out "$OUT/report" \
     >"$OUT/report.txt"
-gnuplot -e "dat='$OUT/report/consensus.dat'; outbase='$OUT/report/consensus'" \
-    "$ROOT/plots/consensus.gp"
+study_plot "$OUT/report" consensus dir=. dat=consensus.dat outbase=consensus
 echo "report: $OUT/report (verdicts.md, study.json, consensus.png)"

@@ -10,6 +10,12 @@
 #   extend_phase GRID NAME
 # writes OUT/NAME-suite.json with bench/study.py extend over OUT/GRID (once)
 # and runs it as phase NAME.
+#   study_plot DIR SCRIPT [NAME=VALUE...]
+# draws plots/SCRIPT.gp with gnuplot running in DIR, so that no path is
+# ever inside the gnuplot code (the way `lbscale plot` does it): a study
+# directory named x'; system("...") is only a directory.  Each VALUE is
+# passed as a gnuplot string with ' \ ` $ @ and control characters
+# replaced by _ (they could end the string or start a command).
 # Source it right after setting ROOT: it sets the drivers' common BIN
 # (LBSCALE or build/lbscale), PY, ST (bench/study.py) and LOCK; phase and
 # extend_phase need OUT when called.
@@ -44,4 +50,14 @@ extend_phase() {
     [ -f "$OUT/$2-suite.json" ] ||
         "$PY" "$ST" extend "$OUT/$1" --out "$OUT/$2-suite.json"
     phase "$2" "$OUT/$2-suite.json"
+}
+
+study_plot() {
+    local dir=$1 script=$2 a="" kv v
+    shift 2
+    for kv in "$@"; do
+        v=$(printf '%s' "${kv#*=}" | tr -c '[:print:]' '_' | tr "'\\\\\`\$@" '_____')
+        a+="${kv%%=*}='$v'; "
+    done
+    (cd "$dir" && gnuplot -e "$a" "$ROOT/plots/$script.gp")
 }

@@ -61,7 +61,15 @@
  *
  * Differences from DeepSpeed, deliberate: no "initialization step" (its
  * first call only sets up buffers); the padding is to a multiple of 8P
- * (DeepSpeed: P lcm(P, 8)); a layer whose momentum scale is 0 gets sc = 1
+ * (DeepSpeed: P lcm(P, 8)) and its momentum is +0 at every step, where
+ * DeepSpeed's is not: its padding is a zero tensor (dummy_exp_avg) fused
+ * into the flat momentum once, never scaled by b1 nor re-zeroed, so the
+ * compressed allreduce writes the server's decoded values (+-b of the last
+ * chunk) into it and they are the padding's x at the next step, entering
+ * that step's scales a and b; here the padding's x is only its error
+ * feedback e_w (worker_feed), which keeps the scales those of the real
+ * momentum plus compression error (the difference shrinks as n_pad - n,
+ * < 8P elements, against n); a layer whose momentum scale is 0 gets sc = 1
  * instead of inf; exclude_1d as in lamb.c (DeepSpeed leaves 1-D tensors'
  * wd to parameter groups and applies the coefficient to every tensor);
  * the sign exchanges carry LBS_LAYER_ALL (one fused buffer, as DeepSpeed:
@@ -237,8 +245,10 @@ static double worker_feed(struct lbs_optim *o,
             }
         }
     }
-    /* the padding: g = m = 0 make x = +0, as a zero fill did; before
-     * pack_at, whose byte at ntot holds padding too */
+    /* the padding: g = m = 0 make its momentum +0 at every step (unlike
+     * DeepSpeed, whose padding keeps the last step's decoded values: see
+     * the header's differences), so x there is e_w alone; before pack_at,
+     * whose byte at ntot holds padding too */
     double sum = K->onebit_fill_feed(k0, s->zpad, s->zpad, s->werr + s->ntot,
                                      s->wpend, s->sbits, s->ntot,
                                      s->npad - s->ntot);

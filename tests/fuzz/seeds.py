@@ -111,6 +111,13 @@ for i, s in enumerate(sorted(specs)):
 for p in sorted(glob.glob(f"{ROOT}/bench/suites/*.json")):
     put("fuzz_suite", rel(p), rd(p))
 
+# ---- fuzz_chakra: Chakra execution traces `sim export --chakra` wrote
+# (tests/data/chakra/), whole and cut short
+for t in sorted(glob.glob(f"{ROOT}/tests/data/chakra/*.et")):
+    put("fuzz_chakra", rel(t), rd(t))
+    put("fuzz_chakra", rel(t) + "-short", rd(t)[:4096])
+
+
 # ---- fuzz_idx: first byte 0 = labels (1-D), 1 = images (3-D)
 def idx(dims, payload):
     magic = 0x800 | len(dims)
