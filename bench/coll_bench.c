@@ -644,7 +644,8 @@ static const char coll_about[] =
 "  would need to take the same time.\n"
 "#wrong: every rank fills a verifiable pattern of (rank, index) and checks\n"
 "the result of the last timed call exactly; summed over ranks (exit 1 if\n"
-"any).  JSON rows: bench coll, ranks, nodes, bytes (trace-v1: the payload\n"
+"any).  JSON rows: bench coll, ranks, nodes (distinct host names),\n"
+"ranks_per_node (the most ranks on one host), bytes (trace-v1: the payload\n"
 "this rank contributes; allgatherv: the mean), size, count, time_us,\n"
 "time_us_min, time_us_max, algbw_gbps, busbw_gbps, wrong - the rows\n"
 "`lbscale sim calibrate` fits.";
@@ -855,30 +856,43 @@ static const struct bench_col osu_cols[] = {
     BENCH_COL("Iterations", "%10s", "%10lld", "iters"),
     {0}};
 static const char *const export_cols[] = {
-    "coll", "backend", "ranks", "nodes", "type", "bytes", "size", "count",
+    "coll", "backend", "ranks", "nodes", "ranks_per_node", "type", "bytes",
+    "size", "count",
     "iters", "time_us", "time_us_min", "time_us_max", "time_us_mean",
     "algbw_gbps", "busbw_gbps", "wrong", NULL};
 static const struct bench_table nccl_table = {"", "", nccl_cols};
 static const struct bench_table osu_table = {"", "", osu_cols};
 
-static int count_nodes(struct lbs_comm *c)
+/* Nodes and ranks per node of the communicator, from every rank's host
+ * name (what MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) groups by on a
+ * cluster, and what a network-namespace host with its own UTS namespace
+ * changes): *rpn is the most ranks any node holds, so a run of 2 nodes x
+ * 4 ranks says nodes 2, ranks_per_node 4.  One node on failure. */
+static int count_nodes(struct lbs_comm *c, int *rpn)
 {
     enum { HN = 64 };
     char me[HN] = {0};
     gethostname(me, HN - 1);
     char *all = calloc((size_t)c->size, HN);
+    *rpn = c->size;
     if (!all || lbs_allgather(c, me, all, HN, LBS_UINT8, -1)) {
         free(all);
         return 1;
     }
-    int nodes = 0;
+    int nodes = 0, most = 0;
     for (int r = 0; r < c->size; r++) {
-        int seen = 0;
-        for (int q = 0; q < r && !seen; q++)
-            seen = !strncmp(all + (size_t)q * HN, all + (size_t)r * HN, HN);
-        nodes += !seen;
+        int first = -1, here = 0;
+        for (int q = 0; q < c->size; q++)
+            if (!strncmp(all + (size_t)q * HN, all + (size_t)r * HN, HN)) {
+                if (first < 0)
+                    first = q;
+                here++;
+            }
+        nodes += first == r;
+        most = here > most ? here : most;
     }
     free(all);
+    *rpn = most;
     return nodes;
 }
 
@@ -888,7 +902,7 @@ static int count_nodes(struct lbs_comm *c)
 struct coll_run {
     struct cctx x;
     struct lbs_comm *comm, *ctl;   /* ctl: timings and #wrong (mpi) */
-    int dev, check, osu, lead, nodes, silent;
+    int dev, check, osu, lead, nodes, rpn, silent;
     const char *gpu, *topo;
     size_t minb, maxb, factor;
     long iters, warmup, root;
@@ -978,6 +992,7 @@ static json_t *coll_row(struct coll_run *cr, const struct coll_kernel *k,
         busbw, "wrong", (json_int_t)r->wrong);
     if (!row)
         return NULL;
+    json_object_set_new(row, "ranks_per_node", json_integer(cr->rpn));
     json_object_set_new(row, "time_us_mean", json_real(st->mean * 1e6));
     json_object_set_new(row, "checked", json_boolean(cr->check));
     if (!op->compressed) {
@@ -1267,9 +1282,10 @@ static int coll_fits(struct coll_run *cr, const struct coll_cmd *c)
 
 static void coll_preamble(const struct coll_run *cr)
 {
-    printf("# lbscale coll: %d ranks on %d node(s), backend %s, %ld "
-           "iters after %ld warm-up, topo %s, density %g\n", cr->x.P,
-           cr->nodes, cr->comm->ops->name, cr->iters, cr->warmup, cr->topo,
+    printf("# lbscale coll: %d ranks on %d node(s), at most %d per node, "
+           "backend %s, %ld iters after %ld warm-up, topo %s, density %g\n",
+           cr->x.P, cr->nodes, cr->rpn, cr->comm->ops->name, cr->iters,
+           cr->warmup, cr->topo,
            cr->density);
     if (cr->dev)
         printf("# gpu (rank 0): %s; buffers in device memory\n", cr->gpu);
@@ -1350,7 +1366,7 @@ int verb_coll(int argc, char **argv)
         comms_free(cr.comm, cr.ctl);
         return rc;
     }
-    cr.nodes = count_nodes(cr.ctl);
+    cr.nodes = count_nodes(cr.ctl, &cr.rpn);
     if (cr.lead)
         cr.rows = json_array();
     sum_tab_init(cr.x.P);

@@ -7,7 +7,8 @@
  *   sim anchors    published figures beside lbscale's predictions
  *   sim netsweep   scaling efficiency against the network per node
  *   sim speed      how fast the simulator itself is (benchmark figures)
- *   sim calibrate  fit the `local` platform from `lbscale coll` results
+ *   sim calibrate  fit a platform from `lbscale coll`, nccl-tests or OSU
+ *                  results
  *   sim list       presets
  *
  * This file parses options (one table per subcommand, bench/opt.h) and
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "cli.h"
 #include "lbs_sim_paths.h"
@@ -55,6 +57,7 @@ struct simargs {
     int no_overlap, no_slowdown;
     double compute_cv, overhead_ms;     /* --compute-cv, --overhead-ms */
     int cv_given, overhead_given;
+    const char *tuner_csv;  /* sim coll --nccl-tuner-csv FILE */
 };
 
 /* --compute-cv X / --overhead-ms T (dst: struct simargs) */
@@ -1016,6 +1019,200 @@ static void print_coll_timeline(const json_t *row)
     print_coll_tuning(row);
 }
 
+/* ---- --nccl-tuner-csv -------------------------------------------------- */
+
+/* The simulator's choice for one call, in the words of NCCL's example
+ * tuner plugin (ext-tuner/example in NVIDIA/nccl: algorithm tree, ring,
+ * nvls, nvls_tree; protocol ll, ll128, simple) and the channels. */
+struct tuner_choice {
+    const char *algo, *proto;
+    int channels;
+};
+
+static struct tuner_choice tuner_choose(const struct lbs_sim_net *net, int k,
+                                        double bytes)
+{
+    static const char *const protos[] = {"ll", "ll128", "simple"};
+    struct lbs_sim_cost c = lbs_sim_coll_cost(net, (enum lbs_coll)k, bytes,
+                                              LBS_TOPO_RING, 1);
+    int na = -1;
+    int ch = lbs_sim_nccl_channels(net, c.algo, &na);
+    const char *algo = na == 0 ? "tree" : na == 1 ? "ring"
+                       : na == 4 ? "nvls" : na == 5 ? "nvls_tree" : NULL;
+    return (struct tuner_choice){algo, (unsigned)c.proto < 3
+                                           ? protos[c.proto] : NULL, ch};
+}
+
+static int tuner_same(struct tuner_choice a, struct tuner_choice b)
+{
+    return a.algo == b.algo && a.proto == b.proto && a.channels == b.channels;
+}
+
+/* NCCL's nBytes of a call of trace-v1 bytes (enqueue.cc: an allgather's
+ * count is per rank, its nBytes the whole output). */
+static double tuner_nbytes(int k, long P, double bytes)
+{
+    return k == LBS_COLL_ALLGATHER ? bytes * (double)P : bytes;
+}
+
+static struct tuner_choice tuner_at(const struct lbs_sim_net *net, int k,
+                                    double nbytes)
+{
+    return tuner_choose(net, k, k == LBS_COLL_ALLGATHER
+                                    ? nbytes / (double)net->P : nbytes);
+}
+
+/* The first NCCL size in (a, b] whose choice differs from a's, a's choice
+ * being ca and b's differing from it: bisection on whole bytes. */
+static double tuner_switch(const struct lbs_sim_net *net, int k, double a,
+                           double b, struct tuner_choice ca)
+{
+    while (b - a > 1) {
+        double m = floor((a + b) / 2);
+        if (tuner_same(tuner_at(net, k, m), ca))
+            a = m;
+        else
+            b = m;
+    }
+    return b;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One collective at one GPU count: rows over [lo, hi] (NCCL bytes), a row
+ * per run of equal choices.  The choice is probed at every size of the
+ * table (nb[0..nn-1], NCCL bytes) and on a grid of 16 points per
+ * doubling; between two probes that differ the switch is found to the
+ * byte.  (A choice that holds only between two neighbouring grid points,
+ * under 4.4% of the size, can be missed.) */
+static int tuner_rows(FILE *f, const struct lbs_sim_net *net, int k,
+                      double lo, double hi, const double *nb, size_t nn)
+{
+    const char *name = k == LBS_COLL_BCAST ? "broadcast" : lbs_coll_name(k);
+    size_t cap = nn + 16 * 64 + 2, n = 0;
+    double *pr = malloc(cap * sizeof *pr);
+    if (!pr)
+        return -ENOMEM;
+    for (size_t i = 0; i < nn; i++)
+        pr[n++] = nb[i];
+    for (double x = lo; x < hi && n < cap - 1; x *= pow(2, 1.0 / 16))
+        pr[n++] = floor(x);
+    pr[n++] = hi;
+    qsort(pr, n, sizeof *pr, cmp_size);
+    double start = lo;
+    struct tuner_choice cur = tuner_at(net, k, lo);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (pr[i] <= start && i + 1 < n)
+            continue;
+        struct tuner_choice c = tuner_at(net, k, pr[i]);
+        if (!cur.algo || !cur.proto) {
+            rc = -EINVAL;
+            break;
+        }
+        if (tuner_same(c, cur) && i + 1 < n)
+            continue;
+        double end = tuner_same(c, cur) ? hi
+            : tuner_switch(net, k, i ? fmax(start, pr[i - 1]) : start,
+                           pr[i], cur) - 1;
+        fprintf(f, "%s,%.0f,%.0f,%s,%s,%d,%ld,%ld,-1,-1\n", name, start, end,
+                cur.algo, cur.proto, cur.channels, net->N, net->P);
+        start = end + 1;
+        cur = tuner_at(net, k, start);
+        if (start <= pr[i])
+            i--;        /* probe pr[i] again against the new run */
+        if (start > hi)
+            break;
+    }
+    free(pr);
+    return rc;
+}
+
+/* The CSV text for the collectives ks at every P over the sizes' span;
+ * -EINVAL (said) when NCCL's tuner has nothing to take. */
+static int tuner_csv(const struct lbs_sim_platform *pl, const int *ks,
+                     int nk, const long *P, size_t np, const double *sizes,
+                     size_t ns, char **text, size_t *len)
+{
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < ns; i++) {
+        lo = fmin(lo, sizes[i]);
+        hi = fmax(hi, sizes[i]);
+    }
+    if (!pl->nccl_model) {
+        cli_error("--nccl-tuner-csv", "%s has no \"nccl\" model: the "
+                  "simulator makes no NCCL choice to write (use an NCCL "
+                  "platform such as dgx-h100)", pl->name);
+        return -EINVAL;
+    }
+    FILE *f = open_memstream(text, len);
+    if (!f)
+        return -ENOMEM;
+    fprintf(f, "# lbscale sim coll --nccl-tuner-csv: the simulator's choice "
+            "(NCCL 2.21.5 tuner model) on platform %s\n# format: NCCL's "
+            "example tuner plugin (NVIDIA/nccl ext-tuner/example; "
+            "NCCL_TUNER_CONFIG_FILE)\n# sizes: NCCL's nBytes (allgather: "
+            "bytes per rank x nRanks), inclusive, over the simulated span\n"
+            "# collective_type,min_bytes,max_bytes,algorithm,protocol,"
+            "channels,nNodes,nRanks,numPipeOps,regBuff\n", pl->name);
+    int rc = 0;
+    for (int i = 0; i < nk && !rc; i++)
+        for (size_t j = 0; j < np && !rc; j++) {
+            struct lbs_sim_net net;
+            struct lbs_err e;
+            if (P[j] < 2) {
+                fprintf(f, "# %s on 1 GPU: no collective, no row\n",
+                        lbs_coll_name(ks[i]));
+                continue;
+            }
+            if ((rc = lbs_sim_net_init(&net, pl, P[j], &e))) {
+                cli_error("sim coll", "%s", e.msg);
+                break;
+            }
+            double nb[64];
+            for (size_t q = 0; q < ns; q++)
+                nb[q] = tuner_nbytes(ks[i], P[j], sizes[q]);
+            rc = tuner_rows(f, &net, ks[i],
+                            ceil(tuner_nbytes(ks[i], P[j], lo)),
+                            floor(tuner_nbytes(ks[i], P[j], hi)), nb, ns);
+            if (rc)
+                cli_error("--nccl-tuner-csv", "%s at %ld GPUs: a choice NCCL's "
+                          "tuner cannot take", lbs_coll_name(ks[i]), P[j]);
+        }
+    if (fclose(f) && !rc)
+        rc = -ENOMEM;
+    if (rc) {
+        free(*text);
+        *text = NULL;
+    }
+    return rc;
+}
+
+/* The collectives of the CSV: --coll if given, else every one NCCL's
+ * tuner takes that lbscale models. */
+static int tuner_colls(const struct simargs *a, int k, int ks[3])
+{
+    if (!a->coll) {
+        ks[0] = LBS_COLL_ALLREDUCE;
+        ks[1] = LBS_COLL_ALLGATHER;
+        ks[2] = LBS_COLL_BCAST;
+        return 3;
+    }
+    if (k != LBS_COLL_ALLREDUCE && k != LBS_COLL_ALLGATHER &&
+        k != LBS_COLL_BCAST) {
+        cli_error("--nccl-tuner-csv", "%s is not a collective NCCL's tuner "
+                  "chooses for (allreduce, allgather, bcast here)",
+                  lbs_coll_name(k));
+        return -EINVAL;
+    }
+    ks[0] = k;
+    return 1;
+}
+
 static int sim_coll(const struct simargs *a, int argc, char **argv)
 {
     struct lbs_err e;
@@ -1053,6 +1250,18 @@ static int sim_coll(const struct simargs *a, int argc, char **argv)
         cli_error("sim coll", "%s", e.msg);
         goto out;
     }
+    if (a->tuner_csv) {
+        int ks[3], nk = tuner_colls(a, k, ks);
+        char *csv = NULL;
+        size_t len = 0;
+        rc = nk < 0 ? nk : tuner_csv(pl, ks, nk, P, np, sizes, ns, &csv,
+                                     &len);
+        if (!rc && (rc = lbs_write_atomic(a->tuner_csv, csv, len, &e)))
+            cli_error("--nccl-tuner-csv", "%s", e.msg);
+        free(csv);
+        if (rc)
+            goto out;
+    }
     if ((rc = cli_open_run(&a->com, "sim_coll", argc, argv, &run)))
         goto out;
     if (!a->com.json)
@@ -1084,11 +1293,21 @@ static int cmd_coll(int argc, char **argv, struct simargs *a)
          .help = "under each row, the choice as NCCL_DEBUG=INFO's tuning\n"
                  "line prints it (NCCL's algorithm and protocol numbers)\n"
                  "with the channels"},
+        {.name = "nccl-tuner-csv", .type = CLI_STR, .dst = &a->tuner_csv,
+         .arg = "FILE",
+         .help = "also write the choices (algorithm, protocol, channels)\n"
+                 "per collective, GPU count and size range, every switch\n"
+                 "to the byte, over the span of --bytes, in the CSV of\n"
+                 "NCCL's example tuner plugin (NCCL_TUNER_CONFIG_FILE);\n"
+                 "sizes in NCCL's nBytes; without --coll: allreduce,\n"
+                 "allgather and broadcast"},
         CLI_COMMON_OPTS(&a->com), {0}};
     const struct cli_verb v = {
         .name = "sim coll",
         .usage = "usage: lbscale sim coll --platform P [--coll allreduce] "
-                 "[--gpus 8] [--bytes 1K..1G]",
+                 "[--gpus 8] [--bytes 1K..1G]\n"
+                 "                        [--timeline] [--nccl-tuner-csv "
+                 "FILE]",
         .about = "Cost of one collective under every algorithm and protocol "
                  "the\nplatform enables, the fastest (NCCL-style choice), "
                  "and nccl-tests'\nalgbw = bytes/time and busbw (allreduce "
@@ -1728,33 +1947,53 @@ static int cmd_speed(int argc, char **argv, struct simargs *a)
 /* ---- calibrate --------------------------------------------------------- */
 
 static const char calib_about[] =
-    "Fits the alpha-beta constants of this machine from `lbscale coll` results\n"
-    "and writes a platform file (default <data>/platforms/local.json, written\n"
-    "atomically), usable as --platform local.  COLL.jsonl: regular files of at\n"
-    "most 256 MiB.  Rows used: one JSON object per line with\n"
-    "  coll     allreduce | allgather | allgatherv | alltoall | bcast | barrier\n"
-    "  ranks    process count (>= 2; rows with 1 rank are skipped)\n"
-    "  bytes    payload per rank, trace-v1 convention\n"
-    "  time_us  measured time of one call (median); time_us_median also read\n"
-    "Rows of other collectives (neighbor, reduce_scatter, compressed\n"
-    "patterns) are skipped.\n"
-    "optional: nodes (rows with 1 < nodes < ranks are skipped: the fit has\n"
-    "one link per rank, which holds on one node or with one rank per node),\n"
-    "wrong (rows with wrong > 0 are skipped), bench (rows whose bench is not\n"
-    "\"coll\" are skipped).\n"
+    "Fits the alpha-beta constants of a machine or cluster from measured\n"
+    "collectives and writes a platform file, usable as --platform FILE.\n"
+    "Without --out it goes into a new run directory (results/<run>/\n"
+    "platform-NAME.json; the root from $LBSCALE_RESULTS), never into the\n"
+    "source tree.  Inputs (each a regular file of at most 256 MiB; the\n"
+    "format is recognised from the content):\n"
+    "  lbscale coll JSONL  rows {coll, ranks, bytes, time_us or\n"
+    "                      time_us_median; optional nodes, ranks_per_node,\n"
+    "                      wrong, bench}\n"
+    "  nccl-tests output   the text table (every version's columns, found by\n"
+    "                      name: out-of-place time; rows with #wrong > 0\n"
+    "                      skipped; must end with '# Avg bus bandwidth'),\n"
+    "                      or the JSON of -J FILE; ranks and nodes from its\n"
+    "                      '#  Rank N ... on HOST' lines / devices\n"
+    "  OSU latency table   osu_allreduce, osu_allgather(v), osu_alltoall,\n"
+    "                      osu_bcast, osu_barrier ('# Size  Avg\n"
+    "                      Latency(us)'): give --ranks (and --ranks-per-node)\n"
+    "Sizes become lbscale's per-rank payload (trace-v1): nccl-tests\n"
+    "allgather size / P; OSU alltoall size x P.  Collectives without a\n"
+    "fitted form (reduce_scatter, reduce, neighbor, compressed patterns),\n"
+    "rows with 1 rank and rows with wrong elements are skipped.\n"
     "Model (ring forms; steps and volume per collective as in sim/README.md):\n"
     "  t = base + steps (hop + [step message > eager_max] rndv)\n"
     "      + volume / bw(coll) + [allreduce] (P-1)/P bytes / reduce_bw\n"
-    "with one bandwidth per collective (written as intra_bw_gbs = the\n"
-    "fastest and coll_bw_factor for the rest); eager_max (MPI's eager\n"
-    "limit) and reduce_bw are fitted when the data supports them.  Prints two held-out errors (median and worst relative\n"
-    "error of predictions for samples left out of the fit): every other\n"
-    "message size, and each rank count predicted from the other rank counts.";
+    "fitted apart to the rows of one node (the link inside a node) and to\n"
+    "the rows of several nodes (the network: the ring's exit from a node,\n"
+    "written as the node's NIC rate and the inter-node step latency).\n"
+    "eager_max (MPI's eager limit) and reduce_bw are fitted when the data\n"
+    "supports them.  Prints two held-out errors per fit (every other message\n"
+    "size; each rank count from the others) and how well the written\n"
+    "platform, priced by the simulator itself, reproduces every sample.\n"
+    "The cluster: --gpus-per-node (default the ranks per node measured),\n"
+    "--nodes (default the most nodes measured) and --fabric describe the\n"
+    "machine to simulate, so max_gpus = nodes x gpus-per-node.  Each input's\n"
+    "path, format, CRC-32 and size are recorded in calibration.inputs.";
 
 struct calib_args {
-    const char *out, *name;
+    const char *out, *name, *coll;
     double peak, mem;
     size_t blo, bhi;
+    long nodes, gpn, ranks, rpn;
+    const char *fabric;           /* "flat" or "fat-tree" */
+    long leaf;
+    double oversub, spine_us;
+    struct cli_common com;        /* the run directory without --out */
+    int argc;
+    char **argv;
 };
 
 /* "LO..HI" (sizes with suffixes; either side may be empty) */
@@ -1786,6 +2025,55 @@ static int range_opt(const char *opt, const char *v, void *dst)
     return parse_range(opt, v, &c->blo, &c->bhi);
 }
 
+/* --fabric flat | fat-tree:nodes_per_leaf=L[,oversubscription=R]
+ * [,lat_spine_us=X] (the platform's own field names; dst: calib_args) */
+static int fabric_opt(const char *opt, const char *v, void *dst)
+{
+    struct calib_args *c = dst;
+    char buf[256];
+    if (!v || !strcmp(v, "flat")) {
+        c->fabric = "flat";
+        return 0;
+    }
+    if (strncmp(v, "fat-tree:", 9) || strlen(v) >= sizeof buf) {
+        cli_error(opt, "'%s': give flat or fat-tree:nodes_per_leaf=L"
+                  "[,oversubscription=R][,lat_spine_us=X]", v);
+        return -EINVAL;
+    }
+    snprintf(buf, sizeof buf, "%s", v + 9);
+    c->fabric = "fat-tree";
+    c->leaf = 0;
+    c->oversub = 1;
+    c->spine_us = 0;
+    char *save = NULL;
+    for (char *kv = strtok_r(buf, ",", &save); kv;
+         kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '='), *end;
+        double x = eq ? strtod(eq + 1, &end) : NAN;
+        int okv = eq && end != eq + 1 && !*end && isfinite(x);
+        if (okv && !strncmp(kv, "nodes_per_leaf=", 15) && x >= 1 &&
+            x <= 1e9 && x == floor(x))
+            c->leaf = (long)x;
+        else if (okv && !strncmp(kv, "oversubscription=", 17) && x >= 1 &&
+                 x <= 1000)
+            c->oversub = x;
+        else if (okv && !strncmp(kv, "lat_spine_us=", 13) && x >= 0 &&
+                 x <= 1e6)
+            c->spine_us = x;
+        else {
+            cli_error(opt, "'%s': unknown or out-of-range '%s' (nodes_per_"
+                      "leaf 1..1e9, oversubscription 1..1000, lat_spine_us "
+                      "0..1e6)", v, kv);
+            return -EINVAL;
+        }
+    }
+    if (!c->leaf) {
+        cli_error(opt, "'%s': a fat-tree needs nodes_per_leaf=L", v);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static void print_heldout(const char *what, const struct lbs_sim_heldout *h,
                           const char *why_na)
 {
@@ -1796,14 +2084,13 @@ static void print_heldout(const char *what, const struct lbs_sim_heldout *h,
         printf("%s: n/a (%s)\n", what, why_na);
 }
 
-static void print_calibrated(const char *name, const struct lbs_sim_fit *fit,
-                             size_t skipped, const char *path)
+static void print_fit(const char *lead, const struct lbs_sim_fit *fit,
+                      const char *per)
 {
-    printf("calibrated %s from %zu samples (%zu skipped): base %.2f "
-           "us, per step %.3f us, bandwidth %.3f GB/s per rank\n",
-           name, fit->used, skipped, fit->base_lat * 1e6,
-           fit->hop_lat * 1e6, fit->bw / 1e9);
-    if (fit->eager_max > 0)
+    printf("%s: base %.2f us, per step %.3f us, bandwidth %.3f GB/s %s\n",
+           lead, fit->base_lat * 1e6, fit->hop_lat * 1e6, fit->bw / 1e9,
+           per);
+    if (fit->eager_max > 0 && fit->rndv_lat > 0)
         printf("  rendezvous: +%.3f us per step above %.0f bytes\n",
                fit->rndv_lat * 1e6, fit->eager_max);
     printf("  per collective (GB/s):");
@@ -1813,10 +2100,9 @@ static void print_calibrated(const char *name, const struct lbs_sim_fit *fit,
     printf("\n");
     if (fit->reduce_bw > 0)
         printf("  reduction: %.3f GB/s\n", fit->reduce_bw / 1e9);
-    print_heldout("held-out sizes", &fit->sizes, "fewer than 6 samples");
-    print_heldout("held-out rank counts", &fit->ranks,
+    print_heldout("  held-out sizes", &fit->sizes, "fewer than 6 samples");
+    print_heldout("  held-out rank counts", &fit->ranks,
                   "samples at one rank count only");
-    printf("wrote %s\n", path);
 }
 
 /* The memory bandwidth: --mem-bw-gbs, else STREAM's triad now. */
@@ -1836,50 +2122,248 @@ static int calib_mem(struct calib_args *c, int *measured)
     return 0;
 }
 
-/* Fit the samples, write the platform to path and say what it holds. */
-static int calib_write(struct calib_args *c, struct lbs_sim_samples *set,
-                       char **files, size_t nfiles, const char *path)
+/* The samples of one node (nodes <= 1) or of several, and their fit. */
+struct calib_class {
+    struct lbs_sim_sample *s;
+    size_t n;
+    struct lbs_sim_fit fit;
+    long most_ranks, most_rpn, most_nodes;
+};
+
+static int calib_class_fit(struct calib_class *k, const char *what)
 {
     struct lbs_err e;
-    struct lbs_sim_fit fit;
-    int rc = lbs_sim_fit(set->s, set->n, &fit, &e), measured;
-    if (rc) {
-        cli_error("sim calibrate", "%s", e.msg);
-        return rc;
+    if (!k->n)
+        return 0;
+    int rc = lbs_sim_fit(k->s, k->n, &k->fit, &e);
+    if (rc)
+        cli_error("sim calibrate", "%s: %s", what, e.msg);
+    return rc;
+}
+
+/* Split the samples by node count and fit each class present. */
+static int calib_split(const struct lbs_sim_samples *set,
+                       struct calib_class *one, struct calib_class *multi)
+{
+    *one = (struct calib_class){0};
+    *multi = (struct calib_class){0};
+    one->s = malloc((set->n + 1) * sizeof *one->s);
+    multi->s = malloc((set->n + 1) * sizeof *multi->s);
+    if (!one->s || !multi->s) {
+        cli_error("sim calibrate", "out of memory");
+        return -ENOMEM;
     }
-    long maxr = 0;
-    for (size_t i = 0; i < set->n; i++)
-        if (set->s[i].ranks > maxr)
-            maxr = set->s[i].ranks;
-    if ((rc = calib_mem(c, &measured)))
+    for (size_t i = 0; i < set->n; i++) {
+        const struct lbs_sim_sample *x = &set->s[i];
+        struct calib_class *k = x->nodes > 1 ? multi : one;
+        long rpn = x->rpn > 0 ? x->rpn : x->ranks;
+        k->s[k->n++] = *x;
+        k->most_ranks = x->ranks > k->most_ranks ? x->ranks : k->most_ranks;
+        k->most_rpn = rpn > k->most_rpn ? rpn : k->most_rpn;
+        k->most_nodes = x->nodes > k->most_nodes ? x->nodes : k->most_nodes;
+    }
+    if (!one->n && !multi->n) {
+        cli_error("sim calibrate", "calibration needs at least 2 usable "
+                  "samples (ranks >= 2, time > 0), got 0");
+        return -EINVAL;
+    }
+    int rc = calib_class_fit(one, "the rows of one node");
+    if (!rc && multi->n && one->n) {
+        /* the node's own constants known: fit only the network's */
+        struct lbs_err e;
+        if ((rc = lbs_sim_fit_net(multi->s, multi->n, &one->fit,
+                                  &multi->fit, &e)))
+            cli_error("sim calibrate", "the rows of several nodes: %s",
+                      e.msg);
+    } else if (!rc) {
+        rc = calib_class_fit(multi, "the rows of several nodes");
+    }
+    return rc;
+}
+
+/* GPUs per node and nodes of the written platform, checked against what
+ * was measured. */
+static int calib_layout(const struct calib_args *c,
+                        const struct calib_class *one,
+                        const struct calib_class *multi, long *gpn,
+                        long *nodes, char *note, size_t nl)
+{
+    long need = multi->n ? multi->most_rpn : 0;
+    if (one->most_ranks > need)
+        need = one->most_ranks;
+    *gpn = c->gpn ? c->gpn : multi->n ? multi->most_rpn : one->most_ranks;
+    *nodes = c->nodes ? c->nodes : multi->n ? multi->most_nodes : 1;
+    if (*gpn < need) {
+        cli_error("--gpus-per-node", "%ld is fewer than the %ld ranks one "
+                  "node ran in the measurements", *gpn, need);
+        return -EINVAL;
+    }
+    if (multi->n && *nodes < multi->most_nodes) {
+        cli_error("--nodes", "%ld is fewer than the %ld nodes measured",
+                  *nodes, multi->most_nodes);
+        return -EINVAL;
+    }
+    snprintf(note, nl, "%ld node(s) x %ld GPU(s) per node: nodes %s, GPUs "
+             "per node %s", *nodes, *gpn, c->nodes ? "given (--nodes)"
+             : multi->n ? "as measured" : "one (no multi-node rows)",
+             c->gpn ? "given (--gpus-per-node)" : multi->n
+             ? "the ranks per node measured" : "the most ranks measured");
+    return 0;
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* How well the written platform, priced by the simulator, reproduces the
+ * samples whose layout it holds (P GPUs as P/g nodes of g). */
+static void calib_check(const char *text, const char *path,
+                        const struct lbs_sim_samples *set)
+{
+    struct lbs_sim_platform *pl;
+    struct lbs_err e;
+    double *re = malloc((set->n + 1) * sizeof *re);
+    size_t n = 0;
+    if (!re || lbs_sim_platform_parse(text, path, &pl, &e)) {
+        free(re);
+        return;
+    }
+    for (size_t i = 0; i < set->n; i++) {
+        const struct lbs_sim_sample *x = &set->s[i];
+        struct lbs_sim_net net;
+        long nodes = x->nodes > 1 ? x->nodes : 1;
+        if (lbs_sim_net_init(&net, pl, x->ranks, &e) || net.N != nodes)
+            continue;
+        double t = lbs_sim_coll_cost(&net, x->coll, x->bytes,
+                                     LBS_TOPO_RING, 1).t;
+        if (isfinite(t))
+            re[n++] = fabs(t - x->t) / x->t;
+    }
+    lbs_sim_platform_free(pl);
+    if (n) {
+        qsort(re, n, sizeof *re, cmp_rel);
+        printf("the written platform (lbscale sim coll) on %zu of %zu "
+               "samples: median %.1f%%, worst %.1f%%\n", n, set->n,
+               100 * re[n / 2], 100 * re[n - 1]);
+    }
+    free(re);
+}
+
+/* Read every input: samples, and each file's provenance. */
+static int calib_read(const struct calib_args *c, char **files, int nfiles,
+                      struct lbs_sim_samples *set,
+                      struct lbs_sim_calib_file *src, char (*sum)[24])
+{
+    const struct lbs_sim_samples_in in = {c->coll, c->ranks, c->rpn};
+    for (int i = 0; i < nfiles; i++) {
+        struct lbs_err e;
+        char *text;
+        size_t len, rows;
+        enum lbs_sim_samples_fmt fmt;
+        int rc = lbs_read_file(files[i], LBS_SIM_SAMPLES_MAX_BYTES, &text,
+                               &len, &e);
+        if (!rc) {
+            snprintf(sum[i], sizeof sum[i], "crc32:%08lx",
+                     crc32(0L, (const Bytef *)text, (uInt)len));
+            rc = lbs_sim_samples_parse(files[i], text, len, &in, set, &fmt,
+                                       &rows, &e);
+            free(text);
+        }
+        if (rc) {
+            cli_error("sim calibrate", "%s", e.msg);
+            return rc;
+        }
+        src[i] = (struct lbs_sim_calib_file){files[i],
+            lbs_sim_samples_fmt_name(fmt), sum[i], len, rows};
+    }
+    return 0;
+}
+
+/* Where the platform goes: --out FILE, else a new run directory (opened
+ * only now, once the input is known good). */
+static int calib_path(struct calib_args *c, struct lbs_run **run,
+                      char *path, size_t pl)
+{
+    *run = NULL;
+    if (c->out) {
+        snprintf(path, pl, "%s", c->out);
+        return 0;
+    }
+    int rc = cli_open_run(&c->com, "sim_calibrate", c->argc, c->argv, run);
+    if (rc)
         return rc;
-    const struct lbs_sim_calibrated doc = {
-        .fit = &fit, .name = c->name, .files = (const char *const *)files,
-        .nfiles = nfiles, .skipped = set->skipped, .ranks = maxr,
-        .peak_tflops = c->peak, .mem_bw_gbs = c->mem,
-        .mem_measured = measured};
-    char *text;
-    size_t len;
-    if ((rc = lbs_sim_platform_calibrated(&doc, path, &text, &len, &e)) ||
-        (rc = lbs_write_atomic(path, text, len, &e)))
-        cli_error("sim calibrate", "%s", e.msg);
-    free(text);
+    snprintf(path, pl, "%s/platform-%s.json", lbs_run_dir(*run), c->name);
+    return 0;
+}
+
+/* Fit, write the platform and say what it holds. */
+static int calib_write(struct calib_args *c, struct lbs_sim_samples *set,
+                       char **files, const struct lbs_sim_calib_file *src,
+                       size_t nfiles)
+{
+    struct lbs_err e;
+    struct calib_class one, multi;
+    char note[256], path[1024];
+    long gpn = 0, nodes = 0;
+    int rc = calib_split(set, &one, &multi), measured = 0;
     if (!rc)
-        print_calibrated(c->name, &fit, set->skipped, path);
+        rc = calib_layout(c, &one, &multi, &gpn, &nodes, note, sizeof note);
+    if (!rc)
+        rc = calib_mem(c, &measured);
+    const struct lbs_sim_fit *prim = one.n ? &one.fit : &multi.fit;
+    const struct lbs_sim_calibrated doc = {
+        .fit = prim, .name = c->name, .files = (const char *const *)files,
+        .nfiles = nfiles, .skipped = set->skipped, .ranks = gpn,
+        .peak_tflops = c->peak, .mem_bw_gbs = c->mem,
+        .mem_measured = measured, .inter = multi.n ? &multi.fit : NULL,
+        .src = src, .gpus_per_node = gpn, .nodes = nodes,
+        .fabric = c->fabric, .nodes_per_leaf = c->leaf,
+        .oversub = c->oversub, .lat_spine_us = c->spine_us,
+        .cluster_note = note};
+    char *text = NULL;
+    size_t len;
+    struct lbs_run *run = NULL;
+    if (!rc && (rc = lbs_sim_platform_calibrated(&doc, c->out ? c->out
+                                                 : "platform", &text, &len,
+                                                 &e)))
+        cli_error("sim calibrate", "%s", e.msg);
+    if (!rc)
+        rc = calib_path(c, &run, path, sizeof path);
+    if (!rc && (rc = lbs_write_atomic(path, text, len, &e)))
+        cli_error("sim calibrate", "%s", e.msg);
+    if (!rc) {
+        if (one.n)
+            print_fit("calibrated one node", &one.fit, "per rank");
+        if (multi.n)
+            print_fit("calibrated across nodes", &multi.fit,
+                      "per node (the ring's exit)");
+        printf("calibrated %s from %zu samples (%zu skipped; %zu of one "
+               "node, %zu of several)\ncluster: %s; max_gpus %ld; fabric "
+               "%s\n", c->name, one.n + multi.n, set->skipped, one.n,
+               multi.n, note, gpn * nodes, c->fabric);
+        calib_check(text, path, set);
+        printf("wrote %s\n", path);
+    }
+    lbs_run_close(run);
+    free(text);
+    free(one.s);
+    free(multi.s);
     return rc;
 }
 
 static int sim_calibrate(struct calib_args *c, char **files, int nfiles)
 {
-    struct lbs_err e;
     struct lbs_sim_samples set = {0};
-    int rc = 0;
-    for (int i = 0; i < nfiles && !rc; i++)
-        if ((rc = lbs_sim_samples_read(files[i], &set, &e)))
-            cli_error("sim calibrate", "%s", e.msg);
+    struct lbs_sim_calib_file *src = calloc((size_t)nfiles + 1, sizeof *src);
+    char (*sum)[24] = calloc((size_t)nfiles + 1, sizeof *sum);
+    int rc = src && sum ? 0 : -ENOMEM;
+    if (rc)
+        cli_error("sim calibrate", "out of memory");
     if (!rc && !nfiles) {
-        cli_error("sim calibrate", "give one or more coll JSONL files (see "
-                  "--help)");
+        cli_error("sim calibrate", "give one or more files of measurements "
+                  "(see --help)");
         rc = -EINVAL;
     }
     for (const char *ch = c->name; !rc && *ch; ch++)
@@ -1888,28 +2372,33 @@ static int sim_calibrate(struct calib_args *c, char **files, int nfiles)
             cli_error("--name", "'%s': use a-z 0-9 - _", c->name);
             rc = -EINVAL;
         }
-    char path[1024];
-    if (c->out)
-        snprintf(path, sizeof path, "%s", c->out);
-    else
-        snprintf(path, sizeof path, "%s/platforms/%s.json",
-                 lbs_sim_data_dir(), c->name);
+    if (!rc && c->coll && lbs_coll_from_name(c->coll) < 0) {
+        cli_error("--coll", "'%s': not a collective (allreduce, allgather, "
+                  "alltoall, bcast, barrier)", c->coll);
+        rc = -EINVAL;
+    }
+    if (!rc)
+        rc = calib_read(c, files, nfiles, &set, src, sum);
     /* --bytes: keep one regime (e.g. messages that stay in cache) */
     if (!rc) {
         lbs_sim_samples_keep_bytes(&set, (double)c->blo, (double)c->bhi);
-        rc = calib_write(c, &set, files, (size_t)nfiles, path);
+        rc = calib_write(c, &set, files, src, (size_t)nfiles);
     }
     lbs_sim_samples_free(&set);
+    free(src);
+    free(sum);
     return cli_exit_code(rc);
 }
 
 static int cmd_calibrate(int argc, char **argv, struct simargs *unused)
 {
-    struct calib_args c = {.name = "local", .bhi = SIZE_MAX};
+    struct calib_args c = {.name = "local", .bhi = SIZE_MAX,
+                           .fabric = "flat", .com = {.save = 1},
+                           .argc = argc, .argv = argv};
     const struct cli_opt opts[] = {
         {.name = "out", .type = CLI_STR, .dst = &c.out, .arg = "FILE",
-         .help = "where to write the platform (default\n"
-                 "<data>/platforms/NAME.json)"},
+         .help = "where to write the platform (default: a new run\n"
+                 "directory, results/<run>/platform-NAME.json)"},
         {.name = "name", .type = CLI_STR, .dst = &c.name, .arg = "NAME",
          .help = "the platform's name (default local; a-z 0-9 - _)"},
         {.name = "bytes", .type = CLI_CALL, .fn = range_opt, .dst = &c,
@@ -1917,6 +2406,27 @@ static int cmd_calibrate(int argc, char **argv, struct simargs *unused)
          .help = "only rows whose bytes lie in the range (one regime:\n"
                  "e.g. messages that stay in cache); either side may be\n"
                  "left empty"},
+        {.name = "nodes", .type = CLI_LONG, .dst = &c.nodes, .arg = "N",
+         .lo = 1, .hi = 1e8,
+         .help = "nodes of the cluster to simulate (default: the most\n"
+                 "nodes measured, else 1)"},
+        {.name = "gpus-per-node", .type = CLI_LONG, .dst = &c.gpn,
+         .arg = "G", .lo = 1, .hi = 65536,
+         .help = "GPUs (ranks) per node (default: the ranks per node\n"
+                 "measured)"},
+        {.name = "fabric", .type = CLI_CALL, .fn = fabric_opt, .dst = &c,
+         .arg = "SPEC",
+         .help = "flat (default) or fat-tree:nodes_per_leaf=L\n"
+                 "[,oversubscription=R][,lat_spine_us=X]"},
+        {.name = "ranks", .type = CLI_LONG, .dst = &c.ranks, .arg = "P",
+         .lo = 1, .hi = 1e8,
+         .help = "rank count of inputs that do not state it (OSU)"},
+        {.name = "ranks-per-node", .type = CLI_LONG, .dst = &c.rpn,
+         .arg = "R", .lo = 1, .hi = 65536,
+         .help = "ranks per node of such inputs (default: all on one)"},
+        {.name = "coll", .type = CLI_STR, .dst = &c.coll, .arg = "C",
+         .help = "the collective of nccl-tests output that does not name\n"
+                 "it (allreduce, allgather, alltoall, bcast)"},
         {.name = "peak-tflops", .type = CLI_DOUBLE, .dst = &c.peak,
          .arg = "X", .lo = 1e-6, .hi = 1e6,
          .help = "compute peak per rank for the platform (default 1,\n"
@@ -1927,8 +2437,12 @@ static int cmd_calibrate(int argc, char **argv, struct simargs *unused)
         {0}};
     const struct cli_verb v = {
         .name = "sim calibrate",
-        .usage = "usage: lbscale sim calibrate COLL.jsonl... [--out FILE] "
+        .usage = "usage: lbscale sim calibrate FILE... [--out FILE] "
                  "[--name local]\n"
+                 "                             [--nodes N] [--gpus-per-node "
+                 "G] [--fabric SPEC]\n"
+                 "                             [--ranks P] [--ranks-per-node "
+                 "R] [--coll C]\n"
                  "                             [--bytes MIN..MAX] "
                  "[--peak-tflops X]\n"
                  "                             [--mem-bw-gbs X]",
@@ -2024,7 +2538,8 @@ static void usage(FILE *f)
           "             the predictions, with the geometric-mean error\n"
           "  netsweep   scaling efficiency against network bandwidth per node\n"
           "  speed      how fast the simulator is (benchmark figures)\n"
-          "  calibrate  fit the 'local' platform from `lbscale coll` JSONL\n"
+          "  calibrate  fit a platform from `lbscale coll` JSONL, nccl-tests\n"
+          "             or OSU output (--nodes, --gpus-per-node: its size)\n"
           "  list       platform, model and trace presets\n\n"
           "Scaling efficiency E(P) = T(one node: gpus_per_node GPUs) / T(P)\n"
           "at the same per-GPU batch (weak scaling).  Presets are read from\n"

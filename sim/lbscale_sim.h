@@ -503,6 +503,9 @@ struct lbs_sim_sample {
     long ranks;
     double bytes;               /* trace-v1 convention */
     double t;                   /* measured seconds */
+    long nodes;                 /* hosts the ranks ran on (0: unknown, as
+                                   1: one node) */
+    long rpn;                   /* most ranks on one host (0: unknown) */
 };
 struct lbs_sim_heldout {
     size_t n;                   /* samples predicted */
@@ -529,6 +532,15 @@ struct lbs_sim_fit {
  * -EINVAL when the data cannot determine the fit. */
 int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
                 struct lbs_sim_fit *fit, struct lbs_err *err);
+
+/* The network's constants from samples of several nodes (nodes, rpn),
+ * given the fit of one node's samples `in` (calib_net.c): net is `in` with
+ * hop_lat the inter-node step latency and bw / coll_bw the node's exit
+ * bandwidth per collective, in the form coll.c prices; held-out sizes as
+ * lbs_sim_fit.  -EINVAL when the data cannot determine them. */
+int lbs_sim_fit_net(const struct lbs_sim_sample *s, size_t n,
+                    const struct lbs_sim_fit *in, struct lbs_sim_fit *net,
+                    struct lbs_err *err);
 
 /* ------------------------------------------------------------------ */
 /* Presets (preset.c)                                                   */
@@ -739,9 +751,10 @@ void lbs_sim_speed_free(struct lbs_sim_speed *s);
 /* ------------------------------------------------------------------ */
 /* Calibration input and output (samples.c, platform_write.c)           */
 
-/* The rows of `lbscale coll` JSONL files (rows with 1 rank, other
- * benches, wrong > 0, several nodes of several ranks and collectives
- * without a fitted form are counted in skipped). */
+/* The rows of `lbscale coll` JSONL files, nccl-tests output (its text
+ * table or -J JSON) and OSU collective latency tables (rows with 1 rank,
+ * other benches, wrong > 0 and collectives without a fitted form are
+ * counted in skipped). */
 struct lbs_sim_samples {
     struct lbs_sim_sample *s;       /* malloc'ed */
     size_t n, cap, skipped;
@@ -750,14 +763,46 @@ struct lbs_sim_samples {
  * LBS_SIM_SAMPLES_MAX_BYTES); -EINVAL naming path:line and the field. */
 int lbs_sim_samples_read(const char *path, struct lbs_sim_samples *set,
                          struct lbs_err *err);
+
+/* What a file does not say about itself (OSU tables state no rank
+ * count; old nccl-tests text names no collective): 0 / NULL = not given. */
+struct lbs_sim_samples_in {
+    const char *coll;               /* collective name (lbs_coll_name) */
+    long ranks, rpn;                /* ranks; ranks per node (0: ranks) */
+};
+/* The formats lbs_sim_samples_parse tells apart. */
+enum lbs_sim_samples_fmt {
+    LBS_SIM_FMT_LBSCALE,            /* lbscale coll JSONL */
+    LBS_SIM_FMT_NCCL_TEXT,          /* nccl-tests stdout */
+    LBS_SIM_FMT_NCCL_JSON,          /* nccl-tests -J (JSON version 2) */
+    LBS_SIM_FMT_OSU,                /* osu_allreduce & co. stdout */
+};
+const char *lbs_sim_samples_fmt_name(enum lbs_sim_samples_fmt f);
+/* Append the rows of text (len bytes, path names it in messages), in
+ * whichever of the formats above it is; *fmt says which and *rows how
+ * many samples it added.  Binary, truncated or unrecognised text, or a
+ * row that does not parse: -EINVAL naming path (and line) and what is
+ * wrong. */
+int lbs_sim_samples_parse(const char *path, const char *text, size_t len,
+                          const struct lbs_sim_samples_in *in,
+                          struct lbs_sim_samples *set,
+                          enum lbs_sim_samples_fmt *fmt, size_t *rows,
+                          struct lbs_err *err);
 /* Keep the samples whose bytes lie in [lo, hi]; the others are skipped. */
 void lbs_sim_samples_keep_bytes(struct lbs_sim_samples *set, double lo,
                                 double hi);
 void lbs_sim_samples_free(struct lbs_sim_samples *set);
 
+/* One input file of a calibration, for the platform's provenance. */
+struct lbs_sim_calib_file {
+    const char *path, *format;      /* lbs_sim_samples_fmt_name */
+    const char *checksum;           /* e.g. "crc32:1a2b3c4d" */
+    size_t bytes, rows;             /* file size; samples it gave */
+};
 /* What a calibrated platform says besides the fit. */
 struct lbs_sim_calibrated {
-    const struct lbs_sim_fit *fit;
+    const struct lbs_sim_fit *fit;  /* one node's rows (or, with none,
+                                       the multi-node rows') */
     const char *name;               /* the platform's name */
     const char *const *files;       /* the samples' files (calibration) */
     size_t nfiles, skipped;
@@ -765,6 +810,15 @@ struct lbs_sim_calibrated {
     double peak_tflops;             /* <= 0: 1, marked as assumed */
     double mem_bw_gbs;
     int mem_measured;               /* mem_bw_gbs is STREAM's triad */
+    /* the cluster (all optional: 0 / NULL keep one flat node of ranks) */
+    const struct lbs_sim_fit *inter;    /* rows of several nodes: the
+                                           network's constants */
+    const struct lbs_sim_calib_file *src;   /* nfiles entries */
+    long gpus_per_node, nodes;      /* max_gpus = their product */
+    const char *fabric;             /* "flat" or "fat-tree" */
+    long nodes_per_leaf;            /* fat-tree */
+    double oversub, lat_spine_us;   /* fat-tree (0: 1 and lat_us) */
+    const char *cluster_note;       /* where nodes/gpus came from */
 };
 /* The platform document (lbscale-platform v1, ring forms on one flat
  * node; with an eager limit LL stands for MPI's eager protocol and

@@ -18,74 +18,154 @@ static json_t *heldout_json(const struct lbs_sim_heldout *h)
 }
 
 /* One protocol of the calibrated platform (latencies in s). */
-static json_t *calib_proto(double base, double hop, double max_bytes)
+static json_t *calib_proto(double base, double intra_hop, double inter_hop,
+                           double max_bytes)
 {
     json_t *o = json_pack("{s:f,s:f,s:f,s:f}", "base_lat_us", base * 1e6,
-                          "intra_hop_us", hop * 1e6, "inter_hop_us",
-                          hop * 1e6, "bw_factor", 1.0);
+                          "intra_hop_us", intra_hop * 1e6, "inter_hop_us",
+                          inter_hop * 1e6, "bw_factor", 1.0);
     if (o && max_bytes > 0)
         json_object_set_new(o, "max_bytes", json_real(max_bytes));
     return o;
 }
 
-/* The platform document `sim calibrate` writes: one flat node of c->ranks
- * ranks whose algorithms are the ring forms the fit used.  With an eager
- * limit, LL stands for MPI's eager protocol (up to eager_max bytes per
- * step) and Simple for rendezvous (hop + rndv). */
+static const char calib_model[] =
+    "t = base + steps(P) (hop + [step > eager_max] rndv) + "
+    "volume(P, bytes) / bw(coll) + [allreduce] (P-1)/P bytes / reduce_bw "
+    "(ring forms), weighted least squares on relative error";
+
+/* A fit's constants as the calibration object states them. */
+static json_t *fit_json(const struct lbs_sim_fit *fit)
+{
+    return json_pack("{s:I,s:o,s:o,s:f,s:f,s:f,s:f,s:f,s:f}",
+                     "samples", (json_int_t)fit->used,
+                     "held_out_sizes", heldout_json(&fit->sizes),
+                     "held_out_ranks", heldout_json(&fit->ranks),
+                     "base_lat_us", fit->base_lat * 1e6,
+                     "hop_lat_us", fit->hop_lat * 1e6,
+                     "rndv_lat_us", fit->rndv_lat * 1e6,
+                     "eager_max_bytes", fit->eager_max,
+                     "bw_gbs", fit->bw / 1e9,
+                     "reduce_gbs", fit->reduce_bw / 1e9);
+}
+
+/* Each input file: path, format, checksum, size, samples. */
+static json_t *inputs_json(const struct lbs_sim_calibrated *c)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && c->src && i < c->nfiles; i++) {
+        const struct lbs_sim_calib_file *f = &c->src[i];
+        json_array_append_new(a, json_pack(
+            "{s:s,s:s,s:s,s:I,s:I}", "file", f->path, "format", f->format,
+            "checksum", f->checksum, "bytes", (json_int_t)f->bytes,
+            "samples", (json_int_t)f->rows));
+    }
+    return a;
+}
+
+/* The calibration object: the primary fit's constants (one node's rows,
+ * as before), the network's fit from multi-node rows, the inputs. */
+static json_t *calib_json(const struct lbs_sim_calibrated *c, json_t *files)
+{
+    json_t *cal = fit_json(c->fit);
+    if (!cal)
+        return NULL;
+    json_object_set_new(cal, "from", files);
+    json_object_set_new(cal, "skipped", json_integer((json_int_t)c->skipped));
+    json_object_set_new(cal, "model", json_string(calib_model));
+    if (c->src)
+        json_object_set_new(cal, "inputs", inputs_json(c));
+    if (c->inter && c->inter != c->fit)
+        json_object_set_new(cal, "inter_node", fit_json(c->inter));
+    if (c->cluster_note)
+        json_object_set_new(cal, "cluster", json_string(c->cluster_note));
+    return cal;
+}
+
+/* The protocols: the network fit's eager limit decides LL (eager, up to
+ * eager_max bytes per step) and Simple (rendezvous); intra-node steps
+ * take the one-node fit's latency, inter-node steps the network's. */
+static json_t *calib_protos(const struct lbs_sim_fit *in,
+                            const struct lbs_sim_fit *net)
+{
+    json_t *protos = json_object();
+    double rin = in == net ? net->rndv_lat : in->rndv_lat;
+    if (net->eager_max > 0) {
+        json_object_set_new(protos, "LL", calib_proto(
+            net->base_lat, in->hop_lat, net->hop_lat, net->eager_max));
+        json_object_set_new(protos, "Simple", calib_proto(
+            net->base_lat, in->hop_lat + rin, net->hop_lat + net->rndv_lat,
+            0));
+    } else {
+        json_object_set_new(protos, "Simple", calib_proto(
+            net->base_lat, in->hop_lat, net->hop_lat, 0));
+    }
+    return protos;
+}
+
+static json_t *calib_fabric(const struct lbs_sim_calibrated *c)
+{
+    if (!c->fabric || strcmp(c->fabric, "fat-tree"))
+        return json_pack("{s:s,s:f}", "kind", "flat", "lat_us", 0.0);
+    json_t *f = json_pack("{s:s,s:I,s:f,s:f}", "kind", "fat-tree",
+                          "nodes_per_leaf", (json_int_t)c->nodes_per_leaf,
+                          "oversubscription", c->oversub > 0 ? c->oversub
+                                                             : 1.0,
+                          "lat_us", 0.0);
+    if (f && c->lat_spine_us > 0)
+        json_object_set_new(f, "lat_spine_us", json_real(c->lat_spine_us));
+    return f;
+}
+
+/* The platform document `sim calibrate` writes: nodes x gpus_per_node
+ * ranks (default one flat node of c->ranks) whose algorithms are the ring
+ * forms the fit used.  One node's rows give the link inside a node, rows
+ * of several nodes the NIC (the node's exit hop of the ring, which the
+ * fit's per-step bandwidth then is); without multi-node rows the NIC is
+ * taken as fast as the node's link, and without one-node rows the node's
+ * link as fast as the NIC. */
 static json_t *calib_platform(const struct lbs_sim_calibrated *c,
                               json_t *files)
 {
     const struct lbs_sim_fit *fit = c->fit;
+    const struct lbs_sim_fit *net = c->inter ? c->inter : fit;
     double peak = c->peak_tflops, mem = c->mem_bw_gbs;
     int mem_measured = c->mem_measured;
-    json_t *cal = json_pack(
-        "{s:o,s:I,s:I,s:o,s:o,s:s,s:f,s:f,s:f,s:f,s:f,s:f}", "from", files,
-        "samples", (json_int_t)fit->used, "skipped", (json_int_t)c->skipped,
-        "held_out_sizes", heldout_json(&fit->sizes),
-        "held_out_ranks", heldout_json(&fit->ranks),
-        "model", "t = base + steps(P) (hop + [step > eager_max] rndv) + "
-        "volume(P, bytes) / bw(coll) + [allreduce] (P-1)/P bytes / reduce_bw "
-        "(ring forms), weighted least squares on relative error",
-        "base_lat_us", fit->base_lat * 1e6, "hop_lat_us", fit->hop_lat * 1e6,
-        "rndv_lat_us", fit->rndv_lat * 1e6, "eager_max_bytes",
-        fit->eager_max, "bw_gbs", fit->bw / 1e9, "reduce_gbs",
-        fit->reduce_bw / 1e9);
-    json_t *protos = json_object();
-    if (fit->eager_max > 0) {
-        json_object_set_new(protos, "LL", calib_proto(fit->base_lat,
-                                                      fit->hop_lat,
-                                                      fit->eager_max));
-        json_object_set_new(protos, "Simple",
-                            calib_proto(fit->base_lat,
-                                        fit->hop_lat + fit->rndv_lat, 0));
-    } else {
-        json_object_set_new(protos, "Simple", calib_proto(fit->base_lat,
-                                                          fit->hop_lat, 0));
-    }
+    long gpn = c->gpus_per_node > 0 ? c->gpus_per_node : c->ranks;
+    long nodes = c->nodes > 0 ? c->nodes : 1;
     /* each fitted collective's bandwidth as a factor on the fastest's */
     json_t *cbw = json_object();
     for (int k = 0; k < LBS_COLL_COUNT; k++)
-        if (k != LBS_COLL_ALLGATHERV && fit->coll_bw[k] > 0)
+        if (k != LBS_COLL_ALLGATHERV && net->coll_bw[k] > 0)
             json_object_set_new(cbw, lbs_coll_name(k),
-                                json_real(fit->coll_bw[k] / fit->bw));
+                                json_real(net->coll_bw[k] / net->bw));
+    char desc[256];
+    snprintf(desc, sizeof desc, "fitted by lbscale sim calibrate: %ld "
+             "node(s) x %ld rank(s); ring forms; %s", nodes, gpn,
+             c->inter ? (c->inter == fit ? "network from multi-node rows, "
+                         "the node's link taken as fast"
+                         : "node link and network fitted apart")
+                      : "one node's rows only: the network taken as fast "
+                        "as the node's link");
     return json_pack(
         "{s:s,s:i,s:s,s:s,s:{s:s,s:f,s:f,s:s},s:{s:I,s:s,s:f,s:i,s:f,s:f},"
-        "s:{s:s,s:f},s:I,s:o,s:[s,s,s,s,s,s],s:o,s:o}",
+        "s:o,s:I,s:o,s:[s,s,s,s,s,s],s:o,s:o}",
         "format", "lbscale-platform", "version", 1, "name", c->name,
-        "description", "this machine, fitted by lbscale sim calibrate "
-        "(one node; ring forms)",
+        "description", desc,
         "gpu", "name", "local rank", "peak_tflops", peak > 0 ? peak : 1.0,
         "mem_bw_gbs", mem, "note", peak > 0 ? "given"
             : mem_measured ? "peak assumed (1 TFLOP/s); memory "
               "bandwidth = STREAM triad" : "peak assumed (1 TFLOP/s)",
-        "node", "gpus", (json_int_t)c->ranks, "intra", "measured",
+        "node", "gpus", (json_int_t)gpn, "intra", c->inter == fit
+            ? "not measured (taken as the network's)" : "measured",
         "intra_bw_gbs", fit->bw / 1e9, "nics", 1, "nic_gbps",
-        fit->bw * 8 / 1e9, "reduce_gbs", fit->reduce_bw / 1e9,
-        "fabric", "kind", "flat", "lat_us", 0.0,
-        "max_gpus", (json_int_t)c->ranks, "protocols", protos,
+        net->bw * 8 / 1e9, "reduce_gbs", fit->reduce_bw / 1e9,
+        "fabric", calib_fabric(c),
+        "max_gpus", (json_int_t)(gpn * nodes),
+        "protocols", calib_protos(fit, net),
         "algorithms", "ring", "allgather-ring", "alltoall-pairwise",
         "bcast-pipeline", "barrier-dissemination", "neighbor-direct",
-        "coll_bw_factor", cbw, "calibration", cal);
+        "coll_bw_factor", cbw, "calibration", calib_json(c, files));
 }
 
 

@@ -49,8 +49,10 @@ static int unknown_preset(const char *kind, const char *arg,
     if (d)
         closedir(d);
     if (!strcmp(arg, "local") && !strcmp(kind, "platform"))
-        return lbs_err_set(err, -ENOENT, "no 'local' platform yet: run "
-                           "'lbscale sim calibrate COLL.jsonl' first");
+        return lbs_err_set(err, -ENOENT, "no 'local' platform preset: "
+                           "'lbscale sim calibrate FILE...' writes one into "
+                           "its run directory (or --out FILE); give that "
+                           "file");
     return lbs_err_set(err, -ENOENT, "unknown %s '%.40s' (presets: %s; "
                        "or a .json file)", kind, arg, names);
 }

@@ -87,5 +87,20 @@ int lbs_sim_nb_offsets(enum lbs_topo topo, long P, long step,
 int sim_is_path(const char *s, const char *ext);
 /* Copy a path into a fixed buffer, keeping the tail when too long. */
 void sj_copy_path(char *dst, size_t len, const char *path);
+/* samples.c: append one sample (-ENOMEM). */
+int lbs_sim_sample_add(struct lbs_sim_samples *set, struct lbs_sim_sample x,
+                       struct lbs_err *err);
+/* samples_ext.c: the readers of other tools' output (lbs_sim_samples_parse
+ * picks one); each appends samples or fails naming path and the problem. */
+int lbs_sim_nccl_json_is(const char *text, size_t len);
+int lbs_sim_read_nccl_json(const char *path, const char *text, size_t len,
+                           const struct lbs_sim_samples_in *in,
+                           struct lbs_sim_samples *set, struct lbs_err *err);
+int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
+                           const struct lbs_sim_samples_in *in,
+                           struct lbs_sim_samples *set, struct lbs_err *err);
+int lbs_sim_read_osu(const char *path, const char *text, size_t len,
+                     const struct lbs_sim_samples_in *in,
+                     struct lbs_sim_samples *set, struct lbs_err *err);
 
 #endif

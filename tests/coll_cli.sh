@@ -109,7 +109,7 @@ srows = [json.loads(l) for l in open(saved) if l.strip()]
 err = []
 if rows != srows:
     err.append("stdout rows differ from coll.jsonl (%d vs %d)" % (len(rows), len(srows)))
-need = ["bench", "coll", "ranks", "nodes", "bytes", "size", "count",
+need = ["bench", "coll", "ranks", "nodes", "ranks_per_node", "bytes", "size", "count",
         "time_us", "time_us_min", "time_us_max", "algbw_gbps", "busbw_gbps",
         "wrong"]
 colls = {"allreduce", "allgather", "allgatherv", "reduce_scatter",
@@ -123,8 +123,9 @@ for r in rows:
     if miss:
         err.append("%s: missing %s" % (r.get("coll"), miss)); continue
     seen.add(r["coll"])
-    if r["bench"] != "coll" or r["ranks"] != P or r["nodes"] != 1:
-        err.append("bad bench/ranks/nodes: %s" % r)
+    if r["bench"] != "coll" or r["ranks"] != P or r["nodes"] != 1 \
+            or r["ranks_per_node"] != P:
+        err.append("bad bench/ranks/nodes/ranks_per_node: %s" % r)
     if r["wrong"] != 0:
         err.append("%s size %d: wrong %d" % (r["coll"], r["size"], r["wrong"]))
     if not (0 < r["time_us_min"] <= r["time_us"] <= r["time_us_max"]):

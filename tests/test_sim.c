@@ -1285,7 +1285,7 @@ Test(sim_calib, recovers_the_model)
         for (int k = 0; k < 3; k++)
             for (double b = 1024; b <= 64e6; b *= 4)
                 s[n++] = (struct lbs_sim_sample){cs[k], Ps[i], b,
-                    calib_t(cs[k], (double)Ps[i], b)};
+                    calib_t(cs[k], (double)Ps[i], b), 1, Ps[i]};
     struct lbs_sim_fit f;
     struct lbs_err e = {{0}};
     cr_assert_eq(lbs_sim_fit(s, n, &f, &e), 0, "%s", e.msg);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cluster.sh - an emulated cluster of Linux network namespaces for lbscale.
 #
-#   cluster.sh up [-n HOSTS] [--rate RATE] [--burst BYTES] [--mtu MTU]
+#   cluster.sh up [-n HOSTS] [--slots R] [--rate RATE] [--burst BYTES] [--mtu MTU]
 #                 [--limit BYTES] [--port-limit BYTES] [--delay US]
 #                 [--tsq BYTES] [--wmem-max BYTES]
 #   cluster.sh mpirun [mpirun options] -np P PROGRAM [args...]
@@ -37,7 +37,9 @@
 #                   machine's.
 #
 # MPI: `cluster.sh mpirun` runs Open MPI's mpirun inside $PFX-h0 with a
-# hostfile of the host addresses (slots=1 each) and a plm_rsh_agent that
+# hostfile of the host addresses (slots=R each, default 1: --slots 2 puts
+# two ranks on every host, a multi-GPU node's layout; ranks of one host
+# share its namespace, its NIC and its hostname) and a plm_rsh_agent that
 # starts each remote orted with `ip netns exec $PFX-hI unshare --uts`
 # (hostname $PFX-hI), so every rank lives in its own host namespace and
 # all MPI traffic (pml ob1, btl tcp, oob tcp) crosses the shaped links.
@@ -91,6 +93,7 @@ RATE=1gbit
 BURST=
 DELAY_US=0
 HOSTS=2
+SLOTS=1
 MTU=9000
 LIMIT=
 PORT_LIMIT=
@@ -101,6 +104,7 @@ parse_up() {
     while [ $# -gt 0 ]; do
         case $1 in
             -n|--hosts) HOSTS=${2:?}; shift 2 ;;
+            --slots) SLOTS=${2:?}; shift 2 ;;
             --rate) RATE=${2:?}; shift 2 ;;
             --burst) BURST=${2:?}; shift 2 ;;
             --delay) DELAY_US=${2:?}; shift 2 ;;
@@ -114,6 +118,9 @@ parse_up() {
     done
     case $HOSTS in 2|3|4|5|6|7|8) ;; *)
         echo "cluster.sh: up: -n must be 2..8 (got '$HOSTS')" >&2; exit 2 ;;
+    esac
+    case $SLOTS in 1|2|3|4) ;; *)
+        echo "cluster.sh: up: --slots must be 1..4 (got '$SLOTS')" >&2; exit 2 ;;
     esac
     case $DELAY_US in ''|*[!0-9]*)
         echo "cluster.sh: up: --delay is whole microseconds (got '$DELAY_US')" >&2
@@ -214,11 +221,12 @@ up() {
                 net.ipv4.tcp_wmem="4096 16384 $WMEM" >/dev/null ||
                 { down; die "cannot set tcp_wmem in $ns"; }
         fi
-        echo "$addr slots=1" >>"$STATE/hostfile"
+        echo "$addr slots=$SLOTS" >>"$STATE/hostfile"
         echo "$addr $ns" >>"$STATE/hosts"
     done
     cat >"$STATE/settings" <<EOF
 hosts=$HOSTS
+slots=$SLOTS
 rate=$RATE
 rate_bps=$bps
 burst=$BURST

@@ -148,3 +148,16 @@ for p in sorted(cands):
         continue
     seen.add(data)
     put("fuzz_jsonl", rel(p), bytes([FILES.index(b)]) + data)
+
+# ---- fuzz_calib: first byte = options (fuzz_calib.c: bits 0-2 --ranks - 1,
+# bit 3 --coll allgather, bits 4-5 --ranks-per-node), then the file: the
+# nccl-tests and OSU fixtures and lbscale coll rows of tests/data
+for p in sorted(glob.glob(f"{ROOT}/tests/data/calib/*.txt") +
+                glob.glob(f"{ROOT}/tests/data/calib/*.json")):
+    data = rd(p, 8000)
+    put("fuzz_calib", rel(p), bytes([0x0f]) + data)
+    put("fuzz_calib", rel(p) + "-plain", bytes([0]) + data)
+for p in sorted(glob.glob(f"{ROOT}/tests/data/plot-run/coll.jsonl") +
+                glob.glob(f"{ROOT}/results/validation/calib-*/**/coll.jsonl",
+                          recursive=True))[:8]:
+    put("fuzz_calib", rel(p), bytes([0]) + lines_upto(p, 8000))
