@@ -2396,7 +2396,8 @@ static int cmd_calibrate(int argc, char **argv, struct simargs *unused)
                            .fabric = "flat", .com = {.save = 1},
                            .argc = argc, .argv = argv};
     const struct cli_opt opts[] = {
-        {.name = "out", .type = CLI_STR, .dst = &c.out, .arg = "FILE",
+        {.name = "out", .type = CLI_CALL, .fn = cli_out_file, .dst = &c.out,
+         .arg = "FILE",
          .help = "where to write the platform (default: a new run\n"
                  "directory, results/<run>/platform-NAME.json)"},
         {.name = "name", .type = CLI_STR, .dst = &c.name, .arg = "NAME",

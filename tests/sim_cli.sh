@@ -249,6 +249,8 @@ bad "empty optimizer item"   "empty item"      sim sweep "${M[@]}" --optim lamb,
 bad "leading comma"          "empty item"      sim sweep "${M[@]}" --optim ,lamb
 mkfifo "$TOP/fifo"
 LBSCALE_SIM_DATA="$TOP/fifo" bad "LBSCALE_SIM_DATA a FIFO" "LBSCALE_SIM_DATA" sim list
+mkfifo "$TOP/calfifo"
+bad "calibrate --out a FIFO, before any work" "--out|calfifo" sim calibrate "$TOP/coll.jsonl" --out "$TOP/calfifo"
 good "sweep below one node" sim sweep "${M[@]}" --optim lamb --gpus 2,8 --json --no-save
 "$PY" - "$OUT" <<'PY' && ok "E is not defined below one node (null), 1 at one node" || not_ok "E is not defined below one node (null), 1 at one node" "$(cat "$OUT")"
 import json, sys
