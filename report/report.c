@@ -1365,39 +1365,42 @@ static void html_verdicts(struct strbuf *b, json_t *v)
     }
     c = json_object_get(v, "compare");
     if (c) {
-        json_t *t = table("compare", "", json_pack("[s,s,s,s,s,s,s,s,s]",
+        json_t *t = table("compare", "", json_pack("[s,s,s,s,s,s,s,s,s,s]",
                           "verb", "configuration", "metric", "A (median)",
-                          "B (median)", "change", "n A/B", "p (MWU)",
-                          "verdict"));
+                          "B (median)", "change", "n A/B", "p (Holm)",
+                          "verdict", "could detect"));
         json_array_foreach(json_object_get(c, "metrics"), i, m) {
             char a[32], bb[32], ch[32], n[32];
             snprintf(a, sizeof a, "%.6g", num(m, "a"));
             snprintf(bb, sizeof bb, "%.6g", num(m, "b"));
             snprintf(ch, sizeof ch, "%+.2f%%", 100 * num(m, "change"));
             snprintf(n, sizeof n, "%.0f/%.0f", num(m, "n_a"), num(m, "n_b"));
-            add_row(t, json_pack("[s,s,s,o,o,o,s,o,s]", str(m, "verb"),
+            add_row(t, json_pack("[s,s,s,o,o,o,s,o,s,s]", str(m, "verb"),
                                  str(m, "config"), str(m, "metric"),
                                  numcell(a, num(m, "a")),
                                  numcell(bb, num(m, "b")),
                                  numcell(ch, 100 * num(m, "change")), n,
-                                 cell("%.3g", num(m, "p")),
-                                 str(m, "verdict")));
+                                 cell("%.3g", num(m, "p_holm")),
+                                 str(m, "verdict"), str(m, "detect")));
         }
         json_t *s = json_object_get(c, "summary");
         sb_puts(b, "<h3 id=\"compare\">Compared with another run</h3>\n"
                    "<p class=\"note\">A = this run, B = ");
         sb_html(b, str(c, "b"));
         sb_printf(b, ": %lld shared metrics, %lld regressed (%lld changed), "
-                  "%lld better.  Timings: Mann-Whitney U over the "
-                  "repetitions, alpha %.2g, margin %.0f%% (%.0f%% without a "
-                  "test); exact metrics must be equal.  "
-                  "<code>lbscale compare</code> gives the same verdicts and "
-                  "exits 1 on a regression.</p>\n",
+                  "%lld better.  Timings: an exact one-sided Mann-Whitney "
+                  "test per metric with Holm's correction over the %lld "
+                  "tested (alpha %.2g for the whole comparison), counted "
+                  "beyond %.0f%% or the samples' spread (%.0f%% where the "
+                  "samples are too few for the test); exact metrics must be "
+                  "equal.  <code>lbscale compare</code> gives the same "
+                  "verdicts and exits 1 on a regression.</p>\n",
                   json_integer_value(json_object_get(s, "compared")),
                   json_integer_value(json_object_get(s, "regressed")),
                   json_integer_value(json_object_get(s, "changed")),
                   json_integer_value(json_object_get(s, "improved")),
-                  num(s, "alpha"), 100 * num(s, "margin"),
+                  json_integer_value(json_object_get(s, "family")),
+                  num(s, "alpha"), 100 * num(s, "min_effect"),
                   100 * num(s, "margin_single"));
         html_table(b, t, 1);
         json_decref(t);
