@@ -47,7 +47,10 @@ static void usage(FILE *f)
                "environment: LBSCALE_ISA=c|avx2|avx512 (kernel level; "
                "default the best the CPU has)\n"
                "  LBSCALE_HUGEPAGES=0|1 (advise the streamed arrays as "
-               "transparent huge pages; default 1)\n");
+               "transparent huge pages; default 1)\n"
+               "  LBSCALE_TEST_SLOWDOWN=VERB/NAME=F (tests of the gates only: "
+               "optim or compress\n    kernel NAME takes F times as long; "
+               "recorded in meta.json)\n");
 }
 
 int main(int argc, char **argv)
@@ -69,6 +72,10 @@ int main(int argc, char **argv)
     }
     if (lbs_hugepages_from_env(&e)) {
         cli_error("LBSCALE_HUGEPAGES", "%s", e.msg);
+        return EXIT_BAD_INPUT;
+    }
+    if (cli_slowdown_check(&e)) {
+        cli_error("LBSCALE_TEST_SLOWDOWN", "%s", e.msg);
         return EXIT_BAD_INPUT;
     }
     if (!strcmp(v, "-h") || !strcmp(v, "--help") || !strcmp(v, "help")) {
