@@ -45,6 +45,24 @@ static int plot_verbose;      /* print each PNG's path */
 static int plot_drawn;        /* figures drawn by this plot_run */
 static json_t *plot_json;     /* plot --json: the figures drawn */
 
+/* A figure that would set unlike runs side by side is not drawn: one line
+ * on stderr naming what differs, its old PNG/SVG removed (a figure from an
+ * earlier plot of the run must not stand in for it), and with --json an
+ * object {"figure", "refused"}. */
+static void refuse(const char *outdir, const char *base, const char *why)
+{
+    fprintf(stderr, "lbscale: plot: %s not drawn: %s\n", base, why);
+    static const char *const ext[] = {"png", "svg", "dat", "caption"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s.%s", outdir, base, ext[i]);
+        unlink(path);
+    }
+    if (plot_json)
+        json_array_append_new(plot_json, json_pack("{s:s,s:s}", "figure",
+                                                   base, "refused", why));
+}
+
 const char *plot_scripts_dir(void)
 {
     const char *e = getenv("LBSCALE_PLOTS");
@@ -1444,13 +1462,21 @@ static void comp_key(const char *spec, char *out, size_t len)
 }
 
 /* LAMB's final test accuracy (%) per compressor key, the last run of
- * each; new object {key: row}. */
-static json_t *tradeoff_accuracy(const char *run)
+ * each; new object {key: row}.  Like with like: every compressed run
+ * must share the configuration of the first (ranks, epochs, batch, model,
+ * data: lbs_train_config_differs), and "none" is the last dense LAMB run
+ * of that same configuration, not merely the last dense LAMB run (the
+ * demo's 1-rank study runs are dense LAMB too).  NULL with why set when
+ * the runs differ. */
+static json_t *tradeoff_accuracy(const char *run, char *why, size_t len)
 {
     struct lbs_err e;
     int rc;
     json_t *rows = rows_of(run, "train", &e, &rc), *r, *out = json_object();
+    json_t *ref = NULL, *dense = NULL;
     size_t i;
+    char d[256];
+    int unlike = 0, ndense = 0;
     json_array_foreach(rows, i, r) {
         const char *ev = sget(r, "event");
         if ((*ev && strcmp(ev, "final")) || strcmp(sget(r, "optim"), "lamb")
@@ -1458,9 +1484,37 @@ static json_t *tradeoff_accuracy(const char *run)
             continue;
         char key[128];
         comp_key(sget(r, "compress"), key, sizeof key);
+        if (!strcmp(key, "none"))
+            continue;
+        if (!ref)
+            ref = r;
+        else if (!unlike && lbs_train_config_differs(ref, r, d, sizeof d)) {
+            snprintf(why, len, "the compressed LAMB runs differ in %s", d);
+            unlike = 1;
+        }
         json_object_set(out, key, r);
     }
+    json_array_foreach(rows, i, r) {   /* the dense point */
+        const char *ev = sget(r, "event");
+        if ((*ev && strcmp(ev, "final")) || strcmp(sget(r, "optim"), "lamb")
+            || isnan(nget(r, "test_accuracy")) || *sget(r, "compress"))
+            continue;
+        ndense++;
+        if (!ref || !lbs_train_config_differs(ref, r, d, sizeof d))
+            dense = r;
+        else if (!unlike && ndense == 1)
+            snprintf(why, len, "no dense LAMB run of the compressed runs' "
+                     "configuration (%s)", d);
+    }
+    if (dense)
+        json_object_set(out, "none", dense);
+    else if (ref && ndense && !unlike)
+        unlike = 1;   /* why was set at the first dense run */
     json_decref(rows);
+    if (unlike) {
+        json_decref(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -1492,7 +1546,13 @@ static int fig_tradeoff(const char *run, const char *outdir,
                         struct lbs_err *err)
 {
     double P;
-    json_t *acc = tradeoff_accuracy(run), *sim = tradeoff_sim(run, &P);
+    char why[512] = "";
+    json_t *acc = tradeoff_accuracy(run, why, sizeof why);
+    if (!acc) {
+        refuse(outdir, "compression_tradeoff", why);
+        return 0;
+    }
+    json_t *sim = tradeoff_sim(run, &P);
     json_t *plats = distinct(sim, "platform"), *pl, *r;
     struct strbuf d = {0}, a = {0}, cap = {0};
     sb_printf(&d, "# simulated_ms_per_step accuracy_pct label (one block per "

@@ -859,18 +859,29 @@ static void find_sim(json_t *all, const char *run, char **pngs)
     json_decref(rows);
 }
 
+/* The Convergence finding: mean final accuracy per optimizer over the
+ * runs of one configuration - the first final row's (ranks, epochs,
+ * batch, model, data: lbs_train_config_differs); runs of another are left
+ * out, counted and the first differing key named, never averaged in. */
 static void find_train(json_t *all, const char *run, char **pngs)
 {
-    json_t *rows = rows_quiet(run, "train"), *r;
+    json_t *rows = rows_quiet(run, "train"), *r, *ref = NULL;
     json_t *acc = json_object(), *order = json_array();
-    size_t i;
-    const char *dataset = "";
-    double ranks = NAN;
+    size_t i, left = 0;
+    char why[256] = "";
     json_array_foreach(rows, i, r) {
         const char *ev = str(r, "event");
         double a = num(r, "test_accuracy");
         if ((*ev && strcmp(ev, "final")) || isnan(a))
             continue;
+        char d[256];
+        if (!ref) {
+            ref = r;
+        } else if (lbs_train_config_differs(ref, r, d, sizeof d)) {
+            if (!left++)
+                snprintf(why, sizeof why, "%s", d);
+            continue;
+        }
         char name[256];
         train_name(r, name, sizeof name);
         json_t *l = json_object_get(acc, name);
@@ -880,14 +891,18 @@ static void find_train(json_t *all, const char *run, char **pngs)
             json_array_append_new(order, json_string(name));
         }
         json_array_append_new(l, json_real(a <= 1 ? 100 * a : a));
-        dataset = str(r, "dataset");
-        ranks = num(r, "ranks");
     }
     if (json_array_size(order)) {
-        char text[900] = "";
+        char text[1200] = "";
         double first = NAN;
-        cat(text, sizeof text, "final test accuracy on %s with %.0f ranks: ",
-            *dataset ? dataset : "the data set", ranks);
+        const char *dataset = str(ref, "dataset");
+        cat(text, sizeof text, "final test accuracy on %s with %.0f ranks",
+            *dataset ? dataset : "the data set", num(ref, "ranks"));
+        if (!isnan(num(ref, "global_batch")))
+            cat(text, sizeof text, ", batch %.0f", num(ref, "global_batch"));
+        if (!isnan(num(ref, "epochs")))
+            cat(text, sizeof text, ", %g epochs", num(ref, "epochs"));
+        cat(text, sizeof text, ": ");
         json_array_foreach(order, i, r) {
             json_t *l = json_object_get(acc, json_string_value(r)), *x;
             size_t j, n = json_array_size(l);
@@ -906,6 +921,10 @@ static void find_train(json_t *all, const char *run, char **pngs)
                     sqrt(fmax(0, (s2 - s * m) / (double)(n - 1))), n);
         }
         cat(text, sizeof text, ".");
+        if (left)
+            cat(text, sizeof text, " %zu run%s left out: %s (not the same "
+                "configuration, not averaged in).", left,
+                left > 1 ? "s" : "", why);
         finding(all, pngs, "train", "convergence", "Convergence", first, "%s",
                 text);
     }
