@@ -360,8 +360,31 @@ static int fig_roofline(const char *run, const char *outdir,
                 nget(r, "stream_gbps"), nget(r, "roofline_frac"),
                 nget(r, "elements"), nget(r, "threads"));
     }
+    /* a ratio above 1.05 is a step faster than memory allows: the bytes
+     * model or the reference is wrong; flagged on the bars (roofline.gp)
+     * and in the caption, with how the reference was taken */
+    struct strbuf over = {0}, a = {0};
+    int given = 0;
+    json_array_foreach(rows, i, r) {
+        given |= !strncmp(sget(r, "stream_ref"), "given", 5);
+        if (nget(r, "roofline_frac") > 1.05)
+            sb_printf(&over, "%s%s %.2f", over.len ? ", " : "",
+                      sget(r, "optim"), nget(r, "roofline_frac"));
+    }
     json_decref(rows);
-    rc = draw(outdir, "roofline", &d, "roofline", "", err);
+    sb_printf(&a, "ref_given=%d; ", given);
+    rc = draw(outdir, "roofline", &d, "roofline", a.p, err);
+    if (!rc && over.len) {
+        char cap[1024];
+        snprintf(cap, sizeof cap, " Above 1.05 of the in-place bandwidth, "
+                 "faster than memory allows, so the bytes model or the "
+                 "reference is wrong: %s%s.", over.p, given
+                 ? " (reference given once with --stream-gbps, not measured "
+                   "next to each step)" : "");
+        rc = write_caption(outdir, "roofline", cap, err);
+    }
+    free(over.p);
+    free(a.p);
     free(d.p);
     return rc;
 }
@@ -1223,13 +1246,23 @@ static int fig_convergence(const char *run, const char *outdir,
     char desc[256];
     json_t *sim = pick_sim(run, desc, sizeof desc);
     /* runs: final rows with a curve; or bare epoch rows grouped by optim */
-    json_t *runs = json_array();
-    size_t i, j;
+    json_t *runs = json_array(), *ref = NULL;
+    size_t i, j, left = 0;
     json_t *r, *x;
+    char why[256] = "";
     json_array_foreach(rows, i, r) {
         if (study_row(rows, r))
             continue;
         if (json_is_array(json_object_get(r, "curve"))) {
+            /* like with like: runs of the first run's configuration only */
+            char d[256];
+            if (!ref) {
+                ref = r;
+            } else if (lbs_train_config_differs(ref, r, d, sizeof d)) {
+                if (!left++)
+                    snprintf(why, sizeof why, "%s", d);
+                continue;
+            }
             /* the label: LAMB with a compressor is another line than
              * plain LAMB (the simulated time stays the optimizer's) */
             char nm[256];
@@ -1322,6 +1355,14 @@ static int fig_convergence(const char *run, const char *outdir,
         assign_str(&a, "simidx", simidx.p);
         assign_str(&a, "nosim", nosim.p);
         rc = draw(outdir, "convergence", &d, "convergence", a.p, err);
+        if (!rc && left) {   /* said on the figure and on stderr */
+            char cap[400];
+            snprintf(cap, sizeof cap, " %zu run%s of another configuration "
+                     "left out (%s): only like runs are set side by side.",
+                     left, left > 1 ? "s" : "", why);
+            fprintf(stderr, "lbscale: plot: convergence:%s\n", cap);
+            rc = write_caption(outdir, "convergence", cap, err);
+        }
     }
     free(d.p);
     free(a.p);

@@ -705,18 +705,35 @@ static void find_stream_optim(json_t *all, const char *run, char **pngs)
             lo = r;
     }
     if (hi) {
-        char more[256] = "", el[64];
+        char more[256] = "", el[64], over[512] = "";
         count_text(num(hi, "elements"), el, sizeof el);
         if (lo != hi)
             snprintf(more, sizeof more, "; slowest: %s at %.2f, of %zu "
                      "optimizers", str(lo, "optim"), num(lo, "roofline_frac"),
                      json_object_size(per));
+        /* above 1.05 a step beats memory: the bytes model or the
+         * reference is wrong, and the finding says so (with how the
+         * reference was taken) instead of calling it the fastest */
+        int given = 0;
+        json_object_foreach(per, k, r) {
+            given |= !strncmp(str(r, "stream_ref"), "given", 5);
+            if (num(r, "roofline_frac") > 1.05)
+                cat(over, sizeof over, "%s%s %.2f", *over ? ", " : "",
+                    str(r, "optim"), num(r, "roofline_frac"));
+        }
+        if (*over)
+            cat(over, sizeof over, "%s", given
+                ? " (reference given once with --stream-gbps, not measured "
+                  "next to each step)" : "");
         finding(all, pngs, "optim", "roofline", "Optimizer step",
                 num(hi, "roofline_frac"),
                 "fastest kernel %s at %.2f of the in-place bandwidth (%.1f "
                 "GB/s, %s parameters)%s.  The step is memory-bound: 1.00 is "
-                "the roofline.", str(hi, "optim"), num(hi, "roofline_frac"),
-                num(hi, "gbps"), el, more);
+                "the roofline.%s%s%s", str(hi, "optim"),
+                num(hi, "roofline_frac"), num(hi, "gbps"), el, more,
+                *over ? "  Above 1.05, faster than memory allows, so the "
+                        "bytes model or the reference is wrong: " : "",
+                over, *over ? "." : "");
     }
     json_decref(per);
     json_decref(rows);

@@ -7,7 +7,10 @@
 # configuration, or the compressed runs differ among themselves, the
 # figure is not drawn and one line names the key; the report's
 # Convergence finding averages only runs of one configuration and says
-# which were left out.
+# which were left out; an optimizer step above 1.05 of the in-place
+# bandwidth is flagged on the roofline figure, its caption and the
+# finding (saying when the reference was given once), and the demo's
+# optimizer steps use the reference measured next to each step.
 set -u
 BIN=${1:?usage: likewise_cli.sh LBSCALE_BINARY}
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
@@ -83,4 +86,41 @@ f = [x for x in j["findings"] if x["id"] == "train"][0]["text"]
 assert "lamb 90.00% +- 1.41 (2 runs)" in f and "slamb 88.00%" in f, f
 assert "1 run left out: ranks 4 vs 1" in f, f
 PY
+"$BIN" plot "$TOP/conv" >"$TOP/out" 2>"$TOP/err"
+blocks=$(grep -c '^# ' "$TOP/conv/plots/convergence.dat" 2>/dev/null)
+if grep -q "^lbscale: plot: convergence: 1 run of another configuration left out (ranks 4 vs 1)" "$TOP/err" &&
+   [ "$blocks" = 4 ] && grep -q "left out (ranks 4 vs 1)" "$TOP/conv/plots/convergence.caption" 2>/dev/null; then
+    ok "convergence figure: the 1-rank run left out, said on stderr and in the caption"
+else
+    not_ok "convergence figure: the 1-rank run left out" "blocks ${blocks:-?} (header + 3 runs expected)" "$(cat "$TOP/err")" "$(ls "$TOP/conv/plots")"
+fi
+
+# the roofline: dmsgd at 1.46 against a reference given once
+mkdir -p "$TOP/roof" && echo '{"git_rev": "test"}' >"$TOP/roof/meta.json"
+"$PY" - "$TOP/roof/optim.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for o, fr in (("lamb", 0.92), ("dmsgd", 1.46), ("sgd", 1.15)):
+        f.write(json.dumps({"bench": "optim", "optim": o, "elements": 100000000,
+                            "threads": 2, "gbps": 30 * fr, "stream_gbps": 30,
+                            "roofline_frac": fr, "stream_ref": "given (--stream-gbps)",
+                            "wrong": 0}) + "\n")
+PY
+"$BIN" plot "$TOP/roof" >/dev/null 2>"$TOP/err"
+"$BIN" report "$TOP/roof" --json >"$TOP/out" 2>>"$TOP/err"
+"$PY" - "$TOP/out" "$TOP/roof/plots/roofline.caption" <<'PY' && ok "roofline: ratios above 1.05 flagged in the finding and the caption, the given reference named" || not_ok "roofline: ratios above 1.05 flagged" "$(cat "$TOP/out" "$TOP/err" | head -c 1500)"
+import json, sys
+j = json.load(open(sys.argv[1]))
+f = [x for x in j["findings"] if x["id"] == "optim"][0]["text"]
+cap = open(sys.argv[2]).read()
+for t in (f, cap):
+    assert "Above 1.05" in t and "dmsgd 1.46" in t and "sgd 1.15" in t and "lamb" not in t.split("wrong:")[1], t
+    assert "given once with --stream-gbps" in t, t
+PY
+grep -q "1.05!" "$TOP/roof/plots/roofline.svg" && ok "roofline: the bar label says > 1.05!" || not_ok "roofline: the bar label says > 1.05!"
+"$BIN" demo --print-suite >"$TOP/demo.json" 2>"$TOP/err"
+"$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); o=[e for e in s["entries"] if e["verb"]=="optim"]
+assert o and all("--stream-gbps" not in e["args"] for e in o), o' "$TOP/demo.json" &&
+    ok "demo: optimizer steps against the reference measured next to each step" ||
+    not_ok "demo: optimizer steps against the paired reference" "$(head -c 600 "$TOP/demo.json")"
 tap_end
