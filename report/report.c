@@ -512,6 +512,7 @@ static json_t *sec_sim(const char *run)
     add_note(t, "At the largest simulated scale of each optimizer; scaling "
              "efficiency = T(one node) / T(P) at the same per-GPU batch.");
     add_fig(t, "scaling");
+    add_fig(t, "compression_tradeoff");
     add_fig(t, "itersplit");
     json_decref(best);
     json_decref(order);
@@ -570,13 +571,80 @@ static json_t *sec_machine(json_t *m)
     return t;
 }
 
-/* Every section that has data, in reading order: the measurements, then
- * the machine, then the suite's entries. */
+/* The network sweep (sim_netsweep.jsonl, `lbscale sim netsweep`): each
+ * optimizer's simulated step against the node bandwidth - the answer to
+ * which optimizer pays on which network. */
+static json_t *sec_netsweep(const char *run)
+{
+    json_t *rows = load(run, "sim_netsweep");
+    if (!rows || !json_array_size(rows)) {
+        json_decref(rows);
+        return NULL;
+    }
+    json_t *t = table("netsweep", "Simulator: which network each optimizer "
+                      "needs", json_pack("[s,s,s,s,s,s,s,s]", "model",
+                                         "platform", "GPUs", "optimizer",
+                                         "node Gb/s", "iteration ms",
+                                         "exposed comm ms", "scaling eff."));
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r)
+        add_row(t, json_pack("[s,s,o,s,o,o,o,o]", str(r, "model"),
+                             str(r, "platform"), cell("%.0f", num(r, "gpus")),
+                             str(r, "optim"),
+                             cell("%.0f", num(r, "node_gbps")),
+                             cell("%.2f", num(r, "iter_ms")),
+                             cell("%.2f", num(r, "exposed_comm_ms")),
+                             cell("%.3f", num(r, "scaling_efficiency"))));
+    add_note(t, "Scaling efficiency = T(one node) / T(P) at the same per-GPU "
+             "batch, with the inter-node bandwidth per node swept.");
+    add_fig(t, "netsweep");
+    json_decref(rows);
+    return t;
+}
+
+/* The simulator's published anchors (sim_anchors.jsonl, `lbscale sim
+ * anchors`): beside the scaling answer, how far to trust it. */
+static json_t *sec_anchors(const char *run)
+{
+    json_t *rows = load(run, "sim_anchors");
+    if (!rows || !json_array_size(rows)) {
+        json_decref(rows);
+        return NULL;
+    }
+    json_t *t = table("anchors", "Simulator: published anchors",
+                      json_pack("[s,s,s,s,s,s,s]", "anchor", "published",
+                                "lbscale", "ratio", "band", "in band",
+                                "source"));
+    size_t i, in = 0;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        in += json_is_true(json_object_get(r, "in_band"));
+        add_row(t, json_pack("[s,o,o,o,s,s,s]", str(r, "anchor"),
+                             cell("%.4g", num(r, "published")),
+                             cell("%.4g", num(r, "lbscale")),
+                             cell("%.3f", num(r, "ratio")), str(r, "band"),
+                             json_is_true(json_object_get(r, "in_band"))
+                                 ? "yes" : "NO", str(r, "source")));
+    }
+    add_note(t, "%zu of %zu published numbers within their band: the "
+             "simulator's scaling answer above is only as good as these.",
+             in, json_array_size(rows));
+    json_decref(rows);
+    return t;
+}
+
+/* Every section that has data, in the order a reader decides: the answer
+ * (the simulated scaling, which optimizer and compressor pays on which
+ * network, the anchors it rests on), then the evidence (convergence,
+ * kernels, collectives), then the machine and the suite's entries. */
 static json_t *sections(const char *run, json_t *meta)
 {
     json_t *all = json_array();
-    json_t *(*fn[])(const char *) = {sec_stream, sec_optim, sec_compress,
-                                     sec_coll, sec_train, sec_sim};
+    json_t *(*fn[])(const char *) = {sec_netsweep, sec_sim, sec_anchors,
+                                     sec_train,
+                                     sec_stream, sec_optim, sec_compress,
+                                     sec_coll};
     for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++) {
         json_t *t = fn[i](run);
         if (t)
@@ -989,15 +1057,97 @@ static void find_verdicts(json_t *all, json_t *verdicts)
     }
 }
 
+/* The answer first: per swept (model, platform, GPUs) of
+ * sim_netsweep.jsonl, the node bandwidth from which each optimizer
+ * reaches 90% scaling efficiency (the lowest swept one; "not within"
+ * the sweep where none does), fastest to reach it first. */
+/* A bandwidth no swept one reaches (jansson stores no infinity). */
+#define NOT_REACHED 1e300
+
+static void find_netsweep(json_t *all, const char *run, char **pngs)
+{
+    json_t *rows = rows_quiet(run, "sim_netsweep"), *r, *x;
+    json_t *groups = json_object(), *order = json_array();
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        char key[256];
+        snprintf(key, sizeof key, "%s|%s|%.0f", str(r, "model"),
+                 str(r, "platform"), num(r, "gpus"));
+        json_t *g = json_object_get(groups, key);
+        if (!g) {
+            g = json_object();   /* optim -> lowest gbps reaching 0.9 */
+            json_object_set_new(groups, key, g);
+            json_array_append_new(order, json_string(key));
+        }
+        double at = num(r, "scaling_efficiency") >= 0.9 ? num(r, "node_gbps")
+                                                         : NOT_REACHED;
+        json_t *o = json_object_get(g, str(r, "optim"));
+        if (!o)
+            json_object_set_new(g, str(r, "optim"), json_real(at));
+        else if (at < json_real_value(o))
+            json_real_set(o, at);
+    }
+    json_array_foreach(order, i, x) {
+        json_t *g = json_object_get(groups, json_string_value(x));
+        char text[900] = "", label[200], model[64] = "", plat[64] = "";
+        double gpus = 0;
+        sscanf(json_string_value(x), "%63[^|]|%63[^|]|%lf", model, plat,
+               &gpus);
+        cat(text, sizeof text, "%s at %.0f GPUs (%s nodes, the network "
+            "swept): 90%% scaling efficiency ", model, gpus, plat);
+        double best = NOT_REACHED;
+        for (int pass = 0; pass < 2; pass++) {   /* reached, then not */
+            const char *k;
+            json_t *v;
+            /* ascending bandwidth: insertion by repeated minimum */
+            json_t *done = json_object();
+            for (;;) {
+                const char *mk = NULL;
+                double mv = INFINITY;
+                json_object_foreach(g, k, v)
+                    if (!json_object_get(done, k) &&
+                        (pass ? json_real_value(v) >= NOT_REACHED
+                              : json_real_value(v) < NOT_REACHED) &&
+                        (!mk || json_real_value(v) < mv)) {
+                        mk = k;
+                        mv = json_real_value(v);
+                    }
+                if (!mk)
+                    break;
+                json_object_set_new(done, mk, json_true());
+                best = fmin(best, mv);
+                if (!pass)
+                    cat(text, sizeof text, "%s%s from %.0f Gb/s per node",
+                        json_object_size(done) > 1 ? ", " : "", mk, mv);
+                else
+                    cat(text, sizeof text, "%s%s not within the sweep",
+                        text[strlen(text) - 1] == ' ' ? "" : "; ", mk);
+            }
+            json_decref(done);
+        }
+        cat(text, sizeof text, ".");
+        snprintf(label, sizeof label, "Answer: which optimizer pays on "
+                 "which network (%s)", model);
+        finding(all, pngs, "netsweep", "netsweep", label,
+                best >= NOT_REACHED ? NAN : best, "%s", text);
+    }
+    json_decref(groups);
+    json_decref(order);
+    json_decref(rows);
+}
+
 static json_t *findings(const char *run, char **pngs, json_t *verdicts)
 {
     json_t *all = json_array();
+    /* the answer first (which optimizer pays on which network, at
+     * scale), then the evidence it rests on */
     find_verdicts(all, verdicts);
+    find_netsweep(all, run, pngs);
+    find_sim(all, run, pngs);
+    find_train(all, run, pngs);
     find_stream_optim(all, run, pngs);
     find_compress(all, run, pngs);
     find_coll(all, run, pngs);
-    find_sim(all, run, pngs);
-    find_train(all, run, pngs);
     return all;
 }
 
