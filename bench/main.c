@@ -40,7 +40,9 @@ static void usage(FILE *f)
     fprintf(f, "\n  --version  print the version, git revision and what was "
                "built in\n  -h, --help this help\n"
                "\noptions take their value as '--opt VALUE' or "
-               "'--opt=VALUE' (getopt_long, bench/opt.c)\n"
+               "'--opt=VALUE' (getopt_long, bench/opt.c); a long option\n"
+               "may be shortened to any prefix no other option of the verb "
+               "shares\n"
                "exit status: 0 ok, 1 runtime failure, 2 bad input\n"
                "results land in results/<UTC time>-<git rev>/ "
                "(meta.json + one JSONL per verb)\n"
@@ -91,6 +93,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (!strcmp(v, verbs[i].name))
             return verbs[i].fn(argc - 1, argv + 1);
-    cli_error(v, "unknown verb (run 'lbscale --help' for the list)");
+    const char *names[sizeof verbs / sizeof verbs[0]];
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        names[i] = verbs[i].name;
+    const char *near = cli_closest(v, names, sizeof verbs / sizeof verbs[0]);
+    if (near)
+        cli_error(v, "unknown verb; did you mean '%s'? (run 'lbscale "
+                  "--help' for the list)", near);
+    else
+        cli_error(v, "unknown verb (run 'lbscale --help' for the list)");
     return EXIT_BAD_INPUT;
 }
