@@ -117,52 +117,6 @@ double cli_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Optimal string alignment distance of a and b (short words). */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 63 || lb > 63)
-        return (size_t)-1;
-    size_t d[64][64];
-    for (size_t i = 0; i <= la; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= lb; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < c)
-                c = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < c)
-                c = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
-                a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
-                c = d[i - 2][j - 2] + 1;
-            d[i][j] = c;
-        }
-    return d[la][lb];
-}
-
-const char *cli_closest(const char *word, const char *const *cands,
-                        size_t n)
-{
-    size_t l = strlen(word), most = l <= 4 ? 1 : l <= 8 ? 2 : 3;
-    const char *best = NULL;
-    size_t bd = most + 1;
-    for (size_t i = 0; i < n; i++) {
-        if (!cands[i])
-            continue;
-        size_t d = edit_distance(word, cands[i]);
-        if (d == 0)
-            return NULL;
-        if (d < bd) {
-            bd = d;
-            best = cands[i];
-        }
-    }
-    return best;
-}
-
 /* LBSCALE_TEST_SLOWDOWN parsed: verb and name (NULL without), factor. */
 static int slowdown_parse(char *verb, char *name, size_t len, double *f,
                           struct lbs_err *e)

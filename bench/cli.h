@@ -32,12 +32,6 @@ int cli_isa(const char *opt, const char *s);
 /* Monotonic seconds. */
 double cli_now(void);
 
-/* The candidate closest to word by edit distance (insertions, deletions,
- * substitutions, and swaps of neighbours), when it is close enough to be
- * a typo: at most 1 edit for words up to 4 letters, 2 up to 8, else 3.
- * NULL when none is (or word is one of them). */
-const char *cli_closest(const char *word, const char *const *cands,
-                        size_t n);
 
 /* The planted slowdown, a test-only knob for benchmarking the regression
  * gates (docs/regression-gates.md): LBSCALE_TEST_SLOWDOWN=VERB/NAME=F

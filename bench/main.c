@@ -9,6 +9,7 @@
 #include "lbs_config.h"
 #include "lbscale/isa.h"
 #include "lbscale/mem.h"
+#include "lbscale/param.h"
 
 struct verb {
     const char *name;
@@ -96,7 +97,7 @@ int main(int argc, char **argv)
     const char *names[sizeof verbs / sizeof verbs[0]];
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         names[i] = verbs[i].name;
-    const char *near = cli_closest(v, names, sizeof verbs / sizeof verbs[0]);
+    const char *near = lbs_closest(v, names, sizeof verbs / sizeof verbs[0]);
     if (near)
         cli_error(v, "unknown verb; did you mean '%s'? (run 'lbscale "
                   "--help' for the list)", near);

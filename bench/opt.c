@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lbscale/param.h"
 
 #define OPT_MAX 128   /* rows per verb, includes flattened */
 
@@ -111,7 +112,7 @@ static void unknown_long(const struct cli_verb *v, const char *arg,
     for (int i = 0; i < n; i++)
         names[i] = rows[i]->name;
     names[n] = "help";
-    const char *near = cli_closest(word, names, (size_t)n + 1);
+    const char *near = lbs_closest(word, names, (size_t)n + 1);
     if (near)
         cli_error(v->name, "unknown option '%s' (did you mean '--%s'? see "
                   "--help)", arg, near);
