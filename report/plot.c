@@ -1216,6 +1216,99 @@ static json_t *pick_sim(const char *run, char *desc, size_t dlen)
     return out;
 }
 
+/* At most this many series in one panel (legible lines and legend): more
+ * runs are split over convergence_1, convergence_2, ... (the report shows
+ * them together, each with the same caption). */
+#define PLOT_SERIES_MAX 8
+
+/* One convergence panel of runs[from, to) (runs with a curve), as base;
+ * left/why: the runs of another configuration left out, for the caption. */
+static int draw_convergence(const char *outdir, const char *base,
+                            json_t *runs, size_t from, size_t to,
+                            json_t *sim, const char *desc, size_t left,
+                            const char *why, struct lbs_err *err)
+{
+    int rc = 0;
+    struct strbuf d = {0}, a = {0};
+    sb_printf(&d, "# step test_accuracy_pct simulated_s (one block per run; "
+                "? = no simulator row for this optimizer)\n");
+    int n = 0, nsim = 0;
+    struct strbuf simidx = {0}, nosim = {0};
+    sb_printf(&simidx, "%s", "");
+    sb_printf(&nosim, "%s", "");
+    for (size_t i = from; i < to; i++) {
+        json_t *x = json_array_get(runs, i);
+        json_t *c = json_object_get(x, "curve");
+        double iter_s = NAN;
+        json_t *s;
+        size_t k;
+        json_array_foreach(sim, k, s)
+            if (!strcmp(sget(s, "optim"), sget(x, "optim")))
+                iter_s = nget(s, "iter_ms") / 1e3;
+        nsim += !isnan(iter_s);
+        /* the label: optimizer name (+ compressor), the spec when names
+         * repeat */
+        const char *nm = *sget(x, "name") ? sget(x, "name")
+                                          : sget(x, "optim");
+        int dup = 0;
+        json_t *y;
+        json_array_foreach(runs, k, y)
+            dup += !strcmp(*sget(y, "name") ? sget(y, "name")
+                                            : sget(y, "optim"), nm);
+        /* same optimizer at several batch sizes (a convergence study):
+         * name the batch, else the spec tells the runs apart */
+        char lab[160], tmp[300];
+        json_int_t batch = json_integer_value(json_object_get(x, "batch"));
+        if (dup > 1 && batch > 0)
+            snprintf(tmp, sizeof tmp, "%s B=%lld", nm, (long long)batch);
+        else
+            snprintf(tmp, sizeof tmp, "%s", dup > 1 ? sget(x, "spec") : nm);
+        safe(tmp, lab, sizeof lab);
+        sb_printf(&d, "# %s\n", lab);
+        json_array_foreach(c, k, y) {
+            double acc = nget(y, "test_accuracy"), st = nget(y, "step");
+            if (isnan(acc) || isnan(st))
+                continue;
+            if (acc <= 1)
+                acc *= 100;
+            if (isnan(iter_s))
+                sb_printf(&d, "%.0f %.4f ?\n", st, acc);
+            else
+                sb_printf(&d, "%.0f %.4f %.6g\n", st, acc, st * iter_s);
+        }
+        sb_printf(&d, "\n\n");
+        n++;
+        char var[16];
+        snprintf(var, sizeof var, "t%d", n);
+        assign_str(&a, var, lab);
+        if (isnan(iter_s))
+            sb_printf(&nosim, "%s%s", nosim.len ? " " : "", lab);
+        else
+            sb_printf(&simidx, "%s%d", simidx.len ? " " : "", n);
+    }
+    if (n) {
+        sb_printf(&a, "n=%d; has_sim=%d; ", n, nsim > 0);
+        assign_str(&a, "simdesc", desc);
+        assign_str(&a, "simidx", simidx.p);
+        assign_str(&a, "nosim", nosim.p);
+        rc = draw(outdir, base, &d, "convergence", a.p, err);
+        if (!rc && left) {   /* said on the figure and on stderr */
+            char cap[400];
+            snprintf(cap, sizeof cap, " %zu run%s of another configuration "
+                     "left out (%s): only like runs are set side by side.",
+                     left, left > 1 ? "s" : "", why);
+            if (!strcmp(base, "convergence") || !strcmp(base, "convergence_1"))
+                fprintf(stderr, "lbscale: plot: convergence:%s\n", cap);
+            rc = write_caption(outdir, base, cap, err);
+        }
+    }
+    free(d.p);
+    free(a.p);
+    free(simidx.p);
+    free(nosim.p);
+    return rc;
+}
+
 /* A final row of a seed study: --lr-base given (lr_base recorded) and
  * another final row of the same spec, batch, ranks and rate with another
  * seed.  fig_study draws these; fig_convergence leaves them out. */
@@ -1289,85 +1382,26 @@ static int fig_convergence(const char *run, const char *outdir,
         }
     }
     json_decref(rows);
-    struct strbuf d = {0}, a = {0};
-    sb_printf(&d, "# step test_accuracy_pct simulated_s (one block per run; "
-                "? = no simulator row for this optimizer)\n");
-    int n = 0, nsim = 0;
-    struct strbuf simidx = {0}, nosim = {0};
-    sb_printf(&simidx, "%s", "");
-    sb_printf(&nosim, "%s", "");
-    json_array_foreach(runs, i, x) {
-        json_t *c = json_object_get(x, "curve");
-        if (!json_array_size(c))
-            continue;
-        double iter_s = NAN;
-        json_t *s;
-        size_t k;
-        json_array_foreach(sim, k, s)
-            if (!strcmp(sget(s, "optim"), sget(x, "optim")))
-                iter_s = nget(s, "iter_ms") / 1e3;
-        nsim += !isnan(iter_s);
-        /* the label: optimizer name (+ compressor), the spec when names
-         * repeat */
-        const char *nm = *sget(x, "name") ? sget(x, "name")
-                                          : sget(x, "optim");
-        int dup = 0;
-        json_t *y;
-        json_array_foreach(runs, k, y)
-            dup += !strcmp(*sget(y, "name") ? sget(y, "name")
-                                            : sget(y, "optim"), nm);
-        /* same optimizer at several batch sizes (a convergence study):
-         * name the batch, else the spec tells the runs apart */
-        char lab[160], tmp[300];
-        json_int_t batch = json_integer_value(json_object_get(x, "batch"));
-        if (dup > 1 && batch > 0)
-            snprintf(tmp, sizeof tmp, "%s B=%lld", nm, (long long)batch);
-        else
-            snprintf(tmp, sizeof tmp, "%s", dup > 1 ? sget(x, "spec") : nm);
-        safe(tmp, lab, sizeof lab);
-        sb_printf(&d, "# %s\n", lab);
-        json_array_foreach(c, k, y) {
-            double acc = nget(y, "test_accuracy"), st = nget(y, "step");
-            if (isnan(acc) || isnan(st))
-                continue;
-            if (acc <= 1)
-                acc *= 100;
-            if (isnan(iter_s))
-                sb_printf(&d, "%.0f %.4f ?\n", st, acc);
-            else
-                sb_printf(&d, "%.0f %.4f %.6g\n", st, acc, st * iter_s);
-        }
-        sb_printf(&d, "\n\n");
-        n++;
-        char var[16];
-        snprintf(var, sizeof var, "t%d", n);
-        assign_str(&a, var, lab);
-        if (isnan(iter_s))
-            sb_printf(&nosim, "%s%s", nosim.len ? " " : "", lab);
-        else
-            sb_printf(&simidx, "%s%d", simidx.len ? " " : "", n);
+    /* the runs with a curve, in panels of at most PLOT_SERIES_MAX */
+    json_t *drawn = json_array();
+    json_array_foreach(runs, i, x)
+        if (json_array_size(json_object_get(x, "curve")))
+            json_array_append(drawn, x);
+    size_t nr = json_array_size(drawn);
+    size_t panels = (nr + PLOT_SERIES_MAX - 1) / PLOT_SERIES_MAX;
+    rc = 0;
+    for (size_t p = 0; p < panels && !rc; p++) {
+        char base[32] = "convergence";
+        if (panels > 1)
+            snprintf(base, sizeof base, "convergence_%zu", p + 1);
+        /* even panels: 9 runs are 5 + 4, not 8 + 1 */
+        size_t from = p * nr / panels, to = (p + 1) * nr / panels;
+        rc = draw_convergence(outdir, base, drawn, from, to, sim, desc, left,
+                              why, err);
     }
+    json_decref(drawn);
     json_decref(runs);
     json_decref(sim);
-    if (n) {
-        sb_printf(&a, "n=%d; has_sim=%d; ", n, nsim > 0);
-        assign_str(&a, "simdesc", desc);
-        assign_str(&a, "simidx", simidx.p);
-        assign_str(&a, "nosim", nosim.p);
-        rc = draw(outdir, "convergence", &d, "convergence", a.p, err);
-        if (!rc && left) {   /* said on the figure and on stderr */
-            char cap[400];
-            snprintf(cap, sizeof cap, " %zu run%s of another configuration "
-                     "left out (%s): only like runs are set side by side.",
-                     left, left > 1 ? "s" : "", why);
-            fprintf(stderr, "lbscale: plot: convergence:%s\n", cap);
-            rc = write_caption(outdir, "convergence", cap, err);
-        }
-    }
-    free(d.p);
-    free(a.p);
-    free(simidx.p);
-    free(nosim.p);
     return rc;
 }
 

@@ -95,6 +95,19 @@ else
     not_ok "convergence figure: the 1-rank run left out" "blocks ${blocks:-?} (header + 3 runs expected)" "$(cat "$TOP/err")" "$(ls "$TOP/conv/plots")"
 fi
 
+# at most 8 series a panel: 10 like runs are two panels of 5
+specs=()
+for o in sgd lars lamb adamw slamb jointspar dmsgd decentlam onebit_lamb jointspar_lars; do
+    specs+=("$o:-:4:3:0.8")
+done
+mkrun "$TOP/many" "${specs[@]}"
+"$BIN" plot "$TOP/many" >"$TOP/out" 2>"$TOP/err"
+n1=$(grep -c '^# ' "$TOP/many/plots/convergence_1.dat" 2>/dev/null)
+n2=$(grep -c '^# ' "$TOP/many/plots/convergence_2.dat" 2>/dev/null)
+[ "$n1" = 6 ] && [ "$n2" = 6 ] && [ -s "$TOP/many/plots/convergence_2.png" ] && [ ! -e "$TOP/many/plots/convergence.png" ] &&
+    ok "convergence: 10 runs drawn as two panels of 5 (at most 8 series each)" ||
+    not_ok "convergence: 10 runs in panels of at most 8" "blocks ${n1:-?} ${n2:-?}" "$(ls "$TOP/many/plots")"
+
 # the roofline: dmsgd at 1.46 against a reference given once
 mkdir -p "$TOP/roof" && echo '{"git_rev": "test"}' >"$TOP/roof/meta.json"
 "$PY" - "$TOP/roof/optim.jsonl" <<'PY'
