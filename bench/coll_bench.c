@@ -645,10 +645,10 @@ static const char coll_about[] =
 "#wrong: every rank fills a verifiable pattern of (rank, index) and checks\n"
 "the result of the last timed call exactly; summed over ranks (exit 1 if\n"
 "any).  NCCL_TESTS_MIN_BW=X (GB/s), as in nccl-tests: an average bus\n"
-"bandwidth below X fails the run (exit 1).  JSON rows: bench coll, ranks, nodes, bytes (trace-v1: the payload\n"
-"this rank contributes; allgatherv: the mean), size, count, time_us,\n"
-"time_us_min, time_us_max, algbw_gbps, busbw_gbps, wrong - the rows\n"
-"`lbscale sim calibrate` fits.";
+"bandwidth below X fails the run (exit 1).  JSON rows: bench coll, ranks,\n"
+"nodes, bytes (trace-v1: the payload this rank contributes; allgatherv:\n"
+"the mean), size, count, time_us, time_us_min, time_us_max, algbw_gbps,\n"
+"busbw_gbps, wrong - the rows `lbscale sim calibrate` fits.";
 
 /* The bookkeeping comm (a second mpi comm under nccl) goes first: the
  * nccl comm's own MPI bootstrap finalizes MPI. */
