@@ -121,6 +121,58 @@ double cli_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* LBSCALE_TEST_SLOWDOWN parsed: verb and name (NULL without), factor. */
+static int slowdown_parse(char *verb, char *name, size_t len, double *f,
+                          struct lbs_err *e)
+{
+    const char *v = getenv("LBSCALE_TEST_SLOWDOWN");
+    verb[0] = name[0] = '\0';
+    *f = 1;
+    if (!v || !*v)
+        return 0;
+    const char *sl = strchr(v, '/'), *eq = strrchr(v, '=');
+    char *end;
+    if (!sl || !eq || eq < sl || sl == v || eq == sl + 1 ||
+        (size_t)(sl - v) >= len || (size_t)(eq - sl - 1) >= len)
+        return lbs_err_set(e, -EINVAL, "'%s': expected VERB/NAME=FACTOR "
+                           "(e.g. compress/qsgd=1.1)", v);
+    snprintf(verb, len, "%.*s", (int)(sl - v), v);
+    snprintf(name, len, "%.*s", (int)(eq - sl - 1), sl + 1);
+    if (strcmp(verb, "optim") && strcmp(verb, "compress"))
+        return lbs_err_set(e, -EINVAL, "'%s': the verb must be optim or "
+                           "compress", v);
+    *f = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end || !(*f > 1 && *f <= 100))
+        return lbs_err_set(e, -EINVAL, "'%s': the factor must be a number "
+                           "in (1, 100]", v);
+    return 0;
+}
+
+int cli_slowdown_check(struct lbs_err *e)
+{
+    char verb[64], name[64];
+    double f;
+    return slowdown_parse(verb, name, sizeof verb, &f, e);
+}
+
+double cli_slowdown(const char *verb, const char *spec)
+{
+    char v[64], name[64];
+    double f;
+    struct lbs_err e;
+    if (!spec || slowdown_parse(v, name, sizeof v, &f, &e) || strcmp(v, verb))
+        return 1;
+    size_t l = strcspn(spec, ":");
+    return strlen(name) == l && !strncmp(spec, name, l) ? f : 1;
+}
+
+void cli_slowdown_spin(double f, double elapsed)
+{
+    double until = cli_now() + (f - 1) * elapsed;
+    while (cli_now() < until)
+        ;
+}
+
 void cli_timing_print(FILE *f, const char *indent, const char *what,
                       const struct cli_stats *s, double scale,
                       const char *unit)

@@ -31,6 +31,20 @@ int cli_isa(const char *opt, const char *s);
 
 /* Monotonic seconds. */
 double cli_now(void);
+
+
+/* The planted slowdown, a test-only knob for benchmarking the regression
+ * gates (docs/regression-gates.md): LBSCALE_TEST_SLOWDOWN=VERB/NAME=F
+ * (VERB optim or compress, NAME an optimizer or compressor name, F in
+ * (1, 100]) makes that kernel's timed call take F times as long, by
+ * spinning after it inside the timed window.  Never active unless the
+ * variable is set.  cli_slowdown_check: 0, or -EINVAL with e set when
+ * the variable is set but malformed (main refuses it, exit 2). */
+int cli_slowdown_check(struct lbs_err *e);
+/* F for the kernel spec (its name before any ':') of verb, else 1. */
+double cli_slowdown(const char *verb, const char *spec);
+/* Spin (f - 1) x elapsed seconds: the planted slowdown of one call. */
+void cli_slowdown_spin(double f, double elapsed);
 /* hyperfine-style lines for s (samples in seconds x scale, e.g. 1e3 and
  * "ms"): "Time (mean +- sd)", "Range (min ... max)" and, when there are
  * outliers, a warning line; each prefixed with indent. */

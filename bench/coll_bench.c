@@ -644,11 +644,12 @@ static const char coll_about[] =
 "  would need to take the same time.\n"
 "#wrong: every rank fills a verifiable pattern of (rank, index) and checks\n"
 "the result of the last timed call exactly; summed over ranks (exit 1 if\n"
-"any).  JSON rows: bench coll, ranks, nodes (distinct host names),\n"
-"ranks_per_node (the most ranks on one host), bytes (trace-v1: the payload\n"
-"this rank contributes; allgatherv: the mean), size, count, time_us,\n"
-"time_us_min, time_us_max, algbw_gbps, busbw_gbps, wrong - the rows\n"
-"`lbscale sim calibrate` fits.";
+"any).  NCCL_TESTS_MIN_BW=X (GB/s), as in nccl-tests: an average bus\n"
+"bandwidth below X fails the run (exit 1).  JSON rows: bench coll, ranks,\n"
+"nodes (distinct host names), ranks_per_node (the most ranks on one host),\n"
+"bytes (trace-v1: the payload this rank contributes; allgatherv: the mean),\n"
+"size, count, time_us, time_us_min, time_us_max, algbw_gbps, busbw_gbps,\n"
+"wrong - the rows `lbscale sim calibrate` fits.";
 
 /* The bookkeeping comm (a second mpi comm under nccl) goes first: the
  * nccl comm's own MPI bootstrap finalizes MPI. */
@@ -913,6 +914,7 @@ struct coll_run {
     json_t *rows;            /* rank 0's rows, saved and exported at the end */
     long total_wrong, busbw_n;
     double busbw_sum;
+    double min_bw;   /* NCCL_TESTS_MIN_BW (GB/s), 0: none */
     struct lbs_err e;
 };
 struct coll_kernel {
@@ -1337,6 +1339,18 @@ static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
         saved.run = cr->run;
         bench_saved(&saved);
     }
+    /* NCCL_TESTS_MIN_BW, as nccl-tests: an average bus bandwidth below it
+     * fails the run (the rows are kept) */
+    double avg = cr->busbw_n ? cr->busbw_sum / (double)cr->busbw_n : 0;
+    if (!rc && cr->lead && cr->min_bw > 0 && !cr->osu && cr->busbw_n &&
+        avg < cr->min_bw) {
+        if (!cr->bo.json)
+            printf("# Check failed: avg bus bandwidth %g GB/s < "
+                   "NCCL_TESTS_MIN_BW %g\n", avg, cr->min_bw);
+        cli_error("coll", "average bus bandwidth %g GB/s is below "
+                  "NCCL_TESTS_MIN_BW=%g", avg, cr->min_bw);
+        rc = -EIO;
+    }
     return rc;
 }
 
@@ -1352,11 +1366,17 @@ int verb_coll(int argc, char **argv)
     int rc = coll_parse(argc, argv, &com, &c);
     if (rc || (rc = coll_args_check(&c, gpu, sizeof gpu)))
         return rc < 0 ? 0 : rc;
+    /* nccl-tests' floor on the average bus bandwidth, in GB/s */
+    double min_bw = 0;
+    const char *mbw = getenv("NCCL_TESTS_MIN_BW");
+    if (mbw && *mbw && cli_double("NCCL_TESTS_MIN_BW", mbw, 0, 1e9, &min_bw))
+        return EXIT_BAD_INPUT;
     struct coll_run cr = {
         .dev = !strcmp(c.backend, "nccl"), .check = c.check, .osu = c.osu,
         .gpu = gpu, .topo = c.topo, .minb = c.minb, .maxb = c.maxb,
         .factor = (size_t)c.factor, .iters = c.iters, .warmup = c.warmup,
         .root = c.root, .density = c.density, .exp = c.exp,
+        .min_bw = min_bw,
         .bo = {.verb = "coll", .json = com.json,
                .table = c.osu ? &osu_table : &nccl_table}};
     if ((rc = coll_open(&cr, &c)))

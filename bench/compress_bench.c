@@ -198,6 +198,7 @@ struct ckernel {
     struct lbs_compress_flops gemm;
     float *gp, *gq;
     double *t_ps, *t_ref;
+    double slow;   /* planted slowdown of compress (cli_slowdown), 1: none */
 };
 
 /* The compressor's sgemm calls, bare, on the same shapes: x the layer,
@@ -229,6 +230,8 @@ static int ckernel_call(void *ctx, long i, double *t, struct lbs_err *err)
     int rc = k->gc ? lbs_cuda_compress(k->gc, k->x, n, 0, 1 + i, k->p,
                                        &bytes, err)
                    : lbs_compress(k->c, k->x, n, 0, 1 + i, k->p, &bytes, err);
+    if (k->slow > 1)
+        cli_slowdown_spin(k->slow, cli_now() - t0);
     double t1 = cli_now();
     if (!rc)
         rc = k->gc ? lbs_cuda_decompress(k->gc, k->p, bytes, n, 0, 1 + i,
@@ -375,7 +378,7 @@ static int bench_run(const struct cbench_args *a, json_t **row,
                      struct lbs_err *err)
 {
     size_t n = a->n;
-    struct ckernel k = {.a = a};
+    struct ckernel k = {.a = a, .slow = cli_slowdown("compress", a->spec)};
     int rc = lbs_compressor_new(a->spec, &k.c, err);
     if (rc)
         return rc;
@@ -586,7 +589,8 @@ static int cuda_bench_run(const struct cbench_args *a,
 {
     size_t n = a->n, maxb = lbs_cuda_compress_max_bytes(gc, n);
     float *x = malloc(n * sizeof *x);
-    struct ckernel k = {.a = a, .gc = gc};
+    struct ckernel k = {.a = a, .gc = gc,
+                        .slow = cli_slowdown("compress", a->spec)};
     struct lbs_compressor *ref = NULL;
     int rc = 0;
     if (!x) {

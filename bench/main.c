@@ -11,6 +11,7 @@
 #include "lbs_config.h"
 #include "lbscale/isa.h"
 #include "lbscale/mem.h"
+#include "lbscale/param.h"
 #include "results.h"
 
 struct verb {
@@ -43,14 +44,19 @@ static void usage(FILE *f)
     fprintf(f, "\n  --version  print the version, git revision and what was "
                "built in\n  -h, --help this help\n"
                "\noptions take their value as '--opt VALUE' or "
-               "'--opt=VALUE' (getopt_long, bench/opt.c)\n"
+               "'--opt=VALUE' (getopt_long, bench/opt.c); a long option\n"
+               "may be shortened to any prefix no other option of the verb "
+               "shares\n"
                "exit status: 0 ok, 1 runtime failure, 2 bad input\n"
                "results land in results/<UTC time>-<git rev>/ "
                "(meta.json + one JSONL per verb)\n"
                "environment: LBSCALE_ISA=c|avx2|avx512 (kernel level; "
                "default the best the CPU has)\n"
                "  LBSCALE_HUGEPAGES=0|1 (advise the streamed arrays as "
-               "transparent huge pages; default 1)\n");
+               "transparent huge pages; default 1)\n"
+               "  LBSCALE_TEST_SLOWDOWN=VERB/NAME=F (tests of the gates only: "
+               "optim or compress\n    kernel NAME takes F times as long; "
+               "recorded in meta.json)\n");
 }
 
 /* A reader met a row torn by a writer that died mid-write: say so (the
@@ -125,6 +131,10 @@ static int run(int argc, char **argv)
         cli_error("LBSCALE_HUGEPAGES", "%s", e.msg);
         return EXIT_BAD_INPUT;
     }
+    if (cli_slowdown_check(&e)) {
+        cli_error("LBSCALE_TEST_SLOWDOWN", "%s", e.msg);
+        return EXIT_BAD_INPUT;
+    }
     if (!strcmp(v, "-h") || !strcmp(v, "--help") || !strcmp(v, "help")) {
         usage(stdout);
         return 0;
@@ -138,6 +148,14 @@ static int run(int argc, char **argv)
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
         if (!strcmp(v, verbs[i].name))
             return verbs[i].fn(argc - 1, argv + 1);
-    cli_error(v, "unknown verb (run 'lbscale --help' for the list)");
+    const char *names[sizeof verbs / sizeof verbs[0]];
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        names[i] = verbs[i].name;
+    const char *near = lbs_closest(v, names, sizeof verbs / sizeof verbs[0]);
+    if (near)
+        cli_error(v, "unknown verb; did you mean '%s'? (run 'lbscale "
+                  "--help' for the list)", near);
+    else
+        cli_error(v, "unknown verb (run 'lbscale --help' for the list)");
     return EXIT_BAD_INPUT;
 }

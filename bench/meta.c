@@ -153,6 +153,10 @@ json_t *lbs_meta_collect(int argc, char **argv)
     json_object_set_new(isa, "env", fz ? json_string(fz) : json_null());
     json_object_set_new(m, "isa", isa);
     json_object_set_new(m, "hugepages", hugepages());
+    /* a run made with the gates' planted slowdown says so */
+    const char *slow = getenv("LBSCALE_TEST_SLOWDOWN");
+    json_object_set_new(m, "test_slowdown",
+                        slow && *slow ? json_string(slow) : json_null());
     json_object_set_new(m, "versions", versions());
     char gpu[256];
     struct lbs_err e;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lbscale/param.h"
 
 #define OPT_MAX 128   /* rows per verb, includes flattened */
 
@@ -100,6 +101,25 @@ static int help(const struct cli_verb *v, int argc, char **argv)
     return CLI_EXIT;
 }
 
+/* "unknown option '--marign' (did you mean '--margin'?; see --help)". */
+static void unknown_long(const struct cli_verb *v, const char *arg,
+                         const struct cli_opt *const *rows, int n)
+{
+    char word[64];
+    const char *w = arg + strspn(arg, "-");
+    snprintf(word, sizeof word, "%.*s", (int)strcspn(w, "="), w);
+    const char *names[OPT_MAX + 1];
+    for (int i = 0; i < n; i++)
+        names[i] = rows[i]->name;
+    names[n] = "help";
+    const char *near = lbs_closest(word, names, (size_t)n + 1);
+    if (near)
+        cli_error(v->name, "unknown option '%s' (did you mean '--%s'? see "
+                  "--help)", arg, near);
+    else
+        cli_error(v->name, "unknown option '%s' (see --help)", arg);
+}
+
 int cli_parse(const struct cli_verb *v, int argc, char **argv, char ***pos,
               int *npos)
 {
@@ -124,6 +144,7 @@ int cli_parse(const struct cli_verb *v, int argc, char **argv, char ***pos,
                 shorts[ns++] = ':';
         }
     }
+    int nrows = n;   /* n grows by --help and --list below */
     int help_val = 256 + n, list_val = 256 + n + 1;
     if (!own_help) {
         lo[n++] = (struct option){.name = "help", .val = help_val};
@@ -146,8 +167,7 @@ int cli_parse(const struct cli_verb *v, int argc, char **argv, char ***pos,
                 cli_error(v->name, "unknown option '-%c' (see --help)",
                           optopt);
             else
-                cli_error(v->name, "unknown option '%s' (see --help)",
-                          argv[optind - 1]);
+                unknown_long(v, argv[optind - 1], rows, nrows);
             return -EINVAL;
         }
         if (c == ':') {   /* optopt: the option's val */

@@ -43,6 +43,7 @@ struct optim_kernel {
     struct lbs_optim *o, *ob;
     struct lbs_comm *comm;
     struct layer_set set, setb;
+    double slow, slowb;   /* planted slowdowns (cli_slowdown), 1: none */
 };
 
 static int optim_call(void *ctx, long i, double *t, struct lbs_err *err)
@@ -53,12 +54,16 @@ static int optim_call(void *ctx, long i, double *t, struct lbs_err *err)
         lbs_barrier(k->comm);
     double t0 = cli_now();
     int rc = lbs_optim_step(k->o, err);
+    if (k->slow > 1)
+        cli_slowdown_spin(k->slow, cli_now() - t0);
     t[0] = cli_now() - t0;
     if (k->ob && !rc) {
         if (k->comm)
             lbs_barrier(k->comm);
         double t1 = cli_now();
         rc = lbs_optim_step(k->ob, err);
+        if (k->slowb > 1)
+            cli_slowdown_spin(k->slowb, cli_now() - t1);
         t[1] = cli_now() - t1;
     }
     return rc;
@@ -88,7 +93,9 @@ static int optim_kernel_new(const struct optim_bench_args *a,
                             struct lbs_comm *comm, struct optim_kernel *k,
                             double *rss, struct lbs_err *err)
 {
-    *k = (struct optim_kernel){.comm = comm};
+    *k = (struct optim_kernel){.comm = comm,
+                               .slow = cli_slowdown("optim", a->spec),
+                               .slowb = cli_slowdown("optim", a->pair)};
     int rc = layers_make(a->layers, a->elements, 1, &k->set, err);
     if (rc)
         return rc;

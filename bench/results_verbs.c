@@ -129,7 +129,7 @@ int verb_check(int argc, char **argv)
 /* lbscale compare                                                      */
 
 static const char compare_usage[] =
-"usage: lbscale compare RUN_A RUN_B [--margin F] [--margin-single F]\n"
+"usage: lbscale compare RUN_A RUN_B [--min-effect F] [--margin-single F]\n"
 "                       [--alpha P] [--json | --markdown]";
 
 static const char compare_about[] =
@@ -137,26 +137,37 @@ static const char compare_about[] =
 "verb's key fields: optim/compressor/collective, sizes, threads, ...),\n"
 "side by side: median of A, median of B, change, samples, verdict.\n"
 "Deterministic metrics (wire bytes, simulated times, seeded accuracies)\n"
-"must be equal (else CHANGED).  Timings and rates: with 3 or more samples\n"
-"per side (suite \"repeat\"), a change is real when a two-sided\n"
-"Mann-Whitney U test gives p < alpha (the false-alarm rate per metric) and\n"
-"counts when it exceeds --margin; with fewer samples only a change beyond\n"
-"--margin-single counts.  5 interleaved repetitions per side catch a 10%\n"
-"slowdown when the per-run spread is below about 5%.\n"
+"must be equal (else CHANGED).  Timings and rates (2 or more samples a\n"
+"side, e.g. a suite's \"repeat\"): an exact one-sided Mann-Whitney test\n"
+"per metric, Holm's correction over all of them (alpha is the chance of\n"
+"any false alarm in the whole comparison), and a change counts only\n"
+"beyond --min-effect or the samples' own spread (coefficient of\n"
+"variation), whichever is larger.  Where the samples are too few for the\n"
+"test to reach alpha (at 3 a side its best p is 1/20, so 3 repeats cannot\n"
+"be tested among many metrics), only a change beyond --margin-single\n"
+"counts.  Each row says what change its samples could detect and how many\n"
+"repeats a side a 10% change needs (docs/regression-gates.md).\n"
 "Exit 0: no regression; 1: a metric regressed or changed; 2: bad input.";
 
 int verb_compare(int argc, char **argv)
 {
     struct compare_opts o = COMPARE_OPTS_DEFAULT;
     const struct cli_opt opts[] = {
-        {.name = "margin", .type = CLI_DOUBLE, .dst = &o.margin, .arg = "F",
-         .lo = 1e-6, .hi = 0.99,
-         .help = "relative change that matters, tested (default 0.10)"},
+        {.name = "min-effect", .type = CLI_DOUBLE, .dst = &o.min_effect,
+         .arg = "F", .lo = 1e-6, .hi = 0.99,
+         .help = "smallest relative change that counts, raised to the\n"
+                 "samples' spread where that is larger (default 0.05)"},
+        {.name = "margin", .type = CLI_DOUBLE, .dst = &o.min_effect,
+         .arg = "F", .lo = 1e-6, .hi = 0.99,
+         .help = "the older name of --min-effect"},
         {.name = "margin-single", .type = CLI_DOUBLE, .dst = &o.margin_single,
          .arg = "F", .lo = 1e-6, .hi = 0.99,
-         .help = "the same without a test (default 0.25)"},
+         .help = "the change that counts where the test cannot decide\n"
+                 "(too few samples; default 0.25)"},
         {.name = "alpha", .type = CLI_DOUBLE, .dst = &o.alpha, .arg = "P",
-         .lo = 1e-6, .hi = 0.99, .help = "significance level (default 0.05)"},
+         .lo = 1e-6, .hi = 0.99,
+         .help = "family-wise significance level: the chance of any\n"
+                 "false alarm in the comparison (default 0.05)"},
         {.name = "json", .type = CLI_FLAG, .dst = &o.json,
          .help = "one JSON object per metric, then a summary object"},
         {.name = "markdown", .type = CLI_FLAG, .dst = &o.markdown,
@@ -190,12 +201,13 @@ int verb_compare(int argc, char **argv)
         }
     if (o.markdown)
         printf("| verb | configuration | metric | A | B | change | samples "
-               "| p | verdict |\n|---|---|---|--:|--:|--:|--:|--:|---|\n");
+               "| p (Holm) | verdict | could detect |\n"
+               "|---|---|---|--:|--:|--:|--:|--:|---|---|\n");
     else if (!o.json)
         printf("# A = %s\n# B = %s\n  %-8s %-44s %-18s %12s %12s %9s %7s "
-               "%8s  %s\n", run[0], run[1], "verb", "configuration",
+               "%8s  %-24s %s\n", run[0], run[1], "verb", "configuration",
                "metric", "A (median)", "B (median)", "change", "n A/B",
-               "p (MWU)", "verdict");
+               "p (Holm)", "verdict", "could detect");
     struct compare_tally t;
     if (compare_runs(run[0], run[1], &o, &t, &e)) {
         cli_error("compare", "%s", e.msg);
@@ -208,9 +220,11 @@ int verb_compare(int argc, char **argv)
         free(txt);
         json_decref(s);
     } else {
-        printf("%scompare: %d metrics, %d regressed (%d changed), %d better\n",
-               o.markdown ? "\n" : "", t.compared, t.regressed, t.changed,
-               t.improved);
+        char fam[512];
+        compare_family_line(&t, &o, fam, sizeof fam);
+        printf("%scompare: %d metrics, %d regressed (%d changed), %d better"
+               "\n%s%s\n", o.markdown ? "\n" : "", t.compared, t.regressed,
+               t.changed, t.improved, o.markdown ? "\n" : "", fam);
     }
     if (t.compared == 0) {
         cli_error("compare", "the two runs share no metric");

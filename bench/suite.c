@@ -314,6 +314,7 @@ struct suite {
     json_t *names;        /* entry name -> index in the file */
     char run[PATH_MAX];
     int lock_fd;          /* RUN/.lock, held while the suite runs */
+    int interleave;       /* repeats in rounds (default), or entry by entry */
 };
 
 /* Bad input: print once, return -EINVAL. */
@@ -680,9 +681,14 @@ static int parse(struct suite *s)
         return bad(s, -1, NULL, "the top level must be an object with "
                    "\"entries\"");
     static const char *const top[] = {"suite", "description", "vars",
-                                      "timeout_s", "entries", NULL};
+                                      "timeout_s", "interleave", "entries",
+                                      NULL};
     if (check_keys(s, -1, s->root, top))
         return -EINVAL;
+    json_t *il = json_object_get(s->root, "interleave");
+    if (il && !json_is_boolean(il))
+        return bad(s, -1, NULL, "\"interleave\" must be true or false");
+    s->interleave = !il || json_is_true(il);
     json_t *jn = json_object_get(s->root, "suite");
     if (jn && !json_is_string(jn))
         return bad(s, -1, NULL, "\"suite\" must be a string");
@@ -1654,14 +1660,26 @@ static int run_entries(struct suite *s, struct lbs_run *run, json_t *done,
         fprintf(stderr, "%s %s: %zu entries, %zu run(s)%s -> %s\n",
                 s->o->what, s->name, s->n, pg->n,
                 t->done_before ? " still to do" : "", s->run);
-    for (size_t i = 0; i < s->n && !interrupted; i++)
-        for (int r = 1; r <= s->e[i].repeat && !interrupted; r++) {
-            char key[1024];
-            entry_key(&s->e[i], r, key, sizeof key);
-            if (done && json_object_get(done, key))
-                continue;
-            pg->i++;
-            run_one(s, run, &s->e[i], r, i, pg, rows, t);
+    /* interleaved: round r runs the r-th repetition of every entry that
+     * has one, so an entry's repeats alternate with its neighbours' and
+     * drift over the run lands on all of them alike; else each entry's
+     * repeats back to back */
+    int rounds = 1;
+    for (size_t i = 0; i < s->n && s->interleave; i++)
+        rounds = s->e[i].repeat > rounds ? s->e[i].repeat : rounds;
+    for (int round = 1; round <= rounds && !interrupted; round++)
+        for (size_t i = 0; i < s->n && !interrupted; i++) {
+            int lo = s->interleave ? round : 1,
+                hi = s->interleave ? round : s->e[i].repeat;
+            for (int r = lo; r <= hi && r <= s->e[i].repeat && !interrupted;
+                 r++) {
+                char key[1024];
+                entry_key(&s->e[i], r, key, sizeof key);
+                if (done && json_object_get(done, key))
+                    continue;
+                pg->i++;
+                run_one(s, run, &s->e[i], r, i, pg, rows, t);
+            }
         }
     int was_interrupted = interrupted != 0;
     sigaction(SIGINT, &old_int, NULL);

@@ -310,6 +310,52 @@ int lbs_registry_index(const struct lbs_spec_registry *r, const char *name,
     return -ENOENT;
 }
 
+/* Optimal string alignment distance of a and b (short words). */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return (size_t)-1;
+    size_t d[64][64];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            size_t c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < c)
+                c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c)
+                c = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+                a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+                c = d[i - 2][j - 2] + 1;
+            d[i][j] = c;
+        }
+    return d[la][lb];
+}
+
+const char *lbs_closest(const char *word, const char *const *cands,
+                        size_t n)
+{
+    size_t l = strlen(word), most = l <= 4 ? 1 : l <= 8 ? 2 : 3;
+    const char *best = NULL;
+    size_t bd = most + 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!cands[i])
+            continue;
+        size_t d = edit_distance(word, cands[i]);
+        if (d == 0)
+            return NULL;
+        if (d < bd) {
+            bd = d;
+            best = cands[i];
+        }
+    }
+    return best;
+}
+
 const char *const *lbs_registry_names(const struct lbs_spec_registry *r,
                                       const char **names, size_t cap)
 {
@@ -326,9 +372,17 @@ int lbs_registry_find(const struct lbs_spec_registry *r, const char *spec,
     int rc = lbs_spec_split(spec, name, sizeof name, args, err);
     if (rc)
         return rc;
-    if (lbs_registry_index(r, name, i))
+    if (lbs_registry_index(r, name, i)) {
+        const char *names[256] = {NULL};
+        const char *near = lbs_closest(name, lbs_registry_names(r, names, 256),
+                                       256);
+        if (near)
+            return lbs_err_set(err, -ENOENT, "unknown %s '%s'; did you mean "
+                               "'%s'? (see lbscale %s --list)", r->what, name,
+                               near, r->verb);
         return lbs_err_set(err, -ENOENT, "unknown %s '%s' (see lbscale %s "
                            "--list)", r->what, name, r->verb);
+    }
     return 0;
 }
 

@@ -10,6 +10,10 @@
  *   drop   fail only when median < b (1 - margin) (higher is better:
  *          throughput as a fraction of the bandwidth measured in the same run)
  *   rise   fail only when median > b (1 + margin) (lower is better)
+ * For drop and rise the margin is never smaller than the run's own spread
+ * (the coefficient of variation of its matching rows): a change inside
+ * the noise the run itself measured is no evidence (compare.c holds its
+ * minimum effect to the same floor).
  * A metric with no matching row fails ("missing").  Prints one line per
  * metric (metric, baseline, value, delta, rule, pass/FAIL) and exits 1 on
  * any regression, 2 on bad input.  --update rewrites the baseline values
@@ -174,6 +178,7 @@ struct verdict {
     char name[256], rdesc[48], res[32], bs[32], vs[32], ds[32];
     const char *rule;
     double *v, val, base;   /* v: the run's values, sorted */
+    double spread;          /* the run's coefficient of variation */
     size_t n;
     int ok, skip;
 };
@@ -242,8 +247,9 @@ static void judge(const struct check_ctx *c, json_t *m, struct verdict *d)
         ok = 0;
         snprintf(d->res, sizeof d->res, "FAIL (missing)");
     } else {
-        qsort(v, n, sizeof *v, cli_cmp_double);
-        val = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+        struct cli_stats st = cli_stats(v, n);   /* sorts v */
+        val = st.median;
+        d->spread = st.mean != 0 ? st.sd / fabs(st.mean) : 0;
         if (!strcmp(rule, "exact")) {
             ok = v[0] == base && v[n - 1] == base;
             if (!ok && v[0] != base)
@@ -256,9 +262,11 @@ static void judge(const struct check_ctx *c, json_t *m, struct verdict *d)
         snprintf(d->rdesc, sizeof d->rdesc, "exact");
     else if (!strcmp(rule, "rel"))
         snprintf(d->rdesc, sizeof d->rdesc, "rel %.0e", tol);
-    else
-        snprintf(d->rdesc, sizeof d->rdesc, "%s <= %.0f%%", rule,
-                 margin * 100);
+    else   /* drop, rise: the run's own noise is the floor */
+        snprintf(d->rdesc, sizeof d->rdesc, "%s <= %.0f%%%s", rule,
+                 fmax(margin, d->spread) * 100,
+                 d->spread > margin ? " (spread)" : "");
+    margin = fmax(margin, d->spread);
     if (n && strcmp(rule, "exact")) {
         if (isnan(base))
             ok = 0;
@@ -318,12 +326,12 @@ static void emit_metric(struct check_ctx *c, json_t *m,
     } else {
         c->fails += !d->ok;
         if (c->json) {
-            json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:i}",
+            json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:i,s:f}",
                 "baseline_file", c->b->path, "metric", d->name, "rule",
                 d->rule, "baseline",
                 isnan(d->base) ? json_null() : json_real(d->base), "value",
                 d->n ? json_real(d->val) : json_null(), "result", d->res,
-                "pass", d->ok, "rows", (int)d->n);
+                "pass", d->ok, "rows", (int)d->n, "spread", d->spread);
             if (c->collect) {
                 json_object_set_new(o, "delta", json_string(d->ds));
                 json_object_set_new(o, "rule_text", json_string(d->rdesc));

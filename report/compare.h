@@ -4,8 +4,9 @@
  *
  * Rows are matched on their verb's key fields; deterministic metrics must
  * be equal (else CHANGED), timings and rates are judged by the ratio of
- * the medians and, with >= 3 samples a side, a two-sided Mann-Whitney U
- * test (compare.c's header has the rules).
+ * the medians, an exact one-sided Mann-Whitney U test per metric with
+ * Holm's correction over the comparison, and a floor (the minimum effect
+ * or the samples' spread); compare.c's header has the rules.
  *
  * Ownership: the json_t results are new references. */
 #ifndef LBS_COMPARE_H
@@ -16,17 +17,27 @@
 #include "lbscale/error.h"
 
 struct compare_opts {
-    double margin;         /* relative change that matters, tested */
-    double margin_single;  /* the same without a test (< 3 samples) */
-    double alpha;          /* significance level of the test */
+    double min_effect;     /* smallest relative change that counts (the
+                            * samples' spread raises it) */
+    double margin_single;  /* the change that counts where the test
+                            * cannot reach alpha (too few samples) */
+    double alpha;          /* family-wise error rate of one comparison */
     int json;              /* one JSON object per metric on stdout */
     int markdown;          /* a markdown table row per metric */
 };
 #define COMPARE_OPTS_DEFAULT \
-    {.margin = 0.10, .margin_single = 0.25, .alpha = 0.05}
+    {.min_effect = 0.05, .margin_single = 0.25, .alpha = 0.05}
 
-/* Metrics compared, regressed (of which CHANGED), better. */
-struct compare_tally { int compared, regressed, improved, changed; };
+/* Metrics compared, regressed (of which CHANGED), better; the tested
+ * family's size, the level its first Holm step holds a p to, the most
+ * repeats a side any tested metric needs for a 10% change (0: none
+ * does), and the tested metrics no repeat count brings to 10%. */
+struct compare_tally {
+    int compared, regressed, improved, changed;
+    int family;
+    double first_step;
+    int repeats_for_10pct, cannot_10pct;
+};
 
 /* Print one line per shared metric of runs ra and rb (A and B) on stdout:
  * a text table row, o->json's object or o->markdown's row (the caller
@@ -37,9 +48,17 @@ int compare_runs(const char *ra, const char *rb, const struct compare_opts *o,
                  struct compare_tally *t, struct lbs_err *err);
 
 /* {"summary": "compare", "compared", "regressed", "changed", "improved",
- * "margin", "margin_single", "alpha"}: the last line of `compare --json`. */
+ * "min_effect", "margin_single", "alpha", "family", "first_step",
+ * "repeats_for_10pct", "cannot_10pct"}: the last line of `compare
+ * --json`. */
 json_t *compare_summary(const struct compare_tally *t,
                         const struct compare_opts *o);
+
+/* One line on the family (its size, alpha, the floor, the repeats a 10%
+ * change needs) into out, for the text and markdown outputs. */
+void compare_family_line(const struct compare_tally *t,
+                         const struct compare_opts *o, char *out,
+                         size_t len);
 
 /* The verdicts as data, for the report, with the default margins: {"a",
  * "b", "metrics": [one object per metric, as --json prints them],

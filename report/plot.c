@@ -46,6 +46,24 @@ static int plot_verbose;      /* print each PNG's path */
 static int plot_drawn;        /* figures drawn by this plot_run */
 static json_t *plot_json;     /* plot --json: the figures drawn */
 
+/* A figure that would set unlike runs side by side is not drawn: one line
+ * on stderr naming what differs, its old PNG/SVG removed (a figure from an
+ * earlier plot of the run must not stand in for it), and with --json an
+ * object {"figure", "refused"}. */
+static void refuse(const char *outdir, const char *base, const char *why)
+{
+    fprintf(stderr, "lbscale: plot: %s not drawn: %s\n", base, why);
+    static const char *const ext[] = {"png", "svg", "dat", "caption"};
+    for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+        char path[PATH_MAX + 300];
+        snprintf(path, sizeof path, "%s/%s.%s", outdir, base, ext[i]);
+        unlink(path);
+    }
+    if (plot_json)
+        json_array_append_new(plot_json, json_pack("{s:s,s:s}", "figure",
+                                                   base, "refused", why));
+}
+
 const char *plot_scripts_dir(void)
 {
     const char *e = getenv("LBSCALE_PLOTS");
@@ -405,8 +423,31 @@ static int fig_roofline(const char *run, const char *outdir,
                 nget(r, "stream_gbps"), nget(r, "roofline_frac"),
                 nget(r, "elements"), nget(r, "threads"));
     }
+    /* a ratio above 1.05 is a step faster than memory allows: the bytes
+     * model or the reference is wrong; flagged on the bars (roofline.gp)
+     * and in the caption, with how the reference was taken */
+    struct strbuf over = {0}, a = {0};
+    int given = 0;
+    json_array_foreach(rows, i, r) {
+        given |= !strncmp(sget(r, "stream_ref"), "given", 5);
+        if (nget(r, "roofline_frac") > 1.05)
+            sb_printf(&over, "%s%s %.2f", over.len ? ", " : "",
+                      sget(r, "optim"), nget(r, "roofline_frac"));
+    }
     json_decref(rows);
-    rc = draw(outdir, "roofline", &d, "roofline", "", err);
+    sb_printf(&a, "ref_given=%d; ", given);
+    rc = draw(outdir, "roofline", &d, "roofline", a.p, err);
+    if (!rc && over.len) {
+        char cap[1024];
+        snprintf(cap, sizeof cap, " Above 1.05 of the in-place bandwidth, "
+                 "faster than memory allows, so the bytes model or the "
+                 "reference is wrong: %s%s.", over.p, given
+                 ? " (reference given once with --stream-gbps, not measured "
+                   "next to each step)" : "");
+        rc = write_caption(outdir, "roofline", cap, err);
+    }
+    free(over.p);
+    free(a.p);
     free(d.p);
     return rc;
 }
@@ -1238,69 +1279,19 @@ static json_t *pick_sim(const char *run, char *desc, size_t dlen)
     return out;
 }
 
-/* A final row of a seed study: --lr-base given (lr_base recorded) and
- * another final row of the same spec, batch, ranks and rate with another
- * seed.  fig_study draws these; fig_convergence leaves them out. */
-static int study_row(json_t *rows, json_t *r)
-{
-    if (strcmp(sget(r, "event"), "final") || isnan(nget(r, "lr_base")))
-        return 0;
-    size_t i;
-    json_t *x;
-    json_array_foreach(rows, i, x)
-        if (x != r && !strcmp(sget(x, "event"), "final") &&
-            !strcmp(sget(x, "spec"), sget(r, "spec")) &&
-            nget(x, "global_batch") == nget(r, "global_batch") &&
-            nget(x, "ranks") == nget(r, "ranks") &&
-            nget(x, "lr_base") == nget(r, "lr_base") &&
-            nget(x, "seed") != nget(r, "seed"))
-            return 1;
-    return 0;
-}
+/* At most this many series in one panel (legible lines and legend): more
+ * runs are split over convergence_1, convergence_2, ... (the report shows
+ * them together, each with the same caption). */
+#define PLOT_SERIES_MAX 8
 
-static int fig_convergence(const char *run, const char *outdir,
-                           struct lbs_err *err)
+/* One convergence panel of runs[from, to) (runs with a curve), as base;
+ * left/why: the runs of another configuration left out, for the caption. */
+static int draw_convergence(const char *outdir, const char *base,
+                            json_t *runs, size_t from, size_t to,
+                            json_t *sim, const char *desc, size_t left,
+                            const char *why, struct lbs_err *err)
 {
-    int rc;
-    json_t *rows = rows_of(run, "train", err, &rc);
-    if (!rows)
-        return rc;
-    char desc[256];
-    json_t *sim = pick_sim(run, desc, sizeof desc);
-    /* runs: final rows with a curve; or bare epoch rows grouped by optim */
-    json_t *runs = json_array();
-    size_t i, j;
-    json_t *r, *x;
-    json_array_foreach(rows, i, r) {
-        if (study_row(rows, r))
-            continue;
-        if (json_is_array(json_object_get(r, "curve"))) {
-            /* the label: LAMB with a compressor is another line than
-             * plain LAMB (the simulated time stays the optimizer's) */
-            char nm[256];
-            snprintf(nm, sizeof nm, "%s%s%s", sget(r, "optim"),
-                     *sget(r, "compress") ? "+" : "", sget(r, "compress"));
-            json_array_append_new(runs, json_pack("{s:s,s:s,s:s,s:O,s:I}",
-                "optim", sget(r, "optim"), "name", nm, "spec",
-                sget(r, "spec"), "curve", json_object_get(r, "curve"),
-                "batch",
-                json_integer_value(json_object_get(r, "global_batch"))));
-        } else if (!strcmp(sget(r, "event"), "epoch")) {
-            json_t *hit = NULL;
-            json_array_foreach(runs, j, x)
-                if (!strcmp(sget(x, "optim"), sget(r, "optim")) &&
-                    json_is_true(json_object_get(x, "bare")))
-                    hit = x;
-            if (!hit) {
-                hit = json_pack("{s:s,s:s,s:[],s:b}", "optim",
-                                sget(r, "optim"), "spec", sget(r, "optim"),
-                                "curve", "bare", 1);
-                json_array_append_new(runs, hit);
-            }
-            json_array_append(json_object_get(hit, "curve"), r);
-        }
-    }
-    json_decref(rows);
+    int rc = 0;
     struct strbuf d = {0}, a = {0};
     sb_printf(&d, "# step test_accuracy_pct simulated_s (one block per run; "
                 "? = no simulator row for this optimizer)\n");
@@ -1308,10 +1299,9 @@ static int fig_convergence(const char *run, const char *outdir,
     struct strbuf simidx = {0}, nosim = {0};
     sb_printf(&simidx, "%s", "");
     sb_printf(&nosim, "%s", "");
-    json_array_foreach(runs, i, x) {
+    for (size_t i = from; i < to; i++) {
+        json_t *x = json_array_get(runs, i);
         json_t *c = json_object_get(x, "curve");
-        if (!json_array_size(c))
-            continue;
         double iter_s = NAN;
         json_t *s;
         size_t k;
@@ -1359,19 +1349,122 @@ static int fig_convergence(const char *run, const char *outdir,
         else
             sb_printf(&simidx, "%s%d", simidx.len ? " " : "", n);
     }
-    json_decref(runs);
-    json_decref(sim);
     if (n) {
         sb_printf(&a, "n=%d; has_sim=%d; ", n, nsim > 0);
         assign_str(&a, "simdesc", desc);
         assign_str(&a, "simidx", simidx.p);
         assign_str(&a, "nosim", nosim.p);
-        rc = draw(outdir, "convergence", &d, "convergence", a.p, err);
+        rc = draw(outdir, base, &d, "convergence", a.p, err);
+        if (!rc && left) {   /* said on the figure and on stderr */
+            char cap[400];
+            snprintf(cap, sizeof cap, " %zu run%s of another configuration "
+                     "left out (%s): only like runs are set side by side.",
+                     left, left > 1 ? "s" : "", why);
+            if (!strcmp(base, "convergence") || !strcmp(base, "convergence_1"))
+                fprintf(stderr, "lbscale: plot: convergence:%s\n", cap);
+            rc = write_caption(outdir, base, cap, err);
+        }
     }
     free(d.p);
     free(a.p);
     free(simidx.p);
     free(nosim.p);
+    return rc;
+}
+
+/* A final row of a seed study: --lr-base given (lr_base recorded) and
+ * another final row of the same spec, batch, ranks and rate with another
+ * seed.  fig_study draws these; fig_convergence leaves them out. */
+static int study_row(json_t *rows, json_t *r)
+{
+    if (strcmp(sget(r, "event"), "final") || isnan(nget(r, "lr_base")))
+        return 0;
+    size_t i;
+    json_t *x;
+    json_array_foreach(rows, i, x)
+        if (x != r && !strcmp(sget(x, "event"), "final") &&
+            !strcmp(sget(x, "spec"), sget(r, "spec")) &&
+            nget(x, "global_batch") == nget(r, "global_batch") &&
+            nget(x, "ranks") == nget(r, "ranks") &&
+            nget(x, "lr_base") == nget(r, "lr_base") &&
+            nget(x, "seed") != nget(r, "seed"))
+            return 1;
+    return 0;
+}
+
+static int fig_convergence(const char *run, const char *outdir,
+                           struct lbs_err *err)
+{
+    int rc;
+    json_t *rows = rows_of(run, "train", err, &rc);
+    if (!rows)
+        return rc;
+    char desc[256];
+    json_t *sim = pick_sim(run, desc, sizeof desc);
+    /* runs: final rows with a curve; or bare epoch rows grouped by optim */
+    json_t *runs = json_array(), *ref = NULL;
+    size_t i, j, left = 0;
+    json_t *r, *x;
+    char why[256] = "";
+    json_array_foreach(rows, i, r) {
+        if (study_row(rows, r))
+            continue;
+        if (json_is_array(json_object_get(r, "curve"))) {
+            /* like with like: runs of the first run's configuration only */
+            char d[256];
+            if (!ref) {
+                ref = r;
+            } else if (lbs_train_config_differs(ref, r, d, sizeof d)) {
+                if (!left++)
+                    snprintf(why, sizeof why, "%s", d);
+                continue;
+            }
+            /* the label: LAMB with a compressor is another line than
+             * plain LAMB (the simulated time stays the optimizer's) */
+            char nm[256];
+            snprintf(nm, sizeof nm, "%s%s%s", sget(r, "optim"),
+                     *sget(r, "compress") ? "+" : "", sget(r, "compress"));
+            json_array_append_new(runs, json_pack("{s:s,s:s,s:s,s:O,s:I}",
+                "optim", sget(r, "optim"), "name", nm, "spec",
+                sget(r, "spec"), "curve", json_object_get(r, "curve"),
+                "batch",
+                json_integer_value(json_object_get(r, "global_batch"))));
+        } else if (!strcmp(sget(r, "event"), "epoch")) {
+            json_t *hit = NULL;
+            json_array_foreach(runs, j, x)
+                if (!strcmp(sget(x, "optim"), sget(r, "optim")) &&
+                    json_is_true(json_object_get(x, "bare")))
+                    hit = x;
+            if (!hit) {
+                hit = json_pack("{s:s,s:s,s:[],s:b}", "optim",
+                                sget(r, "optim"), "spec", sget(r, "optim"),
+                                "curve", "bare", 1);
+                json_array_append_new(runs, hit);
+            }
+            json_array_append(json_object_get(hit, "curve"), r);
+        }
+    }
+    json_decref(rows);
+    /* the runs with a curve, in panels of at most PLOT_SERIES_MAX */
+    json_t *drawn = json_array();
+    json_array_foreach(runs, i, x)
+        if (json_array_size(json_object_get(x, "curve")))
+            json_array_append(drawn, x);
+    size_t nr = json_array_size(drawn);
+    size_t panels = (nr + PLOT_SERIES_MAX - 1) / PLOT_SERIES_MAX;
+    rc = 0;
+    for (size_t p = 0; p < panels && !rc; p++) {
+        char base[32] = "convergence";
+        if (panels > 1)
+            snprintf(base, sizeof base, "convergence_%zu", p + 1);
+        /* even panels: 9 runs are 5 + 4, not 8 + 1 */
+        size_t from = p * nr / panels, to = (p + 1) * nr / panels;
+        rc = draw_convergence(outdir, base, drawn, from, to, sim, desc, left,
+                              why, err);
+    }
+    json_decref(drawn);
+    json_decref(runs);
+    json_decref(sim);
     return rc;
 }
 
@@ -1532,13 +1625,21 @@ static void comp_key(const char *spec, char *out, size_t len)
 }
 
 /* LAMB's final test accuracy (%) per compressor key, the last run of
- * each; new object {key: row}. */
-static json_t *tradeoff_accuracy(const char *run)
+ * each; new object {key: row}.  Like with like: every compressed run
+ * must share the configuration of the first (ranks, epochs, batch, model,
+ * data: lbs_train_config_differs), and "none" is the last dense LAMB run
+ * of that same configuration, not merely the last dense LAMB run (the
+ * demo's 1-rank study runs are dense LAMB too).  NULL with why set when
+ * the runs differ. */
+static json_t *tradeoff_accuracy(const char *run, char *why, size_t len)
 {
     struct lbs_err e;
     int rc;
     json_t *rows = rows_of(run, "train", &e, &rc), *r, *out = json_object();
+    json_t *ref = NULL, *dense = NULL;
     size_t i;
+    char d[256];
+    int unlike = 0, ndense = 0;
     json_array_foreach(rows, i, r) {
         const char *ev = sget(r, "event");
         if ((*ev && strcmp(ev, "final")) || strcmp(sget(r, "optim"), "lamb")
@@ -1546,9 +1647,37 @@ static json_t *tradeoff_accuracy(const char *run)
             continue;
         char key[128];
         comp_key(sget(r, "compress"), key, sizeof key);
+        if (!strcmp(key, "none"))
+            continue;
+        if (!ref)
+            ref = r;
+        else if (!unlike && lbs_train_config_differs(ref, r, d, sizeof d)) {
+            snprintf(why, len, "the compressed LAMB runs differ in %s", d);
+            unlike = 1;
+        }
         json_object_set(out, key, r);
     }
+    json_array_foreach(rows, i, r) {   /* the dense point */
+        const char *ev = sget(r, "event");
+        if ((*ev && strcmp(ev, "final")) || strcmp(sget(r, "optim"), "lamb")
+            || isnan(nget(r, "test_accuracy")) || *sget(r, "compress"))
+            continue;
+        ndense++;
+        if (!ref || !lbs_train_config_differs(ref, r, d, sizeof d))
+            dense = r;
+        else if (!unlike && ndense == 1)
+            snprintf(why, len, "no dense LAMB run of the compressed runs' "
+                     "configuration (%s)", d);
+    }
+    if (dense)
+        json_object_set(out, "none", dense);
+    else if (ref && ndense && !unlike)
+        unlike = 1;   /* why was set at the first dense run */
     json_decref(rows);
+    if (unlike) {
+        json_decref(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -1580,7 +1709,13 @@ static int fig_tradeoff(const char *run, const char *outdir,
                         struct lbs_err *err)
 {
     double P;
-    json_t *acc = tradeoff_accuracy(run), *sim = tradeoff_sim(run, &P);
+    char why[512] = "";
+    json_t *acc = tradeoff_accuracy(run, why, sizeof why);
+    if (!acc) {
+        refuse(outdir, "compression_tradeoff", why);
+        return 0;
+    }
+    json_t *sim = tradeoff_sim(run, &P);
     json_t *plats = distinct(sim, "platform"), *pl, *r;
     struct strbuf d = {0}, a = {0}, cap = {0};
     sb_printf(&d, "# simulated_ms_per_step accuracy_pct label (one block per "

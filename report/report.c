@@ -513,6 +513,7 @@ static json_t *sec_sim(const char *run)
     add_note(t, "At the largest simulated scale of each optimizer; scaling "
              "efficiency = T(one node) / T(P) at the same per-GPU batch.");
     add_fig(t, "scaling");
+    add_fig(t, "compression_tradeoff");
     add_fig(t, "itersplit");
     json_decref(best);
     json_decref(order);
@@ -571,13 +572,80 @@ static json_t *sec_machine(json_t *m)
     return t;
 }
 
-/* Every section that has data, in reading order: the measurements, then
- * the machine, then the suite's entries. */
+/* The network sweep (sim_netsweep.jsonl, `lbscale sim netsweep`): each
+ * optimizer's simulated step against the node bandwidth - the answer to
+ * which optimizer pays on which network. */
+static json_t *sec_netsweep(const char *run)
+{
+    json_t *rows = load(run, "sim_netsweep");
+    if (!rows || !json_array_size(rows)) {
+        json_decref(rows);
+        return NULL;
+    }
+    json_t *t = table("netsweep", "Simulator: which network each optimizer "
+                      "needs", json_pack("[s,s,s,s,s,s,s,s]", "model",
+                                         "platform", "GPUs", "optimizer",
+                                         "node Gb/s", "iteration ms",
+                                         "exposed comm ms", "scaling eff."));
+    size_t i;
+    json_t *r;
+    json_array_foreach(rows, i, r)
+        add_row(t, json_pack("[s,s,o,s,o,o,o,o]", str(r, "model"),
+                             str(r, "platform"), cell("%.0f", num(r, "gpus")),
+                             str(r, "optim"),
+                             cell("%.0f", num(r, "node_gbps")),
+                             cell("%.2f", num(r, "iter_ms")),
+                             cell("%.2f", num(r, "exposed_comm_ms")),
+                             cell("%.3f", num(r, "scaling_efficiency"))));
+    add_note(t, "Scaling efficiency = T(one node) / T(P) at the same per-GPU "
+             "batch, with the inter-node bandwidth per node swept.");
+    add_fig(t, "netsweep");
+    json_decref(rows);
+    return t;
+}
+
+/* The simulator's published anchors (sim_anchors.jsonl, `lbscale sim
+ * anchors`): beside the scaling answer, how far to trust it. */
+static json_t *sec_anchors(const char *run)
+{
+    json_t *rows = load(run, "sim_anchors");
+    if (!rows || !json_array_size(rows)) {
+        json_decref(rows);
+        return NULL;
+    }
+    json_t *t = table("anchors", "Simulator: published anchors",
+                      json_pack("[s,s,s,s,s,s,s]", "anchor", "published",
+                                "lbscale", "ratio", "band", "in band",
+                                "source"));
+    size_t i, in = 0;
+    json_t *r;
+    json_array_foreach(rows, i, r) {
+        in += json_is_true(json_object_get(r, "in_band"));
+        add_row(t, json_pack("[s,o,o,o,s,s,s]", str(r, "anchor"),
+                             cell("%.4g", num(r, "published")),
+                             cell("%.4g", num(r, "lbscale")),
+                             cell("%.3f", num(r, "ratio")), str(r, "band"),
+                             json_is_true(json_object_get(r, "in_band"))
+                                 ? "yes" : "NO", str(r, "source")));
+    }
+    add_note(t, "%zu of %zu published numbers within their band: the "
+             "simulator's scaling answer above is only as good as these.",
+             in, json_array_size(rows));
+    json_decref(rows);
+    return t;
+}
+
+/* Every section that has data, in the order a reader decides: the answer
+ * (the simulated scaling, which optimizer and compressor pays on which
+ * network, the anchors it rests on), then the evidence (convergence,
+ * kernels, collectives), then the machine and the suite's entries. */
 static json_t *sections(const char *run, json_t *meta)
 {
     json_t *all = json_array();
-    json_t *(*fn[])(const char *) = {sec_stream, sec_optim, sec_compress,
-                                     sec_coll, sec_train, sec_sim};
+    json_t *(*fn[])(const char *) = {sec_netsweep, sec_sim, sec_anchors,
+                                     sec_train,
+                                     sec_stream, sec_optim, sec_compress,
+                                     sec_coll};
     for (size_t i = 0; i < sizeof fn / sizeof fn[0]; i++) {
         json_t *t = fn[i](run);
         if (t)
@@ -706,18 +774,35 @@ static void find_stream_optim(json_t *all, const char *run, char **pngs)
             lo = r;
     }
     if (hi) {
-        char more[256] = "", el[64];
+        char more[256] = "", el[64], over[512] = "";
         count_text(num(hi, "elements"), el, sizeof el);
         if (lo != hi)
             snprintf(more, sizeof more, "; slowest: %s at %.2f, of %zu "
                      "optimizers", str(lo, "optim"), num(lo, "roofline_frac"),
                      json_object_size(per));
+        /* above 1.05 a step beats memory: the bytes model or the
+         * reference is wrong, and the finding says so (with how the
+         * reference was taken) instead of calling it the fastest */
+        int given = 0;
+        json_object_foreach(per, k, r) {
+            given |= !strncmp(str(r, "stream_ref"), "given", 5);
+            if (num(r, "roofline_frac") > 1.05)
+                cat(over, sizeof over, "%s%s %.2f", *over ? ", " : "",
+                    str(r, "optim"), num(r, "roofline_frac"));
+        }
+        if (*over)
+            cat(over, sizeof over, "%s", given
+                ? " (reference given once with --stream-gbps, not measured "
+                  "next to each step)" : "");
         finding(all, pngs, "optim", "roofline", "Optimizer step",
                 num(hi, "roofline_frac"),
                 "fastest kernel %s at %.2f of the in-place bandwidth (%.1f "
                 "GB/s, %s parameters)%s.  The step is memory-bound: 1.00 is "
-                "the roofline.", str(hi, "optim"), num(hi, "roofline_frac"),
-                num(hi, "gbps"), el, more);
+                "the roofline.%s%s%s", str(hi, "optim"),
+                num(hi, "roofline_frac"), num(hi, "gbps"), el, more,
+                *over ? "  Above 1.05, faster than memory allows, so the "
+                        "bytes model or the reference is wrong: " : "",
+                over, *over ? "." : "");
     }
     json_decref(per);
     json_decref(rows);
@@ -860,18 +945,29 @@ static void find_sim(json_t *all, const char *run, char **pngs)
     json_decref(rows);
 }
 
+/* The Convergence finding: mean final accuracy per optimizer over the
+ * runs of one configuration - the first final row's (ranks, epochs,
+ * batch, model, data: lbs_train_config_differs); runs of another are left
+ * out, counted and the first differing key named, never averaged in. */
 static void find_train(json_t *all, const char *run, char **pngs)
 {
-    json_t *rows = rows_quiet(run, "train"), *r;
+    json_t *rows = rows_quiet(run, "train"), *r, *ref = NULL;
     json_t *acc = json_object(), *order = json_array();
-    size_t i;
-    const char *dataset = "";
-    double ranks = NAN;
+    size_t i, left = 0;
+    char why[256] = "";
     json_array_foreach(rows, i, r) {
         const char *ev = str(r, "event");
         double a = num(r, "test_accuracy");
         if ((*ev && strcmp(ev, "final")) || isnan(a))
             continue;
+        char d[256];
+        if (!ref) {
+            ref = r;
+        } else if (lbs_train_config_differs(ref, r, d, sizeof d)) {
+            if (!left++)
+                snprintf(why, sizeof why, "%s", d);
+            continue;
+        }
         char name[256];
         train_name(r, name, sizeof name);
         json_t *l = json_object_get(acc, name);
@@ -881,14 +977,18 @@ static void find_train(json_t *all, const char *run, char **pngs)
             json_array_append_new(order, json_string(name));
         }
         json_array_append_new(l, json_real(a <= 1 ? 100 * a : a));
-        dataset = str(r, "dataset");
-        ranks = num(r, "ranks");
     }
     if (json_array_size(order)) {
-        char text[900] = "";
+        char text[1200] = "";
         double first = NAN;
-        cat(text, sizeof text, "final test accuracy on %s with %.0f ranks: ",
-            *dataset ? dataset : "the data set", ranks);
+        const char *dataset = str(ref, "dataset");
+        cat(text, sizeof text, "final test accuracy on %s with %.0f ranks",
+            *dataset ? dataset : "the data set", num(ref, "ranks"));
+        if (!isnan(num(ref, "global_batch")))
+            cat(text, sizeof text, ", batch %.0f", num(ref, "global_batch"));
+        if (!isnan(num(ref, "epochs")))
+            cat(text, sizeof text, ", %g epochs", num(ref, "epochs"));
+        cat(text, sizeof text, ": ");
         json_array_foreach(order, i, r) {
             json_t *l = json_object_get(acc, json_string_value(r)), *x;
             size_t j, n = json_array_size(l);
@@ -907,6 +1007,10 @@ static void find_train(json_t *all, const char *run, char **pngs)
                     sqrt(fmax(0, (s2 - s * m) / (double)(n - 1))), n);
         }
         cat(text, sizeof text, ".");
+        if (left)
+            cat(text, sizeof text, " %zu run%s left out: %s (not the same "
+                "configuration, not averaged in).", left,
+                left > 1 ? "s" : "", why);
         finding(all, pngs, "train", "convergence", "Convergence", first, "%s",
                 text);
     }
@@ -999,17 +1103,99 @@ static void find_low_refs(json_t *all, char **pngs, const char *run,
     json_decref(rows);
 }
 
+/* The answer first: per swept (model, platform, GPUs) of
+ * sim_netsweep.jsonl, the node bandwidth from which each optimizer
+ * reaches 90% scaling efficiency (the lowest swept one; "not within"
+ * the sweep where none does), fastest to reach it first. */
+/* A bandwidth no swept one reaches (jansson stores no infinity). */
+#define NOT_REACHED 1e300
+
+static void find_netsweep(json_t *all, const char *run, char **pngs)
+{
+    json_t *rows = rows_quiet(run, "sim_netsweep"), *r, *x;
+    json_t *groups = json_object(), *order = json_array();
+    size_t i;
+    json_array_foreach(rows, i, r) {
+        char key[256];
+        snprintf(key, sizeof key, "%s|%s|%.0f", str(r, "model"),
+                 str(r, "platform"), num(r, "gpus"));
+        json_t *g = json_object_get(groups, key);
+        if (!g) {
+            g = json_object();   /* optim -> lowest gbps reaching 0.9 */
+            json_object_set_new(groups, key, g);
+            json_array_append_new(order, json_string(key));
+        }
+        double at = num(r, "scaling_efficiency") >= 0.9 ? num(r, "node_gbps")
+                                                         : NOT_REACHED;
+        json_t *o = json_object_get(g, str(r, "optim"));
+        if (!o)
+            json_object_set_new(g, str(r, "optim"), json_real(at));
+        else if (at < json_real_value(o))
+            json_real_set(o, at);
+    }
+    json_array_foreach(order, i, x) {
+        json_t *g = json_object_get(groups, json_string_value(x));
+        char text[900] = "", label[200], model[64] = "", plat[64] = "";
+        double gpus = 0;
+        sscanf(json_string_value(x), "%63[^|]|%63[^|]|%lf", model, plat,
+               &gpus);
+        cat(text, sizeof text, "%s at %.0f GPUs (%s nodes, the network "
+            "swept): 90%% scaling efficiency ", model, gpus, plat);
+        double best = NOT_REACHED;
+        for (int pass = 0; pass < 2; pass++) {   /* reached, then not */
+            const char *k;
+            json_t *v;
+            /* ascending bandwidth: insertion by repeated minimum */
+            json_t *done = json_object();
+            for (;;) {
+                const char *mk = NULL;
+                double mv = INFINITY;
+                json_object_foreach(g, k, v)
+                    if (!json_object_get(done, k) &&
+                        (pass ? json_real_value(v) >= NOT_REACHED
+                              : json_real_value(v) < NOT_REACHED) &&
+                        (!mk || json_real_value(v) < mv)) {
+                        mk = k;
+                        mv = json_real_value(v);
+                    }
+                if (!mk)
+                    break;
+                json_object_set_new(done, mk, json_true());
+                best = fmin(best, mv);
+                if (!pass)
+                    cat(text, sizeof text, "%s%s from %.0f Gb/s per node",
+                        json_object_size(done) > 1 ? ", " : "", mk, mv);
+                else
+                    cat(text, sizeof text, "%s%s not within the sweep",
+                        text[strlen(text) - 1] == ' ' ? "" : "; ", mk);
+            }
+            json_decref(done);
+        }
+        cat(text, sizeof text, ".");
+        snprintf(label, sizeof label, "Answer: which optimizer pays on "
+                 "which network (%s)", model);
+        finding(all, pngs, "netsweep", "netsweep", label,
+                best >= NOT_REACHED ? NAN : best, "%s", text);
+    }
+    json_decref(groups);
+    json_decref(order);
+    json_decref(rows);
+}
+
 static json_t *findings(const char *run, char **pngs, json_t *verdicts)
 {
     json_t *all = json_array();
+    /* the answer first (which optimizer pays on which network, at
+     * scale), then the evidence it rests on */
     find_verdicts(all, verdicts);
+    find_netsweep(all, run, pngs);
+    find_sim(all, run, pngs);
+    find_train(all, run, pngs);
     find_stream_optim(all, run, pngs);
     find_low_refs(all, pngs, run, "optim", "optim", "roofline_frac");
     find_compress(all, run, pngs);
     find_low_refs(all, pngs, run, "compress", "compressor", "stream_frac");
     find_coll(all, run, pngs);
-    find_sim(all, run, pngs);
-    find_train(all, run, pngs);
     return all;
 }
 
@@ -1413,39 +1599,42 @@ static void html_verdicts(struct strbuf *b, json_t *v)
     }
     c = json_object_get(v, "compare");
     if (c) {
-        json_t *t = table("compare", "", json_pack("[s,s,s,s,s,s,s,s,s]",
+        json_t *t = table("compare", "", json_pack("[s,s,s,s,s,s,s,s,s,s]",
                           "verb", "configuration", "metric", "A (median)",
-                          "B (median)", "change", "n A/B", "p (MWU)",
-                          "verdict"));
+                          "B (median)", "change", "n A/B", "p (Holm)",
+                          "verdict", "could detect"));
         json_array_foreach(json_object_get(c, "metrics"), i, m) {
             char a[32], bb[32], ch[32], n[32];
             snprintf(a, sizeof a, "%.6g", num(m, "a"));
             snprintf(bb, sizeof bb, "%.6g", num(m, "b"));
             snprintf(ch, sizeof ch, "%+.2f%%", 100 * num(m, "change"));
             snprintf(n, sizeof n, "%.0f/%.0f", num(m, "n_a"), num(m, "n_b"));
-            add_row(t, json_pack("[s,s,s,o,o,o,s,o,s]", str(m, "verb"),
+            add_row(t, json_pack("[s,s,s,o,o,o,s,o,s,s]", str(m, "verb"),
                                  str(m, "config"), str(m, "metric"),
                                  numcell(a, num(m, "a")),
                                  numcell(bb, num(m, "b")),
                                  numcell(ch, 100 * num(m, "change")), n,
-                                 cell("%.3g", num(m, "p")),
-                                 str(m, "verdict")));
+                                 cell("%.3g", num(m, "p_holm")),
+                                 str(m, "verdict"), str(m, "detect")));
         }
         json_t *s = json_object_get(c, "summary");
         sb_puts(b, "<h3 id=\"compare\">Compared with another run</h3>\n"
                    "<p class=\"note\">A = this run, B = ");
         sb_html(b, str(c, "b"));
         sb_printf(b, ": %lld shared metrics, %lld regressed (%lld changed), "
-                  "%lld better.  Timings: Mann-Whitney U over the "
-                  "repetitions, alpha %.2g, margin %.0f%% (%.0f%% without a "
-                  "test); exact metrics must be equal.  "
-                  "<code>lbscale compare</code> gives the same verdicts and "
-                  "exits 1 on a regression.</p>\n",
+                  "%lld better.  Timings: an exact one-sided Mann-Whitney "
+                  "test per metric with Holm's correction over the %lld "
+                  "tested (alpha %.2g for the whole comparison), counted "
+                  "beyond %.0f%% or the samples' spread (%.0f%% where the "
+                  "samples are too few for the test); exact metrics must be "
+                  "equal.  <code>lbscale compare</code> gives the same "
+                  "verdicts and exits 1 on a regression.</p>\n",
                   json_integer_value(json_object_get(s, "compared")),
                   json_integer_value(json_object_get(s, "regressed")),
                   json_integer_value(json_object_get(s, "changed")),
                   json_integer_value(json_object_get(s, "improved")),
-                  num(s, "alpha"), 100 * num(s, "margin"),
+                  json_integer_value(json_object_get(s, "family")),
+                  num(s, "alpha"), 100 * num(s, "min_effect"),
                   100 * num(s, "margin_single"));
         html_table(b, t, 1);
         json_decref(t);

@@ -830,3 +830,27 @@ double lbs_row_num(json_t *v)
 {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
+
+int lbs_train_config_differs(json_t *a, json_t *b, char *why, size_t len)
+{
+    static const char *const keys[] = {"ranks", "epochs", "global_batch",
+                                       "model", "dataset", "n_train"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        json_t *x = json_object_get(a, keys[k]), *y = json_object_get(b, keys[k]);
+        if (!x || !y || json_is_null(x) || json_is_null(y))
+            continue;   /* not recorded by one of them: nothing to hold */
+        int same = json_is_number(x) && json_is_number(y)
+                       ? json_number_value(x) == json_number_value(y)
+                       : json_equal(x, y);
+        if (same)
+            continue;
+        char *sx = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT),
+             *sy = json_dumps(y, JSON_ENCODE_ANY | JSON_COMPACT);
+        snprintf(why, len, "%s %s vs %s", keys[k], sx ? sx : "?",
+                 sy ? sy : "?");
+        free(sx);
+        free(sy);
+        return 1;
+    }
+    return 0;
+}

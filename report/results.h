@@ -86,6 +86,13 @@ json_t *lbs_row_field(json_t *row, const char *path);
 /* Number of a JSON value (integer or real); NAN when neither. */
 double lbs_row_num(json_t *v);
 
+/* Whether two training runs (train.jsonl final rows) may be set side by
+ * side in a figure or finding: they must agree on every configuration
+ * key both record - ranks, epochs, global_batch, model, dataset, n_train
+ * (the data size).  0 when they do; else 1 with the first differing key
+ * and both values in why ("ranks 4 vs 1"). */
+int lbs_train_config_differs(json_t *a, json_t *b, char *why, size_t len);
+
 /* mkdir -p; 0 or -1 with errno set (ENOTDIR when path is a file). */
 int lbs_mkdir_p(const char *path);
 /* Prefix of every temporary lbscale makes (files and gnuplot's private

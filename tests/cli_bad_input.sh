@@ -26,6 +26,11 @@ Q=(--elements 1M --iters 1 --warmup 0 --stream-gbps 10 --no-save)
 S=(--elements 1M --iters 1 --warmup 0 --stream-gbps 10)
 
 bad "unknown verb"                     "bogusverb"        bogusverb
+bad "a typo'd verb: did you mean"     "did you mean 'compare'" comapre A B
+bad "a typo'd option: did you mean"   "did you mean '--elements'" optim --optim sgd --elemnts 1M
+bad "a typo'd --opt=v: did you mean"  "did you mean '--margin'" compare A B --marign=0.1
+bad "a typo'd optimizer: did you mean" "did you mean 'lamb'" optim --optim lmab "${S[@]}"
+bad "a typo'd compressor: did you mean" "did you mean 'topk'" compress --compressor tokp --elements 1K --no-save
 bad "unknown option"                   "--bogus-opt"      optim --optim sgd "${S[@]}" --bogus-opt
 bad "unknown option (stream)"          "--bogus-opt"      stream --elements 1M --bogus-opt
 bad "unknown option (demo)"            "--bogus-opt"      demo --elements 1M --bogus-opt

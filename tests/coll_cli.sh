@@ -85,6 +85,18 @@ bad 0 "unknown topology" "--topo" --topo star
 bad 0 "bad size" "-e" -e 12Q
 bad 0 "density out of range" "-k" -k 1.5
 bad 0 "unknown option" "--bogus" --bogus
+NCCL_TESTS_MIN_BW=abc bad 0 "NCCL_TESTS_MIN_BW not a number" "NCCL_TESTS_MIN_BW" --coll allreduce -b 1K -e 1K
+# NCCL_TESTS_MIN_BW as nccl-tests: an average bus bandwidth below it fails
+# the run (exit 1); 1 rank moves no bus bytes, so any floor above 0 fails
+NCCL_TESTS_MIN_BW=5 run 0 --coll allreduce -b 1K -e 2K
+if [ "$RC" -eq 1 ] && grep -q "^# Check failed: avg bus bandwidth 0 GB/s < NCCL_TESTS_MIN_BW 5" "$OUT" &&
+   grep -q "below NCCL_TESTS_MIN_BW=5" "$ERR"; then
+    ok "NCCL_TESTS_MIN_BW=5: the run fails (exit 1), as nccl-tests"
+else
+    not_ok "NCCL_TESTS_MIN_BW=5: the run fails" "rc $RC" "$(tail -3 "$OUT")" "$(cat "$ERR")"
+fi
+NCCL_TESTS_MIN_BW=0 run 0 --coll allreduce -b 1K -e 2K
+[ "$RC" -eq 0 ] && ok "NCCL_TESTS_MIN_BW=0: no floor" || not_ok "NCCL_TESTS_MIN_BW=0: no floor" "rc $RC" "$(cat "$ERR")"
 # --backend nccl without an NCCL build or a GPU: one line, exit 2.  Where
 # NCCL works the command would run for real, so the case is skipped there.
 if (cd "$TOP" && timeout 60 "$BIN" coll --backend nccl --coll allreduce \

@@ -43,6 +43,27 @@ cmp_case() {  # cmp_case DESC WANT_RC A B [PATTERN]
         not_ok "$desc" "exit $rc, expected $want" "$(cat "$TOP/out" "$TOP/err" | tail -n 8)"
     fi
 }
+# family DIR N CONFIGS SLOW_FACTOR SPREAD [SHIFTED]: a compress run of
+# CONFIGS compressors x N samples of gbps 10 x (1 + SPREAD x u), u spread
+# evenly over [-1, 1]; the first config's values (or with SHIFTED, all)
+# divided by SLOW_FACTOR
+family() {
+    "$PY" - "$@" <<'PY'
+import json, os, sys
+d, n, cfgs, slow, spread = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+allshift = len(sys.argv) > 6
+os.makedirs(d, exist_ok=True)
+json.dump({"git_rev": "test"}, open(os.path.join(d, "meta.json"), "w"))
+with open(os.path.join(d, "compress.jsonl"), "w") as f:
+    for c in range(cfgs):
+        for i in range(n):
+            u = -1 + 2 * i / (n - 1) if n > 1 else 0
+            g = 10 * (1 + spread * u) / (slow if c == 0 or allshift else 1)
+            f.write(json.dumps({"bench": "compress", "compressor": "c%d" % c,
+                                "elements": 1000, "threads": 1, "gbps": g,
+                                "wire_bytes": 100, "wrong": 0}) + "\n")
+PY
+}
 mkrun "$TOP/a" 1 0.01 5 800
 mkrun "$TOP/same" 1 0.01 5 800
 mkrun "$TOP/slow" 1.2 0.01 5 800
@@ -53,10 +74,46 @@ mkrun "$TOP/one_b" 1.2 0 1 800
 mkrun "$TOP/one_c" 1.3 0 1 800
 cmp_case "identical runs: exit 0" 0 "$TOP/a" "$TOP/same" "0 regressed"
 cmp_case "20% slower, 5 samples, 1% noise: SLOWER, exit 1" 1 "$TOP/a" "$TOP/slow" "SLOWER"
-cmp_case "20% slower in 30% noise: not significant, exit 0" 0 "$TOP/a" "$TOP/noisy" "not significant"
+cmp_case "20% slower in 30% noise: noise, exit 0" 0 "$TOP/a" "$TOP/noisy" "noise (within spread)"
 cmp_case "wire bytes differ: CHANGED, exit 1" 1 "$TOP/a" "$TOP/wire" "CHANGED"
 cmp_case "one sample per side, 20%: below the 25% margin" 0 "$TOP/one_a" "$TOP/one_b"
 cmp_case "one sample per side, 30%: SLOWER" 1 "$TOP/one_a" "$TOP/one_c" "SLOWER"
+family "$TOP/f1a" 3 1 1 0.01
+family "$TOP/f1b" 3 1 1.1 0.01
+cmp_case "3 against 3 apart, the only tested metric: exact p 0.05, WORSE" 1 \
+    "$TOP/f1a" "$TOP/f1b" "WORSE"
+grep -q "0.05  *WORSE .*n = 3 can detect >= 5.0% here" "$TOP/out" &&
+    ok "... with p 0.05 and what n = 3 can detect" || not_ok "... with p 0.05 and what n = 3 can detect" "$(cat "$TOP/out")"
+family "$TOP/f24a" 3 24 1 0.01
+family "$TOP/f24b" 3 24 1.1 0.01
+cmp_case "3 against 3 apart among 24 tested metrics: Holm, exit 0" 0 \
+    "$TOP/f24a" "$TOP/f24b" "cannot reach p <= 0.0021 (best 0.05)"
+grep -q "10% on every tested metric needs 6 repeats a side" "$TOP/out" &&
+    ok "... and says 6 repeats a side reach 10%" || not_ok "... and says 6 repeats a side reach 10%" "$(cat "$TOP/out")"
+family "$TOP/f24c" 3 24 1.6 0.01
+cmp_case "3 against 3 among 24, 38% slower: beyond --margin-single, WORSE" 1 \
+    "$TOP/f24a" "$TOP/f24c" "WORSE"
+family "$TOP/f6a" 6 24 1 0.01
+family "$TOP/f6b" 6 24 1.1 0.01
+cmp_case "6 against 6 among 24, one metric 10% slower: WORSE" 1 \
+    "$TOP/f6a" "$TOP/f6b" "n = 6 can detect >= 5.0% here"
+[ "$(grep -c WORSE "$TOP/out")" -eq 1 ] && ok "... only that one" || not_ok "... only that one" "$(cat "$TOP/out")"
+family "$TOP/f6c" 6 24 1.03 0.01
+cmp_case "6 against 6, 3% apart: below the 5% minimum effect, exit 0" 0 \
+    "$TOP/f6a" "$TOP/f6c" "below min effect"
+"$BIN" compare "$TOP/f6a" "$TOP/f6c" --min-effect 0.02 >"$TOP/out" 2>&1
+[ $? -eq 1 ] && grep -q WORSE "$TOP/out" && ok "--min-effect 0.02 makes 3% count" || not_ok "--min-effect 0.02 makes 3% count" "$(cat "$TOP/out")"
+family "$TOP/f6s" 6 24 1 0.2
+family "$TOP/f6t" 6 24 1.1 0.2 all
+cmp_case "6 against 6, 10% apart in a 15% spread: noise, exit 0" 0 \
+    "$TOP/f6s" "$TOP/f6t" "noise (within spread)"
+grep -q "10% is inside the spread" "$TOP/out" && ok "... and says 10% is inside the spread" || not_ok "... and says 10% is inside the spread" "$(cat "$TOP/out")"
+"$BIN" compare "$TOP/f24a" "$TOP/f24b" --json >"$TOP/j" 2>&1
+"$PY" -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; s=r[-1]; m=[x for x in r[:-1] if x["metric"]=="gbps"]
+assert s["family"]==24 and abs(s["first_step"]-0.05/24)<1e-12 and s["repeats_for_10pct"]==6, s
+assert all(x["detectable"] is None and x["repeats_for_10pct"]==6 for x in m), m[0]
+assert m[0]["p"]==0.05 and m[0]["p_holm"]==1 and m[0]["verdict"]=="no change", m[0]' "$TOP/j" &&
+    ok "--json: family, first step, detectable, repeats per metric" || not_ok "--json: family, first step, detectable, repeats per metric" "$(head -2 "$TOP/j")"
 "$BIN" compare "$TOP/a" "$TOP/slow" --json >"$TOP/j" 2>&1
 "$PY" -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert r[-1]["summary"]=="compare" and r[-1]["regressed"]>=1' "$TOP/j" &&
     ok "--json ends with a summary object" || not_ok "--json ends with a summary object" "$(tail -3 "$TOP/j")"

@@ -171,6 +171,28 @@ else
     not_ok "report flags a low reference" "exit $rc, $nref flagged" "$(grep -A1 Findings "$TOP/t"; grep Reference "$TOP/t"; cat "$TOP/e")"
 fi
 
+# the answer first: a netsweep's "which optimizer pays on which network"
+# is the first finding, the simulator's section and its anchors table come
+# before the evidence (training, kernels)
+A=$TOP/answer
+mkdir -p "$A"
+cp "$R/meta.json" "$A/" && cp "$R"/optim.jsonl "$R"/train.jsonl "$A/" 2>/dev/null
+"$BIN" sim netsweep --model bert-xl --platform dgx-a100 --optim lamb,slamb \
+    --gpus 1024 --out "$A" >/dev/null 2>&1
+"$BIN" sim anchors --out "$A" >/dev/null 2>&1
+"$BIN" report "$A" --json >"$TOP/aj" 2>"$TOP/ae"
+"$PY" - "$TOP/aj" "$A/report.html" <<'PY' && ok "report: the answer first (netsweep finding, simulator and anchors before the evidence)" || not_ok "report: the answer first" "$(head -c 800 "$TOP/aj")" "$(cat "$TOP/ae")"
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+f = j["findings"][0]
+assert f["label"].startswith("Answer: which optimizer pays on which network"), f
+assert "slamb from " in f["text"] and "lamb not within the sweep" in f["text"], f
+ids = re.findall(r'<h2 id="([a-z_]+)"', open(sys.argv[2]).read())
+assert ids.index("netsweep") < ids.index("anchors") < ids.index("optim"), ids
+if "train" in ids:
+    assert ids.index("anchors") < ids.index("train") < ids.index("optim"), ids
+PY
+
 # bad input: one line, exit 2, no page
 bad_report() {   # bad_report DESC PATTERN ARGS...
     local desc=$1 pat=$2

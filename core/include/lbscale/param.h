@@ -94,6 +94,14 @@ struct lbs_spec_registry {
 /* The index of the entry called name: 0, or -ENOENT. */
 int lbs_registry_index(const struct lbs_spec_registry *r, const char *name,
                        size_t *i);
+/* The candidate closest to word by edit distance (insertions, deletions,
+ * substitutions, swaps of neighbours) when it is close enough to be a
+ * typo - at most 1 edit for words up to 4 letters, 2 up to 8, else 3 -
+ * for "did you mean X?"; NULL when none is, or word is one of them.  NULL
+ * entries of cands are skipped. */
+const char *lbs_closest(const char *word, const char *const *cands,
+                        size_t n);
+
 /* Fill names (cap slots, the caller's static array, filled once) with the
  * entries' names, NULL-terminated; returns names. */
 const char *const *lbs_registry_names(const struct lbs_spec_registry *r,
