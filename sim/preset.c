@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "lbs_sim_paths.h"
+#include "lbscale/param.h"
 #include "sim_internal.h"
 
 const char *lbs_sim_data_dir(void)
@@ -53,6 +54,22 @@ static int unknown_preset(const char *kind, const char *arg,
                            "'lbscale sim calibrate FILE...' writes one into "
                            "its run directory (or --out FILE); give that "
                            "file");
+    /* a typo of a preset gets "did you mean" (core's edit distance) */
+    char sub[32], near[LBS_SIM_NAME_MAX] = "";
+    snprintf(sub, sizeof sub, "%ss", kind);
+    char **all = lbs_sim_preset_names(sub, ".json");
+    size_t nall = 0;
+    while (all && all[nall])
+        nall++;
+    const char *c = all ? lbs_closest(arg, (const char *const *)all, nall)
+                        : NULL;
+    if (c)
+        snprintf(near, sizeof near, "%s", c);
+    lbs_sim_names_free(all);
+    if (near[0])
+        return lbs_err_set(err, -ENOENT, "unknown %s '%.40s'; did you mean "
+                           "'%s'? (presets: %s; or a .json file)", kind, arg,
+                           near, names);
     return lbs_err_set(err, -ENOENT, "unknown %s '%.40s' (presets: %s; "
                        "or a .json file)", kind, arg, names);
 }

@@ -33,6 +33,8 @@ bad "unknown option"           "--bogus"          sim sweep "${M[@]}" --optim la
 bad "missing --model"          "--model"          sim sweep --platform dgx-a100 --optim lamb
 bad "unknown platform"         "nope|dgx-a100"    sim sweep --model bert-large --platform nope --optim lamb
 bad "unknown model"            "nope|bert-large"  sim sweep --model nope --platform dgx-a100 --optim lamb
+bad "platform typo"            "dgx-a10'|did you mean 'dgx-a100'" sim sweep --model bert-large --platform dgx-a10 --optim lamb
+bad "model typo"               "did you mean 'bert-large'" sim sweep --model bert-larg --platform dgx-a100 --optim lamb
 bad "optimizer without trace"  "nosuchopt|bert-large" sim sweep "${M[@]}" --optim nosuchopt
 bad "gpus not a multiple"      "12|multiple"      sim sweep "${M[@]}" --optim lamb --gpus 12
 bad "gpus beyond max_gpus"     "131072|max_gpus|fabric"   sim sweep "${M[@]}" --optim lamb --gpus 131072
