@@ -129,27 +129,8 @@ static double solve(const struct lbs_sim_sample *s, const size_t *idx,
             A[a][m] += wt * x[k[a]] / sc[a] * s[idx[j]].t;
         }
     }
-    /* Gauss-Jordan with partial pivoting on the unit-diagonal system */
-    for (int col = 0; col < m; col++) {
-        int piv = col;
-        for (int r = col + 1; r < m; r++)
-            if (fabs(A[r][col]) > fabs(A[piv][col]))
-                piv = r;
-        if (!(fabs(A[piv][col]) > 1e-9))
-            return INFINITY;
-        for (int b = 0; b <= m; b++) {
-            double t = A[col][b];
-            A[col][b] = A[piv][b];
-            A[piv][b] = t;
-        }
-        for (int r = 0; r < m; r++) {
-            if (r == col)
-                continue;
-            double f = A[r][col] / A[col][col];
-            for (int b = col; b <= m; b++)
-                A[r][b] -= f * A[col][b];
-        }
-    }
+    if (sj_gauss_jordan(&A[0][0], m, NF + 1))
+        return INFINITY;
     memset(c, 0, NF * sizeof *c);
     for (int a = 0; a < m; a++)
         c[k[a]] = A[a][m] / A[a][a] / sc[a];

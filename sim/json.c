@@ -201,3 +201,30 @@ int sj_obj(const struct sj *c, const json_t *obj, const char *path,
     *out = v;
     return 0;
 }
+
+int sj_gauss_jordan(double *A, int m, int stride)
+{
+#define AT(r, c) A[(size_t)(r) * (size_t)stride + (size_t)(c)]
+    for (int col = 0; col < m; col++) {
+        int piv = col;
+        for (int r = col + 1; r < m; r++)
+            if (fabs(AT(r, col)) > fabs(AT(piv, col)))
+                piv = r;
+        if (!(fabs(AT(piv, col)) > 1e-9))
+            return -1;
+        for (int b = 0; b <= m; b++) {
+            double t = AT(col, b);
+            AT(col, b) = AT(piv, b);
+            AT(piv, b) = t;
+        }
+        for (int r = 0; r < m; r++) {
+            if (r == col)
+                continue;
+            double f = AT(r, col) / AT(col, col);
+            for (int b = col; b <= m; b++)
+                AT(r, b) -= f * AT(col, b);
+        }
+    }
+    return 0;
+#undef AT
+}

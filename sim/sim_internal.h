@@ -65,6 +65,12 @@ int sj_load_file(const char *path, size_t cap, int nul_ok,
  * (n >= 1; sorts x in place). */
 int sj_cmp_double(const void *a, const void *b);
 double sj_median(double *x, size_t n);
+/* Gauss-Jordan elimination with partial pivoting of the m x (m + 1)
+ * augmented system A (row-major, stride doubles a row), in place: after
+ * it, row a holds A[a][a] x_a = A[a][m].  -1 when a pivot is below 1e-9
+ * (singular: the fit cannot separate its unknowns).  The least-squares
+ * fits of calib.c and calib_net.c share it. */
+int sj_gauss_jordan(double *A, int m, int stride);
 /* nccl.c: the time (s) of one call under NCCL's tuner model (platforms
  * with "nccl"), one function per family of algorithms, hung on coll.c's
  * algorithm table; *wire gets the bytes one GPU moves; INFINITY when the
