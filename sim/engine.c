@@ -445,11 +445,13 @@ double lbs_sim_expected_max_normal(long P)
 {
     /* E[max] = integral of x P phi(x) Phi(x)^(P-1) dx, by the midpoint
      * rule on [-9, 9] (the integrand is below 1e-15 outside for every
-     * P <= 1e8); exact to ~1e-7 against tabulated values (Tippett 1925:
-     * 0.56419 at 2, 1.53875 at 10, 3.24144 at 1000). */
+     * P <= 1e8).  For a smooth, fast-decaying integrand the rule converges
+     * spectrally: 360 points agree with 3,600 to 1e-7 from P = 2 to 1.3e5
+     * (9e-7 at 1e8), and with tabulated values (Tippett 1925: 0.56419 at
+     * 2, 1.53875 at 10, 3.24144 at 1000).  It runs once per lbs_sim_run. */
     if (P <= 1)
         return 0;
-    const int n = 3600;
+    const int n = 360;
     const double lo = -9, h = 18.0 / n;
     double sum = 0;
     for (int i = 0; i < n; i++) {
@@ -513,7 +515,7 @@ static int run_setup(struct runctx *x, struct lbs_err *err)
     /* a synchronous step waits for its slowest rank: compute times the
      * expected maximum of P draws of N(1, cv^2) */
     double cv = o && o->cv_set ? o->compute_cv : x->pl->compute_cv;
-    x->strag = 1 + cv * lbs_sim_expected_max_normal(x->P);
+    x->strag = cv > 0 ? 1 + cv * lbs_sim_expected_max_normal(x->P) : 1;
     x->overhead = o && o->overhead_set ? o->overhead_s : x->pl->overhead;
     x->F = 0;
     x->Bfull = 0;
