@@ -27,15 +27,6 @@ ALL=("$FIX/nccl-allreduce-1node.txt" "$FIX/nccl-allreduce-2node.txt"
      "$FIX/osu-allreduce-2ranks.txt")
 C=(--mem-bw-gbs 10)
 
-good() {
-    local desc=$1
-    shift
-    run "$@"
-    if [ "$RC" -eq 0 ]; then ok "$desc"; else
-        not_ok "$desc" "command: lbscale $*" "exit $RC" "$(head -c 500 "$ERR")"
-    fi
-}
-
 # ---- every format at once, the cluster given ------------------------------
 good "calibrate from nccl-tests text/JSON and OSU" sim calibrate "${ALL[@]}" \
     --coll allgather --ranks 2 --nodes 256 --gpus-per-node 4 \

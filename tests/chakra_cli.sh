@@ -28,14 +28,6 @@ protoc --proto_path="$(dirname "$PROTO")" --python_out="$TOP" "$PROTO" ||
     { echo "1..0 # SKIP protoc failed"; exit 77; }
 
 M=(--model bert-large --platform dgx-a100)
-good() {
-    local desc=$1
-    shift
-    run "$@"
-    if [ "$RC" -eq 0 ]; then ok "$desc"; else
-        not_ok "$desc" "command: lbscale $*" "exit $RC" "$(head -c 500 "$ERR")"
-    fi
-}
 
 check() {  # check DESC DIR TIMELINE.json GPUS [--neighbor]
     local desc=$1

@@ -23,15 +23,6 @@ PY=/usr/bin/python3
 . "$(dirname "$0")/tap.sh"
 XP=$(cd "$(dirname "$0")/../sim/xcheck/platforms" && pwd)
 
-good() {
-    local desc=$1
-    shift
-    run "$@"
-    if [ "$RC" -eq 0 ]; then ok "$desc"; else
-        not_ok "$desc" "command: lbscale $*" "exit $RC" "$(head -c 500 "$ERR")"
-    fi
-}
-
 G=(--gpus 8,16,64,1024 --bytes 1K..1G)
 for plat in dgx-h100 dgx-a100 eth-25g; do
     good "$plat: sim coll --nccl-tuner-csv" sim coll --platform "$plat" "${G[@]}" --nccl-tuner-csv "$TOP/$plat.csv" --no-save

@@ -16,15 +16,6 @@ PY=/usr/bin/python3
 . "$(dirname "$0")/tap.sh"
 DATA=$(cd "$(dirname "$0")/../sim/data" && pwd)
 
-good() {
-    local desc=$1
-    shift
-    run "$@"
-    if [ "$RC" -eq 0 ]; then ok "$desc"; else
-        not_ok "$desc" "command: lbscale $*" "exit $RC" "$(head -c 500 "$ERR")"
-    fi
-}
-
 M=(--model bert-large --platform dgx-a100)
 
 # ---- bad input ----

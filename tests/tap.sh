@@ -1,6 +1,6 @@
 # tap.sh - the TAP harness of the CLI test scripts, sourced once BIN is
 # set: a scratch TOP removed on exit, ok / skip / not_ok and tap_end; and
-# run and bad for the scripts that call `lbscale ARGS` as is.  A script
+# run, good and bad for the scripts that call `lbscale ARGS` as is.  A script
 # whose runs differ (a verb, mpirun, environment, another cwd) defines its
 # own run and bad after sourcing this.
 
@@ -39,6 +39,17 @@ run() {
 # bad DESC 'PAT1|PAT2' ARGS...: exit 2; stderr exactly one
 # newline-terminated line, starting with "lbscale: " and naming every
 # |-separated fixed string; empty stdout; no file created.
+# good DESC ARGS...: the binary with ARGS exits 0 (ok), else not ok with
+# the command, its exit code and the start of its stderr.
+good() {
+    local desc=$1
+    shift
+    run "$@"
+    if [ "$RC" -eq 0 ]; then ok "$desc"; else
+        not_ok "$desc" "command: lbscale $*" "exit $RC" "$(head -c 500 "$ERR")"
+    fi
+}
+
 bad() {
     local desc=$1 pats=$2
     shift 2
