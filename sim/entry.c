@@ -70,11 +70,13 @@ static void step_extra_bpe(struct lbs_sim_plan *p)
     const double P1 = 2, P2 = 65536;
     snprintf(spec, sizeof spec, "%s%s%s", p->optim, p->params[0] ? ":" : "",
              p->params);
+    double f1, f2;      /* the first step's, the base of the extra */
+    if (lbs_optim_spec_bytes_at(spec, 1, (long)P1, &f1, NULL) ||
+        lbs_optim_spec_bytes_at(spec, 1, (long)P2, &f2, NULL))
+        return;
     for (size_t i = 0; i < p->nsteps; i++) {
-        double f1, f2, x1, x2;
-        if (lbs_optim_spec_bytes_at(spec, 1, (long)P1, &f1, NULL) ||
-            lbs_optim_spec_bytes_at(spec, 1, (long)P2, &f2, NULL) ||
-            lbs_optim_spec_bytes_at(spec, p->step[i].first, (long)P1, &x1,
+        double x1, x2;
+        if (lbs_optim_spec_bytes_at(spec, p->step[i].first, (long)P1, &x1,
                                     NULL) ||
             lbs_optim_spec_bytes_at(spec, p->step[i].first, (long)P2, &x2,
                                     NULL))
