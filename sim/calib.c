@@ -41,7 +41,7 @@
 #define NF (4 + NV)            /* alltoall, bcast */
 #define RNDV_BIT (1u << 2)
 
-static int clog2l(long x)
+int sj_clog2(long x)
 {
     int k = 0;
     while (((long)1 << k) < x)
@@ -49,8 +49,7 @@ static int clog2l(long x)
     return k;
 }
 
-/* The bandwidth column of a collective, -1 for none (barrier). */
-static int vcol(enum lbs_coll c)
+int sj_calib_col(enum lbs_coll c)
 {
     switch (c) {
     case LBS_COLL_ALLREDUCE: return 0;
@@ -78,11 +77,11 @@ static int features(const struct lbs_sim_sample *s, double E, double x[NF])
     case LBS_COLL_ALLGATHERV: x[1] = P - 1; vol = (P - 1) * n; break;
     case LBS_COLL_ALLTOALL: x[1] = P - 1; vol = (P - 1) / P * n; break;
     case LBS_COLL_BCAST: x[1] = P - 1; vol = n; break;
-    case LBS_COLL_BARRIER: x[1] = clog2l(s->ranks); break;
+    case LBS_COLL_BARRIER: x[1] = sj_clog2(s->ranks); break;
     default: return -1;
     }
-    if (vcol(s->coll) >= 0)
-        x[4 + vcol(s->coll)] = vol;
+    if (sj_calib_col(s->coll) >= 0)
+        x[4 + sj_calib_col(s->coll)] = vol;
     x[2] = E >= 0 && lbs_sim_step_bytes(s->coll, s->ranks, n) > E ? x[1] : 0;
     return 0;
 }
@@ -166,8 +165,8 @@ static double best_fit(const struct lbs_sim_sample *s, const size_t *idx,
 {
     unsigned vmask = 0;
     for (size_t j = 0; j < n; j++)
-        if (vcol(s[idx[j]].coll) >= 0)
-            vmask |= 1u << (4 + vcol(s[idx[j]].coll));
+        if (sj_calib_col(s[idx[j]].coll) >= 0)
+            vmask |= 1u << (4 + sj_calib_col(s[idx[j]].coll));
     double best = INFINITY;
     *E = -1;
     if (!vmask)

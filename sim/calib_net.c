@@ -40,25 +40,6 @@
 #define NV 4                        /* allreduce, allgather, alltoall, bcast */
 #define NU (1 + NV)                 /* an, then 1/Bn per collective */
 
-static int vcol(enum lbs_coll c)
-{
-    switch (c) {
-    case LBS_COLL_ALLREDUCE: return 0;
-    case LBS_COLL_ALLGATHER:
-    case LBS_COLL_ALLGATHERV: return 1;
-    case LBS_COLL_ALLTOALL: return 2;
-    case LBS_COLL_BCAST: return 3;
-    default: return -1;
-    }
-}
-
-static long clog2l(long x)
-{
-    long k = 0;
-    while (((long)1 << k) < x)
-        k++;
-    return k;
-}
 
 /* Steps and bytes of one sample: x[0] inter-node steps, x[1 + k] bytes
  * through the exit in collective k's column; *fixed the one-node part. */
@@ -93,7 +74,7 @@ static int net_features(const struct lbs_sim_sample *s,
         vol = n;
         break;
     case LBS_COLL_BARRIER:
-        inter = (double)clog2l(s->ranks);
+        inter = (double)sj_clog2(s->ranks);
         intra = 0;
         break;
     default:
@@ -104,8 +85,8 @@ static int net_features(const struct lbs_sim_sample *s,
     int rndv = in->eager_max > 0 &&
                lbs_sim_step_bytes(s->coll, s->ranks, n) > in->eager_max;
     x[0] = inter;
-    if (vcol(s->coll) >= 0)
-        x[1 + vcol(s->coll)] = vol;
+    if (sj_calib_col(s->coll) >= 0)
+        x[1 + sj_calib_col(s->coll)] = vol;
     *fixed = in->base_lat + intra * (in->hop_lat + (rndv ? in->rndv_lat
                                                             : 0));
     return 0;
@@ -177,8 +158,8 @@ static double net_best(const struct lbs_sim_sample *s, const size_t *idx,
 {
     unsigned vm = 0;
     for (size_t j = 0; j < n; j++)
-        if (vcol(s[idx[j]].coll) >= 0)
-            vm |= 1u << (1 + vcol(s[idx[j]].coll));
+        if (sj_calib_col(s[idx[j]].coll) >= 0)
+            vm |= 1u << (1 + sj_calib_col(s[idx[j]].coll));
     if (!vm)
         return INFINITY;
     double a[NU], b[NU];

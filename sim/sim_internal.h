@@ -65,6 +65,11 @@ int sj_load_file(const char *path, size_t cap, int nul_ok,
  * (n >= 1; sorts x in place). */
 int sj_cmp_double(const void *a, const void *b);
 double sj_median(double *x, size_t n);
+/* calib.c, shared with calib_net.c: the bandwidth column of a fitted
+ * collective (allreduce 0, allgather(v) 1, alltoall 2, bcast 3; -1 for
+ * none, the barrier), and ceil(log2 x) for x >= 1. */
+int sj_calib_col(enum lbs_coll c);
+int sj_clog2(long x);
 /* Gauss-Jordan elimination with partial pivoting of the m x (m + 1)
  * augmented system A (row-major, stride doubles a row), in place: after
  * it, row a holds A[a][a] x_a = A[a][m].  -1 when a pivot is below 1e-9
