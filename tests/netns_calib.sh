@@ -27,36 +27,8 @@ export LC_ALL=C
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 
-skip() { echo "SKIP: $*"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
-
-[ "$(id -u)" -eq 0 ] || skip "not root: network namespaces and tc need CAP_NET_ADMIN"
-command -v mpirun >/dev/null 2>&1 || skip "mpirun not found"
-mpirun --version 2>/dev/null | grep -q "Open MPI" ||
-    skip "cluster.sh drives Open MPI's mpirun (plm_rsh_agent); this mpirun is not Open MPI"
-command -v unshare >/dev/null 2>&1 || skip "unshare (util-linux) not found"
-IP=$(command -v ip 2>/dev/null || echo /usr/sbin/ip)
-[ -x "$IP" ] || skip "iproute2 'ip' not found"
-
-# namespaces an earlier, killed run of this test left behind
-for ns in $("$IP" netns list 2>/dev/null | awk '{print $1}' |
-            grep -E '^lbsc[0-9]+-(sw|h[0-9]+)$'); do
-    pid=${ns#lbsc}
-    pid=${pid%%-*}
-    kill -0 "$pid" 2>/dev/null && continue
-    LBS_EMU_PREFIX=lbsc$pid LBS_EMU_STATE=/run/lbscale-emu-lbsc$pid "$CL" down
-done
-
-export LBS_EMU_PREFIX=lbsc$$
-export LBS_EMU_STATE=/run/lbscale-emu-$LBS_EMU_PREFIX
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lbs-netns-calib.XXXXXX") || exit 1
-cleanup() {
-    "$CL" down
-    [ -n "${KEEP_TMP:-}" ] && cp -r "$TMP" "$KEEP_TMP"; rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+. "$(dirname "$0")/netns_lib.sh"
+netns_setup lbsc netns-calib
 
 RATE_BPS=500000000
 timeout 30 "$CL" up -n 2 --slots 2 --rate 500mbit 2>"$TMP/up.err"
