@@ -1411,14 +1411,8 @@ static int fig_convergence(const char *run, const char *outdir,
             continue;
         if (json_is_array(json_object_get(r, "curve"))) {
             /* like with like: runs of the first run's configuration only */
-            char d[256];
-            if (!ref) {
-                ref = r;
-            } else if (lbs_train_config_differs(ref, r, d, sizeof d)) {
-                if (!left++)
-                    snprintf(why, sizeof why, "%s", d);
+            if (!lbs_train_like_first(&ref, r, &left, why, sizeof why))
                 continue;
-            }
             /* the label: LAMB with a compressor is another line than
              * plain LAMB (the simulated time stays the optimizer's) */
             char nm[256];

@@ -960,14 +960,8 @@ static void find_train(json_t *all, const char *run, char **pngs)
         double a = num(r, "test_accuracy");
         if ((*ev && strcmp(ev, "final")) || isnan(a))
             continue;
-        char d[256];
-        if (!ref) {
-            ref = r;
-        } else if (lbs_train_config_differs(ref, r, d, sizeof d)) {
-            if (!left++)
-                snprintf(why, sizeof why, "%s", d);
+        if (!lbs_train_like_first(&ref, r, &left, why, sizeof why))
             continue;
-        }
         char name[256];
         train_name(r, name, sizeof name);
         json_t *l = json_object_get(acc, name);

@@ -854,3 +854,18 @@ int lbs_train_config_differs(json_t *a, json_t *b, char *why, size_t len)
     }
     return 0;
 }
+
+int lbs_train_like_first(json_t **ref, json_t *r, size_t *left, char *why,
+                         size_t len)
+{
+    char d[256];
+    if (!*ref) {
+        *ref = r;
+        return 1;
+    }
+    if (!lbs_train_config_differs(*ref, r, d, sizeof d))
+        return 1;
+    if (!(*left)++)
+        snprintf(why, len, "%s", d);
+    return 0;
+}

@@ -92,6 +92,12 @@ double lbs_row_num(json_t *v);
  * (the data size).  0 when they do; else 1 with the first differing key
  * and both values in why ("ranks 4 vs 1"). */
 int lbs_train_config_differs(json_t *a, json_t *b, char *why, size_t len);
+/* The filter figures and findings use: the first run r seen becomes *ref;
+ * a later one is kept when its configuration matches *ref's.  A run left
+ * out counts in *left, and the first one's difference goes to why.  1 to
+ * keep r, 0 to leave it out. */
+int lbs_train_like_first(json_t **ref, json_t *r, size_t *left, char *why,
+                         size_t len);
 
 /* mkdir -p; 0 or -1 with errno set (ENOTDIR when path is a file). */
 int lbs_mkdir_p(const char *path);
