@@ -32,6 +32,7 @@
 #include <zlib.h>
 
 #include "cli.h"
+#include "sim_model.h"
 #include "lbs_sim_paths.h"
 #include "lbscale/file.h"
 #include "lbscale/optim.h"
@@ -2547,6 +2548,12 @@ static void usage(FILE *f)
           "$LBSCALE_SIM_DATA, else " LBS_SIM_DATA_SRC ".\n", f);
 }
 
+static int cmd_model(int argc, char **argv, struct simargs *a)
+{
+    (void)a;
+    return sim_model_cmd(argc, argv);
+}
+
 int verb_sim(int argc, char **argv)
 {
     static const struct {
@@ -2557,7 +2564,7 @@ int verb_sim(int argc, char **argv)
                 {"export", cmd_export}, {"import", cmd_import},
                 {"speed", cmd_speed},
                 {"netsweep", cmd_netsweep}, {"calibrate", cmd_calibrate},
-                {"list", cmd_list}};
+                {"list", cmd_list}, {"model", cmd_model}};
     if (argc < 2) {
         cli_error("sim", "which command? (lbscale sim --help lists them)");
         return EXIT_BAD_INPUT;

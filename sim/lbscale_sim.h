@@ -715,6 +715,37 @@ int lbs_sim_chakra_import_mem(const char *path, const uint8_t *buf,
                               size_t *skipped, struct lbs_err *err);
 
 /* ------------------------------------------------------------------ */
+/* A model from a PyTorch profiler trace (torch_import.c)              */
+
+struct lbs_sim_torch_opts {
+    const char *trace;          /* the Chrome trace JSON (names it) */
+    const char *params;         /* or NULL: names and shapes, in
+                                   model.parameters() order */
+    const char *name;           /* the model's name */
+    double batch_per_gpu;       /* the batch the profile ran */
+    double bucket_mb;           /* DDP's bucket cap */
+    const char *trace_sum, *params_sum;   /* provenance ("crc32:...") */
+    size_t trace_bytes;
+};
+struct lbs_sim_torch_info {
+    size_t steps_total, steps_used, grads;
+    double params, fwd_ms, bwd_ms;    /* elements; medians over steps */
+    double bucket_mb;           /* written: o's, at most the model's size */
+    int kineto;                 /* Kineto layout (else legacy) */
+};
+/* The "lbscale-model" text (malloc'd, NUL-terminated) of the trace o names
+ * (see torch_import.c for what is read and how); -EINVAL naming the file
+ * and what is wrong for anything it cannot use. */
+int lbs_sim_torch_import(const struct lbs_sim_torch_opts *o, char **model,
+                         struct lbs_sim_torch_info *info,
+                         struct lbs_err *err);
+/* The same from len bytes of trace in memory (o->trace names them). */
+int lbs_sim_torch_import_mem(const struct lbs_sim_torch_opts *o,
+                             const char *text, size_t len, char **model,
+                             struct lbs_sim_torch_info *info,
+                             struct lbs_err *err);
+
+/* ------------------------------------------------------------------ */
 /* The simulator's own speed (speed.c)                                  */
 
 #define LBS_SIM_SPEED_STEPS 51      /* timed steps at 1,024 GPUs */

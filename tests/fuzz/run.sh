@@ -39,11 +39,12 @@ declare -A READER=(
     [fuzz_chakra]="Chakra execution traces (sim/chakra.c, sim import)"
     [fuzz_jsonl]="results JSONL: suite_load_jsonl, report, check"
     [fuzz_calib]="sim calibrate inputs: coll JSONL, nccl-tests, OSU; fits"
+    [fuzz_torch]="PyTorch profiler traces (sim/torch_import.c, sim model import)"
 )
 declare -A MAXLEN=([fuzz_sim_json]=20000 [fuzz_spec]=1024 [fuzz_suite]=8192
                    [fuzz_idx]=4096 [fuzz_jsonl]=4096 [fuzz_chakra]=8192
-                   [fuzz_calib]=8192)
-[ $# -gt 0 ] || set -- fuzz_sim_json fuzz_spec fuzz_suite fuzz_idx fuzz_jsonl fuzz_chakra fuzz_calib
+                   [fuzz_calib]=8192 [fuzz_torch]=20000)
+[ $# -gt 0 ] || set -- fuzz_sim_json fuzz_spec fuzz_suite fuzz_idx fuzz_jsonl fuzz_chakra fuzz_calib fuzz_torch
 budget=(-runs="$RUNS")   # both given: whichever ends first
 [ -n "$SECS" ] && budget+=(-max_total_time="$SECS")
 [ -n "$SECS" ] && [ "$RUNS_GIVEN" = 0 ] && budget=(-max_total_time="$SECS")

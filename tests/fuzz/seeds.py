@@ -111,6 +111,22 @@ for i, s in enumerate(sorted(specs)):
 for p in sorted(glob.glob(f"{ROOT}/bench/suites/*.json")):
     put("fuzz_suite", rel(p), rd(p))
 
+# ---- fuzz_torch: the PyTorch profile fixtures (tests/data/torch/), the
+# legacy list and the Kineto layout, cut down to the events the reader
+# uses (optimizer, autograd engine, AccumulateGrad, the linear layers) so a
+# seed is a few KB, and cut short
+KEEP = ("Optimizer.", "autograd::engine", "torch::autograd::AccumulateGrad",
+        "aten::linear", "ProfilerStep#")
+for t in sorted(glob.glob(f"{ROOT}/tests/data/torch/mlp-*.json")):
+    if "params" in t:
+        continue
+    doc = json.loads(rd(t, 1 << 24))
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    ev[:] = [e for e in ev if e["name"].startswith(KEEP)]
+    small = json.dumps(doc, separators=(",", ":")).encode()
+    put("fuzz_torch", rel(t), small)
+    put("fuzz_torch", rel(t) + "-short", small[:len(small) // 2])
+
 # ---- fuzz_chakra: Chakra execution traces `sim export --chakra` wrote
 # (tests/data/chakra/), whole and cut short
 for t in sorted(glob.glob(f"{ROOT}/tests/data/chakra/*.et")):
