@@ -542,6 +542,35 @@ int lbs_sim_fit_net(const struct lbs_sim_sample *s, size_t n,
                     const struct lbs_sim_fit *in, struct lbs_sim_fit *net,
                     struct lbs_err *err);
 
+/* A GPU platform's NCCL-model bandwidths fitted to measured collectives
+ * (calib_nccl.c): factors x on the node's links (intra graph, intra_bw,
+ * NVLS) from one-node rows and y on the network (inter graph, its tree's
+ * bwIntra, p2p, the NICs) from rows of several nodes, over a base GPU
+ * preset; NCCL's latencies are kept.  Errors are relative, of the
+ * simulator's price against each measured time. */
+struct lbs_sim_nccl_fit {
+    double x, y;                /* 1: not measured (no rows) */
+    long g;                     /* GPUs per node of the rows */
+    size_t n_intra, n_inter;    /* rows used */
+    struct lbs_sim_heldout held_intra, held_inter;  /* every other size */
+    struct lbs_sim_heldout base_err, fit_err;       /* all rows */
+};
+int lbs_sim_fit_nccl(const struct lbs_sim_sample *s, size_t n,
+                     const struct lbs_sim_platform *base,
+                     struct lbs_sim_nccl_fit *fit, struct lbs_err *err);
+/* The platform document of such a fit: base_text (the base preset's
+ * file, named base) with its bandwidths scaled, c's name, inputs and
+ * cluster note, read back before it is handed out. */
+struct lbs_sim_calibrated;
+int lbs_sim_platform_nccl_calibrated(const char *base_text, const char *base,
+                                     const struct lbs_sim_nccl_fit *f,
+                                     const struct lbs_sim_calibrated *c,
+                                     const char *file, char **text,
+                                     size_t *len, struct lbs_err *err);
+/* base with g GPUs per node (g > 0), links x and network y. */
+void lbs_sim_nccl_scaled(const struct lbs_sim_platform *base, long g,
+                         double x, double y, struct lbs_sim_platform *out);
+
 /* ------------------------------------------------------------------ */
 /* Presets (preset.c)                                                   */
 

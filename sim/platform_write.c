@@ -169,14 +169,11 @@ static json_t *calib_platform(const struct lbs_sim_calibrated *c,
 }
 
 
-int lbs_sim_platform_calibrated(const struct lbs_sim_calibrated *c,
-                                const char *file, char **text, size_t *len,
-                                struct lbs_err *err)
+/* doc as the text of a platform file (a trailing newline), read back
+ * first so a writer bug never reaches a file; doc is consumed. */
+static int platform_text(json_t *doc, const char *file, char **text,
+                         size_t *len, struct lbs_err *err)
 {
-    json_t *files = json_array();
-    for (size_t i = 0; files && i < c->nfiles; i++)
-        json_array_append_new(files, json_string(c->files[i]));
-    json_t *doc = files ? calib_platform(c, files) : NULL;
     char *s = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER)
                   : NULL;
     json_decref(doc);
@@ -192,7 +189,6 @@ int lbs_sim_platform_calibrated(const struct lbs_sim_calibrated *c,
     t[n] = '\n';
     t[n + 1] = '\0';
     struct lbs_sim_platform *chk;
-    /* the file must read back (catches any writer bug) */
     int rc = lbs_sim_platform_parse(t, file, &chk, err);
     lbs_sim_platform_free(chk);
     if (rc) {
@@ -202,4 +198,84 @@ int lbs_sim_platform_calibrated(const struct lbs_sim_calibrated *c,
     *text = t;
     *len = n + 1;
     return 0;
+}
+
+int lbs_sim_platform_calibrated(const struct lbs_sim_calibrated *c,
+                                const char *file, char **text, size_t *len,
+                                struct lbs_err *err)
+{
+    json_t *files = json_array();
+    for (size_t i = 0; files && i < c->nfiles; i++)
+        json_array_append_new(files, json_string(c->files[i]));
+    return platform_text(files ? calib_platform(c, files) : NULL, file, text,
+                         len, err);
+}
+
+/* ---- an NCCL-model platform fitted over a GPU preset (calib_nccl.c) -- */
+
+static void scale_num(json_t *o, const char *key, double f)
+{
+    json_t *v = json_object_get(o, key);
+    if (json_is_number(v))
+        json_object_set_new(o, key, json_real(json_number_value(v) * f));
+}
+
+static json_t *nccl_calib_json(const struct lbs_sim_nccl_fit *f,
+                               const struct lbs_sim_calibrated *c,
+                               const char *base)
+{
+    json_t *o = json_pack(
+        "{s:s,s:s,s:f,s:f,s:I,s:I,s:o,s:o,s:o,s:o}", "model",
+        "NCCL 2.21.5's tuner model (sim/nccl.c) over the base preset, its "
+        "per-channel bandwidths scaled: intra_factor on the node's links "
+        "from one-node rows, inter_factor on the network from rows of "
+        "several nodes; least squares on log time (sim/calib_nccl.c)",
+        "base", base, "intra_factor", f->x, "inter_factor", f->y,
+        "rows_one_node", (json_int_t)f->n_intra,
+        "rows_several_nodes", (json_int_t)f->n_inter,
+        "held_out_sizes_one_node", heldout_json(&f->held_intra),
+        "held_out_sizes_several_nodes", heldout_json(&f->held_inter),
+        "error_of_base", heldout_json(&f->base_err),
+        "error_fitted", heldout_json(&f->fit_err));
+    if (o && c->src)
+        json_object_set_new(o, "inputs", inputs_json(c));
+    if (o && c->cluster_note)
+        json_object_set_new(o, "cluster", json_string(c->cluster_note));
+    return o;
+}
+
+/* base_text (the base preset's file) with the fit applied. */
+int lbs_sim_platform_nccl_calibrated(const char *base_text, const char *base,
+                                     const struct lbs_sim_nccl_fit *f,
+                                     const struct lbs_sim_calibrated *c,
+                                     const char *file, char **text,
+                                     size_t *len, struct lbs_err *err)
+{
+    json_t *doc = json_loads(base_text, 0, NULL);
+    json_t *node = json_object_get(doc, "node"),
+           *nccl = json_object_get(doc, "nccl");
+    if (!json_is_object(node) || !json_is_object(nccl)) {
+        json_decref(doc);
+        return lbs_err_set(err, -EINVAL, "%s: no node or nccl object", base);
+    }
+    scale_num(node, "intra_bw_gbs", f->x);
+    scale_num(json_object_get(nccl, "intra_graph"), "bw_gbs", f->x);
+    scale_num(json_object_get(nccl, "nvls_graph"), "bw_gbs", f->x);
+    scale_num(node, "nic_gbps", f->y);
+    scale_num(json_object_get(nccl, "inter_graph"), "bw_gbs", f->y);
+    scale_num(json_object_get(nccl, "inter_graph"), "tree_bw_intra_gbs",
+              f->y);
+    scale_num(nccl, "p2p_gbs", f->y);
+    if (f->g > 0)
+        json_object_set_new(node, "gpus", json_integer(f->g));
+    if (c->nodes > 0 && f->g > 0)
+        json_object_set_new(doc, "max_gpus", json_integer(c->nodes * f->g));
+    char desc[256];
+    snprintf(desc, sizeof desc, "fitted by lbscale sim calibrate "
+             "--nccl-model %s: node links x%.4g, network x%.4g", base, f->x,
+             f->y);
+    json_object_set_new(doc, "name", json_string(c->name));
+    json_object_set_new(doc, "description", json_string(desc));
+    json_object_set_new(doc, "calibration", nccl_calib_json(f, c, base));
+    return platform_text(doc, file, text, len, err);
 }
