@@ -32,6 +32,7 @@
 #include <zlib.h>
 
 #include "cli.h"
+#include "sim_calib_nccl.h"
 #include "sim_model.h"
 #include "lbs_sim_paths.h"
 #include "lbscale/file.h"
@@ -1982,10 +1983,18 @@ static const char calib_about[] =
     "The cluster: --gpus-per-node (default the ranks per node measured),\n"
     "--nodes (default the most nodes measured) and --fabric describe the\n"
     "machine to simulate, so max_gpus = nodes x gpus-per-node.  Each input's\n"
-    "path, format, CRC-32 and size are recorded in calibration.inputs.";
+    "path, format, CRC-32 and size are recorded in calibration.inputs.\n"
+    "GPU measurements (nccl-tests): --nccl-model BASE fits NCCL's own\n"
+    "model instead, over a GPU preset of the same kind (sim list): one\n"
+    "factor on the node's links (intra graph bandwidth per channel) from\n"
+    "one-node rows and one on the network (inter graph, p2p, NICs) from\n"
+    "rows of several nodes, least squares on log time; NCCL 2.21.5's\n"
+    "latencies and protocol rules are kept, and the error of the base and\n"
+    "of the fit on every row, and held-out sizes, are printed.";
 
 struct calib_args {
     const char *out, *name, *coll;
+    const char *nccl_base;        /* --nccl-model BASE: fit over a preset */
     double peak, mem;
     size_t blo, bhi;
     long nodes, gpn, ranks, rpn;
@@ -2299,6 +2308,32 @@ static int calib_path(struct calib_args *c, struct lbs_run **run,
     return 0;
 }
 
+struct calib_ctx {
+    struct calib_args *c;
+    struct lbs_run *run;
+};
+
+static int calib_path_of(void *ctx, char *path, size_t len)
+{
+    struct calib_ctx *x = ctx;
+    return calib_path(x->c, &x->run, path, len);
+}
+
+/* --nccl-model: the NCCL-model fit over a GPU preset (sim_calib_nccl.c) */
+static int calib_nccl(struct calib_args *c, struct lbs_sim_samples *set,
+                      char **files, const struct lbs_sim_calib_file *src,
+                      size_t nfiles)
+{
+    const struct calib_nccl_in in = {c->nccl_base, c->gpn, c->nodes};
+    const struct lbs_sim_calibrated doc = {
+        .name = c->name, .files = (const char *const *)files,
+        .nfiles = nfiles, .skipped = set->skipped, .src = src};
+    struct calib_ctx x = {c, NULL};
+    int rc = calib_write_nccl(&in, set, &doc, calib_path_of, &x);
+    lbs_run_close(x.run);
+    return rc;
+}
+
 /* Fit, write the platform and say what it holds. */
 static int calib_write(struct calib_args *c, struct lbs_sim_samples *set,
                        char **files, const struct lbs_sim_calib_file *src,
@@ -2383,7 +2418,8 @@ static int sim_calibrate(struct calib_args *c, char **files, int nfiles)
     /* --bytes: keep one regime (e.g. messages that stay in cache) */
     if (!rc) {
         lbs_sim_samples_keep_bytes(&set, (double)c->blo, (double)c->bhi);
-        rc = calib_write(c, &set, files, src, (size_t)nfiles);
+        rc = c->nccl_base ? calib_nccl(c, &set, files, src, (size_t)nfiles)
+                          : calib_write(c, &set, files, src, (size_t)nfiles);
     }
     lbs_sim_samples_free(&set);
     free(src);
@@ -2429,6 +2465,11 @@ static int cmd_calibrate(int argc, char **argv, struct simargs *unused)
         {.name = "coll", .type = CLI_STR, .dst = &c.coll, .arg = "C",
          .help = "the collective of nccl-tests output that does not name\n"
                  "it (allreduce, allgather, alltoall, bcast)"},
+        {.name = "nccl-model", .type = CLI_STR, .dst = &c.nccl_base,
+         .arg = "BASE",
+         .help = "GPU measurements: fit NCCL's model over the GPU preset\n"
+                 "BASE (e.g. dgx-h100): its bandwidth per channel inside a\n"
+                 "node and across nodes; latencies stay NCCL's"},
         {.name = "peak-tflops", .type = CLI_DOUBLE, .dst = &c.peak,
          .arg = "X", .lo = 1e-6, .hi = 1e6,
          .help = "compute peak per rank for the platform (default 1,\n"
@@ -2447,7 +2488,8 @@ static int cmd_calibrate(int argc, char **argv, struct simargs *unused)
                  "R] [--coll C]\n"
                  "                             [--bytes MIN..MAX] "
                  "[--peak-tflops X]\n"
-                 "                             [--mem-bw-gbs X]",
+                 "                             [--mem-bw-gbs X] "
+                 "[--nccl-model BASE]",
         .about = calib_about, .opts = opts};
     char **files;
     int nfiles;

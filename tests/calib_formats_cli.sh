@@ -139,6 +139,30 @@ assert f["kind"] == "fat-tree" and f["nodes_per_leaf"] == 16 and f["oversubscrip
 PY
 good "sweep on the fat-tree platform" sim sweep --platform "$TOP/ft.json" --model resnet-50 --optim sgd --gpus 4,1024 --no-save
 
+# ---- --nccl-model: NCCL's model fitted over a GPU preset -----------------
+# (the fit recovering known factors: tests/test_calib_nccl.c)
+good "--nccl-model over dgx-a100" sim calibrate "$FIX/nccl-allreduce-1node.txt" "$FIX/nccl-allreduce-2node.txt" --nccl-model dgx-a100 --name gpus --out "$TOP/nccl.json" --nodes 64
+if /usr/bin/python3 - "$TOP/nccl.json" "$OUT" "$SRCDATA/platforms/dgx-a100.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[3]))["nccl"]
+c = p["calibration"]
+out = open(sys.argv[2]).read()
+assert p["name"] == "gpus" and c["base"] == "dgx-a100", c
+assert p["node"]["gpus"] == 4 and p["max_gpus"] == 256, (p["node"], p.get("max_gpus"))
+assert c["rows_one_node"] > 0 and c["rows_several_nodes"] > 0, c
+for g, f in (("inter_graph", "inter_factor"), ("intra_graph", "intra_factor")):
+    assert abs(p["nccl"][g]["bw_gbs"] - b[g]["bw_gbs"] * c[f]) < 1e-6, (g, p["nccl"][g])
+assert c["error_fitted"]["median_rel_err"] < c["error_of_base"]["median_rel_err"], c
+assert len(c["inputs"]) == 2 and c["inputs"][0]["checksum"].startswith("crc32:")
+assert "node links x" in out and "network x" in out and "held-out" in out, out
+PY
+then ok "--nccl-model: the bandwidths scaled, provenance, errors printed"
+else not_ok "--nccl-model: the bandwidths scaled, provenance, errors printed" "$(head -c 600 "$TOP/nccl.json")"; fi
+good "sweep on the NCCL-model platform" sim sweep --platform "$TOP/nccl.json" --model resnet-50 --optim sgd --gpus 4,256 --no-save
+bad "--nccl-model with a typo" "dgx-a10|did you mean" sim calibrate "$FIX/nccl-allreduce-1node.txt" --nccl-model dgx-a10 --out "$TOP/never.json"
+bad "--gpus-per-node against the rows of several nodes" "--gpus-per-node|4 per node" sim calibrate "$FIX/nccl-allreduce-2node.txt" --nccl-model dgx-a100 --gpus-per-node 8 --out "$TOP/never.json"
+
 # bench/cluster: run.sh runs end to end in tests/netns_calib.sh (root);
 # the Slurm script cannot run here (no Slurm): it must at least parse and
 # hand run.sh the allocation's shape
