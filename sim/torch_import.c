@@ -38,6 +38,9 @@
 
 #define TORCH_TRACE_MAX_BYTES ((size_t)1 << 30)
 #define TORCH_MAX_GRADS 1000000
+/* The model reader's bound on a layer's time (1e7 ms, model.c MS_MAX):
+ * no step's forward or backward may exceed it. */
+#define STEP_US_MAX 1e10
 
 enum ev_kind { EV_OTHER, EV_STEP, EV_OPT_STEP, EV_OPT, EV_BWD, EV_ACC };
 
@@ -228,6 +231,11 @@ static int read_step(const char *file, const struct evs *E,
                  E->optend[i] < e->t1)
             fwd0 = e->t0;
     }
+    size_t keep = 0;    /* a gradient is ready during the backward only */
+    for (size_t k = 0; k < na; k++)
+        if (acc[k].t0 >= bwd0)
+            acc[keep++] = acc[k];
+    na = keep;
     int rc = 0;
     if (!na || !isfinite(bwd0) || !(fwd0 < bwd0))
         rc = lbs_err_set(err, -EINVAL, "%s: step %zu has no %s", file,
@@ -460,6 +468,11 @@ static int build_layers(const char *file, const struct step *s, size_t ns,
     }
     info->fwd_ms = fwd * 1e-3;
     info->bwd_ms = tot * 1e-3;
+    if (!rc && (fwd > STEP_US_MAX || tot > STEP_US_MAX))
+        rc = lbs_err_set(err, -EINVAL, "%s: a step of %.3g s (forward) and "
+                         "%.3g s (backward): more than the %g s a model "
+                         "layer may take", file, fwd * 1e-6, tot * 1e-6,
+                         STEP_US_MAX * 1e-6);
     free(x);
     return rc;
 }
