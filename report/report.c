@@ -1490,10 +1490,12 @@ static void html_commands(struct strbuf *b, const char *run, json_t *meta)
 
 static const char css[] =
 "body{font-family:'DejaVu Sans',Helvetica,Arial,sans-serif;max-width:1100px;"
-"margin:2em auto;padding:0 1em;color:#222;line-height:1.4}"
+"margin:2em auto;padding:0 1em;color:#222;line-height:1.4;"
+"overflow-wrap:anywhere}"
 "h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:1px "
 "solid #ccc;padding-bottom:.2em}h3{margin-top:1.5em}"
-"table{border-collapse:collapse;margin:.8em 0;font-size:.9em}"
+"table{border-collapse:collapse;margin:.8em 0;font-size:.9em;"
+"display:block;max-width:100%;overflow-x:auto}"
 "th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;"
 "vertical-align:top}.n{text-align:right;font-variant-numeric:tabular-nums}"
 "thead th{background:#f3f5f7}tbody th{background:#f8f9fa;font-weight:normal}"
@@ -1657,7 +1659,8 @@ int report_write_ex(const char *run, json_t *verdicts, json_t **found,
 
     struct strbuf b = {0};
     sb_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset="
-                "\"utf-8\">\n<title>lbscale results ");
+                "\"utf-8\">\n<meta name=\"viewport\" content=\"width="
+                "device-width, initial-scale=1\">\n<title>lbscale results ");
     sb_html(&b, id);
     sb_printf(&b, "</title>\n<style>%s</style></head><body>\n", css);
     sb_puts(&b, "<h1>lbscale results: ");

@@ -12,6 +12,8 @@ no port, no network), waits for the load event and then:
   - with --sort: clicks the first numeric column header of every sortable
     table and checks the rows come out ascending, then descending, by
     their data-v values;
+  - at a phone's width (390 px CSS): fails when the page is wider than
+    the screen (a horizontal scroll), naming the widest elements;
   - writes a PNG screenshot of the page's top (1280 px wide, the findings
     and first figures) to SCREENSHOT.png, and of the whole page (at most
     16000 px tall) next to it as *-full.png.
@@ -29,6 +31,7 @@ import tempfile
 import time
 
 WIDTH, TOP_HEIGHT, MAX_HEIGHT = 1280, 1600, 16000
+PHONE = 390            # CSS px: a phone held upright (iPhone 12-15)
 TIMEOUT = 60.0
 
 
@@ -150,6 +153,39 @@ SORT_JS = """(function () {
 })()"""
 
 
+# the layout viewport (clientWidth): a phone zooms out to show a page that
+# overflows, which widens innerWidth with it
+OVERFLOW_JS = """(function () {
+ var w = document.documentElement.clientWidth;
+ return JSON.stringify({
+  page: document.documentElement.scrollWidth, screen: w,
+  wide: Array.from(document.body.querySelectorAll('*')).filter(function (e) {
+    var r = e.getBoundingClientRect();
+    return r.right > w + 1;
+  }).slice(0, 5).map(function (e) {
+    return e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') +
+           ' ' + Math.round(e.getBoundingClientRect().right) + ' px';
+  })
+ });
+})()"""
+
+
+def phone_overflow(b, sid):
+    """The page at PHONE px wide: problems when it scrolls sideways."""
+    b.call("Emulation.setDeviceMetricsOverride",
+           {"width": PHONE, "height": 844, "deviceScaleFactor": 1,
+            "mobile": True}, session=sid)
+    b.call("Page.reload", session=sid)
+    b.wait_event("Page.loadEventFired", time.time() + TIMEOUT)
+    r = b.call("Runtime.evaluate", {"expression": OVERFLOW_JS,
+                                    "returnByValue": True}, session=sid)
+    o = json.loads(r["result"]["value"])
+    if o["page"] > o["screen"]:
+        return ["at %d px the page is %d px wide (scrolls sideways): %s"
+                % (o["screen"], o["page"], "; ".join(o["wide"]))]
+    return []
+
+
 def main(argv):
     sort = "--sort" in argv
     args = [a for a in argv if a != "--sort"]
@@ -217,6 +253,7 @@ def main(argv):
                 else shot + "-full.png"
             with open(full, "wb") as f:
                 f.write(base64.b64decode(png["data"]))
+            problems += phone_overflow(b, sid)
             # everything the page said while loading and sorting
             for e in b.events:
                 m, p = e.get("method"), e.get("params", {})

@@ -11,8 +11,9 @@
 # screenshots next to report.html: report-screenshot.png (the top of the
 # page) and report-screenshot-full.png.  With LBS_REPORT_RUN=RUN the same
 # check runs on that run's report.html too (a demo's), its screenshots
-# written into RUN.  The checker itself is tested: a page with a broken
-# image and one with a console error must fail.
+# written into RUN.  At a phone's width (390 px) the page must not scroll
+# sideways.  The checker itself is tested: a page with a broken image, one
+# with a console error and one wider than a phone must fail.
 #
 # Skipped with the reason when no browser is installed (a TAP plan of
 # "1..0 # SKIP why" and exit 0: meson's TAP runner calls any other exit
@@ -99,13 +100,15 @@ if [ -n "${LBS_REPORT_RUN:-}" ]; then
 fi
 
 # The checker catches what it is for: a broken image, a console error.
-"$PY" - "$R/report.html" "$TOP/broken.html" "$TOP/noisy.html" <<'PY'
+"$PY" - "$R/report.html" "$TOP/broken.html" "$TOP/noisy.html" "$TOP/wide.html" <<'PY'
 import sys
 page = open(sys.argv[1]).read()
 i = page.index("data:image/png;base64,") + len("data:image/png;base64,")
 open(sys.argv[2], "w").write(page[:i] + "AAAA" + page[i + 400:])
 open(sys.argv[3], "w").write(page.replace(
     "</body>", "<script>console.error('planted error')</script></body>"))
+open(sys.argv[4], "w").write(page.replace(
+    "</body>", "<div id=planted style='width:900px'>x</div></body>"))
 PY
 timeout 120 "$PY" "$SRC/browser_check.py" "$BROWSER" "$TOP/broken.html" \
     "$TOP/broken.png" >"$TOP/broken.out" 2>&1
@@ -124,6 +127,15 @@ if [ $rc -eq 1 ] && grep -q 'console error: planted error' "$TOP/noisy.out"; the
 else
     not_ok "the check fails on a console error" "exit $rc" \
         "$(tail -n 5 "$TOP/noisy.out")"
+fi
+timeout 120 "$PY" "$SRC/browser_check.py" "$BROWSER" "$TOP/wide.html" \
+    "$TOP/wide.png" >"$TOP/wide.out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q 'at 390 px the page is' "$TOP/wide.out"; then
+    ok "the check fails on a page wider than a phone (390 px)"
+else
+    not_ok "the check fails on a page wider than a phone" "exit $rc" \
+        "$(tail -n 5 "$TOP/wide.out")"
 fi
 
 tap_end
