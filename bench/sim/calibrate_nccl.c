@@ -1,14 +1,14 @@
-/* sim_calib_nccl.c - `lbscale sim calibrate --nccl-model BASE`: a GPU
+/* calibrate_nccl.c - `lbscale sim calibrate --nccl-model BASE`: a GPU
  * cluster's NCCL-model platform fitted to its measured collectives (the
  * fit is sim/calib_nccl.c's, the document sim/platform_write.c's). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "lbscale/file.h"
 #include "lbscale_sim.h"
-#include "sim_calib_nccl.h"
+#include "calibrate_nccl.h"
 
 static void print_held(const char *what, const struct lbs_sim_heldout *h)
 {

@@ -1,4 +1,4 @@
-/* sim_model.c - `lbscale sim model import`: a user's model from a PyTorch
+/* model.c - `lbscale sim model import`: a user's model from a PyTorch
  * profiler trace (the reading is sim/torch_import.c's). */
 #include <errno.h>
 #include <stdio.h>
@@ -6,10 +6,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "lbscale/file.h"
 #include "lbscale_sim.h"
-#include "sim_model.h"
+#include "sim_cli.h"
 
 static const char import_about[] =
     "Makes an lbscale model from a PyTorch profiler trace: the Chrome trace\n"
@@ -138,8 +138,9 @@ static int model_import(int argc, char **argv)
     return 0;
 }
 
-int sim_model_cmd(int argc, char **argv)
+int cmd_model(int argc, char **argv, struct simargs *a)
 {
+    (void)a;
     if (argc >= 3 && !strcmp(argv[2], "import"))
         return model_import(argc, argv);
     if (argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {

@@ -1,4 +1,4 @@
-/* sim_calib_nccl.h - `sim calibrate --nccl-model BASE` (sim_calib_nccl.c). */
+/* calibrate_nccl.h - `sim calibrate --nccl-model BASE` (calibrate_nccl.c). */
 #ifndef LBS_SIM_CALIB_NCCL_H
 #define LBS_SIM_CALIB_NCCL_H
 #include <stddef.h>
