@@ -14,7 +14,8 @@
 static const char import_about[] =
     "Makes an lbscale model from a PyTorch profiler trace: the Chrome trace\n"
     "JSON that torch.profiler writes (prof.export_chrome_trace; Kineto's\n"
-    "{\"traceEvents\": [...]} or the legacy profiler's bare list).  Profile\n"
+    "{\"traceEvents\": [...]} or the legacy profiler's bare list; a regular\n"
+    "file of at most 1 GiB, which takes about 15x its size in memory).  Profile\n"
     "two or more whole training steps, optimizer step included, with\n"
     "record_shapes=True; the first step is a warm-up and is left out.\n\n"
     "Read from the trace: each step's forward time (its first operator to\n"
