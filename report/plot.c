@@ -405,13 +405,11 @@ static json_t *distinct(json_t *rows, const char *key)
 /* ------------------------------------------------------------------ */
 /* roofline: optim.jsonl                                                */
 
-static int fig_roofline(const char *run, const char *outdir,
+static int fig_roofline(json_t *rows, const char *run, const char *outdir,
                         struct lbs_err *err)
 {
-    int rc;
-    json_t *rows = rows_of(run, "optim", err, &rc);
-    if (!rows)
-        return rc;   /* nothing to draw is not an error */
+    (void)run;
+    int rc = 0;
     struct strbuf d = {0};
     sb_printf(&d, "# optim gbps stream_gbps roofline_frac elements threads\n");
     size_t i;
@@ -758,13 +756,10 @@ static int fig_itersplit_one(json_t *g, const char *model, const char *plat,
     return rc;
 }
 
-static int fig_sim(const char *run, const char *outdir, struct lbs_err *err,
-                   int which)
+static int fig_sim(json_t *rows, const char *run, const char *outdir,
+                   struct lbs_err *err, int which)
 {
-    int rc;
-    json_t *rows = rows_of(run, "sim", err, &rc);
-    if (!rows)
-        return rc;
+    int rc = 0;
     json_t *models = distinct(rows, "model");
     size_t i, j;
     json_t *m, *p;
@@ -788,16 +783,16 @@ static int fig_sim(const char *run, const char *outdir, struct lbs_err *err,
     return rc;
 }
 
-static int fig_scaling(const char *run, const char *outdir,
+static int fig_scaling(json_t *rows, const char *run, const char *outdir,
                        struct lbs_err *err)
 {
-    return fig_sim(run, outdir, err, 0);
+    return fig_sim(rows, run, outdir, err, 0);
 }
 
-static int fig_itersplit(const char *run, const char *outdir,
+static int fig_itersplit(json_t *rows, const char *run, const char *outdir,
                          struct lbs_err *err)
 {
-    return fig_sim(run, outdir, err, 1);
+    return fig_sim(rows, run, outdir, err, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -987,12 +982,10 @@ static int fig_busbw_one(json_t *rows, const char *backend, const char *coll,
     return rc;
 }
 
-static int fig_busbw(const char *run, const char *outdir, struct lbs_err *err)
+static int fig_busbw(json_t *rows, const char *run, const char *outdir,
+                     struct lbs_err *err)
 {
-    int rc;
-    json_t *rows = rows_of(run, "coll", err, &rc);
-    if (!rows)
-        return rc;
+    int rc = 0;
     /* the link limit: rows' own field, else STREAM copy of this run */
     double link = NAN;
     const char *linkname = "link limit";
@@ -1105,13 +1098,11 @@ static int cmp_crow(const void *a, const void *b)
     return (x->err > y->err) - (x->err < y->err);
 }
 
-static int fig_compress(const char *run, const char *outdir,
+static int fig_compress(json_t *all, const char *run, const char *outdir,
                         struct lbs_err *err)
 {
-    int rc;
-    json_t *all = rows_of(run, "compress", err, &rc);
-    if (!all)
-        return rc;
+    (void)run;
+    int rc = 0;
     json_t *rows = compress_rows(all);
     json_decref(all);
     size_t i, n = 0;
@@ -1182,12 +1173,11 @@ static int fig_compress(const char *run, const char *outdir,
     return rc;
 }
 
-static int fig_wire(const char *run, const char *outdir, struct lbs_err *err)
+static int fig_wire(json_t *all, const char *run, const char *outdir,
+                    struct lbs_err *err)
 {
-    int rc;
-    json_t *all = rows_of(run, "compress", err, &rc);
-    if (!all)
-        return rc;
+    (void)run;
+    int rc = 0;
     json_t *rows = compress_rows(all);
     json_decref(all);
     struct strbuf d = {0};
@@ -1392,13 +1382,10 @@ static int study_row(json_t *rows, json_t *r)
     return 0;
 }
 
-static int fig_convergence(const char *run, const char *outdir,
+static int fig_convergence(json_t *rows, const char *run, const char *outdir,
                            struct lbs_err *err)
 {
-    int rc;
-    json_t *rows = rows_of(run, "train", err, &rc);
-    if (!rows)
-        return rc;
+    int rc = 0;
     char desc[256];
     json_t *sim = pick_sim(run, desc, sizeof desc);
     /* runs: final rows with a curve; or bare epoch rows grouped by optim */
@@ -1558,13 +1545,10 @@ static int study_has_points(const char *outdir)
     return both;
 }
 
-static int fig_study(const char *run, const char *outdir,
+static int fig_study(json_t *rows, const char *run, const char *outdir,
                      struct lbs_err *err)
 {
-    int rc;
-    json_t *rows = rows_of(run, "train", err, &rc);
-    if (!rows)
-        return rc;
+    int rc = 0;
     double big = 0, seeds = 0, epochs = 0;
     rc = write_study_rows(rows, outdir, &big, &seeds, &epochs, err);
     json_decref(rows);
@@ -1699,9 +1683,10 @@ static json_t *tradeoff_sim(const char *run, double *P)
     return out;
 }
 
-static int fig_tradeoff(const char *run, const char *outdir,
+static int fig_tradeoff(json_t *rows, const char *run, const char *outdir,
                         struct lbs_err *err)
 {
+    (void)rows;   /* reads its own (tradeoff_accuracy, the sims) */
     double P;
     char why[512] = "";
     json_t *acc = tradeoff_accuracy(run, why, sizeof why);
@@ -1780,13 +1765,11 @@ static int cmp_row_gbps(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int fig_netsweep(const char *run, const char *outdir,
+static int fig_netsweep(json_t *rows, const char *run, const char *outdir,
                         struct lbs_err *err)
 {
-    int rc;
-    json_t *rows = rows_of(run, "sim_netsweep", err, &rc);
-    if (!rows)
-        return rc;
+    (void)run;
+    int rc = 0;
     /* the last sweep of the run: its model, platform and GPU count */
     json_t *last = json_array_get(rows, json_array_size(rows) - 1);
     const char *model = sget(last, "model"), *plat = sget(last, "platform");
@@ -1848,14 +1831,26 @@ static int plot_kinds(const char *run, struct lbs_err *err)
     if (src)
         return src;
     lbs_clean_stale_tmp(outdir);   /* figures of a plot that was killed */
-    int (*kinds[])(const char *, const char *, struct lbs_err *) = {
-        fig_roofline, fig_scaling, fig_itersplit, fig_busbw, fig_compress,
-        fig_wire, fig_convergence, fig_study, fig_netsweep, fig_tradeoff};
+    /* each figure with the rows of RUN/KIND.jsonl (it takes the
+     * reference); none there: nothing to draw, which is not an error */
+    static const struct {
+        const char *kind;   /* NULL: the figure reads what it needs */
+        int (*draw)(json_t *rows, const char *run, const char *outdir,
+                    struct lbs_err *err);
+    } figs[] = {{"optim", fig_roofline},   {"sim", fig_scaling},
+                {"sim", fig_itersplit},    {"coll", fig_busbw},
+                {"compress", fig_compress}, {"compress", fig_wire},
+                {"train", fig_convergence}, {"train", fig_study},
+                {"sim_netsweep", fig_netsweep}, {NULL, fig_tradeoff}};
     /* one kind failing does not stop the others; the first error wins */
     int first = 0;
     struct lbs_err e;
-    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        int rc = kinds[i](run, outdir, &e);
+    for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
+        int rc = 0;
+        json_t *rows = figs[i].kind ? rows_of(run, figs[i].kind, &e, &rc)
+                                    : NULL;
+        if (rows || !figs[i].kind)
+            rc = figs[i].draw(rows, run, outdir, &e);
         if (rc == -ENOENT && !first) {   /* no gnuplot: no use going on */
             *err = e;
             return rc;

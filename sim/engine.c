@@ -148,6 +148,15 @@ static void add_dep(struct work *w, size_t v, size_t p, size_t *np)
     w->pred[(*np)++] = v;
 }
 
+/* Call x joins the open allreduce bucket v (DDP: one call per bucket). */
+static void bucket_add(struct work *w, size_t v, const struct lbs_sim_call *x)
+{
+    w->u[v].bytes += x->bytes;
+    w->u[v].l1 = x->layer;
+    w->u[v].calls++;
+    w->u[v].nelem += w->m->l[x->layer].n;
+}
+
 /* The units of step st, their release layers and dependencies. */
 static void build_units(struct work *w, const struct lbs_sim_call *c,
                         size_t n, size_t L, long stampv, double cap,
@@ -191,10 +200,7 @@ static void build_units(struct work *w, const struct lbs_sim_call *c,
         size_t v;
         if (x->coll == LBS_COLL_ALLREDUCE && open != NONE) {
             v = open;
-            w->u[v].bytes += x->bytes;
-            w->u[v].l1 = x->layer;
-            w->u[v].calls++;
-            w->u[v].nelem += w->m->l[x->layer].n;
+            bucket_add(w, v, x);
         } else {
             v = new_unit(w, x, 0, x->layer);
             if (x->coll == LBS_COLL_ALLREDUCE)
@@ -224,10 +230,7 @@ static void build_units(struct work *w, const struct lbs_sim_call *c,
         }
         if (x->coll == LBS_COLL_ALLREDUCE && open != NONE) {
             v = open;
-            w->u[v].bytes += x->bytes;
-            w->u[v].l1 = x->layer;
-            w->u[v].calls++;
-            w->u[v].nelem += w->m->l[x->layer].n;
+            bucket_add(w, v, x);
         } else {
             v = new_unit(w, x, 1, -1);
             open = x->coll == LBS_COLL_ALLREDUCE ? v : NONE;

@@ -26,56 +26,7 @@
 #include <string.h>
 
 #include "lbscale/lbscale.h"
-
-static struct lbs_comm *C;
-static int tap_n, tap_failed;
-static int local_ok;        /* this rank's verdict for the current check */
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    if (local_ok)   /* first failure of a check on this rank: say which */
-        fprintf(stderr, "# rank %d: check %d: ", C->rank, tap_n + 1);
-    else
-        fprintf(stderr, "# rank %d:   ", C->rank);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    local_ok = 0;
-}
-
-static void begin(void) { local_ok = 1; }
-
-/* Combine the verdicts of all ranks and print the TAP line on rank 0. */
-static void end(const char *desc)
-{
-    int32_t all = local_ok;
-    struct lbs_err e;
-    C->err = &e;
-    if (lbs_allreduce(C, &all, 1, LBS_INT32, LBS_MIN, -1)) {
-        fprintf(stderr, "# rank %d: verdict allreduce failed: %s\n", C->rank,
-                e.msg);
-        all = 0;
-    }
-    tap_n++;
-    if (!all)
-        tap_failed++;
-    if (C->rank == 0) {
-        printf("%sok %d - %s\n", all ? "" : "not ", tap_n, desc);
-        fflush(stdout);
-    }
-}
-
-#define CHECK_RC(call)                                                      \
-    do {                                                                    \
-        struct lbs_err e_;                                                  \
-        C->err = &e_;                                                       \
-        int rc_ = (call);                                                   \
-        if (rc_)                                                            \
-            fail("%s returned %d: %s", #call, rc_, e_.msg);                 \
-    } while (0)
+#include "mpi_harness.h"
 
 /* ---- collectives --------------------------------------------------------- */
 
@@ -580,24 +531,9 @@ static void test_optim(const char *spec)
 
 int main(int argc, char **argv)
 {
-    struct lbs_err e;
-    int rc = lbs_comm_mpi_new(&C, &e);
-    if (rc == -ENOTSUP) {
-        printf("1..0 # SKIP this build has no MPI\n");
-        return 77;
-    }
-    if (rc) {
-        fprintf(stderr, "lbs_comm_mpi_new: %s\n", e.msg);
-        return 1;
-    }
-    if (C->rank == 0)
-        printf("# %d ranks\n", C->size);
-    if (argc > 1 && C->size != atoi(argv[1])) {
-        if (C->rank == 0)
-            fprintf(stderr, "expected %s ranks, got %d\n", argv[1], C->size);
-        lbs_comm_free(C);
-        return 1;
-    }
+    int rc = mpi_start(argc, argv);
+    if (rc >= 0)
+        return rc;
 
     test_allreduce(LBS_FLOAT32, "float32");
     test_allreduce(LBS_FLOAT64, "float64");
@@ -620,11 +556,5 @@ int main(int argc, char **argv)
     test_optim("lars");
     test_optim("adamw");
 
-    if (C->rank == 0) {
-        printf("1..%d\n", tap_n);
-        fflush(stdout);
-    }
-    int failed = tap_failed;
-    lbs_comm_free(C);
-    return failed ? 1 : 0;
+    return mpi_finish(0);
 }

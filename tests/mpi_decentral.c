@@ -35,46 +35,7 @@
 #include <string.h>
 
 #include "lbscale/lbscale.h"
-
-static struct lbs_comm *C;
-static int tap_n, tap_failed;
-static int local_ok;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    if (local_ok)
-        fprintf(stderr, "# rank %d: check %d: ", C->rank, tap_n + 1);
-    else
-        fprintf(stderr, "# rank %d:   ", C->rank);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    local_ok = 0;
-}
-
-static void begin(void) { local_ok = 1; }
-
-static void end(const char *desc)
-{
-    int32_t all = local_ok;
-    struct lbs_err e;
-    C->err = &e;
-    if (lbs_allreduce(C, &all, 1, LBS_INT32, LBS_MIN, -1)) {
-        fprintf(stderr, "# rank %d: verdict allreduce failed: %s\n", C->rank,
-                e.msg);
-        all = 0;
-    }
-    tap_n++;
-    if (!all)
-        tap_failed++;
-    if (C->rank == 0) {
-        printf("%sok %d - %s\n", all ? "" : "not ", tap_n, desc);
-        fflush(stdout);
-    }
-}
+#include "mpi_harness.h"
 
 /* ---- a small model -------------------------------------------------------- */
 
@@ -427,24 +388,9 @@ static void test_mixing(const char *opt, enum lbs_topo kind)
 
 int main(int argc, char **argv)
 {
-    struct lbs_err e;
-    int rc = lbs_comm_mpi_new(&C, &e);
-    if (rc == -ENOTSUP) {
-        printf("1..0 # SKIP this build has no MPI\n");
-        return 77;
-    }
-    if (rc) {
-        fprintf(stderr, "lbs_comm_mpi_new: %s\n", e.msg);
-        return 1;
-    }
-    if (C->rank == 0)
-        printf("# %d ranks\n", C->size);
-    if (argc > 1 && C->size != atoi(argv[1])) {
-        if (C->rank == 0)
-            fprintf(stderr, "expected %s ranks, got %d\n", argv[1], C->size);
-        lbs_comm_free(C);
-        return 1;
-    }
+    int rc = mpi_start(argc, argv);
+    if (rc >= 0)
+        return rc;
 
     test_jointspar("jointspar:s=0.5,pmin=0.1,eta_p=0.05,seed=7,wd=0.001");
     test_jointspar("jointspar:s=0.5,pmin=0.1,eta_p=0.05,sampler=systematic");
@@ -464,11 +410,5 @@ int main(int argc, char **argv)
         test_mixing("decentlam", (enum lbs_topo)k);
     }
 
-    if (C->rank == 0) {
-        printf("1..%d\n", tap_n);
-        fflush(stdout);
-    }
-    int failed = tap_failed;
-    lbs_comm_free(C);
-    return failed ? 1 : 0;
+    return mpi_finish(0);
 }

@@ -40,42 +40,8 @@
 #include <string.h>
 
 #include "lbscale/lbscale.h"
+#include "mpi_harness.h"
 #include "slamb.h"
-
-static struct lbs_comm *C;      /* the real mpi comm */
-static int tap_n, tap_failed, local_ok;
-
-static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "# rank %d: check %d: ", C->rank, tap_n + 1);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    local_ok = 0;
-}
-
-static void begin(void) { local_ok = 1; }
-
-static void end(const char *desc)
-{
-    int32_t all = local_ok;
-    struct lbs_err e;
-    C->err = &e;
-    if (lbs_allreduce(C, &all, 1, LBS_INT32, LBS_MIN, -1)) {
-        fprintf(stderr, "# rank %d: verdict allreduce failed: %s\n", C->rank,
-                e.msg);
-        all = 0;
-    }
-    tap_n++;
-    tap_failed += !all;
-    if (C->rank == 0) {
-        printf("%sok %d - %s\n", all ? "" : "not ", tap_n, desc);
-        fflush(stdout);
-    }
-}
 
 /* ---- a comm that forwards to C and counts bytes --------------------- */
 
@@ -596,28 +562,13 @@ static void test_onebit_recurrence(void)
 
 int main(int argc, char **argv)
 {
-    struct lbs_err e;
-    int rc = lbs_comm_mpi_new(&C, &e);
-    if (rc == -ENOTSUP) {
-        printf("1..0 # SKIP this build has no MPI\n");
-        return 77;
-    }
-    if (rc) {
-        fprintf(stderr, "lbs_comm_mpi_new: %s\n", e.msg);
-        return 1;
-    }
-    if (argc > 1 && C->size != atoi(argv[1])) {
-        if (C->rank == 0)
-            fprintf(stderr, "expected %s ranks, got %d\n", argv[1], C->size);
-        lbs_comm_free(C);
-        return 1;
-    }
+    int rc = mpi_start(argc, argv);
+    if (rc >= 0)
+        return rc;
     /* ranks share few cores: one thread each avoids OpenMP spinning */
     omp_set_num_threads(1);
     W = (struct lbs_comm){.ops = &counting_ops, .rank = C->rank,
                           .size = C->size};
-    if (C->rank == 0)
-        printf("# %d ranks\n", C->size);
 
     test_slamb("slamb:k=0.25,H=3,beta3=0.9", 3, 8);
     test_slamb("slamb:k=0.3,H=4,mask=bernoulli,seed=11", 4, 9);
@@ -631,11 +582,5 @@ int main(int argc, char **argv)
     test_onebit_error_feedback();
     test_onebit_recurrence();
 
-    if (C->rank == 0) {
-        printf("1..%d\n", tap_n);
-        fflush(stdout);
-    }
-    int failed = tap_failed;
-    lbs_comm_free(C);
-    return failed ? 1 : 0;
+    return mpi_finish(0);
 }

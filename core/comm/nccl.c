@@ -85,6 +85,17 @@ static int check_type(struct lbs_comm *c, enum lbs_dtype t)
     return lbs_err_set(c->err, -EINVAL, "nccl: unknown dtype %d", (int)t);
 }
 
+/* What every collective starts with: the dtype refused before anything is
+ * enqueued (check_type), then err (where LBS_NCCL and LBS_CU report) and m,
+ * this comm's NCCL state.  The layer is only for the record comm. */
+#define NCCL_CALL_BEGIN(c, t, layer)                                        \
+    (void)(layer);                                                          \
+    int trc_ = check_type(c, t);                                            \
+    if (trc_)                                                               \
+        return trc_;                                                        \
+    struct lbs_err *err = (c)->err;                                         \
+    struct nccl_impl *m = impl(c)
+
 static ncclRedOp_t nc_op(enum lbs_redop op)
 {
     return op == LBS_MAX ? ncclMax : op == LBS_MIN ? ncclMin : ncclSum;
@@ -143,12 +154,7 @@ static int group_end(struct lbs_comm *c, const char *op, ncclResult_t nr,
 static int n_allreduce(struct lbs_comm *c, void *buf, size_t count,
                        enum lbs_dtype t, enum lbs_redop op, int layer)
 {
-    (void)layer;
-    int trc = check_type(c, t);
-    if (trc)
-        return trc;
-    struct lbs_err *err = c->err;
-    struct nccl_impl *m = impl(c);
+    NCCL_CALL_BEGIN(c, t, layer);
     LBS_NCCL(ncclAllReduce(buf, buf, count, nc_type(t), nc_op(op), m->comm,
                            m->stream));
     return drain(c);
@@ -157,12 +163,7 @@ static int n_allreduce(struct lbs_comm *c, void *buf, size_t count,
 static int n_allgather(struct lbs_comm *c, const void *send, void *recv,
                        size_t count, enum lbs_dtype t, int layer)
 {
-    (void)layer;
-    int trc = check_type(c, t);
-    if (trc)
-        return trc;
-    struct lbs_err *err = c->err;
-    struct nccl_impl *m = impl(c);
+    NCCL_CALL_BEGIN(c, t, layer);
     LBS_NCCL(ncclAllGather(send, recv, count, nc_type(t), m->comm,
                            m->stream));
     return drain(c);
@@ -174,12 +175,7 @@ static int n_allgatherv(struct lbs_comm *c, const void *send, size_t count,
                         void *recv, const size_t *counts, const size_t *displs,
                         enum lbs_dtype t, int layer)
 {
-    (void)layer;
-    int trc = check_type(c, t);
-    if (trc)
-        return trc;
-    struct lbs_err *err = c->err;
-    struct nccl_impl *m = impl(c);
+    NCCL_CALL_BEGIN(c, t, layer);
     size_t es = lbs_dtype_size(t);
     char *r8 = recv;
     if (count)
@@ -204,12 +200,7 @@ static int n_allgatherv(struct lbs_comm *c, const void *send, size_t count,
 static int n_alltoall(struct lbs_comm *c, const void *send, void *recv,
                       size_t count, enum lbs_dtype t, int layer)
 {
-    (void)layer;
-    int trc = check_type(c, t);
-    if (trc)
-        return trc;
-    struct lbs_err *err = c->err;
-    struct nccl_impl *m = impl(c);
+    NCCL_CALL_BEGIN(c, t, layer);
     size_t bytes = count * lbs_dtype_size(t);
     const char *s8 = send;
     char *r8 = recv;
@@ -236,12 +227,7 @@ static int n_alltoall(struct lbs_comm *c, const void *send, void *recv,
 static int n_bcast(struct lbs_comm *c, void *buf, size_t count,
                    enum lbs_dtype t, int root, int layer)
 {
-    (void)layer;
-    int trc = check_type(c, t);
-    if (trc)
-        return trc;
-    struct lbs_err *err = c->err;
-    struct nccl_impl *m = impl(c);
+    NCCL_CALL_BEGIN(c, t, layer);
     LBS_NCCL(ncclBroadcast(buf, buf, count, nc_type(t), root, m->comm,
                            m->stream));
     return drain(c);
@@ -261,12 +247,7 @@ static int n_neighbors(struct lbs_comm *c, const void *send, size_t count,
                        enum lbs_dtype t, const int *to, int nto,
                        const int *from, int nfrom, void *recv, int layer)
 {
-    (void)layer;
-    int trc = check_type(c, t);
-    if (trc)
-        return trc;
-    struct lbs_err *err = c->err;
-    struct nccl_impl *m = impl(c);
+    NCCL_CALL_BEGIN(c, t, layer);
     size_t bytes = count * lbs_dtype_size(t);
     char *r8 = recv;
     if (!count)
