@@ -110,32 +110,21 @@ open(sys.argv[3], "w").write(page.replace(
 open(sys.argv[4], "w").write(page.replace(
     "</body>", "<div id=planted style='width:900px'>x</div></body>"))
 PY
-timeout 120 "$PY" "$SRC/browser_check.py" "$BROWSER" "$TOP/broken.html" \
-    "$TOP/broken.png" >"$TOP/broken.out" 2>&1
-rc=$?
-if [ $rc -eq 1 ] && grep -q 'image not shown' "$TOP/broken.out"; then
-    ok "the check fails on an image that does not decode"
-else
-    not_ok "the check fails on an image that does not decode" "exit $rc" \
-        "$(tail -n 5 "$TOP/broken.out")"
-fi
-timeout 120 "$PY" "$SRC/browser_check.py" "$BROWSER" "$TOP/noisy.html" \
-    "$TOP/noisy.png" >"$TOP/noisy.out" 2>&1
-rc=$?
-if [ $rc -eq 1 ] && grep -q 'console error: planted error' "$TOP/noisy.out"; then
-    ok "the check fails on a console error"
-else
-    not_ok "the check fails on a console error" "exit $rc" \
-        "$(tail -n 5 "$TOP/noisy.out")"
-fi
-timeout 120 "$PY" "$SRC/browser_check.py" "$BROWSER" "$TOP/wide.html" \
-    "$TOP/wide.png" >"$TOP/wide.out" 2>&1
-rc=$?
-if [ $rc -eq 1 ] && grep -q 'at 390 px the page is' "$TOP/wide.out"; then
-    ok "the check fails on a page wider than a phone (390 px)"
-else
-    not_ok "the check fails on a page wider than a phone" "exit $rc" \
-        "$(tail -n 5 "$TOP/wide.out")"
-fi
+# checker_fails DESC NAME PATTERN: the checker on $TOP/NAME.html must exit 1
+# and say PATTERN
+checker_fails() {
+    timeout 120 "$PY" "$SRC/browser_check.py" "$BROWSER" "$TOP/$2.html" \
+        "$TOP/$2.png" >"$TOP/$2.out" 2>&1
+    local rc=$?
+    if [ $rc -eq 1 ] && grep -q "$3" "$TOP/$2.out"; then ok "$1"; else
+        not_ok "$1" "exit $rc" "$(tail -n 5 "$TOP/$2.out")"
+    fi
+}
+checker_fails "the check fails on an image that does not decode" broken \
+    'image not shown'
+checker_fails "the check fails on a console error" noisy \
+    'console error: planted error'
+checker_fails "the check fails on a page wider than a phone (390 px)" wide \
+    'at 390 px the page is'
 
 tap_end
