@@ -1,4 +1,4 @@
-/* lr.c - the learning-rate rules of `lbscale train`: the tuned table, the
+/* lr.c - the learning-rate rules of `lbscale train`: the tuned rules, the
  * effective spec and the schedule (lr.h). */
 #include <math.h>
 #include <stdio.h>
