@@ -18,7 +18,7 @@
  *    "max_gpus": 16384,
  *    "overlap": {"compute_slowdown": 0.189, "source": "..."},
  *    "job":     {"compute_cv": 0.012, "overhead_ms": 0, "source": "..."},
- *    then either NCCL's tuner model (GPU presets):
+ *    then either NCCL's tuner model (every preset in sim/data):
  *    "nccl": {"version": "2.21.5", "gpu_arch": "ampere",
  *             "cpu_vendor": "amd", "intra_link": "nvlink",
  *             "nic_path": "pxb", "compute_capability": 80,
@@ -28,7 +28,7 @@
  *             "protocols": ["LL", "LL128", "Simple"]},
  *      GRAPH = {"channels": 8, "bw_gbs": 24, "tree_bw_intra_gbs": 24,
  *               "tree_pattern": "balanced"}
- *    or the MPI model (the Ethernet presets, `sim calibrate`'s output):
+ *    or the MPI model (`sim calibrate`'s output, sim/xcheck's files):
  *    "protocols": {"LL": {"base_lat_us": 3.6, "intra_hop_us": 0.47,
  *                         "inter_hop_us": 2.7, "bw_factor": 0.25,
  *                         "max_bytes": 0, "enabled": true}, ...},
