@@ -132,7 +132,9 @@ if [ -x "$BIN" ]; then
 
     # 3. benchmarks, all into $RUN
     step stream 60 "$BIN" stream --device cuda --out "$RUN"
-    for o in lamb slamb adamw sgd; do
+    # every optimizer `optim --list` says has GPU kernels
+    for o in $("$BIN" optim --list |
+               awk '/^  [a-z0-9_]+ - /{n=$1} /GPU kernels/{print n}'); do
         step "optim-$o" 90 "$BIN" optim --device cuda --optim "$o" \
             --elements "$N" --out "$RUN"
     done

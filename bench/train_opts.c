@@ -26,12 +26,12 @@ static const char train_about[] =
 "used instead, and the output and results say so.  Same seed, same ranks,\n"
 "same --threads: bit-identical results.";
 
-/* After the options: the tuned learning-rate table (printed from
- * defaults[]) between these two paragraphs. */
+/* After the options: the tuned learning-rate table (the optimizers'
+ * lr_rule, lbscale/optim.h) between these two paragraphs. */
 static const char train_lr_head[] =
 "Default learning rates (used unless the spec sets lr): lr = lr_ref x\n"
-"(B/1024)^alpha, at most lr_max (tuned on Fashion-MNIST, see train.c);\n"
-"linear warm-up, then the decay:\n";
+"(B/1024)^alpha, at most lr_max (tuned on Fashion-MNIST: each optimizer's\n"
+"file says how); linear warm-up, then the decay:\n";
 
 static const char train_lr_tail[] =
 "Others: the optimizer's own lr, unscaled.  onebit_lamb: freeze_step =\n"
@@ -52,10 +52,11 @@ static void print_help(const struct cli_verb *v, FILE *f)
     fprintf(f, "\n%s", train_lr_head);
     fprintf(f, "  %-15s %8s %6s %8s\n", "optimizer", "lr_ref", "alpha",
             "lr_max");
-    for (const struct lbs_train_lr_default *d = lbs_train_lr_defaults;
-         d->name; d++)
-        fprintf(f, "  %-15s %8g %6.3g %8g\n", d->name, d->lr_ref, d->alpha,
-                d->lr_max);
+    struct lbs_optim_props p;
+    for (const char *const *n = lbs_optim_names(); *n; n++)
+        if (!lbs_optim_props(*n, &p, NULL) && p.lr_rule)
+            fprintf(f, "  %-15s %8g %6.3g %8g\n", *n, p.lr_rule->lr_ref,
+                    p.lr_rule->alpha, p.lr_rule->lr_max);
     fputs(train_lr_tail, f);
 }
 

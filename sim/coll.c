@@ -748,16 +748,18 @@ double lbs_sim_step_bytes(enum lbs_coll c, long P, double bytes)
 #define NEED_POW2 2u        /* P and GPUs per node powers of two */
 
 /* The rows of sim/algos.h, indexed by their enum value.  nccl: the
- * cost under NCCL's tuner model (nccl.c; NULL: NCCL does not run it). */
+ * cost under NCCL's tuner model (nccl.c; NULL: NCCL does not run it);
+ * nccl_as: the nccl.algorithms name that enables it (NULL: always). */
 static const struct algo {
     const char *name;
     enum lbs_coll coll;
     double (*cost)(const struct ctx *c, double bytes, double *wire);
     lbs_sim_nccl_fn *nccl;
+    const char *nccl_as;
     unsigned needs;
 } algos[LBS_SIM_NALGO] = {
-#define ALGO_ROW(id, name, coll, cost, nccl, needs)                          \
-    [LBS_SIM_##id] = {name, coll, cost, nccl, needs},
+#define ALGO_ROW(id, name, coll, cost, nccl, nccl_as, needs)                 \
+    [LBS_SIM_##id] = {name, coll, cost, nccl, nccl_as, needs},
     LBS_SIM_ALGOS(ALGO_ROW)
 #undef ALGO_ROW
 };
@@ -778,6 +780,36 @@ int lbs_sim_algo_from_name(const char *s)
 enum lbs_coll lbs_sim_algo_coll(enum lbs_sim_algo a)
 {
     return (unsigned)a < LBS_SIM_NALGO ? algos[a].coll : LBS_COLL_COUNT;
+}
+
+/* sim_internal.h */
+unsigned lbs_sim_nccl_algos(const char *nccl_name)
+{
+    unsigned bits = 0;
+    for (int i = 0; i < LBS_SIM_NALGO; i++) {
+        const char *as = algos[i].nccl_as;
+        if (algos[i].nccl && (nccl_name ? as && !strcmp(as, nccl_name)
+                                        : !as))
+            bits |= 1u << i;
+    }
+    return bits;
+}
+
+/* sim_internal.h */
+void lbs_sim_nccl_algo_names(char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < LBS_SIM_NALGO; i++) {
+        const char *as = algos[i].nccl_as;
+        int seen = !as || !algos[i].nccl;
+        for (int j = 0; j < i && !seen; j++)
+            seen = algos[j].nccl && algos[j].nccl_as &&
+                   !strcmp(algos[j].nccl_as, as);
+        if (!seen && o < len)
+            o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "",
+                                  as);
+    }
 }
 
 int lbs_sim_nb_offsets(enum lbs_topo topo, long P, long step,

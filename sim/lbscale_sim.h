@@ -51,7 +51,8 @@ extern "C" {
 
 /* Algorithms: one row each in sim/algos.h (name, collective, cost
  * functions, constraints), the enum made from the same rows. */
-#define LBS_SIM_ALGO_ENUM(id, name, coll, cost, nccl, needs) LBS_SIM_##id,
+#define LBS_SIM_ALGO_ENUM(id, name, coll, cost, nccl, nccl_as, needs) \
+    LBS_SIM_##id,
 enum lbs_sim_algo {
     LBS_SIM_ALGOS(LBS_SIM_ALGO_ENUM)
     LBS_SIM_NALGO

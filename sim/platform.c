@@ -1,43 +1,88 @@
 /* platform.c - the platform reader (format "lbscale-platform", version 1).
+ * Every object and field it reads; "note" (and "source", "sources",
+ * "size_note") are free text wherever they appear; unknown fields are
+ * errors (typos must not fall back to defaults).  Ranges: sim/README.md,
+ * "Ranges".
  *
  *   {"format": "lbscale-platform", "version": 1, "name": "dgx-a100",
- *    "description": "...", "sources": [...],
+ *    "description": "...", "sources": [...], "notes": ...,
  *    "gpu":   {"name": "A100-SXM4-80GB", "peak_tflops": 312,
  *              "mem_bw_gbs": 2039},
  *    "node":  {"gpus": 8, "intra": "NVLink3 + NVSwitch",
  *              "intra_bw_gbs": 300, "nics": 8, "nic_gbps": 200,
  *              "reduce_gbs": 0},
  *    "fabric": {"kind": "fat-tree", "nodes_per_leaf": 20,
- *               "oversubscription": 1, "lat_us": 0},
+ *               "oversubscription": 1, "lat_us": 0, "lat_spine_us": 0,
+ *               "tiers": 2, "switch_radix": 40, "rail_optimized": true,
+ *               "nodes_per_pod": 400, "lat_core_us": 0},
  *    "max_gpus": 16384,
+ *    "overlap": {"compute_slowdown": 0.189, "source": "..."},
+ *    "job":     {"compute_cv": 0.012, "overhead_ms": 0, "source": "..."},
+ *    then either NCCL's tuner model (every preset in sim/data):
+ *    "nccl": {"version": "2.21.5", "gpu_arch": "ampere",
+ *             "cpu_vendor": "amd", "intra_link": "nvlink",
+ *             "nic_path": "pxb", "compute_capability": 80,
+ *             "intra_graph": GRAPH, "inter_graph": GRAPH,
+ *             "nvls_graph": GRAPH, "p2p_gbs": 24,
+ *             "algorithms": ["ring", "tree"],
+ *             "protocols": ["LL", "LL128", "Simple"]},
+ *      GRAPH = {"channels": 8, "bw_gbs": 24, "tree_bw_intra_gbs": 24,
+ *               "tree_pattern": "balanced"}
+ *    or the MPI model (`sim calibrate`'s output, sim/xcheck's files):
  *    "protocols": {"LL": {"base_lat_us": 3.6, "intra_hop_us": 0.47,
- *                         "inter_hop_us": 2.7, "bw_factor": 0.25}, ...},
- *    "algorithms": ["ring", "tree", ...]}
+ *                         "inter_hop_us": 2.7, "bw_factor": 0.25,
+ *                         "max_bytes": 0, "enabled": true}, ...},
+ *    "algorithms": ["ring", "tree", ...],
+ *    "coll_bw_factor": {"allgather": 0.6, ...},
+ *    "calibration": {...}}   (written by `sim calibrate`, not read)
  *
- * intra_bw_gbs: GB/s one GPU can send (and receive) inside the node at
- * once; nic_gbps: the NIC's line rate in Gb/s (divided by 8 here);
+ * gpu: peak_tflops and mem_bw_gbs price compute and the optimizer's
+ * memory passes.  node.intra_bw_gbs: GB/s one GPU can send (and receive)
+ * inside the node at once (required with more than one GPU); intra: the
+ * link's name, text only; nic_gbps: the NIC's line rate in Gb/s (divided
+ * by 8 here).
  * fabric.kind "flat" (one non-blocking switch) or "fat-tree" (two levels:
  * nodes_per_leaf nodes under a leaf whose uplinks carry 1/oversubscription
- * of what its nodes can inject; full bisection above the leaves).
+ * of what its nodes can inject; full bisection above the leaves); lat_us
+ * per step under a leaf, lat_spine_us across the spine (default lat_us);
+ * the fabric's size (read_tiers): tiers (fat-tree 2 or 3), switch_radix,
+ * rail_optimized (a NIC per GPU, one plane per rail), and for three tiers
+ * nodes_per_pod and lat_core_us.  max_gpus (optional): the largest job,
+ * never more than the fabric holds (read_max_gpus).
  * reduce_gbs (optional, 0 = free): the rate a rank adds received data
  * into its buffer; every allreduce algorithm pays (P-1)/P n of it (the
  * reduce-scatter minimum, [C07] in coll.c).  GPUs fuse the reduction
  * into the copy, so the GPU presets leave it out; CPUs under MPI do not
- * (`sim calibrate` fits it).  A protocol's max_bytes (optional, 0 = any)
- * is the largest step message it may carry (lbs_sim_step_bytes): MPI's
- * eager limit, above which the rendezvous protocol's extra handshake per
- * step applies.
- * coll_bw_factor (optional): {"allgather": 0.6, ...}, a factor in (0, 1]
- * on every link bandwidth for the algorithms of that collective (default
- * 1; allgatherv uses allgather's), as NCCL's tuner scales bandwidth per
- * collective: MPI's shared-memory collectives copy at different rates
- * (`sim calibrate` fits one per collective).
- * protocols: when given, exactly the protocols listed are enabled; when
- * absent, NCCL's three with the latencies of its ring model (NCCL 2.8
- * src/graph/tuning.cc: baseLat, hwLat NVLink/NET, LL 1/4 and LL128 0.92
- * of the bandwidth).  algorithms: when given, exactly those are enabled
- * (names as lbs_sim_algo_name prints); every collective needs one.
- * Unknown fields are errors (typos must not fall back to defaults).
+ * (`sim calibrate` fits it).
+ * overlap (optional): compute runs (1 + compute_slowdown) times slower
+ * while a collective overlaps it (read_overlap).  job (optional): the
+ * spread of per-rank compute and a per-step overhead (read_job).
+ * nccl: present = collectives priced by NCCL 2.21's tuner model
+ * (sim/nccl.c; read_nccl): the hardware that decides its tables' row and
+ * LL128 (gpu_arch volta/ampere/hopper, cpu_vendor amd/intel/other,
+ * intra_link nvlink/pci, nic_path pix/pxb/pxn/phb/sys, compute_capability
+ * 70/80/90 by default), the graphs NCCL's topology search would find
+ * inside one node, across nodes and for NVLS (read_graph: channels,
+ * GB/s per channel, a tree's intra-node rate and pattern
+ * balanced/split/tree), the point-to-point rate p2p_gbs, and the
+ * algorithms (sim/algos.h's nccl_as names; the point-to-point ones are
+ * always enabled; ring required, nvls only on Hopper with an nvls_graph)
+ * and protocols (Simple required) NCCL may pick.  With nccl, the MPI
+ * model's protocols and algorithms are errors.
+ * protocols (MPI model): when given, exactly the protocols listed are
+ * enabled (unless "enabled": false); when absent, NCCL's three with the latencies of its ring model
+ * (NCCL 2.8 src/graph/tuning.cc: baseLat, hwLat NVLink/NET, LL 1/4 and
+ * LL128 0.92 of the bandwidth).  A protocol's max_bytes (optional, 0 =
+ * any) is the largest step message it may carry (lbs_sim_step_bytes):
+ * MPI's eager limit, above which the rendezvous protocol's extra
+ * handshake per step applies.  algorithms (MPI model): when given,
+ * exactly those are enabled (names as lbs_sim_algo_name prints); every
+ * collective needs one.
+ * coll_bw_factor (optional): a factor in (0, 1] on every link bandwidth
+ * for the algorithms of that collective (default 1; allgatherv uses
+ * allgather's), as NCCL's tuner scales bandwidth per collective: MPI's
+ * shared-memory collectives copy at different rates (`sim calibrate`
+ * fits one per collective).
  */
 #include <errno.h>
 #include <math.h>
@@ -198,118 +243,108 @@ static int read_graph(const struct sj *c, const json_t *o, const char *key,
     return rc;
 }
 
-/* "nccl": what NCCL's topology search finds on this platform; present =
- * collectives priced by NCCL's tuner model (sim/nccl.c). */
-static int read_nccl(const struct sj *c, const json_t *root,
-                     struct lbs_sim_platform *p)
+/* nccl.KEY, a string (def when absent; NULL: required) that must be one
+ * of names: *out its index, or a message listing them ("a, b or c"),
+ * then why (may be ""). */
+static int read_choice(const struct sj *c, const json_t *o, const char *key,
+                       const char *def, const char *const *names,
+                       const char *why, int *out)
 {
-    static const char *const keys[] = {"version", "gpu_arch", "cpu_vendor",
-        "intra_link", "intra_graph", "inter_graph", "nvls_graph", "p2p_gbs",
-        "algorithms", "protocols", "nic_path", "compute_capability", "note",
-        "sources", NULL};
+    char s[32], list[128] = "";
+    size_t l = 0;
+    int rc = sj_str(c, o, "nccl.", key, def ? 0 : SJ_REQ, def, s, sizeof s);
+    if (rc)
+        return rc;
+    for (*out = 0; names[*out]; ++*out)
+        if (!strcmp(names[*out], s))
+            return 0;
+    for (int i = 0; names[i] && l < sizeof list; i++)
+        l += (size_t)snprintf(list + l, sizeof list - l, "%s%s",
+                              !i ? "" : names[i + 1] ? ", " : " or ",
+                              names[i]);
+    return sj_fail(c, "nccl.", key, "\"%s\": %s%s", s, list, why);
+}
+
+/* The nccl object's hardware: version, GPU architecture, CPU vendor, the
+ * link inside the node, the NIC's path and the compute capability, which
+ * decide where NCCL enables LL128. */
+static int read_nccl_hw(const struct sj *c, const json_t *o,
+                        struct lbs_sim_nccl *n)
+{
+    static const char *const archs[] = {"volta", "ampere", "hopper", NULL};
+    static const char *const cpus[] = {"amd", "intel", "other", NULL};
+    static const char *const links[] = {"nvlink", "pci", NULL};
     static const char *const paths[] = {"pix", "pxb", "pxn", "phb", "sys",
                                         NULL};
-    static const char *const archs[] = {"volta", "ampere", "hopper", NULL};
-    json_t *o;
+    static const double def_cc[] = {70, 80, 90};
     char s[32];
+    int a, cpu, link, path;
     double v;
-    int rc = sj_obj(c, root, "", "nccl", 0, &o);
-    if (rc || !o)
-        return rc;
-    p->nccl_model = 1;
-    struct lbs_sim_nccl *n = &p->nccl;
-    if ((rc = sj_known(c, o, "nccl.", keys)))
-        return rc;
-    if ((rc = sj_str(c, o, "nccl.", "version", 0, "2.21.5", s, sizeof s)))
-        return rc;
-    if (strncmp(s, "2.21", 4))
+    int rc = sj_str(c, o, "nccl.", "version", 0, "2.21.5", s, sizeof s);
+    if (!rc && strncmp(s, "2.21", 4))
         return sj_fail(c, "nccl.", "version", "\"%s\": this build carries "
                        "NCCL 2.21's tuning tables only", s);
-    if ((rc = sj_str(c, o, "nccl.", "gpu_arch", SJ_REQ, NULL, s, sizeof s)))
-        return rc;
-    int a = 0;
-    while (archs[a] && strcmp(archs[a], s))
-        a++;
-    if (!archs[a])
-        return sj_fail(c, "nccl.", "gpu_arch", "\"%s\": volta, ampere or "
-                       "hopper (the rows of NCCL's tables)", s);
-    n->arch = (enum lbs_sim_gpu_arch)a;
-    if ((rc = sj_str(c, o, "nccl.", "cpu_vendor", 0, "intel", s, sizeof s)))
-        return rc;
-    if (strcmp(s, "amd") && strcmp(s, "intel") && strcmp(s, "other"))
-        return sj_fail(c, "nccl.", "cpu_vendor", "\"%s\": amd, intel or "
-                       "other", s);
-    n->cpu_amd = !strcmp(s, "amd");
-    if ((rc = sj_str(c, o, "nccl.", "intra_link", 0, "nvlink", s, sizeof s)))
-        return rc;
-    if (strcmp(s, "nvlink") && strcmp(s, "pci"))
-        return sj_fail(c, "nccl.", "intra_link", "\"%s\": nvlink or pci", s);
-    n->intra_pci = !strcmp(s, "pci");
-    /* tuning.cc, "Enable LL128 by default only on Volta/Ampere/Hopper+
-     * NVLink": typeIntra NVLink, typeInter <= PATH_PXB (PXN on sm90),
-     * one compute capability of 7.0, 8.0 or 9.0 */
-    if ((rc = sj_str(c, o, "nccl.", "nic_path", 0, "pxb", s, sizeof s)))
-        return rc;
-    int path = 0;
-    while (paths[path] && strcmp(paths[path], s))
-        path++;
-    if (!paths[path])
-        return sj_fail(c, "nccl.", "nic_path", "\"%s\": pix, pxb, pxn, phb "
-                       "or sys (NCCL's path type from a GPU to its NIC)", s);
-    static const double def_cc[] = {70, 80, 90};
-    if ((rc = sj_num(c, o, "nccl.", "compute_capability", 0, def_cc[a], 30,
+    if (rc || (rc = read_choice(c, o, "gpu_arch", NULL, archs, " (the rows "
+                                "of NCCL's tables)", &a)) ||
+        (rc = read_choice(c, o, "cpu_vendor", "intel", cpus, "", &cpu)) ||
+        (rc = read_choice(c, o, "intra_link", "nvlink", links, "", &link)) ||
+        (rc = read_choice(c, o, "nic_path", "pxb", paths, " (NCCL's path "
+                          "type from a GPU to its NIC)", &path)) ||
+        (rc = sj_num(c, o, "nccl.", "compute_capability", 0, def_cc[a], 30,
                      200, &v)))
         return rc;
-    int cc_ok = v == 70 || v == 80 || v == 90;
+    n->arch = (enum lbs_sim_gpu_arch)a;
+    n->cpu_amd = cpu == 0;
+    n->intra_pci = link == 1;
     if ((v < 90) != (a < 2) || (v >= 80) != (a >= 1))
         return sj_fail(c, "nccl.", "compute_capability", "%g does not belong "
                        "to gpu_arch %s (NCCL's rows: < 80 volta, 80-89 "
                        "ampere, >= 90 hopper)", v, archs[a]);
-    n->ll128_intra = cc_ok && !n->intra_pci;
+    /* tuning.cc, "Enable LL128 by default only on Volta/Ampere/Hopper+
+     * NVLink": typeIntra NVLink, typeInter <= PATH_PXB (PXN on sm90),
+     * one compute capability of 7.0, 8.0 or 9.0 */
+    n->ll128_intra = (v == 70 || v == 80 || v == 90) && !n->intra_pci;
     n->ll128_inter = n->ll128_intra &&
                      (path <= 1 || (v >= 90 && path <= 2));
-    if ((rc = read_graph(c, o, "intra_graph", p->gpus_per_node > 1,
-                         &n->intra)) ||
-        (rc = read_graph(c, o, "inter_graph", 1, &n->inter)) ||
-        (rc = read_graph(c, o, "nvls_graph", 0, &n->nvls)))
-        return rc;
-    if (p->gpus_per_node == 1)
-        n->intra = n->inter;
-    if ((rc = sj_num(c, o, "nccl.", "p2p_gbs", SJ_REQ, 0, RATE_MIN, RATE_MAX,
-                     &v)))
-        return rc;
-    n->p2p_bw = v * 1e9;
-    /* algorithms: NCCL's; p2p (alltoall, neighbours) is always there */
-    static const struct { const char *name; unsigned bits; } al[] = {
-        {"ring", 1u << LBS_SIM_AR_RING | 1u << LBS_SIM_AG_RING |
-                 1u << LBS_SIM_BC_PIPELINE},
-        {"tree", 1u << LBS_SIM_AR_TREE},
-        {"nvls", 1u << LBS_SIM_AR_NVLS | 1u << LBS_SIM_AR_NVLS_TREE |
-                 1u << LBS_SIM_AG_NVLS}};
-    p->algos = 1u << LBS_SIM_A2A_PAIRWISE | 1u << LBS_SIM_NB_DIRECT |
-               1u << LBS_SIM_BAR_DISSEM;
+    return 0;
+}
+
+/* nccl.algorithms: NCCL's names (sim/algos.h's nccl_as column), each
+ * enabling its rows; the point-to-point ones are always there. */
+static int read_nccl_algos(const struct sj *c, const json_t *o,
+                           struct lbs_sim_platform *p)
+{
+    char names[64];
+    lbs_sim_nccl_algo_names(names, sizeof names);
+    p->algos = lbs_sim_nccl_algos(NULL);
     const json_t *l = json_object_get(o, "algorithms");
     if (!json_is_array(l) || !json_array_size(l))
-        return sj_fail(c, "nccl.", "algorithms", "required: a list of ring, "
-                       "tree, nvls");
+        return sj_fail(c, "nccl.", "algorithms", "required: a list of %s",
+                       names);
     for (size_t i = 0; i < json_array_size(l); i++) {
         const char *nm = json_string_value(json_array_get(l, i));
-        size_t k = 0;
-        while (nm && k < 3 && strcmp(al[k].name, nm))
-            k++;
-        if (!nm || k == 3)
+        unsigned bits = nm ? lbs_sim_nccl_algos(nm) : 0;
+        if (!bits)
             return sj_fail(c, "nccl.", "algorithms", "item %zu \"%.40s\": "
-                           "ring, tree or nvls", i, nm ? nm : "?");
-        p->algos |= al[k].bits;
+                           "one of %s", i, nm ? nm : "?", names);
+        p->algos |= bits;
     }
     if (!(p->algos >> LBS_SIM_AR_RING & 1))
         return sj_fail(c, "nccl.", "algorithms", "ring is required (NCCL "
                        "falls back to it; allgather and bcast use it)");
     if ((p->algos >> LBS_SIM_AR_NVLS & 1) &&
-        (!n->nvls.channels || n->arch != LBS_SIM_HOPPER))
+        (!p->nccl.nvls.channels || p->nccl.arch != LBS_SIM_HOPPER))
         return sj_fail(c, "nccl.", "algorithms", "nvls needs a Hopper GPU and "
                        "nccl.nvls_graph");
-    l = json_object_get(o, "protocols");
+    return 0;
+}
+
+/* nccl.protocols: the ones NCCL may use, at full bandwidth (its own
+ * tables, nccl.c, price them). */
+static int read_nccl_protos(const struct sj *c, const json_t *o,
+                            struct lbs_sim_platform *p)
+{
+    const json_t *l = json_object_get(o, "protocols");
     if (!json_is_array(l) || !json_array_size(l))
         return sj_fail(c, "nccl.", "protocols", "required: a list of LL, "
                        "LL128, Simple");
@@ -330,6 +365,40 @@ static int read_nccl(const struct sj *c, const json_t *root,
         return sj_fail(c, "nccl.", "protocols", "Simple is required (NCCL's "
                        "point-to-point and NVLS use it)");
     return 0;
+}
+
+/* "nccl": what NCCL's topology search finds on this platform; present =
+ * collectives priced by NCCL's tuner model (sim/nccl.c). */
+static int read_nccl(const struct sj *c, const json_t *root,
+                     struct lbs_sim_platform *p)
+{
+    static const char *const keys[] = {"version", "gpu_arch", "cpu_vendor",
+        "intra_link", "intra_graph", "inter_graph", "nvls_graph", "p2p_gbs",
+        "algorithms", "protocols", "nic_path", "compute_capability", "note",
+        "sources", NULL};
+    struct lbs_sim_nccl *n = &p->nccl;
+    json_t *o;
+    double v;
+    int rc = sj_obj(c, root, "", "nccl", 0, &o);
+    if (rc || !o)
+        return rc;
+    p->nccl_model = 1;
+    if ((rc = sj_known(c, o, "nccl.", keys)) ||
+        (rc = read_nccl_hw(c, o, n)) ||
+        (rc = read_graph(c, o, "intra_graph", p->gpus_per_node > 1,
+                         &n->intra)) ||
+        (rc = read_graph(c, o, "inter_graph", 1, &n->inter)) ||
+        (rc = read_graph(c, o, "nvls_graph", 0, &n->nvls)))
+        return rc;
+    if (p->gpus_per_node == 1)
+        n->intra = n->inter;
+    if ((rc = sj_num(c, o, "nccl.", "p2p_gbs", SJ_REQ, 0, RATE_MIN, RATE_MAX,
+                     &v)))
+        return rc;
+    n->p2p_bw = v * 1e9;
+    if ((rc = read_nccl_algos(c, o, p)))
+        return rc;
+    return read_nccl_protos(c, o, p);
 }
 
 /* "gpu": its name, peak and memory bandwidth. */

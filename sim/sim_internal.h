@@ -87,6 +87,12 @@ typedef double lbs_sim_nccl_fn(const struct lbs_sim_net *net,
 lbs_sim_nccl_fn lbs_sim_nccl_allreduce, lbs_sim_nccl_allgather,
     lbs_sim_nccl_bcast, lbs_sim_nccl_barrier, lbs_sim_nccl_alltoall,
     lbs_sim_nccl_neighbor;
+/* coll.c, from sim/algos.h's nccl_as column: the algorithms a GPU
+ * platform's nccl.algorithms item nccl_name ("ring") enables, as bits of
+ * enum lbs_sim_algo (0: no such name); nccl_name NULL: those NCCL runs
+ * always.  _names: the distinct names, "ring, tree, nvls", into buf. */
+unsigned lbs_sim_nccl_algos(const char *nccl_name);
+void lbs_sim_nccl_algo_names(char *buf, size_t len);
 /* coll.c: the destinations of one rank (offsets, core's lbs_topo_offsets)
  * in a graph priced by direct sends (ring, exponential, onepeer) at
  * `step` (steps < 1 read as 1); 0 for any other graph (full is priced as

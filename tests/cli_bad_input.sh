@@ -204,7 +204,8 @@ sys.exit(list(pc) != [\"allreduce\"] or pc[\"allreduce\"][\"bytes_per_step\"] !=
         --layers uniform:4 --elements 1M --json --no-save
 done
 
-for o in sgd lars lamb adamw; do
+# every optimizer in the registry (optim --list)
+for o in $("$BIN" optim --list | sed -n 's/^  \([a-z0-9_]*\) - .*/\1/p'); do
     good "tiny $o run (--no-save) exits 0" \
         '[ -z "$(find "$RES" "$CWD" -mindepth 1)" ] && [ -s "$OUT" ]' \
         optim --optim $o "${Q[@]}" --layers uniform:4

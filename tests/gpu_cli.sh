@@ -34,8 +34,12 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 # The --out directory the next run would not be allowed to create.
 next_out() { echo "$TOP/c$((case_no + 1))/res/run"; }
 
-# No GPU / no CUDA build: the lines bench/gpu-check.sh runs, and others.
-for o in lamb slamb adamw sgd; do
+# No GPU / no CUDA build: the lines bench/gpu-check.sh runs, and others,
+# for every optimizer `optim --list` says has GPU kernels.
+GPU_OPTS=$("$BIN" optim --list | awk '/^  [a-z0-9_]+ - /{n=$1} /GPU kernels/{print n}')
+[ -n "$GPU_OPTS" ] && ok "optim --list names optimizers with GPU kernels" ||
+    not_ok "optim --list names optimizers with GPU kernels"
+for o in $GPU_OPTS; do
     bad "optim --device cuda --optim $o" \
         "lbscale: optim: --device cuda: |$WHY" \
         optim --device cuda --optim "$o" --elements 100M

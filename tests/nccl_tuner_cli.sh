@@ -24,7 +24,11 @@ PY=/usr/bin/python3
 XP=$(cd "$(dirname "$0")/../sim/xcheck/platforms" && pwd)
 
 G=(--gpus 8,16,64,1024 --bytes 1K..1G)
-for plat in dgx-h100 dgx-a100 eth-25g; do
+# every platform preset (`sim list`), so a new one is covered with no edit
+PLATS=$("$BIN" sim list --json | "$PY" -c 'import json, sys
+print(" ".join(json.load(sys.stdin)["platforms"]))')
+[ -n "$PLATS" ] && ok "sim list names platform presets" || not_ok "sim list names platform presets"
+for plat in $PLATS; do
     good "$plat: sim coll --nccl-tuner-csv" sim coll --platform "$plat" "${G[@]}" --nccl-tuner-csv "$TOP/$plat.csv" --no-save
     for c in allreduce allgather bcast; do
         run sim coll --platform "$plat" --coll "$c" "${G[@]}" --json --no-save

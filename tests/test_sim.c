@@ -1193,34 +1193,40 @@ Test(sim_bad, runtime_checks)
 
 /* ---- presets, scale lists, calibration ---------------------------------- */
 
+/* Every platform preset x every model preset, from their one home (the
+ * data directory `sim list` reads), so a new preset is covered here with
+ * no edit. */
 Test(sim_presets, load_and_sweep)
 {
     const char *td = getenv("LBS_TEST_DATA");
-    char path[1024];
-    static const char *plats[] = {"dgx-a100", "dgx-h100", "eth-25g",
-                                  "eth-100g"};
-    static const char *models[] = {"bert-large", "bert-xl", "gpt2-xl",
-                                   "resnet-50", "swin-t", "swin-b"};
+    char dir[1024];
     struct lbs_err e = {{0}};
     cr_assert(td, "LBS_TEST_DATA unset");
-    struct lbs_sim_platform *pl[4];
-    for (int i = 0; i < 4; i++) {
-        snprintf(path, sizeof path, "%s/../sim/data/platforms/%s.json", td,
-                 plats[i]);
-        cr_assert_eq(lbs_sim_platform_load(path, &pl[i], &e), 0, "%s", e.msg);
-    }
+    snprintf(dir, sizeof dir, "%s/../sim/data", td);
+    setenv("LBSCALE_SIM_DATA", dir, 1);
+    char **plats = lbs_sim_preset_names("platforms", ".json");
+    char **models = lbs_sim_preset_names("models", ".json");
+    size_t npl = 0, nm = 0;
+    while (plats[npl])
+        npl++;
+    while (models[nm])
+        nm++;
+    cr_assert(npl > 0 && nm > 0, "%zu platform and %zu model presets in "
+              "%s", npl, nm, dir);
+    struct lbs_sim_platform **pl = calloc(npl, sizeof *pl);
+    for (size_t i = 0; i < npl; i++)
+        cr_assert_eq(lbs_sim_platform_find(plats[i], &pl[i], &e), 0, "%s",
+                     e.msg);
     long *P;
     size_t np;
     cr_assert_eq(lbs_sim_parse_gpus("8..16384", &P, &np, &e), 0);
     cr_assert_eq(np, 12);
-    for (int j = 0; j < 6; j++) {
+    for (size_t j = 0; j < nm; j++) {
         struct lbs_sim_model *m;
         struct lbs_sim_plan *plan;
-        snprintf(path, sizeof path, "%s/../sim/data/models/%s.json", td,
-                 models[j]);
-        cr_assert_eq(lbs_sim_model_load(path, &m, &e), 0, "%s", e.msg);
+        cr_assert_eq(lbs_sim_model_find(models[j], &m, &e), 0, "%s", e.msg);
         cr_assert_eq(lbs_sim_plan_dp(m, "lamb", &plan, &e), 0);
-        for (int i = 0; i < 4; i++) {
+        for (size_t i = 0; i < npl; i++) {
             struct lbs_sim_result res[12];
             double eff[12];
             struct lbs_sim_opts o = {.optim_bytes_per_elem = 44};
@@ -1240,8 +1246,11 @@ Test(sim_presets, load_and_sweep)
         lbs_sim_model_free(m);
     }
     free(P);
-    for (int i = 0; i < 4; i++)
+    for (size_t i = 0; i < npl; i++)
         lbs_sim_platform_free(pl[i]);
+    free(pl);
+    lbs_sim_names_free(plats);
+    lbs_sim_names_free(models);
 }
 
 Test(sim_presets, gpus_lists)

@@ -181,6 +181,40 @@ sys.exit(0 if ok else 1)' "$OUT" "$TOP/teach/train.jsonl" ||
     why+=("output/results do not say teacher + note")
 report "package missing: teacher fallback, said in output and results" "${why[@]}"
 
+# The epoch rows' lr is the rate the optimizer runs at, never the bare
+# schedule factor: with --decay none and no warm-up the factor is 1, so
+# every epoch row's lr must equal the lr of the run's effective params
+# (train's tuned rule, the optimizer's own default where it has none, or
+# the spec's), for every optimizer in the registry and for an lr given in
+# the spec; null where the optimizer has no lr key.
+lr_column() {  # lr_column SPEC
+    run -- --optim "$1" "${T[@]}" --epochs 2 --decay none --warmup 0 --json \
+        --no-save
+    why=()
+    [ "$RC" -eq 0 ] || why+=("exit $RC: $(head -c 300 "$ERR")")
+    msg=$( ("$PY" - "$OUT" <<'EOF2'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+ep = [r for r in rows if r.get("event") == "epoch"]
+kv = dict(x.split("=", 1) for x in rows[-1]["params"].split(",") if "=" in x)
+want = float(kv["lr"]) if "lr" in kv else None
+if not ep: sys.exit("no epoch rows")
+for r in ep:
+    got = r.get("lr")
+    if (want is None) != (got is None) or (
+            want is not None and abs(got - want) > 1e-5 * abs(want)):
+        sys.exit("epoch %s: lr %r, the optimizer runs at %r" %
+                 (r.get("epoch"), got, want))
+print(want)
+EOF2
+) 2>&1) || why+=("$msg")
+    report "$1: the epoch rows' lr is the optimizer's rate ($msg)" "${why[@]}"
+}
+for o in $("$BIN" optim --list | sed -n 's/^  \([a-z0-9_]*\) - .*/\1/p') \
+         sgd:lr=0.0123; do
+    lr_column "$o"
+done
+
 # ---- under mpirun ----------------------------------------------------------
 MPIRUN=$(command -v mpirun 2>/dev/null)
 if [ -z "$MPIRUN" ]; then

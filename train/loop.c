@@ -466,6 +466,17 @@ static int evaluate(struct lbs_train *r, struct lbs_err *err)
 }
 
 /* A number, or null when it is not finite (jansson refuses NaN). */
+/* The rate the schedule scales: the one train chose (info.lr), else the
+ * optimizer's own (the spec's lr); NaN (a null lr column, never the bare
+ * schedule factor) for an optimizer without an lr key. */
+static double base_lr(const struct lbs_train *r)
+{
+    double v;
+    if (!isnan(r->info.lr))
+        return r->info.lr;
+    return lbs_optim_get(r->o, "lr", &v, NULL) ? NAN : v;
+}
+
 static void jset(json_t *o, const char *k, double x)
 {
     json_object_set_new(o, k, isfinite(x) ? json_real(x) : json_null());
@@ -488,8 +499,7 @@ int lbs_train_evaluate(struct lbs_train *r, long it, json_t **row,
                                       : json_null());
     jset(o, "epoch", (double)it * (double)t->global_batch / r->info.n_used);
     json_object_set_new(o, "step", json_integer((json_int_t)it));
-    jset(o, "lr", isnan(r->info.lr) ? lr_factor(r, it)
-                                    : r->info.lr * lr_factor(r, it));
+    jset(o, "lr", base_lr(r) * lr_factor(r, it));
     jset(o, "train_loss", r->train_loss);
     jset(o, "train_accuracy", r->train_acc);
     jset(o, "test_loss", r->test_loss);

@@ -1,4 +1,4 @@
-/* lr.c - the learning-rate rules of `lbscale train`: the tuned table, the
+/* lr.c - the learning-rate rules of `lbscale train`: the tuned rules, the
  * effective spec and the schedule (lr.h). */
 #include <math.h>
 #include <stdio.h>
@@ -11,49 +11,15 @@
 /* ---- per-optimizer defaults -------------------------------------------
  *
  * lr(B) = min(lr_max, lr_ref * (B / 1024)^alpha), B = the global batch,
- * unless the spec sets lr itself: the square-root rule (alpha 0.5;
- * Krizhevsky 2014, the LAMB paper) except for JointSpar and JointSpar-LARS
- * (below).  lr_ref, alpha and the caps come from
- * sweeps on Fashion-MNIST with mlp:784-512-256-10, 10 epochs, cosine
- * decay, 10% warm-up (1 process; test accuracy):
- *   B=1024: sgd 0.05/0.1/0.2 -> 88.4/89.1/88.9%; lamb 0.005/0.01/0.02 ->
- *     89.5/89.9/88.9%; adamw 0.001/0.002/0.004 -> 88.6/89.1/89.6%;
- *     lars 2/5/10/20 -> 88.8/89.8/86.2/88.6%
- *   B=8192: sgd 0.1/0.2/0.4/0.8 -> 83.1/82.0/10/10% (linear scaling
- *     diverges, hence the low cap); lamb 0.02/0.04/0.08 -> 86.2/86.7/80.9%;
- *     adamw 0.008/0.016/0.032 -> 84.4/84.5/83.7%; lars 10/20/40 ->
- *     82.4/81.7/67.5%
- * LARS at 5 was unstable on 4 ranks with seed 1 (86.5%; seeds 2, 3:
- * 89.6%), hence 3 (1 process: 89.2%).  SLAMB, 1-bit LAMB take LAMB's
- * rates, DmSGD and DecentLaM (momentum SGD underneath) SGD's.  JointSpar
- * (4 ranks): B=1024 lr 0.05/0.1 -> 87.6/88.4%, B=8192 lr 0.05/0.1/0.15 ->
- * 78.1/70.7/diverged: its 1/p-rescaled gradients make the best rate FALL
- * with the batch when a large batch leaves few steps, hence alpha = -1/3
- * (capped at 0.1: smaller batches keep 0.1; 0.15 failed a 2-rank tiny run).
- * JointSpar-LARS (4 ranks): B=1024 lr 3/5 -> 87.2/83.4%, B=8192 lr
- * 3/5/8.5 -> 77.2/77.9/66.4%, hence a constant 3. */
-const struct lbs_train_lr_default lbs_train_lr_defaults[] = {
-    {"sgd", 0.1, 0.5, 0.15},
-    {"lars", 3.0, 0.5, 20.0},
-    {"lamb", 0.01, 0.5, 0.04},
-    {"adamw", 0.004, 0.5, 0.03},
-    {"slamb", 0.01, 0.5, 0.04},
-    {"onebit_lamb", 0.01, 0.5, 0.04},
-    {"jointspar", 0.1, -1.0 / 3, 0.1},
-    {"jointspar_lars", 3.0, 0.0, 3.0},
-    {"dmsgd", 0.1, 0.5, 0.15},
-    {"decentlam", 0.1, 0.5, 0.15},
-    {NULL, 0, 0, 0},
-};
-#define REF_BATCH 1024.0
+ * unless the spec sets lr itself: the optimizer's tuned rule (struct
+ * lbs_optim_lr_rule in its ops table, beside the sweep it came from);
+ * without one, the optimizer's own lr default. */
 
-static const struct lbs_train_lr_default *find_default(const char *name)
+/* The tuned rule of optimizer name, or NULL. */
+static const struct lbs_optim_lr_rule *find_rule(const char *name)
 {
-    for (const struct lbs_train_lr_default *d = lbs_train_lr_defaults;
-         d->name; d++)
-        if (!strcmp(d->name, name))
-            return d;
-    return NULL;
+    struct lbs_optim_props p;
+    return lbs_optim_props(name, &p, NULL) ? NULL : p.lr_rule;
 }
 
 /* ---- the effective optimizer spec ------------------------------------- */
@@ -125,6 +91,19 @@ const char *lbs_train_lr_scaling(const struct lbs_train_config *t,
     return t->lr_scaling;
 }
 
+/* The lr an optimizer built from spec runs at (its key table's default
+ * when the spec sets none), or NaN when it has no lr key. */
+static void optim_lr(const char *spec, double *lr)
+{
+    struct lbs_optim_config *c;
+    *lr = NAN;
+    if (lbs_optim_config_new(spec, &c, NULL))
+        return;
+    if (lbs_optim_config_get(c, "lr", lr, NULL))
+        *lr = NAN;
+    lbs_optim_config_free(c);
+}
+
 /* lr.h */
 int lbs_train_effective_spec(const struct lbs_train_config *t,
                              long total_steps, char *spec, size_t len,
@@ -140,7 +119,8 @@ int lbs_train_effective_spec(const struct lbs_train_config *t,
     if (spec[strlen(spec) - 1] == ':')
         spec[strlen(spec) - 1] = '\0';
     *lr_used = NAN;
-    const struct lbs_train_lr_default *d = find_default(name);
+    int untuned = 0;
+    const struct lbs_optim_lr_rule *d = find_rule(name);
     char kv[96];
     const char *sc = lbs_train_lr_scaling(t, name);
     if (spec_has_key(spec, "lr")) {
@@ -159,16 +139,18 @@ int lbs_train_effective_spec(const struct lbs_train_config *t,
                      !strcmp(sc, "sqrt") ? "sqrt" : "", t->global_batch,
                      t->lr_ref_batch);
     } else if (d) {
-        double lr = d->lr_ref * pow((double)t->global_batch / REF_BATCH,
-                                    d->alpha);
+        double lr = d->lr_ref * pow((double)t->global_batch /
+                                    LBS_OPTIM_LR_REF_BATCH, d->alpha);
         if (lr > d->lr_max)
             lr = d->lr_max;
         *lr_used = lr;
         snprintf(kv, sizeof kv, "lr=%.6g", lr);
         append_kv(spec, len, kv);
-        snprintf(rule, rlen, "%g x (%ld/1024)^%g, max %g", d->lr_ref,
-                 t->global_batch, d->alpha, d->lr_max);
+        snprintf(rule, rlen, "%g x (%ld/%g)^%g, max %g", d->lr_ref,
+                 t->global_batch, LBS_OPTIM_LR_REF_BATCH, d->alpha,
+                 d->lr_max);
     } else {
+        untuned = 1;
         snprintf(rule, rlen, "the optimizer's default (no tuned entry)");
     }
     if (t->topology && !spec_has_key(spec, "topology") &&
@@ -199,6 +181,8 @@ int lbs_train_effective_spec(const struct lbs_train_config *t,
         snprintf(kv, sizeof kv, "seed=%ld", t->seed);
         append_kv(spec, len, kv);
     }
+    if (untuned)   /* the rate it runs at, from the whole spec */
+        optim_lr(spec, lr_used);
     return 0;
 }
 

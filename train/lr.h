@@ -1,6 +1,7 @@
 /* lr.h - the learning-rate rules of `lbscale train` (train/ only): the
- * tuned per-optimizer table, --lr-base scaling, the effective spec the
- * optimizer is built from, and the warm-up/decay schedule.
+ * optimizers' tuned rules (their ops tables, lbscale/optim.h: struct
+ * lbs_optim_lr_rule), --lr-base scaling, the effective spec the optimizer
+ * is built from, and the warm-up/decay schedule.
  */
 #ifndef LBS_TRAIN_LR_H
 #define LBS_TRAIN_LR_H
@@ -10,17 +11,11 @@
 #include "lbscale/error.h"
 #include "train.h"
 
-/* lr(B) = min(lr_max, lr_ref * (B / 1024)^alpha) (see lr.c). */
-struct lbs_train_lr_default {
-    const char *name;
-    double lr_ref, alpha, lr_max;
-};
-/* The tuned table, ended by a NULL name (train --help prints it). */
-extern const struct lbs_train_lr_default lbs_train_lr_defaults[];
-
-/* Build the spec actually used: the user's keys win; lr from the default
- * table (or --lr-base), topology from --topology, the run-sized key
- * (freeze_step, kwarm) and seed as documented.  rule: how lr was chosen; *lr_used: NaN when not set. */
+/* Build the spec actually used: the user's keys win; lr from --lr-base or
+ * the optimizer's tuned rule, topology from --topology, the run-sized key
+ * (freeze_step, kwarm) and seed as documented.  rule: how lr was chosen;
+ * *lr_used: the rate chosen (the optimizer's own default when it has no
+ * tuned rule), NaN when the spec gives lr. */
 int lbs_train_effective_spec(const struct lbs_train_config *t,
                              long total_steps, char *spec, size_t len,
                              char *rule, size_t rlen, double *lr_used,

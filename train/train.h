@@ -66,7 +66,7 @@ struct lbs_train_config {
     long global_batch, micro_batch, max_steps, subset, test_subset, seed;
     long threads;
     long val;               /* --val: held-out training samples */
-    double lr_base;         /* --lr-base (0: the tuned table) */
+    double lr_base;         /* --lr-base (0: the tuned rules) */
     long lr_ref_batch;      /* --lr-ref-batch */
     const char *lr_scaling; /* --lr-scaling auto|linear|sqrt|none */
     int no_augment;         /* --no-augment (CNN) */

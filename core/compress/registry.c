@@ -1,23 +1,14 @@
-/* registry.c - every compressor, by name.  Adding one = its file plus one line here. */
+/* registry.c - every compressor, by name.  Adding one = its file plus one
+ * row in core/meson.build. */
 #include <stddef.h>
 
 #include "compress_impl.h"
+#include "registry_list.h"
 
-/* One X(name) line per compressor, in the order --list shows them: the line
- * both declares lbs_cmp_NAME (defined in its own file, core/compress/NAME.c, which
- * core/meson.build compiles) and registers it. */
-#define LBS_COMPRESSORS(X) \
-    X(none) \
-    X(fp16) \
-    X(bf16) \
-    X(topk) \
-    X(thresh) \
-    X(randk) \
-    X(cyclick) \
-    X(sign) \
-    X(qsgd) \
-    X(powersgd)
-
+/* LBS_COMPRESSORS(X) holds one X(name) per compressor, in the order --list
+ * shows them (registry_list.h, made by core/meson.build from the rows that
+ * also compile each file, core/compress/NAME.c).  Each X(name) both
+ * declares lbs_cmp_NAME (defined in its file) and registers it. */
 #define DECLARE(name) extern const struct lbs_compress_ops lbs_cmp_##name;
 LBS_COMPRESSORS(DECLARE)
 

@@ -145,6 +145,7 @@ const struct lbs_optim_ops lbs_optim_decentlam = {
     .summary = "DecentLaM: decentralized momentum SGD on g~ = (x - W(x - lr g))"
                "/lr, free of DmSGD's momentum bias",
     .params = lbs_gossip_params,
+    .lr_rule = &lbs_lr_sgd,   /* untuned: SGD's rate */
     .dense = 0,
     .cfg_size = sizeof(struct lbs_gossip_cfg),
     .bytes_per_elem = decentlam_bytes,

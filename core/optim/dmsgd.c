@@ -72,6 +72,7 @@ const struct lbs_optim_ops lbs_optim_dmsgd = {
     .summary = "decentralized momentum SGD: x_i = sum_j w_ij (x_j - lr m_j) "
                "over a gossip topology",
     .params = lbs_gossip_params,
+    .lr_rule = &lbs_lr_sgd,   /* untuned: SGD's rate */
     .dense = 0,
     .cfg_size = sizeof(struct lbs_gossip_cfg),
     .bytes_per_elem = dmsgd_bytes,

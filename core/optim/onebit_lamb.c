@@ -543,6 +543,7 @@ const struct lbs_optim_ops lbs_optim_onebit_lamb = {
     .summary = "1-bit LAMB (DeepSpeed): LAMB warm-up, then frozen v and "
                "1-bit momentum with two-sided error feedback",
     .params = onebit_params,
+    .lr_rule = &lbs_lr_lamb,   /* untuned: LAMB's rate */
     .dense = 0,
     .adaptive = 1,
     /* DeepSpeed: warm-up for 15-25% of training; 20% as lbscale train

@@ -372,6 +372,7 @@ int lbs_optim_props(const char *spec, struct lbs_optim_props *p,
         .adaptive = ops->adaptive,
         .run_key = ops->run_key,
         .run_fraction = ops->run_fraction,
+        .lr_rule = ops->lr_rule,
         .device = ops->device,
     };
     return 0;

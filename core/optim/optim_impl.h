@@ -1,10 +1,11 @@
 /* optim_impl.h - what an optimizer file implements (internal to core).
  *
- * One file per optimizer fills one struct lbs_optim_ops and adds one line to
- * registry.c.  The driver (optim.c) parses the spec against ops->params into
- * a freshly allocated config of ops->cfg_size bytes, calls init, and on
- * every lbs_optim_step() advances o->t (1-based) and calls step.  A step
- * talks to other ranks only through o->comm.
+ * One file per optimizer fills one struct lbs_optim_ops and adds one row to
+ * core/meson.build's optimizers (registry.c).  The driver (optim.c) parses
+ * the spec against ops->params into a freshly allocated config of
+ * ops->cfg_size bytes, calls init, and on every lbs_optim_step() advances
+ * o->t (1-based) and calls step.  A step talks to other ranks only through
+ * o->comm.
  */
 #ifndef LBS_OPTIM_IMPL_H
 #define LBS_OPTIM_IMPL_H
@@ -38,6 +39,9 @@ struct lbs_optim_ops {
      * DeepSpeed warms up for 15-25% of training), or NULL. */
     const char *run_key;
     double run_fraction;
+    /* Optional: the tuned learning-rate rule (lbscale/optim.h), defined
+     * beside the sweep it came from; NULL = untuned. */
+    const struct lbs_optim_lr_rule *lr_rule;
     /* Optional: cross-key checks of a parsed config (cmin <= cmax, ...)
      * that need no layers, so lbs_optim_check answers exactly what
      * lbs_optim_new would; name is ops->name for the message.  Called
@@ -69,6 +73,10 @@ struct lbs_optim_ops {
      * NULL = CPU only. */
     const struct lbs_optim_device *device;
 };
+
+/* Tuned rules that optimizers without a sweep of their own borrow (lamb.c,
+ * sgd.c). */
+extern const struct lbs_optim_lr_rule lbs_lr_lamb, lbs_lr_sgd;
 
 struct lbs_optim {
     const struct lbs_optim_ops *ops;

@@ -1,23 +1,14 @@
-/* registry.c - every optimizer, by name.  Adding one = its file plus one line here. */
+/* registry.c - every optimizer, by name.  Adding one = its file plus one
+ * row in core/meson.build. */
 #include <stddef.h>
 
 #include "optim_impl.h"
+#include "registry_list.h"
 
-/* One X(name) line per optimizer, in the order --list shows them: the line
- * both declares lbs_optim_NAME (defined in its own file, core/optim/NAME.c, which
- * core/meson.build compiles) and registers it. */
-#define LBS_OPTIMIZERS(X) \
-    X(sgd) \
-    X(lars) \
-    X(lamb) \
-    X(adamw) \
-    X(slamb) \
-    X(onebit_lamb) \
-    X(jointspar) \
-    X(jointspar_lars) \
-    X(dmsgd) \
-    X(decentlam)
-
+/* LBS_OPTIMIZERS(X) holds one X(name) per optimizer, in the order --list
+ * shows them (registry_list.h, made by core/meson.build from the rows that
+ * also compile each file, core/optim/NAME.c).  Each X(name) both
+ * declares lbs_optim_NAME (defined in its file) and registers it. */
 #define DECLARE(name) extern const struct lbs_optim_ops lbs_optim_##name;
 LBS_OPTIMIZERS(DECLARE)
 

@@ -101,10 +101,17 @@ static const struct lbs_optim_device sgd_gpu = {
     .checks = sgd_gpu_checks,
 };
 
+/* lbscale train's rate when told none (lbscale/optim.h: the sweep's
+ * set-up): B=1024: lr 0.05/0.1/0.2 -> 88.4/89.1/88.9%; B=8192: lr
+ * 0.1/0.2/0.4/0.8 -> 83.1/82.0/10/10% (linear scaling diverges, hence the
+ * low cap).  DmSGD and DecentLaM (momentum SGD underneath) borrow it. */
+const struct lbs_optim_lr_rule lbs_lr_sgd = {0.1, 0.5, 0.15};
+
 const struct lbs_optim_ops lbs_optim_sgd = {
     .name = "sgd",
     .summary = "momentum SGD (optionally Nesterov), PyTorch semantics",
     .params = sgd_params,
+    .lr_rule = &lbs_lr_sgd,
     .dense = 1,
     .cfg_size = sizeof(struct sgd_cfg),
     .bytes_per_elem = sgd_bytes,

@@ -891,6 +891,7 @@ const struct lbs_optim_ops lbs_optim_slamb = {
     .summary = "SLAMB: local LAMB moments, random-k momentum sync with "
                "staleness-blended lr and trust ratio, params averaged every H",
     .params = slamb_params,
+    .lr_rule = &lbs_lr_lamb,   /* untuned: LAMB's rate */
     .dense = 0,
     .adaptive = 1,
     /* the authors' CIFAR run: one k warm-up stage per epoch of 200 */

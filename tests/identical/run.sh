@@ -5,12 +5,17 @@
 #
 # Builds BASE_REV in a temporary worktree and compares, byte for byte, what
 # it and BUILD_DIR's lbscale (default build/) print for:
-#   - `sim sweep` / `sim step --timeline` / `sim netsweep` / `sim anchors` /
-#     `sim coll` over every model, platform and trace preset,
-#   - the trace-v1 files `optim --comm record:P` writes for every optimizer
-#     (with and without a compressor),
-#   - `train`'s per-epoch losses and accuracies (MLP and CNN, dense, sparse
-#     and decentralized optimizers, --threads 1).
+#   - `sim sweep` over every model x platform preset (each model with every
+#     optimizer that has a trace preset for it, and the data-parallel
+#     ones), `sim coll` on every platform, and `sim step --timeline` /
+#     `sim netsweep` / `sim anchors`,
+#   - the trace-v1 files `optim --comm record:P` writes for every optimizer,
+#     and for lamb with every compressor (plus a few non-default specs),
+#   - `train`'s per-epoch losses and accuracies for every optimizer (MLP,
+#     --threads 1).
+# The presets, optimizers and compressors are the BASE build's (its `sim
+# list`, `optim --list`, `compress --list`), so a new one is covered with
+# no edit here; one only the current build has has nothing to compare with.
 # Wall-clock columns are not compared (they are measurements).  A field
 # the current build adds on purpose is named in NEW_FIELDS (space list,
 # e.g. NEW_FIELDS=samples_layers): it is removed from the current build's
@@ -26,32 +31,50 @@ git -C "$root" worktree add --detach "$tmp/base" "$base" >/dev/null 2>&1
 (cd "$tmp/base" && meson setup "$tmp/bbuild" -Dcuda=disabled >/dev/null &&
  ninja -C "$tmp/bbuild" lbscale >/dev/null)
 
+# The names of the base build's registries and presets (lists BIN DATA):
+# "sweep MODEL OPTIM,...", "platform NAME", "optim NAME", "compress NAME".
+lists() {
+    LBSCALE_SIM_DATA=$2 "$1" sim list --json | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for m in d["models"]:
+    tr = []
+    for t in d["traces"]:   # OPTIM-MODEL[-rP]
+        o, _, rest = t.partition("-")
+        if (rest == m or rest.startswith(m + "-r")) and o not in tr:
+            tr.append(o)
+    print("sweep", m, ",".join(d["data_parallel"] + tr))
+for p in d["platforms"]:
+    print("platform", p)'
+    "$1" optim --list | sed -n 's/^  \([a-z0-9_]*\) - .*/optim \1/p'
+    "$1" compress --list | sed -n 's/^  \([a-z0-9_]*\) - .*/compress \1/p'
+}
+
 capture() { # capture LBSCALE SIMDATA OUTDIR
     bin=$1 data=$2 out=$3
     mkdir -p "$out"
     export LBSCALE_SIM_DATA="$data" OMP_NUM_THREADS=1
-    for m in bert-large bert-xl gpt2-xl; do
-        for p in dgx-a100 dgx-h100 eth-25g cloud-a100-2x100g; do
-            "$bin" sim sweep --model $m --platform $p \
-                --optim lamb,sgd,slamb,onebit_lamb,jointspar,dmsgd,decentlam \
+    platforms=$(sed -n 's/^platform //p' "$tmp/lists")
+    optims=$(sed -n 's/^optim //p' "$tmp/lists")
+    sed -n 's/^sweep //p' "$tmp/lists" | while read -r m opts; do
+        for p in $platforms; do
+            "$bin" sim sweep --model "$m" --platform "$p" --optim "$opts" \
                 --gpus 8,64,1024,4096 --json --no-save >"$out/sweep-$m-$p" 2>&1 || true
         done
-    done
-    for t in lamb_topk lamb_powersgd jointspar_lars; do
-        "$bin" sim sweep --model bert-large --platform dgx-a100 --optim $t \
-            --gpus 8,256,1024 --json --no-save >"$out/sweep-$t" 2>&1 || true
     done
     "$bin" sim step --model bert-xl --platform dgx-h100 --optim slamb --gpus 256 \
         --timeline --json --no-save >"$out/step" 2>&1 || true
     "$bin" sim netsweep --model bert-xl --platform dgx-a100 \
         --optim lamb,slamb,onebit_lamb --gpus 1024 --json --no-save >"$out/netsweep" 2>&1 || true
     "$bin" sim anchors --json --no-save >"$out/anchors" 2>&1 || true
-    for c in allreduce allgather alltoall; do
-        "$bin" sim coll --platform dgx-a100 --coll $c --bytes 64M --gpus 64 \
-            --json --no-save >"$out/coll-$c" 2>&1 || true
+    for p in $platforms; do
+        for c in allreduce allgather alltoall; do
+            "$bin" sim coll --platform "$p" --coll $c --bytes 64M --gpus 64 \
+                --json --no-save >"$out/coll-$p-$c" 2>&1 || true
+        done
     done
-    for o in lamb lars sgd adamw slamb onebit_lamb jointspar jointspar_lars dmsgd decentlam \
-             lamb+topk:k=0.01,ef=1 sgd+qsgd lamb+powersgd:rank=2 sgd+randk:k=0.1 lamb+sign; do
+    for o in $optims $(sed -n 's/^compress /lamb+/p' "$tmp/lists") \
+             lamb+topk:k=0.01,ef=1 sgd+qsgd lamb+powersgd:rank=2 sgd+randk:k=0.1; do
         opt=${o%%+*} comp=
         [ "$o" != "$opt" ] && comp="--compress ${o#*+}"
         f="$out/rec-$(echo "$o" | tr ':,=+' '____')"
@@ -61,7 +84,7 @@ capture() { # capture LBSCALE SIMDATA OUTDIR
         # the trace header names the lbscale revision: not behaviour
         [ -f "$f.jsonl" ] && sed -i 's/"git_rev": *"[^"]*"//; s/"git":"[^"]*"//' "$f.jsonl"
     done
-    for o in lamb slamb:k=0.1,H=10 jointspar dmsgd lars; do
+    for o in $optims slamb:k=0.1,H=10; do
         "$bin" train --optim "$o" --subset 2048 --test-subset 512 --epochs 2 \
             --global-batch 256 --threads 1 --no-trace --json --no-save 2>&1 |
             sed 's/"[a-z_]*_s": *[0-9.e+-]*,\{0,1\}//g; s/"[a-z_]*time[a-z_]*": *[0-9.e+-]*,\{0,1\}//g' \
@@ -70,6 +93,10 @@ capture() { # capture LBSCALE SIMDATA OUTDIR
     # where the checkout lies is not behaviour: rows name their preset files
     find "$out" -type f -exec sed -i "s|$data|DATA|g; s|$(dirname "$data")|ROOT|g" {} +
 }
+lists "$tmp/bbuild/lbscale" "$tmp/base/sim/data" >"$tmp/lists"
+for k in sweep platform optim compress; do
+    grep -q "^$k " "$tmp/lists" || { echo "$base lists no $k: nothing to compare"; exit 1; }
+done
 capture "$tmp/bbuild/lbscale" "$tmp/base/sim/data" "$tmp/a"
 capture "$head_build/lbscale" "$root/sim/data" "$tmp/b"
 for f in ${NEW_FIELDS:-}; do

@@ -188,6 +188,18 @@ struct lbs_optim_device {
                              size_t nlayers);
 };
 
+/* A tuned learning-rate rule, for a trainer told no rate (lbscale train):
+ * at global batch B, lr = min(lr_max, lr_ref (B / LBS_OPTIM_LR_REF_BATCH)
+ * ^ alpha).  Each optimizer file that has one states the sweep it came
+ * from beside it: Fashion-MNIST, mlp:784-512-256-10, 10 epochs, cosine
+ * decay, 10% warm-up, test accuracy (1 process unless it says otherwise).
+ * alpha 0.5 is the square-root rule (Krizhevsky 2014, the LAMB paper).
+ * An optimizer without one trains at its own lr default. */
+#define LBS_OPTIM_LR_REF_BATCH 1024.0
+struct lbs_optim_lr_rule {
+    double lr_ref, alpha, lr_max;
+};
+
 /* What an optimizer is, from its ops table.  All pointers are static. */
 struct lbs_optim_props {
     const char *name, *summary;
@@ -209,6 +221,8 @@ struct lbs_optim_props {
      * freeze_step), or NULL. */
     const char *run_key;
     double run_fraction;
+    /* The tuned learning-rate rule, or NULL when there is none. */
+    const struct lbs_optim_lr_rule *lr_rule;
     /* GPU kernels, or NULL when the optimizer runs on the CPU only. */
     const struct lbs_optim_device *device;
 };
