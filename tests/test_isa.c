@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "kfam.h"
 #include "lbscale/lbscale.h"
 #include "lbscale/rng.h"
 #include "optim_impl.h"
@@ -111,41 +111,10 @@ Test(isa, sumsq_and_axpy)
     free(x); free(u); free(w0); free(w1);
 }
 
-Test(isa, lamb_pass)
-{
-    const struct lbs_kern *L[LBS_ISA_COUNT];
-    int nl = levels(L);
-    const struct lbs_lamb_coef k = {
-        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
-        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f, .gscale = 0.75f};
-    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
-          *w = arr(N, 1, 0), *u0 = arr(N, 1, 0);
-    float *m1 = dup(m0, N), *v1 = dup(v0, N);
-    double sw0 = 0, su0 = 0;
-    lbs_kern_c.lamb(&k, g + OFF, m0 + OFF, v0 + OFF, w + OFF, u0 + OFF, N,
-                    &sw0, &su0);
-    for (int l = 0; l < nl; l++) {
-        float *m = dup(m1, N), *v = dup(v1, N), *u = arr(N, 1, 0);
-        double sw = 0, su = 0;
-        L[l]->lamb(&k, g + OFF, m + OFF, v + OFF, w + OFF, u + OFF, N, &sw,
-                   &su);
-        same_f(m + OFF, m0 + OFF, N, "lamb m", L[l]->name);
-        same_f(v + OFF, v0 + OFF, N, "lamb v", L[l]->name);
-        same_f(u + OFF, u0 + OFF, N, "lamb u", L[l]->name);
-        close_d(sw, sw0, BOUND_NORM, "lamb ||w||^2", L[l]->name);
-        close_d(su, su0, BOUND_NORM, "lamb ||u||^2", L[l]->name);
-        free(m); free(v); free(u);
-    }
-    free(g); free(m0); free(v0); free(w); free(u0); free(m1); free(v1);
-}
-
 /* The chunked forms (one call per thread): the same chunk partials as a
  * call per chunk at the c level, within the bound at the others. */
 Test(isa, chunked_reductions)
 {
-    const struct lbs_lamb_coef k = {
-        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
-        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f, .gscale = 1};
     const struct lbs_slamb_coef ks = {
         .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
         .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
@@ -154,15 +123,11 @@ Test(isa, chunked_reductions)
     uint32_t *q = malloc(N * sizeof *q);   /* staleness counters */
     for (size_t i = 0; i < N; i++)
         q[i] = (uint32_t)(i % 10);
-    double ref[LBS_CHUNKS], refu[LBS_CHUNKS], refs[LBS_CHUNKS][4];
-    float *u0 = arr(N, 1, 0), *us0 = arr(N, 1, 0);
+    double ref[LBS_CHUNKS], refs[LBS_CHUNKS][4];
+    float *us0 = arr(N, 1, 0);
     for (size_t c = 0; c < LBS_CHUNKS; c++) {
         size_t lo = lbs_chunk_lo(N, c), hi = lbs_chunk_lo(N, c + 1);
-        ref[c] = refu[c] = 0;
-        float *mm = dup(m, N), *vv = dup(v, N);
-        lbs_kern_c.lamb(&k, g + lo, mm + lo, vv + lo, w + lo, u0 + lo,
-                        hi - lo, &ref[c], &refu[c]);
-        free(mm); free(vv);
+        ref[c] = lbs_kern_c.sumsq(w + lo, hi - lo);
         memset(refs[c], 0, sizeof refs[c]);
         lbs_kern_c.slamb_split(&ks, m + lo, v + lo, w + lo, q + lo, us0 + lo,
                                hi - lo, refs[c]);
@@ -171,27 +136,18 @@ Test(isa, chunked_reductions)
         const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
         if (!K)
             continue;
-        double pw[LBS_CHUNKS], pu[LBS_CHUNKS], ps[LBS_CHUNKS][4],
-            sq[LBS_CHUNKS];
-        float *u = arr(N, 1, 0), *us = arr(N, 1, 0);
+        double ps[LBS_CHUNKS][4], sq[LBS_CHUNKS];
+        float *us = arr(N, 1, 0);
         /* two calls, as two threads would make them */
         for (int half = 0; half < 2; half++) {
             size_t c0 = half ? LBS_CHUNKS / 2 : 0,
                    c1 = half ? LBS_CHUNKS : LBS_CHUNKS / 2;
-            float *mm = dup(m, N), *vv = dup(v, N);
-            K->lamb_chunks(&k, g, mm, vv, w, u, N, c0, c1, pw, pu);
-            free(mm); free(vv);
             K->slamb_split_chunks(&ks, m, v, w, q, us, N, c0, c1, ps);
             K->sumsq_chunks(w, N, c0, c1, sq);
         }
-        same_f(u, u0, N, "lamb_chunks u", K->name);
         same_f(us, us0, N, "slamb_split_chunks u", K->name);
         double bound = lv ? BOUND_NORM : 0;
         for (size_t c = 0; c < LBS_CHUNKS; c++) {
-            close_d(pw[c], ref[c], bound + 1e-300, "lamb_chunks ||w||^2",
-                    K->name);
-            close_d(pu[c], refu[c], bound + 1e-300, "lamb_chunks ||u||^2",
-                    K->name);
             close_d(sq[c], ref[c], bound + 1e-300, "sumsq_chunks", K->name);
             for (int j = 0; j < 4; j++)
                 cr_assert(fabs(ps[c][j] - refs[c][j]) <=
@@ -199,51 +155,9 @@ Test(isa, chunked_reductions)
                           "%s slamb_split_chunks chunk %zu part %d",
                           K->name, c, j);
         }
-        free(u); free(us);
+        free(us);
     }
-    free(g); free(m); free(v); free(w); free(q); free(u0); free(us0);
-}
-
-Test(isa, adamw_and_momentum)
-{
-    const struct lbs_kern *L[LBS_ISA_COUNT];
-    int nl = levels(L);
-    const struct lbs_adamw_coef ka = {
-        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 10.0f,
-        .ibc2 = 1000.0f, .eps = 1e-8f, .wd = 0.01f, .lr = 1e-3f};
-    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
-          *w0 = arr(N, 1, 0);
-    float *m1 = dup(m0, N), *v1 = dup(v0, N), *w1 = dup(w0, N);
-    lbs_kern_c.adamw(&ka, g + OFF, m0 + OFF, v0 + OFF, w0 + OFF, N);
-    for (int l = 0; l < nl; l++) {
-        float *m = dup(m1, N), *v = dup(v1, N), *w = dup(w1, N);
-        double su = L[l]->adamw(&ka, g + OFF, m + OFF, v + OFF, w + OFF, N);
-        cr_assert(isfinite(su));
-        same_f(m + OFF, m0 + OFF, N, "adamw m", L[l]->name);
-        same_f(v + OFF, v0 + OFF, N, "adamw v", L[l]->name);
-        same_f(w + OFF, w0 + OFF, N, "adamw w", L[l]->name);
-        free(m); free(v); free(w);
-    }
-    for (int nest = 0; nest < 2; nest++)
-        for (int hasg = 0; hasg < 2; hasg++) {
-            const struct lbs_momentum p = {.gs = 0.5f, .wd = 1e-4f,
-                                           .mu = 0.9f, .a = 0.1f, .k = 0.3f,
-                                           .nesterov = nest};
-            float *vc = dup(v1, N), *wc = dup(w1, N);
-            lbs_kern_c.momentum(&p, hasg ? g + OFF : NULL, vc + OFF,
-                                wc + OFF, N);
-            for (int l = 0; l < nl; l++) {
-                float *v = dup(v1, N), *w = dup(w1, N);
-                double s = L[l]->momentum(&p, hasg ? g + OFF : NULL,
-                                          v + OFF, w + OFF, N);
-                cr_assert(isfinite(s));
-                same_f(v + OFF, vc + OFF, N, "momentum v", L[l]->name);
-                same_f(w + OFF, wc + OFF, N, "momentum w", L[l]->name);
-                free(v); free(w);
-            }
-            free(vc); free(wc);
-        }
-    free(g); free(m0); free(v0); free(w0); free(m1); free(v1); free(w1);
+    free(g); free(m); free(v); free(w); free(q); free(us0);
 }
 
 Test(isa, slamb_passes)
@@ -594,53 +508,134 @@ Test(isa, compressor_kernels)
 
 /* Whole optimizer steps at each level through the public API: the same
  * trajectory up to the norms' rounding (the trust ratio carries it into w). */
-Test(isa, optimizer_steps_agree)
+/* Five steps of one optimizer at every level: within 1e-5 of the c
+ * level's weights, and bit for bit where its ops table says the CPU step
+ * is exact (ops->exact). */
+static void steps_agree(const char *spec, int exact)
 {
-    const char *specs[] = {"lamb", "adamw", "sgd", "lars",
-                           "slamb:k=0.25,small=0", "slamb:k=0.25,mask=bernoulli",
-                           "dmsgd", "decentlam",
-                           "onebit_lamb:freeze_step=2"};
-    /* no norm in the step: bit for bit at every level */
-    const int exact[] = {0, 1, 1, 0, 0, 0, 1, 1, 0};
     const size_t n = 70007;   /* above LBS_PAR_MIN: threads too */
     struct lbs_err e = {{0}};
-    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
-        float *wr = NULL;
-        for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
-            if (!lbs_kern_of((enum lbs_isa)lv))
-                continue;
-            const char *names[] = {"c", "avx2", "avx512"};
-            cr_assert_eq(lbs_isa_select(names[lv], &e), 0, "%s", e.msg);
-            rs = 1234567;
-            float *w = arr(n, 1, 0), *g = malloc(n * 4);
-            struct lbs_layer lay = {.name = "w", .w = w + OFF, .g = g,
-                                    .n = n, .ndim = 2, .shape = {7, 10001}};
-            struct lbs_optim *o;
-            cr_assert_eq(lbs_optim_new(specs[s], &lay, 1, NULL, &o, &e), 0,
-                         "%s", e.msg);
-            for (int t = 0; t < 5; t++) {
-                for (size_t i = 0; i < n; i++)
-                    g[i] = frand();
-                cr_assert_eq(lbs_optim_step(o, &e), 0, "%s", e.msg);
-            }
-            lbs_optim_free(o);
-            if (!wr) {
-                wr = w;
-            } else {
-                if (exact[s])
-                    same_f(w + OFF, wr + OFF, n, specs[s], names[lv]);
-                for (size_t i = 0; i < n; i++)
-                    cr_assert(fabsf(w[OFF + i] - wr[OFF + i]) <=
-                                  1e-5f * fmaxf(1e-3f, fabsf(wr[OFF + i])),
-                              "%s at %s: w[%zu] %.9g vs c %.9g", specs[s],
-                              names[lv], i, w[OFF + i], wr[OFF + i]);
-                free(w);
-            }
-            free(g);
+    float *wr = NULL;
+    for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
+        if (!lbs_kern_of((enum lbs_isa)lv))
+            continue;
+        const char *names[] = {"c", "avx2", "avx512"};
+        cr_assert_eq(lbs_isa_select(names[lv], &e), 0, "%s", e.msg);
+        rs = 1234567;
+        float *w = arr(n, 1, 0), *g = malloc(n * 4);
+        struct lbs_layer lay = {.name = "w", .w = w + OFF, .g = g,
+                                .n = n, .ndim = 2, .shape = {7, 10001}};
+        struct lbs_optim *o;
+        cr_assert_eq(lbs_optim_new(spec, &lay, 1, NULL, &o, &e), 0, "%s",
+                     e.msg);
+        for (int t = 0; t < 5; t++) {
+            for (size_t i = 0; i < n; i++)
+                g[i] = frand();
+            cr_assert_eq(lbs_optim_step(o, &e), 0, "%s", e.msg);
         }
-        free(wr);
+        lbs_optim_free(o);
+        if (!wr) {
+            wr = w;
+        } else {
+            if (exact)
+                same_f(w + OFF, wr + OFF, n, spec, names[lv]);
+            for (size_t i = 0; i < n; i++)
+                cr_assert(fabsf(w[OFF + i] - wr[OFF + i]) <=
+                              1e-5f * fmaxf(1e-3f, fabsf(wr[OFF + i])),
+                          "%s at %s: w[%zu] %.9g vs c %.9g", spec,
+                          names[lv], i, w[OFF + i], wr[OFF + i]);
+            free(w);
+        }
+        free(g);
     }
+    free(wr);
     cr_assert_eq(lbs_isa_select(lbs_isa_best(), &e), 0);
+}
+
+extern const struct lbs_optim_ops *const lbs_optim_registry[];
+
+/* Every registered optimizer with its defaults, then the settings whose
+ * branches the defaults skip (SLAMB's partial sync and mask, 1-bit
+ * LAMB's compressed phase), each held to its optimizer's exact flag. */
+Test(isa, optimizer_steps_agree)
+{
+    for (size_t i = 0; lbs_optim_registry[i]; i++)
+        steps_agree(lbs_optim_registry[i]->name,
+                    lbs_optim_registry[i]->exact);
+    const char *more[] = {"slamb:k=0.25,small=0",
+                          "slamb:k=0.25,mask=bernoulli",
+                          "onebit_lamb:freeze_step=2"};
+    for (size_t s = 0; s < sizeof more / sizeof *more; s++) {
+        const struct lbs_optim_ops *ops = NULL;
+        for (size_t i = 0; lbs_optim_registry[i]; i++)
+            if (!strncmp(more[s], lbs_optim_registry[i]->name,
+                         strcspn(more[s], ":")))
+                ops = lbs_optim_registry[i];
+        cr_assert(ops, "%s: no such optimizer", more[s]);
+        steps_agree(more[s], ops->exact);
+    }
+}
+
+/* ---- the kernel families (core/kern/kfam.h), checkasm's loop ---- */
+
+/* Every family a registered optimizer or compressor brings, at every
+ * level the CPU has, against the portable level's outputs: no list here,
+ * a new family is covered by its ops table's .kern.  LBSCALE_KBENCH=N
+ * also times each kernel N times per level (ns per element on stdout). */
+Test(isa, families)
+{
+    const struct lbs_kfam *f[64];
+    size_t nf = lbs_optim_kfams(f, 0, 64);
+    nf = lbs_compress_kfams(f, nf, 64);
+    cr_assert(nf >= 3 && nf < 64, "%zu families", nf);
+    const char *b = getenv("LBSCALE_KBENCH");
+    int bench = b ? atoi(b) : 0;
+    struct lbs_kcheck *r = lbs_kcheck_new();
+    char msg[256];
+    for (size_t i = 0; i < nf; i++) {
+        cr_assert(f[i]->tab[LBS_ISA_C] && f[i]->check, "%s", f[i]->name);
+        for (int lv = 0; lv < LBS_ISA_COUNT; lv++)
+            if (lbs_kern_of((enum lbs_isa)lv))
+                cr_assert_eq(lbs_kcheck_run(r, f[i], (enum lbs_isa)lv, 0,
+                                            msg, sizeof msg), 0, "%s", msg);
+        for (int lv = 0; bench > 0 && lv < LBS_ISA_COUNT; lv++)
+            if (lbs_kern_of((enum lbs_isa)lv))
+                lbs_kcheck_run(r, f[i], (enum lbs_isa)lv, bench, NULL, 0);
+    }
+    lbs_kcheck_free(r);
+}
+
+/* The runner can fail: a table whose kernel differs from the reference
+ * in one output bit, or makes a sum outside its bound, or an output the
+ * reference did not, is caught. */
+static int flip;
+static void fake_check(const void *t, struct lbs_kcheck *r)
+{
+    float x[5] = {1, 2, 3, 4, 5};
+    if (t != lbs_momentum_kfam.tab[LBS_ISA_C] && flip == 1)
+        x[3] = nextafterf(x[3], 9);
+    lbs_kcheck_bits(r, "x", x, sizeof x);
+    double s = 1000;
+    if (t != lbs_momentum_kfam.tab[LBS_ISA_C] && flip == 2)
+        s *= 1 + 2 * LBS_KBOUND_NORM;
+    lbs_kcheck_sum(r, "s", s, LBS_KBOUND_NORM);
+    if (t != lbs_momentum_kfam.tab[LBS_ISA_C] && flip == 3)
+        lbs_kcheck_sum(r, "extra", s, 0);
+}
+Test(isa, families_runner_catches_a_difference)
+{
+    struct lbs_kfam fake = lbs_momentum_kfam;
+    fake.check = fake_check;
+    fake.tab[LBS_ISA_AVX2] = &fake;   /* any pointer but the reference */
+    struct lbs_kcheck *r = lbs_kcheck_new();
+    char msg[256];
+    for (flip = 0; flip < 4; flip++) {
+        cr_assert_eq(lbs_kcheck_run(r, &fake, LBS_ISA_C, 0, msg, sizeof msg),
+                     0);
+        int bad = lbs_kcheck_run(r, &fake, LBS_ISA_AVX2, 0, msg, sizeof msg);
+        cr_assert_eq(bad != 0, flip != 0, "flip %d: %d, %s", flip, bad, msg);
+    }
+    lbs_kcheck_free(r);
 }
 
 /* ---- decentralized optimizers: the gossip mix and DecentLaM ---- */
@@ -1065,6 +1060,8 @@ Test(isa, one_region_steps_match_per_layer_kernels)
                            "dmsgd:lr=0.1,momentum=0.9,wd=0.01",
                            "decentlam:lr=0.1,momentum=0.9,wd=0.01"};
     struct lbs_err e = {{0}};
+    const struct lbs_momentum_kern *mom_c =
+        lbs_momentum_kfam.tab[LBS_ISA_C];
     for (int s = 0; s < 3; s++)
         for (int th = 1; th <= 3; th++) {
             struct lbs_layer A[NLAY], B[NLAY];
@@ -1095,8 +1092,8 @@ Test(isa, one_region_steps_match_per_layer_kernels)
                         size_t n = lay_n[i], lo = lbs_chunk_lo(n, c),
                                hi = lbs_chunk_lo(n, c + 1);
                         if (s < 2)
-                            lbs_kern_c.momentum(&p, B[i].g + lo, mb[i] + lo,
-                                                B[i].w + lo, hi - lo);
+                            mom_c->momentum(&p, B[i].g + lo, mb[i] + lo,
+                                            B[i].w + lo, hi - lo);
                         else
                             lbs_kern_c.decentlam_update(&k, NULL, &ws, 1,
                                 B[i].g, mb[i], B[i].w, lo, hi);

@@ -35,10 +35,6 @@
 enum lbs_isa { LBS_ISA_C = 0, LBS_ISA_AVX2 = 1, LBS_ISA_AVX512 = 2,
                LBS_ISA_COUNT };
 
-struct lbs_adamw_coef {
-    float b1, b2, c1, c2, ibc1, ibc2, eps, wd, lr;
-};
-
 /* SLAMB's per-step coefficients (slamb.c). */
 struct lbs_slamb_coef {
     float b1, b2, c1, c2, ibc1, ibc2, eps, wd;
@@ -61,8 +57,6 @@ struct lbs_slamb_qbuf {
     const float *pm;              /* averaged m of chunk prev from the
                                      last step, or NULL */
 };
-
-struct lbs_momentum;
 
 /* DecentLaM's per-step coefficients (decentlam.c): z = x - lr (g + wd x),
  * g~ = (x - mix) inv, m = mu m + g~, x -= lr m; wself weighs z itself
@@ -89,21 +83,12 @@ struct lbs_onebit_coef {
 
 struct lbs_kern {
     const char *name;
+    enum lbs_isa isa;             /* the families' tables: kfam.h */
     /* sum x^2 over [0, n): float partials over LBS_NORM_BLOCK blocks from
      * x (block boundaries relative to x), double across blocks */
     double (*sumsq)(const float *x, size_t n);
-    /* LAMB pass 1 over n elements, adding ||w||^2, ||u||^2 to *sw, *su */
-    void (*lamb)(const struct lbs_lamb_coef *k, const float *g, float *m,
-                 float *v, const float *w, float *u, size_t n, double *sw,
-                 double *su);
     /* w -= a u */
     void (*axpy)(float *w, const float *u, float a, size_t n);
-    /* AdamW's fused step; returns the sum of u (a NaN detector) */
-    double (*adamw)(const struct lbs_adamw_coef *k, const float *g, float *m,
-                    float *v, float *w, size_t n);
-    /* lbs_momentum_pass over a range (g may be NULL) */
-    double (*momentum)(const struct lbs_momentum *p, const float *g,
-                       float *v, float *w, size_t n);
     /* SLAMB: local moments (and c += 1, saturating, when c != NULL) */
     void (*slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
                           float *m, float *v, uint32_t *c, size_t n);
@@ -130,15 +115,11 @@ struct lbs_kern {
     void (*gather)(float *p, const float *x, const uint32_t *idx, size_t m);
     void (*scatter_add)(float *out, const uint32_t *idx, const float *p,
                         float a, size_t m);
-    /* The chunked forms of sumsq, lamb and slamb_split: chunks [c0, c1)
+    /* The chunked forms of sumsq and slamb_split: chunks [c0, c1)
      * of LBS_CHUNKS over a layer of n elements (optim_impl.h), one
      * partial per chunk - a call per thread per layer, not per chunk */
     void (*sumsq_chunks)(const float *x, size_t n, size_t c0, size_t c1,
                          double *part);
-    void (*lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
-                        float *m, float *v, const float *w, float *u,
-                        size_t n, size_t c0, size_t c1, double *pw,
-                        double *pu);
     void (*slamb_split_chunks)(const struct lbs_slamb_coef *k,
                                const float *m, const float *v,
                                const float *w, const uint32_t *c, float *u,

@@ -37,110 +37,12 @@ static double F(sumsq)(const float *x, size_t n)
     return s;
 }
 
-static void F(lamb)(const struct lbs_lamb_coef *k, const float *g, float *m,
-                    float *v, const float *w, float *u, size_t n, double *sw,
-                    double *su)
-{
-    const float b1 = k->b1, b2 = k->b2, c1 = k->c1, c2 = k->c2,
-                ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd,
-                gscale = k->gscale;
-    for (size_t b = 0; b < n; b += LBS_NORM_BLOCK) {
-        size_t e = b + LBS_NORM_BLOCK < n ? b + LBS_NORM_BLOCK : n;
-        float fw = 0, fu = 0;
-#pragma omp simd reduction(+ : fw, fu)
-        for (size_t i = b; i < e; i++) {
-            float gi = g[i] * gscale;
-            float mi = b1 * m[i] + c1 * gi;
-            float vi = b2 * v[i] + c2 * gi * gi;
-            m[i] = mi;
-            v[i] = vi;
-            float wi = w[i];
-            float ui = (mi * ibc1) / (sqrtf(vi * ibc2) + eps) + wd * wi;
-            u[i] = ui;
-            fw += wi * wi;
-            fu += ui * ui;
-        }
-        *sw += fw;
-        *su += fu;
-    }
-}
-
 static void F(axpy)(float *restrict w, const float *restrict u, float a,
                     size_t n)
 {
 #pragma omp simd
     for (size_t i = 0; i < n; i++)
         w[i] -= a * u[i];
-}
-
-static double F(adamw)(const struct lbs_adamw_coef *k, const float *g,
-                       float *m, float *v, float *w, size_t n)
-{
-    const float b1 = k->b1, b2 = k->b2, c1 = k->c1, c2 = k->c2,
-                ibc1 = k->ibc1, ibc2 = k->ibc2, eps = k->eps, wd = k->wd,
-                lr = k->lr;
-    float su = 0;   /* only to detect NaN/Inf */
-#pragma omp simd reduction(+ : su)
-    for (size_t i = 0; i < n; i++) {
-        float gi = g[i];
-        float mi = b1 * m[i] + c1 * gi;
-        float vi = b2 * v[i] + c2 * gi * gi;
-        m[i] = mi;
-        v[i] = vi;
-        float u = (mi * ibc1) / (sqrtf(vi * ibc2) + eps) + wd * w[i];
-        su += u;
-        w[i] -= lr * u;
-    }
-    return su;
-}
-
-static double F(momentum)(const struct lbs_momentum *p, const float *g,
-                          float *v, float *w, size_t n)
-{
-    const float gs = p->gs, wd = p->wd, mu = p->mu, a = p->a, k = p->k;
-    float sum = 0;
-    if (!g) {
-        if (p->nesterov) {
-#pragma omp simd reduction(+ : sum)
-            for (size_t i = 0; i < n; i++) {
-                float vi = mu * v[i];
-                v[i] = vi;
-                float s = mu * vi;
-                sum += s;
-                w[i] -= k * s;
-            }
-        } else {
-#pragma omp simd reduction(+ : sum)
-            for (size_t i = 0; i < n; i++) {
-                float vi = mu * v[i];
-                v[i] = vi;
-                sum += vi;
-                w[i] -= k * vi;
-            }
-        }
-        return sum;
-    }
-    if (p->nesterov) {
-#pragma omp simd reduction(+ : sum)
-        for (size_t i = 0; i < n; i++) {
-            float d = gs * g[i] + wd * w[i];
-            float vi = mu * v[i] + a * d;
-            v[i] = vi;
-            float s = a * d + mu * vi;
-            sum += s;
-            w[i] -= k * s;
-        }
-    } else {
-#pragma omp simd reduction(+ : sum)
-        for (size_t i = 0; i < n; i++) {
-            float d = gs * g[i] + wd * w[i];
-            float vi = mu * v[i] + a * d;
-            v[i] = vi;
-            sum += vi;
-            w[i] -= k * vi;
-        }
-    }
-    return sum;
 }
 
 static void F(slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
@@ -928,19 +830,6 @@ static void F(sumsq_chunks)(const float *x, size_t n, size_t c0, size_t c1,
     for (size_t c = c0; c < c1; c++) {
         size_t lo = lbs_chunk_lo(n, c);
         part[c] = F(sumsq)(x + lo, lbs_chunk_lo(n, c + 1) - lo);
-    }
-}
-
-static void F(lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
-                           float *m, float *v, const float *w, float *u,
-                           size_t n, size_t c0, size_t c1, double *pw,
-                           double *pu)
-{
-    for (size_t c = c0; c < c1; c++) {
-        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
-        pw[c] = pu[c] = 0;
-        F(lamb)(k, g + lo, m + lo, v + lo, w + lo, u + lo, hi - lo, &pw[c],
-                &pu[c]);
     }
 }
 
@@ -1783,7 +1672,6 @@ static size_t F(mask_hits)(uint64_t key, uint64_t thr, size_t lo, size_t hi,
 
 const struct lbs_kern F(lbs_kern) = {
     .sumsq_chunks = F(sumsq_chunks),
-    .lamb_chunks = F(lamb_chunks),
     .slamb_split_chunks = F(slamb_split_chunks),
     .slamb_q1_chunks = F(slamb_q1_chunks),
     .slamb_qfix_chunks = F(slamb_qfix_chunks),
@@ -1791,11 +1679,9 @@ const struct lbs_kern F(lbs_kern) = {
     .compact_eq = F(compact_eq),
     .expand_eq = F(expand_eq),
     .name = STR(KERN_SFX),
+    .isa = KERN_LEVEL,
     .sumsq = F(sumsq),
-    .lamb = F(lamb),
     .axpy = F(axpy),
-    .adamw = F(adamw),
-    .momentum = F(momentum),
     .slamb_moments = F(slamb_moments),
     .slamb_split = F(slamb_split),
     .slamb_update = F(slamb_update),

@@ -153,4 +153,5 @@ const struct lbs_optim_ops lbs_optim_decentlam = {
     .stats = lbs_gossip_stats,
     .stat = lbs_gossip_state_stat,
     .fini = lbs_gossip_state_fini,
+    .exact = 1,
 };

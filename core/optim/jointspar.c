@@ -454,6 +454,8 @@ const struct lbs_optim_ops lbs_optim_jointspar = {
                "kept gradients scaled by 1/p_d",
     .params = js_params,
     JS_HOOKS,
+    .kern = &lbs_momentum_kfam,
+    .exact = 1,
 };
 
 const struct lbs_optim_ops lbs_optim_jointspar_lars = {
@@ -462,4 +464,6 @@ const struct lbs_optim_ops lbs_optim_jointspar_lars = {
                "LARS step after the trust ratio",
     .params = jsl_params,
     JS_HOOKS,
+    .kern = &lbs_momentum_kfam,
+    .exact = 0,
 };

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "kfam.h"
 #include "optim_impl.h"
 
 int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
@@ -63,7 +63,7 @@ size_t lbs_momentum_layers(const struct lbs_momentum *p,
                            const struct lbs_layer *L, float *const *v,
                            size_t nl)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_momentum_kern *K = lbs_kfam_cur(&lbs_momentum_kfam);
     size_t first = nl;
 #pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN) \
     reduction(min : first)
@@ -90,7 +90,7 @@ size_t lbs_momentum_layers(const struct lbs_momentum *p,
 double lbs_momentum_pass(const struct lbs_momentum *p, const float *g,
                          float *v, float *w, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_momentum_kern *K = lbs_kfam_cur(&lbs_momentum_kfam);
     if (n < LBS_PAR_MIN)
         return K->momentum(p, g, v, w, n);
     double sum = 0;

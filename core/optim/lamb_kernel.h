@@ -26,6 +26,32 @@ struct lbs_lamb_coef {
     float b1, b2, c1, c2, ibc1, ibc2, eps, wd, gscale;
 };
 
+/* AdamW's fused step (adamw.c): Adam's coefficients, its decay and rate. */
+struct lbs_adamw_coef {
+    float b1, b2, c1, c2, ibc1, ibc2, eps, wd, lr;
+};
+
+/* The kernel families (core/kern/kfam.h) beside lamb.c and adamw.c:
+ *   lamb: pass 1 over n elements, adding ||w||^2, ||u||^2 to *sw, *su;
+ *     its chunked form, chunks [c0, c1) of LBS_CHUNKS over a layer of n
+ *     elements, one partial per chunk (a call per thread per layer)
+ *   adamw: the fused step; returns the sum of u (a NaN detector) */
+struct lbs_lamb_kern {
+    void (*lamb)(const struct lbs_lamb_coef *k, const float *g, float *m,
+                 float *v, const float *w, float *u, size_t n, double *sw,
+                 double *su);
+    void (*lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        size_t n, size_t c0, size_t c1, double *pw,
+                        double *pu);
+};
+struct lbs_adamw_kern {
+    double (*adamw)(const struct lbs_adamw_coef *k, const float *g, float *m,
+                    float *v, float *w, size_t n);
+};
+struct lbs_kfam;
+extern const struct lbs_kfam lbs_lamb_kfam, lbs_adamw_kfam;
+
 /* The coefficients of step t (1-based): decays, inverse bias corrections
  * (1 when bias_correction is off), eps, gscale; wd is left 0 (per layer). */
 struct lbs_lamb_coef lbs_adam_coef(const struct lbs_adam_cfg *a, long t,

@@ -556,6 +556,7 @@ const struct lbs_optim_ops lbs_optim_onebit_lamb = {
     .init = onebit_init,
     .step = onebit_step,
     .fini = onebit_fini,
+    .exact = 0,
 };
 
 /* ------------------------------------------------------------ hooks */

@@ -903,6 +903,7 @@ const struct lbs_optim_ops lbs_optim_slamb = {
     .step = slamb_step,
     .fini = slamb_fini,
     .device = &slamb_gpu,
+    .exact = 0,
 };
 
 static const struct slamb_state *state_of(const struct lbs_optim *o,
