@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "kfam.h"
+#include "lamb_kernel.h"
 #include "lbscale/lbscale.h"
 #include "lbscale/rng.h"
 #include "optim_impl.h"
@@ -744,6 +745,9 @@ Test(isa, gossip_mix_and_decentlam)
 
 /* ---- 1-bit LAMB's compressed phase ---- */
 
+/* 1-bit LAMB's family table at K's level */
+#define OB(K) ((const struct lbs_onebit_kern *)lbs_onebit_kfam.tab[(K)->isa])
+
 static const struct lbs_kern *all_levels(const struct lbs_kern **K, int *nk)
 {
     *nk = 0;
@@ -769,8 +773,8 @@ Test(isa, onebit_pack_signs)
     for (int l = 0; l < nk; l++) {
         uint8_t b[5];
         memset(b, 0xaa, 5);
-        K[l]->onebit_pack(x, b, 0, 3);   /* 16 at a time, and one left */
-        K[l]->onebit_pack(x, b, 3, 5);
+        OB(K[l])->onebit_pack(x, b, 0, 3);   /* 16 at a time, and one left */
+        OB(K[l])->onebit_pack(x, b, 3, 5);
         cr_assert(!memcmp(b, ref, 5), "%s onebit_pack", K[l]->name);
     }
 }
@@ -831,12 +835,12 @@ Test(isa, onebit_compressor_kernels)
         memset(bb, 0x5a, n8 / 8);
         double s = 0;
         for (int r = 0; r < 3; r++)
-            s += K[l]->onebit_fill_feed(&k, g + OFF + cut[r],
+            s += OB(K[l])->onebit_fill_feed(&k, g + OFF + cut[r],
                                         m + OFF + cut[r], ex + OFF + cut[r],
                                         a, bb, cut[r], cut[r + 1] - cut[r]);
         cr_assert_eq(bb[3001 / 8], 0x5a, "%s: a byte across two calls "
                      "packed by one", nm);
-        K[l]->onebit_pack(ex + OFF, bb, 3001 / 8, 3001 / 8 + 1);
+        OB(K[l])->onebit_pack(ex + OFF, bb, 3001 / 8, 3001 / 8 + 1);
         same_f(ex + OFF, xe + OFF, n8, "onebit x + e", nm);
         close_d(s, sref, BOUND_NORM, "onebit ||x + e||^2", nm);
         cr_assert(!memcmp(bb, bits, n8 / 8), "%s onebit packed bits", nm);
@@ -844,21 +848,21 @@ Test(isa, onebit_compressor_kernels)
         uint8_t *cbb = malloc(cb);
         memset(cbb, 0x5a, cb);
         /* an odd split: single bits, words and single bits again */
-        double y0 = K[l]->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
+        double y0 = OB(K[l])->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
                                         0, 333);
-        double y1 = K[l]->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
+        double y1 = OB(K[l])->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
                                         333, ch);
         cr_assert_eq(cbb[333 / 8], 0x5a, "%s: a server byte across two "
                      "calls packed by one", nm);
-        K[l]->onebit_pack(y, cbb, 333 / 8, 333 / 8 + 1);
+        OB(K[l])->onebit_pack(y, cbb, 333 / 8, 333 / 8 + 1);
         same_f(y, yref, ch, "onebit server sum + e", nm);
         close_d(y0, yss[0], BOUND_NORM, "onebit server ||.||^2", nm);
         close_d(y1, yss[1], BOUND_NORM, "onebit server ||.||^2", nm);
         cr_assert(!memcmp(cbb, cref, cb), "%s onebit server bits", nm);
         /* odd start and end, as a thread's range across a rank chunk */
-        K[l]->onebit_unpack(bits, 0, 0.75f, d + 1, 13);
-        K[l]->onebit_unpack(bits, 13, 0.75f, d + 1 + 13, n8 - 13 - 5);
-        K[l]->onebit_unpack(bits, n8 - 5, 0.75f, d + 1 + n8 - 5, 5);
+        OB(K[l])->onebit_unpack(bits, 0, 0.75f, d + 1, 13);
+        OB(K[l])->onebit_unpack(bits, 13, 0.75f, d + 1 + 13, n8 - 13 - 5);
+        OB(K[l])->onebit_unpack(bits, n8 - 5, 0.75f, d + 1 + n8 - 5, 5);
         same_f(d + 1, dref, n8, "onebit decode", nm);
         free(ex); free(bb); free(y); free(d); free(cbb);
     }
@@ -913,7 +917,7 @@ Test(isa, onebit_update_pass)
             float fm[LBS_CHUNKS];
             for (int half = 0; half < 2; half++) {
                 size_t c0 = half ? 101 : 0, c1 = half ? LBS_CHUNKS : 101;
-                K[l]->onebit_fresh_chunks(&k, fused ? NULL : x + OFF,
+                OB(K[l])->onebit_fresh_chunks(&k, fused ? NULL : x + OFF,
                                           fused ? g + OFF : NULL, m + OFF,
                                           v + OFF, vf + OFF, w + OFF,
                                           u + OFF, N, c0, c1, part, fm);
@@ -957,11 +961,11 @@ Test(isa, onebit_update_pass)
         float *mb = dup(m0, N), *vb = dup(vf0, N), *ub = arr(N, 1, 0);
         double pa[LBS_CHUNKS][2], pb[LBS_CHUNKS][2];
         float fa[LBS_CHUNKS], fb[LBS_CHUNKS];
-        K[l]->onebit_fresh_chunks(&k, xd, NULL, ma, v, va, w, ua, N, 0,
+        OB(K[l])->onebit_fresh_chunks(&k, xd, NULL, ma, v, va, w, ua, N, 0,
                                   LBS_CHUNKS, pa, fa);
-        K[l]->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 0,
+        OB(K[l])->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 0,
                                   77, pb, fb);
-        K[l]->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 77,
+        OB(K[l])->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 77,
                                   LBS_CHUNKS, pb, fb);
         same_f(mb, ma, N, "onebit m (decoded)", K[l]->name);
         same_f(vb, va, N, "onebit v_fresh (decoded)", K[l]->name);
