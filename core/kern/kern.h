@@ -85,12 +85,6 @@ struct lbs_kern {
     void (*slamb_update)(const struct lbs_slamb_blend *b, const float *spow,
                          size_t ntab, const float *u, const uint32_t *c,
                          float *w, size_t n);
-    /* sign: pack bytes [b0, b1) of x[0, n) and return sum |x| or x^2 */
-    double (*sign_pack)(const float *x, size_t n, uint8_t *bits, size_t b0,
-                        size_t b1, int l2);
-    /* qsgd: levels of x[lo, hi) (see qsgd.c) */
-    void (*qsgd_levels)(const float *x, size_t lo, size_t hi, float sc,
-                        float s, uint64_t key, void *lv, int wide);
     /* sum of x^2 over [0, n) in an order fixed at every level: the same
      * double at each (QSGD's bucket norms) */
     double (*sumsq_fixed)(const float *x, size_t n);
