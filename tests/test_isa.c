@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gossip.h"
 #include "kfam.h"
 #include "lamb_kernel.h"
 #include "lbscale/lbscale.h"
@@ -68,6 +69,11 @@ static void close_d(double a, double b, double rel, const char *what,
 }
 
 #define BOUND_NORM 1.25e-4
+
+/* DecentLaM's and 1-bit LAMB's family tables at K's level */
+#define DL(K) \
+    ((const struct lbs_decentlam_kern *)lbs_decentlam_kfam.tab[(K)->isa])
+#define OB(K) ((const struct lbs_onebit_kern *)lbs_onebit_kfam.tab[(K)->isa])
 
 /* every level other than c that the CPU has */
 static int levels(const struct lbs_kern *out[LBS_ISA_COUNT])
@@ -673,16 +679,16 @@ Test(isa, gossip_mix_and_decentlam)
         same_f(x + OFF, xm + OFF, N, "gossip_mix (in place)", nm);
         cr_assert(isfinite(s));
         float *zz = arr(N, 1, 0);
-        K[l]->decentlam_z(&k, g + OFF, x0 + OFF, zz + OFF, cut);
-        K[l]->decentlam_z(&k, g + OFF + cut, x0 + OFF + cut,
+        DL(K[l])->decentlam_z(&k, g + OFF, x0 + OFF, zz + OFF, cut);
+        DL(K[l])->decentlam_z(&k, g + OFF + cut, x0 + OFF + cut,
                           zz + OFF + cut, N - cut);
         same_f(zz + OFF, z + OFF, N, "decentlam z", nm);
         float *m = dup(m0, N);
         memcpy(x, x0, (N + OFF) * 4);
         const float *sz[3] = {r0 + OFF, zz + OFF, r1 + OFF};
-        s = K[l]->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF, 0,
+        s = DL(K[l])->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF, 0,
                                    cut) +
-            K[l]->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF,
+            DL(K[l])->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF,
                                    cut, N);
         same_f(m + OFF, mu_ + OFF, N, "decentlam m", nm);
         same_f(x + OFF, xu + OFF, N, "decentlam x", nm);
@@ -690,9 +696,9 @@ Test(isa, gossip_mix_and_decentlam)
         /* alone: the fused pass equals z, then the one-source update */
         memcpy(m, m0, (N + OFF) * 4);
         memcpy(x, x0, (N + OFF) * 4);
-        s = K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
+        s = DL(K[l])->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
                                    x + OFF, 0, cut);
-        s += K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
+        s += DL(K[l])->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
                                     x + OFF, cut, N);
         same_f(m + OFF, ms + OFF, N, "decentlam alone m", nm);
         same_f(x + OFF, xs + OFF, N, "decentlam alone x", nm);
@@ -700,11 +706,11 @@ Test(isa, gossip_mix_and_decentlam)
          * huge but finite m (whose float sum would overflow) is finite */
         cr_assert_eq(s, 0.0, "%s: alone detector %g", nm, s);
         m[OFF + 5] = m[OFF + 6] = 3e38f;
-        cr_assert(isfinite(K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF,
+        cr_assert(isfinite(DL(K[l])->decentlam_update(&k, NULL, NULL, 0, g + OFF,
                                                   m + OFF, x + OFF, 0, 16)),
                   "%s: large m read as non-finite", nm);
         m[OFF + N - 2] = INFINITY;
-        cr_assert(!isfinite(K[l]->decentlam_update(&k, NULL, NULL, 0,
+        cr_assert(!isfinite(DL(K[l])->decentlam_update(&k, NULL, NULL, 0,
                                                    g + OFF, m + OFF, x + OFF,
                                                    cut, N)),
                   "%s: an infinite m passed", nm);
@@ -716,8 +722,6 @@ Test(isa, gossip_mix_and_decentlam)
 
 /* ---- 1-bit LAMB's compressed phase ---- */
 
-/* 1-bit LAMB's family table at K's level */
-#define OB(K) ((const struct lbs_onebit_kern *)lbs_onebit_kfam.tab[(K)->isa])
 
 static const struct lbs_kern *all_levels(const struct lbs_kern **K, int *nk)
 {
@@ -1037,6 +1041,8 @@ Test(isa, one_region_steps_match_per_layer_kernels)
     struct lbs_err e = {{0}};
     const struct lbs_momentum_kern *mom_c =
         lbs_momentum_kfam.tab[LBS_ISA_C];
+    const struct lbs_decentlam_kern *dl_c =
+        lbs_decentlam_kfam.tab[LBS_ISA_C];
     for (int s = 0; s < 3; s++)
         for (int th = 1; th <= 3; th++) {
             struct lbs_layer A[NLAY], B[NLAY];
@@ -1070,7 +1076,7 @@ Test(isa, one_region_steps_match_per_layer_kernels)
                             mom_c->momentum(&p, B[i].g + lo, mb[i] + lo,
                                             B[i].w + lo, hi - lo);
                         else
-                            lbs_kern_c.decentlam_update(&k, NULL, &ws, 1,
+                            dl_c->decentlam_update(&k, NULL, &ws, 1,
                                 B[i].g, mb[i], B[i].w, lo, hi);
                     }
             }

@@ -56,14 +56,6 @@ struct lbs_slamb_qbuf {
                                      last step, or NULL */
 };
 
-/* DecentLaM's per-step coefficients (decentlam.c): z = x - lr (g + wd x),
- * g~ = (x - mix) inv, m = mu m + g~, x -= lr m; wself weighs z itself
- * when the rank is alone (the fused form, no exchange). */
-struct lbs_decentlam_coef {
-    double inv, wself;
-    float lr, wd, mu;
-};
-
 struct lbs_kern {
     const char *name;
     enum lbs_isa isa;             /* the families' tables: kfam.h */
@@ -133,18 +125,6 @@ struct lbs_kern {
      * be one of src.  Returns the sum of the x written (NaN detector). */
     double (*gossip_mix)(const float *const *src, const double *w, int ns,
                          float *x, size_t lo, size_t hi);
-    /* DecentLaM: z = x - lr (g + wd x) over [0, n) */
-    void (*decentlam_z)(const struct lbs_decentlam_coef *k, const float *g,
-                        const float *x, float *z, size_t n);
-    /* DecentLaM's update over [lo, hi) of full-layer arrays, the mix of
-     * src as gossip_mix; src NULL: alone, z from g in registers and the
-     * mix is wself z.  Returns a NaN detector: the sum of m, or alone 0
-     * (the sum of m - m, float and so cheaper), either not finite where an
-     * m is not. */
-    double (*decentlam_update)(const struct lbs_decentlam_coef *k,
-                               const float *const *src, const double *w,
-                               int ns, const float *g, float *m, float *x,
-                               size_t lo, size_t hi);
     /* lbs_scan_ge (compress_impl.h) */
     size_t (*scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
                       uint32_t *gi, float *gv, size_t room);

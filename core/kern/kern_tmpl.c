@@ -6,6 +6,7 @@
  * rare-hit scan).  Serial over the range given: callers own the threads.
  */
 #include "kern_tmpl.h"
+#include "mix_tmpl.h"
 #include "lbscale/rng.h"
 
 static double F(sumsq)(const float *x, size_t n)
@@ -1033,28 +1034,7 @@ static void F(slamb_qupd_chunks)(const float *tab, unsigned nq,
     }
 }
 
-/* ---- decentralized optimizers (gossip.h, dmsgd.c, decentlam.c) ---- */
-
-/* The mix sum_k w[k] src[k][e] in double, ascending k from 0, into a
- * block in L1: one sweep per source vectorises (a loop over k inside the
- * loop over e does not), and each element adds the same terms in the same
- * order as lbs_gossip_mix_at.  Every source is read before x is written,
- * so x may be one of them. */
-#define MIX_BLOCK 512
-static inline void F(mix_block)(const float *const *src, const double *w,
-                                int ns, size_t b, size_t len, double *acc)
-{
-#pragma omp simd
-    for (size_t j = 0; j < len; j++)
-        acc[j] = 0;
-    for (int k = 0; k < ns; k++) {
-        const float *restrict s = src[k] + b;
-        const double wk = w[k];
-#pragma omp simd
-        for (size_t j = 0; j < len; j++)
-            acc[j] += wk * (double)s[j];
-    }
-}
+/* ---- the gossip mix (gossip.h, dmsgd.c) ---- */
 
 static double F(gossip_mix)(const float *const *src, const double *w, int ns,
                             float *x, size_t lo, size_t hi)
@@ -1062,63 +1042,12 @@ static double F(gossip_mix)(const float *const *src, const double *w, int ns,
     double acc[MIX_BLOCK], sum = 0;
     for (size_t b = lo; b < hi; b += MIX_BLOCK) {
         size_t len = hi - b < MIX_BLOCK ? hi - b : MIX_BLOCK;
-        F(mix_block)(src, w, ns, b, len, acc);
+        lbs_mix_block(src, w, ns, b, len, acc);
 #pragma omp simd reduction(+ : sum)
         for (size_t j = 0; j < len; j++) {
             float xj = (float)acc[j];
             x[b + j] = xj;
             sum += xj;
-        }
-    }
-    return sum;
-}
-
-static void F(decentlam_z)(const struct lbs_decentlam_coef *k,
-                           const float *restrict g, const float *restrict x,
-                           float *restrict z, size_t n)
-{
-    const float lr = k->lr, wd = k->wd;
-#pragma omp simd
-    for (size_t e = 0; e < n; e++)
-        z[e] = x[e] - lr * (g[e] + wd * x[e]);
-}
-
-static double F(decentlam_update)(const struct lbs_decentlam_coef *k,
-                                  const float *const *src, const double *w,
-                                  int ns, const float *g, float *m, float *x,
-                                  size_t lo, size_t hi)
-{
-    const double inv = k->inv, ws = k->wself;
-    const float lr = k->lr, wd = k->wd, mu = k->mu;
-    double sum = 0;
-    if (!src) {   /* alone: z, its mix ws z and the update in one pass */
-        float bad = 0;   /* mi - mi: 0, or NaN where mi is not finite */
-#pragma omp simd reduction(+ : bad)
-        for (size_t e = lo; e < hi; e++) {
-            float xe = x[e];
-            float z = xe - lr * (g[e] + wd * xe);
-            double mix = 0;
-            mix += ws * (double)z;
-            float gt = (float)(((double)xe - mix) * inv);
-            float mi = mu * m[e] + gt;
-            m[e] = mi;
-            bad += mi - mi;
-            x[e] = xe - lr * mi;
-        }
-        return bad;
-    }
-    double acc[MIX_BLOCK];
-    for (size_t b = lo; b < hi; b += MIX_BLOCK) {
-        size_t len = hi - b < MIX_BLOCK ? hi - b : MIX_BLOCK;
-        F(mix_block)(src, w, ns, b, len, acc);
-        float *restrict xb = x + b, *restrict mb = m + b;
-#pragma omp simd reduction(+ : sum)
-        for (size_t j = 0; j < len; j++) {
-            float gt = (float)(((double)xb[j] - acc[j]) * inv);
-            float mi = mu * mb[j] + gt;
-            mb[j] = mi;
-            sum += mi;
-            xb[j] -= lr * mi;
         }
     }
     return sum;
@@ -1284,7 +1213,5 @@ const struct lbs_kern F(lbs_kern) = {
     .scan_ge = F(scan_ge),
     .filter_ge = F(filter_ge),
     .gossip_mix = F(gossip_mix),
-    .decentlam_z = F(decentlam_z),
-    .decentlam_update = F(decentlam_update),
     .mask_hits = F(mask_hits),
 };

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 
 #include "gossip.h"
-#include "kern.h"
+#include "kfam.h"
 
 static int decentlam_init(struct lbs_optim *o, struct lbs_err *err)
 {
@@ -39,7 +39,7 @@ static int decentlam_init(struct lbs_optim *o, struct lbs_err *err)
 static void send_buffer(const struct lbs_decentlam_coef *k, const float *gr,
                         const float *x, float *z, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_decentlam_kern *K = lbs_kfam_cur(&lbs_decentlam_kfam);
     if (n < LBS_PAR_MIN) {
         K->decentlam_z(k, gr, x, z, n);
         return;
@@ -57,7 +57,7 @@ static double update(const struct lbs_decentlam_coef *k,
                      const struct lbs_gossip *g, const float *const *src,
                      const float *gr, float *m, float *x, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_decentlam_kern *K = lbs_kfam_cur(&lbs_decentlam_kfam);
     if (n < LBS_PAR_MIN)
         return K->decentlam_update(k, src, g->wsrc, g->nsrc, gr, m, x, 0, n);
     double sum = 0;
@@ -78,7 +78,7 @@ static size_t update_alone(const struct lbs_decentlam_coef *k,
                            const struct lbs_layer *L, float *const *m,
                            size_t nl)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_decentlam_kern *K = lbs_kfam_cur(&lbs_decentlam_kfam);
     size_t first = nl;
 #pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN) \
     reduction(min : first)
@@ -153,5 +153,6 @@ const struct lbs_optim_ops lbs_optim_decentlam = {
     .stats = lbs_gossip_stats,
     .stat = lbs_gossip_state_stat,
     .fini = lbs_gossip_state_fini,
+    .kern = &lbs_decentlam_kfam,
     .exact = 1,
 };
