@@ -24,6 +24,7 @@
 #include "lbscale/lbscale.h"
 #include "lbscale/rng.h"
 #include "optim_impl.h"
+#include "slamb_kern.h"
 
 #define N 10007
 #define OFF 3
@@ -70,7 +71,8 @@ static void close_d(double a, double b, double rel, const char *what,
 
 #define BOUND_NORM 1.25e-4
 
-/* DecentLaM's and 1-bit LAMB's family tables at K's level */
+/* SLAMB's, DecentLaM's and 1-bit LAMB's family tables at K's level */
+#define SL(K) ((const struct lbs_slamb_kern *)lbs_slamb_kfam.tab[(K)->isa])
 #define DL(K) \
     ((const struct lbs_decentlam_kern *)lbs_decentlam_kfam.tab[(K)->isa])
 #define OB(K) ((const struct lbs_onebit_kern *)lbs_onebit_kfam.tab[(K)->isa])
@@ -135,7 +137,7 @@ Test(isa, chunked_reductions)
         size_t lo = lbs_chunk_lo(N, c), hi = lbs_chunk_lo(N, c + 1);
         ref[c] = lbs_kern_c.sumsq(w + lo, hi - lo);
         memset(refs[c], 0, sizeof refs[c]);
-        lbs_kern_c.slamb_split(&ks, m + lo, v + lo, w + lo, q + lo, us0 + lo,
+        SL(&lbs_kern_c)->slamb_split(&ks, m + lo, v + lo, w + lo, q + lo, us0 + lo,
                                hi - lo, refs[c]);
     }
     for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
@@ -148,7 +150,7 @@ Test(isa, chunked_reductions)
         for (int half = 0; half < 2; half++) {
             size_t c0 = half ? LBS_CHUNKS / 2 : 0,
                    c1 = half ? LBS_CHUNKS : LBS_CHUNKS / 2;
-            K->slamb_split_chunks(&ks, m, v, w, q, us, N, c0, c1, ps);
+            SL(K)->slamb_split_chunks(&ks, m, v, w, q, us, N, c0, c1, ps);
             K->sumsq_chunks(w, N, c0, c1, sq);
         }
         same_f(us, us0, N, "slamb_split_chunks u", K->name);
@@ -164,74 +166,6 @@ Test(isa, chunked_reductions)
         free(us);
     }
     free(g); free(m); free(v); free(w); free(q); free(us0);
-}
-
-Test(isa, slamb_passes)
-{
-    const struct lbs_kern *L[LBS_ISA_COUNT];
-    int nl = levels(L);
-    const struct lbs_slamb_coef k = {
-        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
-        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
-    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
-          *w0 = arr(N, 1, 0);
-    uint32_t *c0 = malloc((N + OFF) * 4), *c1 = malloc((N + OFF) * 4);
-    for (size_t i = 0; i < N + OFF; i++)
-        c0[i] = (uint32_t)(i % 7 == 0 ? 0 : i % 5000);
-    c0[5] = UINT32_MAX;   /* saturates */
-    memcpy(c1, c0, (N + OFF) * 4);
-    float *m1 = dup(m0, N), *v1 = dup(v0, N);
-    lbs_kern_c.slamb_moments(&k, g + OFF, m0 + OFF, v0 + OFF, c0 + OFF, N);
-    float spow[4096];
-    for (int j = 0; j < 4096; j++)
-        spow[j] = (float)pow(0.99, j);
-    const struct lbs_slamb_blend b = {
-        .step_synced = 0.02f, .lr = 0.01f, .lr_min = 0.005f,
-        .phi_max = 1.3f, .phi_min = 0.7f, .cmin = 0.01f, .cmax = 1000,
-        .beta3 = 0.99f, .clamp = 1};
-    /* both split modes and the update at the c level */
-    float *uc[2], *wc;
-    double pc[2][4] = {{0}};
-    for (int mode = 0; mode < 2; mode++) {
-        uc[mode] = arr(N, 1, 0);
-        lbs_kern_c.slamb_split(&k, m0 + OFF, v0 + OFF, w0 + OFF,
-                               mode == 1 ? c0 + OFF : NULL, uc[mode] + OFF,
-                               N, pc[mode]);
-    }
-    wc = dup(w0, N);
-    lbs_kern_c.slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF, wc + OFF,
-                            N);
-    for (int l = 0; l < nl; l++) {
-        const char *nm = L[l]->name;
-        float *m = dup(m1, N), *v = dup(v1, N);
-        uint32_t *c = malloc((N + OFF) * 4);
-        memcpy(c, c1, (N + OFF) * 4);
-        L[l]->slamb_moments(&k, g + OFF, m + OFF, v + OFF, c + OFF, N);
-        same_f(m + OFF, m0 + OFF, N, "slamb m", nm);
-        same_f(v + OFF, v0 + OFF, N, "slamb v", nm);
-        cr_assert(!memcmp(c, c0, (N + OFF) * 4), "%s slamb counters", nm);
-        for (int mode = 0; mode < 2; mode++) {
-            float *u = arr(N, 1, 0);
-            double p[4] = {0};
-            L[l]->slamb_split(&k, m0 + OFF, v0 + OFF, w0 + OFF,
-                              mode == 1 ? c0 + OFF : NULL, u + OFF, N, p);
-            same_f(u + OFF, uc[mode] + OFF, N, "slamb u", nm);
-            for (int j = 0; j < (mode ? 4 : 2); j++)
-                close_d(p[j], pc[mode][j], BOUND_NORM, "slamb split norm",
-                        nm);
-            free(u);
-        }
-        float *w = dup(w0, N);
-        L[l]->slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF, w + OFF,
-                           N);
-        same_f(w + OFF, wc + OFF, N, "slamb update (counters) w", nm);
-        free(w); free(m); free(v); free(c);
-    }
-    for (int mode = 0; mode < 2; mode++)
-        free(uc[mode]);
-    free(wc);
-    free(g); free(m0); free(v0); free(w0); free(m1); free(v1);
-    free(c0); free(c1);
 }
 
 /* compact_eq / expand_eq against the scalar rule they state, with no,
@@ -255,7 +189,7 @@ Test(isa, compact_expand)
             if (!K)
                 continue;
             memset(out, 0xff, (N + OFF) * 4);
-            size_t n = K->compact_eq(x + OFF, q + OFF, qc, out, N);
+            size_t n = SL(K)->compact_eq(x + OFF, q + OFF, qc, out, N);
             cr_assert_eq(n, nref, "%s compact_eq count %zu, want %zu",
                          K->name, n, nref);
             same_f(out, ref, n, "compact_eq", K->name);
@@ -265,7 +199,7 @@ Test(isa, compact_expand)
                          K->name, n);
             /* expand puts ref[j] * 0.5 back where q == qc, nothing else */
             float *y = dup(x, N);
-            size_t e = K->expand_eq(y + OFF, q + OFF, qc, ref, 0.5f, N);
+            size_t e = SL(K)->expand_eq(y + OFF, q + OFF, qc, ref, 0.5f, N);
             cr_assert_eq(e, nref, "%s expand_eq count", K->name);
             size_t j = 0;
             for (size_t i = OFF; i < N + OFF; i++) {
@@ -303,7 +237,7 @@ static void q_sums(const struct lbs_slamb_coef *k, const float *m,
                    unsigned qc, float *u, double p[4])
 {
     double d[4];
-    lbs_kern_c.slamb_split(k, m, v, w, NULL, u, N, d);
+    SL(&lbs_kern_c)->slamb_split(k, m, v, w, NULL, u, N, d);
     for (size_t i = 0; i < N; i++) {
         int j = q[i] == qc ? 0 : 2;
         p[j] += (double)w[i] * w[i];
@@ -346,7 +280,7 @@ Test(isa, slamb_chunk_ids)
               *sw = malloc(N * 4), *su = malloc(N * 4);
         if (with_pm)
             q_expand(mr + OFF, q, prev, pm0);
-        lbs_kern_c.slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, N);
+        SL(&lbs_kern_c)->slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, N);
         double pr[4] = {0}, ps[4] = {0};
         q_sums(&k, mr + OFF, vr + OFF, w0 + OFF, q, cur, ur + OFF, pr);
         size_t cnt = q_compact(mr + OFF, q, cur, sm);
@@ -378,7 +312,7 @@ Test(isa, slamb_chunk_ids)
             /* the second half first: a write past the first's share
              * would stay */
             for (int h = 1; h >= 0; h--)
-                K->slamb_q1_chunks(&k, g + OFF, m + OFF, v + OFF, w + OFF, u,
+                SL(K)->slamb_q1_chunks(&k, g + OFF, m + OFF, v + OFF, w + OFF, u,
                                    &B, N, h * LBS_CHUNKS / 2,
                                    (h + 1) * LBS_CHUNKS / 2, part);
             same_f(m + OFF, m1 + OFF, N, "slamb_q1_chunks m", K->name);
@@ -388,7 +322,7 @@ Test(isa, slamb_chunk_ids)
             for (size_t j = 0; j < cnt; j++)
                 cm[j] *= 2;
             for (int h = 0; h < 2; h++)
-                K->slamb_qfix_chunks(&k, &B, inv, pm, h * LBS_CHUNKS / 2,
+                SL(K)->slamb_qfix_chunks(&k, &B, inv, pm, h * LBS_CHUNKS / 2,
                                      (h + 1) * LBS_CHUNKS / 2, part);
             same_f(pm, sm, cnt, "slamb_qfix_chunks pm", K->name);
             same_f(cv, su, cnt, "slamb_qfix_chunks u_S", K->name);
@@ -399,7 +333,7 @@ Test(isa, slamb_chunk_ids)
                 close_d(p[j], j < 2 ? ps[j] : pr[j], BOUND_NORM,
                         "slamb chunk-id norm", K->name);
             for (int h = 0; h < 2; h++)
-                K->slamb_qupd_chunks(tab, C, &B, u, w + OFF, N,
+                SL(K)->slamb_qupd_chunks(tab, C, &B, u, w + OFF, N,
                                      h * LBS_CHUNKS / 2,
                                      (h + 1) * LBS_CHUNKS / 2);
             same_f(w + OFF, wr + OFF, N, "slamb_qupd_chunks w", K->name);
@@ -425,7 +359,7 @@ Test(isa, slamb_chunk_ids)
         if (!K)
             continue;
         float *w = dup(w0, N);
-        K->slamb_qupd_chunks(tab, 40, &B40, g + OFF, w + OFF, N, 0,
+        SL(K)->slamb_qupd_chunks(tab, 40, &B40, g + OFF, w + OFF, N, 0,
                              LBS_CHUNKS);
         same_f(w + OFF, w40 + OFF, N, "slamb_qupd_chunks (40 chunks) w",
                K->name);
@@ -721,7 +655,6 @@ Test(isa, gossip_mix_and_decentlam)
 }
 
 /* ---- 1-bit LAMB's compressed phase ---- */
-
 
 static const struct lbs_kern *all_levels(const struct lbs_kern **K, int *nk)
 {

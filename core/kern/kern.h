@@ -33,29 +33,6 @@
 enum lbs_isa { LBS_ISA_C = 0, LBS_ISA_AVX2 = 1, LBS_ISA_AVX512 = 2,
                LBS_ISA_COUNT };
 
-/* SLAMB's per-step coefficients (slamb.c). */
-struct lbs_slamb_coef {
-    float b1, b2, c1, c2, ibc1, ibc2, eps, wd;
-};
-struct lbs_slamb_blend {
-    float step_synced;            /* lr * clamp(phi_max): s = 1 */
-    float lr, lr_min, phi_max, phi_min, cmin, cmax, beta3;
-    int clamp;                    /* clamp the blended phi to [cmin, cmax] */
-};
-
-/* SLAMB's chunk-id layer at one step (slamb.c): q holds each element's
- * chunk, chunk cur is synced; off (poff) is qoff's row for cur (prev):
- * where each parallel chunk's share starts in the compact values. */
-struct lbs_slamb_qbuf {
-    const uint8_t *q;
-    unsigned cur, prev;
-    const uint32_t *off, *poff;
-    float *cm, *cv, *cw;          /* compact m, v (u_S after the fix-up),
-                                     w of chunk cur */
-    const float *pm;              /* averaged m of chunk prev from the
-                                     last step, or NULL */
-};
-
 struct lbs_kern {
     const char *name;
     enum lbs_isa isa;             /* the families' tables: kfam.h */
@@ -64,19 +41,6 @@ struct lbs_kern {
     double (*sumsq)(const float *x, size_t n);
     /* w -= a u */
     void (*axpy)(float *w, const float *u, float a, size_t n);
-    /* SLAMB: local moments (and c += 1, saturating, when c != NULL) */
-    void (*slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
-                          float *m, float *v, uint32_t *c, size_t n);
-    /* SLAMB: u = direction; p += {||w_S||^2, ||u_S||^2, ||w_~S||^2,
-     * ||u_~S||^2} split by synced: c[i] == 0 (counters); c NULL: all
-     * synced (p[2], p[3] stay).  Chunk-id layers: slamb_q1_chunks */
-    void (*slamb_split)(const struct lbs_slamb_coef *k, const float *m,
-                        const float *v, const float *w, const uint32_t *c,
-                        float *u, size_t n, double p[4]);
-    /* SLAMB: w -= lr_e phi_e u, s = beta3^c from spow[c] below ntab */
-    void (*slamb_update)(const struct lbs_slamb_blend *b, const float *spow,
-                         size_t ntab, const float *u, const uint32_t *c,
-                         float *w, size_t n);
     /* sum of x^2 over [0, n) in an order fixed at every level: the same
      * double at each (QSGD's bucket norms) */
     double (*sumsq_fixed)(const float *x, size_t n);
@@ -84,42 +48,11 @@ struct lbs_kern {
     void (*gather)(float *p, const float *x, const uint32_t *idx, size_t m);
     void (*scatter_add)(float *out, const uint32_t *idx, const float *p,
                         float a, size_t m);
-    /* The chunked forms of sumsq and slamb_split: chunks [c0, c1)
-     * of LBS_CHUNKS over a layer of n elements (optim_impl.h), one
+    /* The chunked form of sumsq: chunks [c0, c1)
+     * of LBS_CHUNKS over a layer of n elements (chunks.h), one
      * partial per chunk - a call per thread per layer, not per chunk */
     void (*sumsq_chunks)(const float *x, size_t n, size_t c0, size_t c1,
                          double *part);
-    void (*slamb_split_chunks)(const struct lbs_slamb_coef *k,
-                               const float *m, const float *v,
-                               const float *w, const uint32_t *c, float *u,
-                               size_t n, size_t c0, size_t c1,
-                               double (*part)[4]);
-    /* SLAMB on chunk-id layers (slamb.c, struct lbs_slamb_qbuf), chunks
-     * [c0, c1) of a layer of n elements.  Pass 1: m = pm where q == prev
-     * (pm given), the moments, u (every element), part[c][2..3] += the
-     * stale sums (q != cur), part[c][0..1] = 0, and m, v, w where q ==
-     * cur appended to cm, cv, cw from off[c] on.  The fix-up, over the
-     * compact values only: pm = cm inv, cv = u_S from pm, cv, cw, and
-     * part[c][0..1] += ||w_S||^2, ||u_S||^2.  The update: w -= tab[q] u,
-     * u_S taken from cv where q == cur (tab: 256 entries, q < nq) */
-    void (*slamb_q1_chunks)(const struct lbs_slamb_coef *k, const float *g,
-                            float *m, float *v, const float *w, float *u,
-                            const struct lbs_slamb_qbuf *B, size_t n,
-                            size_t c0, size_t c1, double (*part)[4]);
-    void (*slamb_qfix_chunks)(const struct lbs_slamb_coef *k,
-                              const struct lbs_slamb_qbuf *B, float inv,
-                              float *pm, size_t c0, size_t c1,
-                              double (*part)[4]);
-    void (*slamb_qupd_chunks)(const float *tab, unsigned nq,
-                              const struct lbs_slamb_qbuf *B, const float *u,
-                              float *w, size_t n, size_t c0, size_t c1);
-    /* out[o++] = x[i] for q[i] == qc, and x[i] = in[o++] inv for
-     * q[i] == qc, over [0, n); both return o (the tests' handles, and
-     * expand_eq lbs_slamb_momentum's) */
-    size_t (*compact_eq)(const float *x, const uint8_t *q, uint8_t qc,
-                         float *out, size_t n);
-    size_t (*expand_eq)(float *x, const uint8_t *q, uint8_t qc,
-                        const float *in, float inv, size_t n);
     /* Gossip mix (gossip.h) over [lo, hi) of full-layer arrays:
      * x[e] = sum_k w[k] src[k][e] (double, ascending k, from 0); x may
      * be one of src.  Returns the sum of the x written (NaN detector). */
