@@ -189,6 +189,15 @@ struct lbs_momentum_kern {
                        float *v, float *w, size_t n);
 };
 extern const struct lbs_kfam lbs_momentum_kfam;
+/* One elementwise pass over every layer in one parallel region (see
+ * lbs_sumsq_layers for why): each thread takes its share of each layer
+ * (lbs_layer_share) and calls chunk(ctx, i, lo, hi) chunk by chunk.
+ * Every layer is passed; returns the first layer i for which a call
+ * returned a sum that is not finite (the kernels' NaN detectors), or nl. */
+size_t lbs_layers_pass(const struct lbs_layer *L, size_t nl,
+                       double (*chunk)(const void *ctx, size_t i, size_t lo,
+                                       size_t hi),
+                       const void *ctx);
 /* lbs_momentum_pass over every layer (g from L[i].g, w = L[i].w, v[i]) in
  * one parallel region (see lbs_sumsq_layers for why); the same v and w
  * bit for bit.  Every layer is updated; returns the index of the first
