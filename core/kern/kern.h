@@ -1,14 +1,19 @@
-/* kern.h - the hot loops of the optimizers and compressors, one table per
+/* kern.h - the shared hot loops (sums of squares, the apply, gathers,
+ * scans, the gossip mix, the Bernoulli mask), one table per
  * instruction-set level, chosen once at start-up (internal to core).
+ * Each algorithm's own loops are a kernel family beside it (kfam.h),
+ * compiled and chosen the same way; nothing here knows an algorithm.
  *
- * dav1d-style runtime dispatch: kern_tmpl.c is compiled three times, each
- * time into its own static library with its own flags (meson.build):
+ * dav1d-style runtime dispatch: kern_tmpl.c and every family's template
+ * are compiled three times, each time into its own static library with
+ * its own flags (meson.build):
  *
  *   c       baseline x86-64 (SSE2): the portable reference
  *   avx2    -mavx2 -mfma -mbmi2 (256-bit vectors)
  *   avx512  -mavx512f -mavx512bw -mavx512vl -mavx512dq, 512-bit vectors
  *
- * and every compilation fills one struct lbs_kern.  isa.c picks the best
+ * and every compilation of kern_tmpl.c fills one struct lbs_kern; its
+ * isa field indexes the families' tables.  isa.c picks the best
  * level the CPU has (__builtin_cpu_supports, which checks the OS enables
  * the vector state too) unless LBSCALE_ISA=c|avx2|avx512 asks for a lower
  * one; asking for a level the CPU lacks is refused (-ENOTSUP), never run.
@@ -17,8 +22,8 @@
  * elementwise result (m, v, u, w, payload values) is bit for bit the same
  * at every level: IEEE add, mul, div and sqrt are correctly rounded at any
  * vector width and no multiply-add is fused.  Sums (norms, NaN detectors)
- * are summed in another order at another vector width: tests/test_isa.c
- * states the bound.  The kernels are serial over the range they are given;
+ * are summed in another order at another vector width: kfam.h states the
+ * bound tests/test_isa.c holds them to.  The kernels are serial over the range they are given;
  * the callers cut layers into chunks and own the OpenMP parallelism.
  * The bytes model of each optimizer and compressor stays in its own file.
  */

@@ -1,9 +1,10 @@
-/* kern_tmpl.c - the hot loops, compiled once per instruction-set level
- * (see kern.h; meson.build passes -DKERN_SFX=c|avx2|avx512 with that
- * level's flags).  Plain C that the compiler vectorises at the width of
- * its flags, and intrinsics under #ifdef __AVX512F__ / __AVX2__ / __SSE2__
- * where the compiler cannot find the idiom (movemask packing, the
- * rare-hit scan).  Serial over the range given: callers own the threads.
+/* kern_tmpl.c - the shared hot loops (kern.h), compiled once per
+ * instruction-set level like every family's template (kfam.h;
+ * meson.build passes -DKERN_SFX=c|avx2|avx512 with that level's flags).
+ * Plain C that the compiler vectorises at the width of its flags, and
+ * intrinsics under #ifdef __AVX512F__ / __AVX2__ / __SSE2__ where the
+ * compiler cannot find the idiom (the rare-hit scan, the mask's compares).
+ * Serial over the range given: callers own the threads.
  */
 #include "kern_tmpl.h"
 #include "mix_tmpl.h"
