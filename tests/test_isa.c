@@ -18,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "gossip.h"
+#include "kfam.h"
+#include "lamb_kernel.h"
 #include "lbscale/lbscale.h"
 #include "lbscale/rng.h"
 #include "optim_impl.h"
+#include "slamb_kern.h"
 
 #define N 10007
 #define OFF 3
@@ -67,7 +70,12 @@ static void close_d(double a, double b, double rel, const char *what,
 }
 
 #define BOUND_NORM 1.25e-4
-#define BOUND_SIGN 5e-4
+
+/* SLAMB's, DecentLaM's and 1-bit LAMB's family tables at K's level */
+#define SL(K) ((const struct lbs_slamb_kern *)lbs_slamb_kfam.tab[(K)->isa])
+#define DL(K) \
+    ((const struct lbs_decentlam_kern *)lbs_decentlam_kfam.tab[(K)->isa])
+#define OB(K) ((const struct lbs_onebit_kern *)lbs_onebit_kfam.tab[(K)->isa])
 
 /* every level other than c that the CPU has */
 static int levels(const struct lbs_kern *out[LBS_ISA_COUNT])
@@ -111,41 +119,10 @@ Test(isa, sumsq_and_axpy)
     free(x); free(u); free(w0); free(w1);
 }
 
-Test(isa, lamb_pass)
-{
-    const struct lbs_kern *L[LBS_ISA_COUNT];
-    int nl = levels(L);
-    const struct lbs_lamb_coef k = {
-        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
-        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f, .gscale = 0.75f};
-    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
-          *w = arr(N, 1, 0), *u0 = arr(N, 1, 0);
-    float *m1 = dup(m0, N), *v1 = dup(v0, N);
-    double sw0 = 0, su0 = 0;
-    lbs_kern_c.lamb(&k, g + OFF, m0 + OFF, v0 + OFF, w + OFF, u0 + OFF, N,
-                    &sw0, &su0);
-    for (int l = 0; l < nl; l++) {
-        float *m = dup(m1, N), *v = dup(v1, N), *u = arr(N, 1, 0);
-        double sw = 0, su = 0;
-        L[l]->lamb(&k, g + OFF, m + OFF, v + OFF, w + OFF, u + OFF, N, &sw,
-                   &su);
-        same_f(m + OFF, m0 + OFF, N, "lamb m", L[l]->name);
-        same_f(v + OFF, v0 + OFF, N, "lamb v", L[l]->name);
-        same_f(u + OFF, u0 + OFF, N, "lamb u", L[l]->name);
-        close_d(sw, sw0, BOUND_NORM, "lamb ||w||^2", L[l]->name);
-        close_d(su, su0, BOUND_NORM, "lamb ||u||^2", L[l]->name);
-        free(m); free(v); free(u);
-    }
-    free(g); free(m0); free(v0); free(w); free(u0); free(m1); free(v1);
-}
-
 /* The chunked forms (one call per thread): the same chunk partials as a
  * call per chunk at the c level, within the bound at the others. */
 Test(isa, chunked_reductions)
 {
-    const struct lbs_lamb_coef k = {
-        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
-        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f, .gscale = 1};
     const struct lbs_slamb_coef ks = {
         .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
         .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
@@ -154,44 +131,31 @@ Test(isa, chunked_reductions)
     uint32_t *q = malloc(N * sizeof *q);   /* staleness counters */
     for (size_t i = 0; i < N; i++)
         q[i] = (uint32_t)(i % 10);
-    double ref[LBS_CHUNKS], refu[LBS_CHUNKS], refs[LBS_CHUNKS][4];
-    float *u0 = arr(N, 1, 0), *us0 = arr(N, 1, 0);
+    double ref[LBS_CHUNKS], refs[LBS_CHUNKS][4];
+    float *us0 = arr(N, 1, 0);
     for (size_t c = 0; c < LBS_CHUNKS; c++) {
         size_t lo = lbs_chunk_lo(N, c), hi = lbs_chunk_lo(N, c + 1);
-        ref[c] = refu[c] = 0;
-        float *mm = dup(m, N), *vv = dup(v, N);
-        lbs_kern_c.lamb(&k, g + lo, mm + lo, vv + lo, w + lo, u0 + lo,
-                        hi - lo, &ref[c], &refu[c]);
-        free(mm); free(vv);
+        ref[c] = lbs_kern_c.sumsq(w + lo, hi - lo);
         memset(refs[c], 0, sizeof refs[c]);
-        lbs_kern_c.slamb_split(&ks, m + lo, v + lo, w + lo, q + lo, us0 + lo,
+        SL(&lbs_kern_c)->slamb_split(&ks, m + lo, v + lo, w + lo, q + lo, us0 + lo,
                                hi - lo, refs[c]);
     }
     for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
         const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
         if (!K)
             continue;
-        double pw[LBS_CHUNKS], pu[LBS_CHUNKS], ps[LBS_CHUNKS][4],
-            sq[LBS_CHUNKS];
-        float *u = arr(N, 1, 0), *us = arr(N, 1, 0);
+        double ps[LBS_CHUNKS][4], sq[LBS_CHUNKS];
+        float *us = arr(N, 1, 0);
         /* two calls, as two threads would make them */
         for (int half = 0; half < 2; half++) {
             size_t c0 = half ? LBS_CHUNKS / 2 : 0,
                    c1 = half ? LBS_CHUNKS : LBS_CHUNKS / 2;
-            float *mm = dup(m, N), *vv = dup(v, N);
-            K->lamb_chunks(&k, g, mm, vv, w, u, N, c0, c1, pw, pu);
-            free(mm); free(vv);
-            K->slamb_split_chunks(&ks, m, v, w, q, us, N, c0, c1, ps);
+            SL(K)->slamb_split_chunks(&ks, m, v, w, q, us, N, c0, c1, ps);
             K->sumsq_chunks(w, N, c0, c1, sq);
         }
-        same_f(u, u0, N, "lamb_chunks u", K->name);
         same_f(us, us0, N, "slamb_split_chunks u", K->name);
         double bound = lv ? BOUND_NORM : 0;
         for (size_t c = 0; c < LBS_CHUNKS; c++) {
-            close_d(pw[c], ref[c], bound + 1e-300, "lamb_chunks ||w||^2",
-                    K->name);
-            close_d(pu[c], refu[c], bound + 1e-300, "lamb_chunks ||u||^2",
-                    K->name);
             close_d(sq[c], ref[c], bound + 1e-300, "sumsq_chunks", K->name);
             for (int j = 0; j < 4; j++)
                 cr_assert(fabs(ps[c][j] - refs[c][j]) <=
@@ -199,119 +163,9 @@ Test(isa, chunked_reductions)
                           "%s slamb_split_chunks chunk %zu part %d",
                           K->name, c, j);
         }
-        free(u); free(us);
+        free(us);
     }
-    free(g); free(m); free(v); free(w); free(q); free(u0); free(us0);
-}
-
-Test(isa, adamw_and_momentum)
-{
-    const struct lbs_kern *L[LBS_ISA_COUNT];
-    int nl = levels(L);
-    const struct lbs_adamw_coef ka = {
-        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 10.0f,
-        .ibc2 = 1000.0f, .eps = 1e-8f, .wd = 0.01f, .lr = 1e-3f};
-    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
-          *w0 = arr(N, 1, 0);
-    float *m1 = dup(m0, N), *v1 = dup(v0, N), *w1 = dup(w0, N);
-    lbs_kern_c.adamw(&ka, g + OFF, m0 + OFF, v0 + OFF, w0 + OFF, N);
-    for (int l = 0; l < nl; l++) {
-        float *m = dup(m1, N), *v = dup(v1, N), *w = dup(w1, N);
-        double su = L[l]->adamw(&ka, g + OFF, m + OFF, v + OFF, w + OFF, N);
-        cr_assert(isfinite(su));
-        same_f(m + OFF, m0 + OFF, N, "adamw m", L[l]->name);
-        same_f(v + OFF, v0 + OFF, N, "adamw v", L[l]->name);
-        same_f(w + OFF, w0 + OFF, N, "adamw w", L[l]->name);
-        free(m); free(v); free(w);
-    }
-    for (int nest = 0; nest < 2; nest++)
-        for (int hasg = 0; hasg < 2; hasg++) {
-            const struct lbs_momentum p = {.gs = 0.5f, .wd = 1e-4f,
-                                           .mu = 0.9f, .a = 0.1f, .k = 0.3f,
-                                           .nesterov = nest};
-            float *vc = dup(v1, N), *wc = dup(w1, N);
-            lbs_kern_c.momentum(&p, hasg ? g + OFF : NULL, vc + OFF,
-                                wc + OFF, N);
-            for (int l = 0; l < nl; l++) {
-                float *v = dup(v1, N), *w = dup(w1, N);
-                double s = L[l]->momentum(&p, hasg ? g + OFF : NULL,
-                                          v + OFF, w + OFF, N);
-                cr_assert(isfinite(s));
-                same_f(v + OFF, vc + OFF, N, "momentum v", L[l]->name);
-                same_f(w + OFF, wc + OFF, N, "momentum w", L[l]->name);
-                free(v); free(w);
-            }
-            free(vc); free(wc);
-        }
-    free(g); free(m0); free(v0); free(w0); free(m1); free(v1); free(w1);
-}
-
-Test(isa, slamb_passes)
-{
-    const struct lbs_kern *L[LBS_ISA_COUNT];
-    int nl = levels(L);
-    const struct lbs_slamb_coef k = {
-        .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
-        .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
-    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
-          *w0 = arr(N, 1, 0);
-    uint32_t *c0 = malloc((N + OFF) * 4), *c1 = malloc((N + OFF) * 4);
-    for (size_t i = 0; i < N + OFF; i++)
-        c0[i] = (uint32_t)(i % 7 == 0 ? 0 : i % 5000);
-    c0[5] = UINT32_MAX;   /* saturates */
-    memcpy(c1, c0, (N + OFF) * 4);
-    float *m1 = dup(m0, N), *v1 = dup(v0, N);
-    lbs_kern_c.slamb_moments(&k, g + OFF, m0 + OFF, v0 + OFF, c0 + OFF, N);
-    float spow[4096];
-    for (int j = 0; j < 4096; j++)
-        spow[j] = (float)pow(0.99, j);
-    const struct lbs_slamb_blend b = {
-        .step_synced = 0.02f, .lr = 0.01f, .lr_min = 0.005f,
-        .phi_max = 1.3f, .phi_min = 0.7f, .cmin = 0.01f, .cmax = 1000,
-        .beta3 = 0.99f, .clamp = 1};
-    /* both split modes and the update at the c level */
-    float *uc[2], *wc;
-    double pc[2][4] = {{0}};
-    for (int mode = 0; mode < 2; mode++) {
-        uc[mode] = arr(N, 1, 0);
-        lbs_kern_c.slamb_split(&k, m0 + OFF, v0 + OFF, w0 + OFF,
-                               mode == 1 ? c0 + OFF : NULL, uc[mode] + OFF,
-                               N, pc[mode]);
-    }
-    wc = dup(w0, N);
-    lbs_kern_c.slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF, wc + OFF,
-                            N);
-    for (int l = 0; l < nl; l++) {
-        const char *nm = L[l]->name;
-        float *m = dup(m1, N), *v = dup(v1, N);
-        uint32_t *c = malloc((N + OFF) * 4);
-        memcpy(c, c1, (N + OFF) * 4);
-        L[l]->slamb_moments(&k, g + OFF, m + OFF, v + OFF, c + OFF, N);
-        same_f(m + OFF, m0 + OFF, N, "slamb m", nm);
-        same_f(v + OFF, v0 + OFF, N, "slamb v", nm);
-        cr_assert(!memcmp(c, c0, (N + OFF) * 4), "%s slamb counters", nm);
-        for (int mode = 0; mode < 2; mode++) {
-            float *u = arr(N, 1, 0);
-            double p[4] = {0};
-            L[l]->slamb_split(&k, m0 + OFF, v0 + OFF, w0 + OFF,
-                              mode == 1 ? c0 + OFF : NULL, u + OFF, N, p);
-            same_f(u + OFF, uc[mode] + OFF, N, "slamb u", nm);
-            for (int j = 0; j < (mode ? 4 : 2); j++)
-                close_d(p[j], pc[mode][j], BOUND_NORM, "slamb split norm",
-                        nm);
-            free(u);
-        }
-        float *w = dup(w0, N);
-        L[l]->slamb_update(&b, spow, 4096, uc[1] + OFF, c0 + OFF, w + OFF,
-                           N);
-        same_f(w + OFF, wc + OFF, N, "slamb update (counters) w", nm);
-        free(w); free(m); free(v); free(c);
-    }
-    for (int mode = 0; mode < 2; mode++)
-        free(uc[mode]);
-    free(wc);
-    free(g); free(m0); free(v0); free(w0); free(m1); free(v1);
-    free(c0); free(c1);
+    free(g); free(m); free(v); free(w); free(q); free(us0);
 }
 
 /* compact_eq / expand_eq against the scalar rule they state, with no,
@@ -335,7 +189,7 @@ Test(isa, compact_expand)
             if (!K)
                 continue;
             memset(out, 0xff, (N + OFF) * 4);
-            size_t n = K->compact_eq(x + OFF, q + OFF, qc, out, N);
+            size_t n = SL(K)->compact_eq(x + OFF, q + OFF, qc, out, N);
             cr_assert_eq(n, nref, "%s compact_eq count %zu, want %zu",
                          K->name, n, nref);
             same_f(out, ref, n, "compact_eq", K->name);
@@ -345,7 +199,7 @@ Test(isa, compact_expand)
                          K->name, n);
             /* expand puts ref[j] * 0.5 back where q == qc, nothing else */
             float *y = dup(x, N);
-            size_t e = K->expand_eq(y + OFF, q + OFF, qc, ref, 0.5f, N);
+            size_t e = SL(K)->expand_eq(y + OFF, q + OFF, qc, ref, 0.5f, N);
             cr_assert_eq(e, nref, "%s expand_eq count", K->name);
             size_t j = 0;
             for (size_t i = OFF; i < N + OFF; i++) {
@@ -383,7 +237,7 @@ static void q_sums(const struct lbs_slamb_coef *k, const float *m,
                    unsigned qc, float *u, double p[4])
 {
     double d[4];
-    lbs_kern_c.slamb_split(k, m, v, w, NULL, u, N, d);
+    SL(&lbs_kern_c)->slamb_split(k, m, v, w, NULL, u, N, d);
     for (size_t i = 0; i < N; i++) {
         int j = q[i] == qc ? 0 : 2;
         p[j] += (double)w[i] * w[i];
@@ -426,7 +280,7 @@ Test(isa, slamb_chunk_ids)
               *sw = malloc(N * 4), *su = malloc(N * 4);
         if (with_pm)
             q_expand(mr + OFF, q, prev, pm0);
-        lbs_kern_c.slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, N);
+        SL(&lbs_kern_c)->slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, N);
         double pr[4] = {0}, ps[4] = {0};
         q_sums(&k, mr + OFF, vr + OFF, w0 + OFF, q, cur, ur + OFF, pr);
         size_t cnt = q_compact(mr + OFF, q, cur, sm);
@@ -458,7 +312,7 @@ Test(isa, slamb_chunk_ids)
             /* the second half first: a write past the first's share
              * would stay */
             for (int h = 1; h >= 0; h--)
-                K->slamb_q1_chunks(&k, g + OFF, m + OFF, v + OFF, w + OFF, u,
+                SL(K)->slamb_q1_chunks(&k, g + OFF, m + OFF, v + OFF, w + OFF, u,
                                    &B, N, h * LBS_CHUNKS / 2,
                                    (h + 1) * LBS_CHUNKS / 2, part);
             same_f(m + OFF, m1 + OFF, N, "slamb_q1_chunks m", K->name);
@@ -468,7 +322,7 @@ Test(isa, slamb_chunk_ids)
             for (size_t j = 0; j < cnt; j++)
                 cm[j] *= 2;
             for (int h = 0; h < 2; h++)
-                K->slamb_qfix_chunks(&k, &B, inv, pm, h * LBS_CHUNKS / 2,
+                SL(K)->slamb_qfix_chunks(&k, &B, inv, pm, h * LBS_CHUNKS / 2,
                                      (h + 1) * LBS_CHUNKS / 2, part);
             same_f(pm, sm, cnt, "slamb_qfix_chunks pm", K->name);
             same_f(cv, su, cnt, "slamb_qfix_chunks u_S", K->name);
@@ -479,7 +333,7 @@ Test(isa, slamb_chunk_ids)
                 close_d(p[j], j < 2 ? ps[j] : pr[j], BOUND_NORM,
                         "slamb chunk-id norm", K->name);
             for (int h = 0; h < 2; h++)
-                K->slamb_qupd_chunks(tab, C, &B, u, w + OFF, N,
+                SL(K)->slamb_qupd_chunks(tab, C, &B, u, w + OFF, N,
                                      h * LBS_CHUNKS / 2,
                                      (h + 1) * LBS_CHUNKS / 2);
             same_f(w + OFF, wr + OFF, N, "slamb_qupd_chunks w", K->name);
@@ -505,7 +359,7 @@ Test(isa, slamb_chunk_ids)
         if (!K)
             continue;
         float *w = dup(w0, N);
-        K->slamb_qupd_chunks(tab, 40, &B40, g + OFF, w + OFF, N, 0,
+        SL(K)->slamb_qupd_chunks(tab, 40, &B40, g + OFF, w + OFF, N, 0,
                              LBS_CHUNKS);
         same_f(w + OFF, w40 + OFF, N, "slamb_qupd_chunks (40 chunks) w",
                K->name);
@@ -522,19 +376,6 @@ Test(isa, compressor_kernels)
     float *x = arr(N, 1, 0);
     x[OFF + 100] = -0.0f;
     x[OFF + 101] = 0.0f;
-    const size_t nbytes = (N + 7) / 8;
-    uint8_t bc[2][(N + 7) / 8];
-    double ac[2];
-    for (int l2 = 0; l2 < 2; l2++)   /* two ranges: an odd split point */
-        ac[l2] = lbs_kern_c.sign_pack(x + OFF, N, bc[l2], 0, 601, l2) +
-                 lbs_kern_c.sign_pack(x + OFF, N, bc[l2], 601, nbytes, l2);
-    /* QSGD levels over a range with an odd head and an even tail */
-    int8_t lc8[N];
-    int16_t lc16[N];
-    memset(lc8, 0, sizeof lc8);
-    memset(lc16, 0, sizeof lc16);
-    lbs_kern_c.qsgd_levels(x + OFF, 3, N - 2, 127 / 2.0f, 127, 0x123456789abcdefull, lc8, 0);
-    lbs_kern_c.qsgd_levels(x + OFF, 3, N - 2, 300 / 2.0f, 300, 0x123456789abcdefull, lc16, 1);
     /* gather / scatter over a sorted mask, scan over a threshold */
     uint32_t idx[N / 3];
     for (size_t j = 0; j < N / 3; j++)
@@ -551,21 +392,6 @@ Test(isa, compressor_kernels)
     cr_assert(hc > 100 && hc < N / 4, "%zu hits", hc);
     for (int l = 0; l < nl; l++) {
         const char *nm = L[l]->name;
-        for (int l2 = 0; l2 < 2; l2++) {
-            uint8_t bits[(N + 7) / 8];
-            double a = L[l]->sign_pack(x + OFF, N, bits, 0, 601, l2) +
-                       L[l]->sign_pack(x + OFF, N, bits, 601, nbytes, l2);
-            cr_assert(!memcmp(bits, bc[l2], nbytes), "%s sign bits", nm);
-            close_d(a, ac[l2], BOUND_SIGN, "sign scale sum", nm);
-        }
-        int8_t l8[N];
-        int16_t l16[N];
-        memset(l8, 0, sizeof l8);
-        memset(l16, 0, sizeof l16);
-        L[l]->qsgd_levels(x + OFF, 3, N - 2, 127 / 2.0f, 127, 0x123456789abcdefull, l8, 0);
-        L[l]->qsgd_levels(x + OFF, 3, N - 2, 300 / 2.0f, 300, 0x123456789abcdefull, l16, 1);
-        cr_assert(!memcmp(l8, lc8, sizeof l8), "%s qsgd int8 levels", nm);
-        cr_assert(!memcmp(l16, lc16, sizeof l16), "%s qsgd int16 levels", nm);
         float gv[N / 3], *o = dup(o1, N);
         L[l]->gather(gv, x + OFF, idx, N / 3);
         same_f(gv, gc, N / 3, "gather", nm);
@@ -594,53 +420,134 @@ Test(isa, compressor_kernels)
 
 /* Whole optimizer steps at each level through the public API: the same
  * trajectory up to the norms' rounding (the trust ratio carries it into w). */
-Test(isa, optimizer_steps_agree)
+/* Five steps of one optimizer at every level: within 1e-5 of the c
+ * level's weights, and bit for bit where its ops table says the CPU step
+ * is exact (ops->exact). */
+static void steps_agree(const char *spec, int exact)
 {
-    const char *specs[] = {"lamb", "adamw", "sgd", "lars",
-                           "slamb:k=0.25,small=0", "slamb:k=0.25,mask=bernoulli",
-                           "dmsgd", "decentlam",
-                           "onebit_lamb:freeze_step=2"};
-    /* no norm in the step: bit for bit at every level */
-    const int exact[] = {0, 1, 1, 0, 0, 0, 1, 1, 0};
     const size_t n = 70007;   /* above LBS_PAR_MIN: threads too */
     struct lbs_err e = {{0}};
-    for (size_t s = 0; s < sizeof specs / sizeof *specs; s++) {
-        float *wr = NULL;
-        for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
-            if (!lbs_kern_of((enum lbs_isa)lv))
-                continue;
-            const char *names[] = {"c", "avx2", "avx512"};
-            cr_assert_eq(lbs_isa_select(names[lv], &e), 0, "%s", e.msg);
-            rs = 1234567;
-            float *w = arr(n, 1, 0), *g = malloc(n * 4);
-            struct lbs_layer lay = {.name = "w", .w = w + OFF, .g = g,
-                                    .n = n, .ndim = 2, .shape = {7, 10001}};
-            struct lbs_optim *o;
-            cr_assert_eq(lbs_optim_new(specs[s], &lay, 1, NULL, &o, &e), 0,
-                         "%s", e.msg);
-            for (int t = 0; t < 5; t++) {
-                for (size_t i = 0; i < n; i++)
-                    g[i] = frand();
-                cr_assert_eq(lbs_optim_step(o, &e), 0, "%s", e.msg);
-            }
-            lbs_optim_free(o);
-            if (!wr) {
-                wr = w;
-            } else {
-                if (exact[s])
-                    same_f(w + OFF, wr + OFF, n, specs[s], names[lv]);
-                for (size_t i = 0; i < n; i++)
-                    cr_assert(fabsf(w[OFF + i] - wr[OFF + i]) <=
-                                  1e-5f * fmaxf(1e-3f, fabsf(wr[OFF + i])),
-                              "%s at %s: w[%zu] %.9g vs c %.9g", specs[s],
-                              names[lv], i, w[OFF + i], wr[OFF + i]);
-                free(w);
-            }
-            free(g);
+    float *wr = NULL;
+    for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
+        if (!lbs_kern_of((enum lbs_isa)lv))
+            continue;
+        const char *names[] = {"c", "avx2", "avx512"};
+        cr_assert_eq(lbs_isa_select(names[lv], &e), 0, "%s", e.msg);
+        rs = 1234567;
+        float *w = arr(n, 1, 0), *g = malloc(n * 4);
+        struct lbs_layer lay = {.name = "w", .w = w + OFF, .g = g,
+                                .n = n, .ndim = 2, .shape = {7, 10001}};
+        struct lbs_optim *o;
+        cr_assert_eq(lbs_optim_new(spec, &lay, 1, NULL, &o, &e), 0, "%s",
+                     e.msg);
+        for (int t = 0; t < 5; t++) {
+            for (size_t i = 0; i < n; i++)
+                g[i] = frand();
+            cr_assert_eq(lbs_optim_step(o, &e), 0, "%s", e.msg);
         }
-        free(wr);
+        lbs_optim_free(o);
+        if (!wr) {
+            wr = w;
+        } else {
+            if (exact)
+                same_f(w + OFF, wr + OFF, n, spec, names[lv]);
+            for (size_t i = 0; i < n; i++)
+                cr_assert(fabsf(w[OFF + i] - wr[OFF + i]) <=
+                              1e-5f * fmaxf(1e-3f, fabsf(wr[OFF + i])),
+                          "%s at %s: w[%zu] %.9g vs c %.9g", spec,
+                          names[lv], i, w[OFF + i], wr[OFF + i]);
+            free(w);
+        }
+        free(g);
     }
+    free(wr);
     cr_assert_eq(lbs_isa_select(lbs_isa_best(), &e), 0);
+}
+
+extern const struct lbs_optim_ops *const lbs_optim_registry[];
+
+/* Every registered optimizer with its defaults, then the settings whose
+ * branches the defaults skip (SLAMB's partial sync and mask, 1-bit
+ * LAMB's compressed phase), each held to its optimizer's exact flag. */
+Test(isa, optimizer_steps_agree)
+{
+    for (size_t i = 0; lbs_optim_registry[i]; i++)
+        steps_agree(lbs_optim_registry[i]->name,
+                    lbs_optim_registry[i]->exact);
+    const char *more[] = {"slamb:k=0.25,small=0",
+                          "slamb:k=0.25,mask=bernoulli",
+                          "onebit_lamb:freeze_step=2"};
+    for (size_t s = 0; s < sizeof more / sizeof *more; s++) {
+        const struct lbs_optim_ops *ops = NULL;
+        for (size_t i = 0; lbs_optim_registry[i]; i++)
+            if (!strncmp(more[s], lbs_optim_registry[i]->name,
+                         strcspn(more[s], ":")))
+                ops = lbs_optim_registry[i];
+        cr_assert(ops, "%s: no such optimizer", more[s]);
+        steps_agree(more[s], ops->exact);
+    }
+}
+
+/* ---- the kernel families (core/kern/kfam.h), checkasm's loop ---- */
+
+/* Every family a registered optimizer or compressor brings, at every
+ * level the CPU has, against the portable level's outputs: no list here,
+ * a new family is covered by its ops table's .kern.  LBSCALE_KBENCH=N
+ * also times each kernel N times per level (ns per element on stdout). */
+Test(isa, families)
+{
+    const struct lbs_kfam *f[64];
+    size_t nf = lbs_optim_kfams(f, 0, 64);
+    nf = lbs_compress_kfams(f, nf, 64);
+    cr_assert(nf >= 3 && nf < 64, "%zu families", nf);
+    const char *b = getenv("LBSCALE_KBENCH");
+    int bench = b ? atoi(b) : 0;
+    struct lbs_kcheck *r = lbs_kcheck_new();
+    char msg[256];
+    for (size_t i = 0; i < nf; i++) {
+        cr_assert(f[i]->tab[LBS_ISA_C] && f[i]->check, "%s", f[i]->name);
+        for (int lv = 0; lv < LBS_ISA_COUNT; lv++)
+            if (lbs_kern_of((enum lbs_isa)lv))
+                cr_assert_eq(lbs_kcheck_run(r, f[i], (enum lbs_isa)lv, 0,
+                                            msg, sizeof msg), 0, "%s", msg);
+        for (int lv = 0; bench > 0 && lv < LBS_ISA_COUNT; lv++)
+            if (lbs_kern_of((enum lbs_isa)lv))
+                lbs_kcheck_run(r, f[i], (enum lbs_isa)lv, bench, NULL, 0);
+    }
+    lbs_kcheck_free(r);
+}
+
+/* The runner can fail: a table whose kernel differs from the reference
+ * in one output bit, or makes a sum outside its bound, or an output the
+ * reference did not, is caught. */
+static int flip;
+static void fake_check(const void *t, struct lbs_kcheck *r)
+{
+    float x[5] = {1, 2, 3, 4, 5};
+    if (t != lbs_momentum_kfam.tab[LBS_ISA_C] && flip == 1)
+        x[3] = nextafterf(x[3], 9);
+    lbs_kcheck_bits(r, "x", x, sizeof x);
+    double s = 1000;
+    if (t != lbs_momentum_kfam.tab[LBS_ISA_C] && flip == 2)
+        s *= 1 + 2 * LBS_KBOUND_NORM;
+    lbs_kcheck_sum(r, "s", s, LBS_KBOUND_NORM);
+    if (t != lbs_momentum_kfam.tab[LBS_ISA_C] && flip == 3)
+        lbs_kcheck_sum(r, "extra", s, 0);
+}
+Test(isa, families_runner_catches_a_difference)
+{
+    struct lbs_kfam fake = lbs_momentum_kfam;
+    fake.check = fake_check;
+    fake.tab[LBS_ISA_AVX2] = &fake;   /* any pointer but the reference */
+    struct lbs_kcheck *r = lbs_kcheck_new();
+    char msg[256];
+    for (flip = 0; flip < 4; flip++) {
+        cr_assert_eq(lbs_kcheck_run(r, &fake, LBS_ISA_C, 0, msg, sizeof msg),
+                     0);
+        int bad = lbs_kcheck_run(r, &fake, LBS_ISA_AVX2, 0, msg, sizeof msg);
+        cr_assert_eq(bad != 0, flip != 0, "flip %d: %d, %s", flip, bad, msg);
+    }
+    lbs_kcheck_free(r);
 }
 
 /* ---- decentralized optimizers: the gossip mix and DecentLaM ---- */
@@ -706,16 +613,16 @@ Test(isa, gossip_mix_and_decentlam)
         same_f(x + OFF, xm + OFF, N, "gossip_mix (in place)", nm);
         cr_assert(isfinite(s));
         float *zz = arr(N, 1, 0);
-        K[l]->decentlam_z(&k, g + OFF, x0 + OFF, zz + OFF, cut);
-        K[l]->decentlam_z(&k, g + OFF + cut, x0 + OFF + cut,
+        DL(K[l])->decentlam_z(&k, g + OFF, x0 + OFF, zz + OFF, cut);
+        DL(K[l])->decentlam_z(&k, g + OFF + cut, x0 + OFF + cut,
                           zz + OFF + cut, N - cut);
         same_f(zz + OFF, z + OFF, N, "decentlam z", nm);
         float *m = dup(m0, N);
         memcpy(x, x0, (N + OFF) * 4);
         const float *sz[3] = {r0 + OFF, zz + OFF, r1 + OFF};
-        s = K[l]->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF, 0,
+        s = DL(K[l])->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF, 0,
                                    cut) +
-            K[l]->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF,
+            DL(K[l])->decentlam_update(&k, sz, w3, 3, NULL, m + OFF, x + OFF,
                                    cut, N);
         same_f(m + OFF, mu_ + OFF, N, "decentlam m", nm);
         same_f(x + OFF, xu + OFF, N, "decentlam x", nm);
@@ -723,9 +630,9 @@ Test(isa, gossip_mix_and_decentlam)
         /* alone: the fused pass equals z, then the one-source update */
         memcpy(m, m0, (N + OFF) * 4);
         memcpy(x, x0, (N + OFF) * 4);
-        s = K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
+        s = DL(K[l])->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
                                    x + OFF, 0, cut);
-        s += K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
+        s += DL(K[l])->decentlam_update(&k, NULL, NULL, 0, g + OFF, m + OFF,
                                     x + OFF, cut, N);
         same_f(m + OFF, ms + OFF, N, "decentlam alone m", nm);
         same_f(x + OFF, xs + OFF, N, "decentlam alone x", nm);
@@ -733,11 +640,11 @@ Test(isa, gossip_mix_and_decentlam)
          * huge but finite m (whose float sum would overflow) is finite */
         cr_assert_eq(s, 0.0, "%s: alone detector %g", nm, s);
         m[OFF + 5] = m[OFF + 6] = 3e38f;
-        cr_assert(isfinite(K[l]->decentlam_update(&k, NULL, NULL, 0, g + OFF,
+        cr_assert(isfinite(DL(K[l])->decentlam_update(&k, NULL, NULL, 0, g + OFF,
                                                   m + OFF, x + OFF, 0, 16)),
                   "%s: large m read as non-finite", nm);
         m[OFF + N - 2] = INFINITY;
-        cr_assert(!isfinite(K[l]->decentlam_update(&k, NULL, NULL, 0,
+        cr_assert(!isfinite(DL(K[l])->decentlam_update(&k, NULL, NULL, 0,
                                                    g + OFF, m + OFF, x + OFF,
                                                    cut, N)),
                   "%s: an infinite m passed", nm);
@@ -774,8 +681,8 @@ Test(isa, onebit_pack_signs)
     for (int l = 0; l < nk; l++) {
         uint8_t b[5];
         memset(b, 0xaa, 5);
-        K[l]->onebit_pack(x, b, 0, 3);   /* 16 at a time, and one left */
-        K[l]->onebit_pack(x, b, 3, 5);
+        OB(K[l])->onebit_pack(x, b, 0, 3);   /* 16 at a time, and one left */
+        OB(K[l])->onebit_pack(x, b, 3, 5);
         cr_assert(!memcmp(b, ref, 5), "%s onebit_pack", K[l]->name);
     }
 }
@@ -836,12 +743,12 @@ Test(isa, onebit_compressor_kernels)
         memset(bb, 0x5a, n8 / 8);
         double s = 0;
         for (int r = 0; r < 3; r++)
-            s += K[l]->onebit_fill_feed(&k, g + OFF + cut[r],
+            s += OB(K[l])->onebit_fill_feed(&k, g + OFF + cut[r],
                                         m + OFF + cut[r], ex + OFF + cut[r],
                                         a, bb, cut[r], cut[r + 1] - cut[r]);
         cr_assert_eq(bb[3001 / 8], 0x5a, "%s: a byte across two calls "
                      "packed by one", nm);
-        K[l]->onebit_pack(ex + OFF, bb, 3001 / 8, 3001 / 8 + 1);
+        OB(K[l])->onebit_pack(ex + OFF, bb, 3001 / 8, 3001 / 8 + 1);
         same_f(ex + OFF, xe + OFF, n8, "onebit x + e", nm);
         close_d(s, sref, BOUND_NORM, "onebit ||x + e||^2", nm);
         cr_assert(!memcmp(bb, bits, n8 / 8), "%s onebit packed bits", nm);
@@ -849,21 +756,21 @@ Test(isa, onebit_compressor_kernels)
         uint8_t *cbb = malloc(cb);
         memset(cbb, 0x5a, cb);
         /* an odd split: single bits, words and single bits again */
-        double y0 = K[l]->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
+        double y0 = OB(K[l])->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
                                         0, 333);
-        double y1 = K[l]->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
+        double y1 = OB(K[l])->onebit_server(bits, cb, P, wsc, invP, y, b, cbb,
                                         333, ch);
         cr_assert_eq(cbb[333 / 8], 0x5a, "%s: a server byte across two "
                      "calls packed by one", nm);
-        K[l]->onebit_pack(y, cbb, 333 / 8, 333 / 8 + 1);
+        OB(K[l])->onebit_pack(y, cbb, 333 / 8, 333 / 8 + 1);
         same_f(y, yref, ch, "onebit server sum + e", nm);
         close_d(y0, yss[0], BOUND_NORM, "onebit server ||.||^2", nm);
         close_d(y1, yss[1], BOUND_NORM, "onebit server ||.||^2", nm);
         cr_assert(!memcmp(cbb, cref, cb), "%s onebit server bits", nm);
         /* odd start and end, as a thread's range across a rank chunk */
-        K[l]->onebit_unpack(bits, 0, 0.75f, d + 1, 13);
-        K[l]->onebit_unpack(bits, 13, 0.75f, d + 1 + 13, n8 - 13 - 5);
-        K[l]->onebit_unpack(bits, n8 - 5, 0.75f, d + 1 + n8 - 5, 5);
+        OB(K[l])->onebit_unpack(bits, 0, 0.75f, d + 1, 13);
+        OB(K[l])->onebit_unpack(bits, 13, 0.75f, d + 1 + 13, n8 - 13 - 5);
+        OB(K[l])->onebit_unpack(bits, n8 - 5, 0.75f, d + 1 + n8 - 5, 5);
         same_f(d + 1, dref, n8, "onebit decode", nm);
         free(ex); free(bb); free(y); free(d); free(cbb);
     }
@@ -918,7 +825,7 @@ Test(isa, onebit_update_pass)
             float fm[LBS_CHUNKS];
             for (int half = 0; half < 2; half++) {
                 size_t c0 = half ? 101 : 0, c1 = half ? LBS_CHUNKS : 101;
-                K[l]->onebit_fresh_chunks(&k, fused ? NULL : x + OFF,
+                OB(K[l])->onebit_fresh_chunks(&k, fused ? NULL : x + OFF,
                                           fused ? g + OFF : NULL, m + OFF,
                                           v + OFF, vf + OFF, w + OFF,
                                           u + OFF, N, c0, c1, part, fm);
@@ -962,11 +869,11 @@ Test(isa, onebit_update_pass)
         float *mb = dup(m0, N), *vb = dup(vf0, N), *ub = arr(N, 1, 0);
         double pa[LBS_CHUNKS][2], pb[LBS_CHUNKS][2];
         float fa[LBS_CHUNKS], fb[LBS_CHUNKS];
-        K[l]->onebit_fresh_chunks(&k, xd, NULL, ma, v, va, w, ua, N, 0,
+        OB(K[l])->onebit_fresh_chunks(&k, xd, NULL, ma, v, va, w, ua, N, 0,
                                   LBS_CHUNKS, pa, fa);
-        K[l]->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 0,
+        OB(K[l])->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 0,
                                   77, pb, fb);
-        K[l]->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 77,
+        OB(K[l])->onebit_fresh_chunks(&kd, NULL, NULL, mb, v, vb, w, ub, N, 77,
                                   LBS_CHUNKS, pb, fb);
         same_f(mb, ma, N, "onebit m (decoded)", K[l]->name);
         same_f(vb, va, N, "onebit v_fresh (decoded)", K[l]->name);
@@ -1065,6 +972,10 @@ Test(isa, one_region_steps_match_per_layer_kernels)
                            "dmsgd:lr=0.1,momentum=0.9,wd=0.01",
                            "decentlam:lr=0.1,momentum=0.9,wd=0.01"};
     struct lbs_err e = {{0}};
+    const struct lbs_momentum_kern *mom_c =
+        lbs_momentum_kfam.tab[LBS_ISA_C];
+    const struct lbs_decentlam_kern *dl_c =
+        lbs_decentlam_kfam.tab[LBS_ISA_C];
     for (int s = 0; s < 3; s++)
         for (int th = 1; th <= 3; th++) {
             struct lbs_layer A[NLAY], B[NLAY];
@@ -1095,10 +1006,10 @@ Test(isa, one_region_steps_match_per_layer_kernels)
                         size_t n = lay_n[i], lo = lbs_chunk_lo(n, c),
                                hi = lbs_chunk_lo(n, c + 1);
                         if (s < 2)
-                            lbs_kern_c.momentum(&p, B[i].g + lo, mb[i] + lo,
-                                                B[i].w + lo, hi - lo);
+                            mom_c->momentum(&p, B[i].g + lo, mb[i] + lo,
+                                            B[i].w + lo, hi - lo);
                         else
-                            lbs_kern_c.decentlam_update(&k, NULL, &ws, 1,
+                            dl_c->decentlam_update(&k, NULL, &ws, 1,
                                 B[i].g, mb[i], B[i].w, lo, hi);
                     }
             }

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "compress_impl.h"
-#include "kern.h"
+#include "kfam.h"
 #include "lbscale/half.h"
 #include "lbscale/rng.h"
 
@@ -765,4 +765,11 @@ void lbs_cmp_scatter_add(float *out, const uint32_t *idx, const float *p,
         size_t lo = m * c / 256, hi = m * (c + 1) / 256;
         K->scatter_add(out, idx + lo, p + lo, a, hi - lo);
     }
+}
+
+size_t lbs_compress_kfams(const struct lbs_kfam **out, size_t n, size_t cap)
+{
+    for (size_t i = 0; lbs_compress_registry[i]; i++)
+        n = lbs_kfam_add(out, n, cap, lbs_compress_registry[i]->kern);
+    return n;
 }

@@ -35,6 +35,8 @@ struct lbs_cctx {
  * to compress; decompressing reads dec_once once plus, per payload
  * decoded (one when the payloads were summed, P when gathered), dec_part
  * + dec_w w.  known = 0: no memory model (PowerSGD's matmuls). */
+struct lbs_kfam;
+
 struct lbs_cmp_traffic {
     double comp, comp_w, dec_once, dec_part, dec_w;
     int known;
@@ -92,6 +94,9 @@ struct lbs_compress_ops {
     /* Optional GPU override (lbscale/compress.h: struct
      * lbs_compress_device); NULL = CPU only. */
     const struct lbs_compress_device *device;
+    /* Optional: the compressor's own kernel family (core/kern/kfam.h),
+     * the one tests/test_isa.c checks at every level, or NULL. */
+    const struct lbs_kfam *kern;
 };
 
 /* Per-layer state keyed by layer index, grown on demand. */

@@ -46,7 +46,8 @@
 #include <string.h>
 
 #include "compress_impl.h"
-#include "kern.h"
+#include "kfam.h"
+#include "qsgd_kern.h"
 #include "lbscale/rng.h"
 
 struct qsgd_cfg {
@@ -95,19 +96,20 @@ static size_t qsgd_bytes(struct lbs_compressor *c, size_t n,
 }
 
 /* levels of x[lo, hi), all in bucket b of norm nb */
-static void levels(const struct lbs_kern *K, const float *x, size_t lo,
+static void levels(const struct lbs_qsgd_kern *Q, const float *x, size_t lo,
                    size_t hi, float nb, float s, uint64_t key, uint8_t *lv,
                    int wide)
 {
     float sc = nb > 0 ? s / nb : 0.0f;   /* NaN or 0 norm: all levels 0 */
     sc = sc < INFINITY ? sc : 0.0f;      /* a subnormal norm */
-    K->qsgd_levels(x, lo, hi, sc, s, key, lv, wide);
+    Q->qsgd_levels(x, lo, hi, sc, s, key, lv, wide);
 }
 
 /* bucket=0: one norm, from fixed pieces (the same at any thread count) */
-static void whole_layer(const struct lbs_kern *K, const float *x, size_t n,
-                        float s, uint64_t key, float *norm, uint8_t *lv,
-                        int wide)
+static void whole_layer(const struct lbs_kern *K,
+                        const struct lbs_qsgd_kern *Q, const float *x,
+                        size_t n, float s, uint64_t key, float *norm,
+                        uint8_t *lv, int wide)
 {
     double part[256], ss = 0;
 #pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
@@ -119,7 +121,7 @@ static void whole_layer(const struct lbs_kern *K, const float *x, size_t n,
     *norm = (float)sqrt(ss);
 #pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
     for (size_t j = 0; j < 256; j++)
-        levels(K, x, n * j / 256, n * (j + 1) / 256, *norm, s, key, lv, wide);
+        levels(Q, x, n * j / 256, n * (j + 1) / 256, *norm, s, key, lv, wide);
 }
 
 static int qsgd_compress(struct lbs_compressor *c, const float *x, size_t n,
@@ -137,14 +139,15 @@ static int qsgd_compress(struct lbs_compressor *c, const float *x, size_t n,
     uint8_t *lv = (uint8_t *)payload + 4 * nb;
     int wide = level_size(c) == 2;
     const struct lbs_kern *K = lbs_kern();
+    const struct lbs_qsgd_kern *Q = lbs_kfam_cur(&lbs_qsgd_kfam);
     if (nb == 1) {
-        whole_layer(K, x, n, s, key, norms, lv, wide);
+        whole_layer(K, Q, x, n, s, key, norms, lv, wide);
     } else {
 #pragma omp parallel for schedule(static) if (n > LBS_PAR_MIN)
         for (size_t b = 0; b < nb; b++) {
             size_t lo = b * bl, hi = lo + bl < n ? lo + bl : n;
             norms[b] = (float)sqrt(K->sumsq_fixed(x + lo, hi - lo));
-            levels(K, x, lo, hi, norms[b], s, key, lv, wide);
+            levels(Q, x, lo, hi, norms[b], s, key, lv, wide);
         }
     }
     *bytes = qsgd_max(c, n);
@@ -219,4 +222,5 @@ const struct lbs_compress_ops lbs_cmp_qsgd = {
     .compress = qsgd_compress,
     .decompress_add = qsgd_decompress_add,
     .wrong = qsgd_wrong,
+    .kern = &lbs_qsgd_kfam,
 };

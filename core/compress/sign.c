@@ -18,7 +18,8 @@
 #endif
 
 #include "compress_impl.h"
-#include "kern.h"
+#include "kfam.h"
+#include "sign_kern.h"
 
 struct sign_cfg {
     double scale;
@@ -44,7 +45,7 @@ static size_t sign_bytes(struct lbs_compressor *c, size_t n,
     return sign_max(c, n);
 }
 
-/* Packing bytes: the dispatched kernel (core/kern, lbs_kern()->sign_pack). */
+/* Packing bytes: the dispatched kernel (sign_tmpl.c). */
 
 static int sign_compress(struct lbs_compressor *c, const float *x, size_t n,
                          const struct lbs_cctx *ctx, void *payload,
@@ -56,7 +57,7 @@ static int sign_compress(struct lbs_compressor *c, const float *x, size_t n,
     size_t nbytes = (n + 7) / 8;
     int l2 = k->scale == 1;
     double acc = 0;
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_sign_kern *K = lbs_kfam_cur(&lbs_sign_kfam);
 #pragma omp parallel reduction(+ : acc) if (n > LBS_PAR_MIN)
     {
         size_t t = (size_t)omp_get_thread_num(),
@@ -170,4 +171,5 @@ const struct lbs_compress_ops lbs_cmp_sign = {
     .decompress_add = sign_decompress_add,
     .wrong = sign_wrong,
     .device = &sign_gpu,
+    .kern = &lbs_sign_kfam,
 };

@@ -1,14 +1,19 @@
-/* kern.h - the hot loops of the optimizers and compressors, one table per
+/* kern.h - the shared hot loops (sums of squares, the apply, gathers,
+ * scans, the gossip mix, the Bernoulli mask), one table per
  * instruction-set level, chosen once at start-up (internal to core).
+ * Each algorithm's own loops are a kernel family beside it (kfam.h),
+ * compiled and chosen the same way; nothing here knows an algorithm.
  *
- * dav1d-style runtime dispatch: kern_tmpl.c is compiled three times, each
- * time into its own static library with its own flags (meson.build):
+ * dav1d-style runtime dispatch: kern_tmpl.c and every family's template
+ * are compiled three times, each time into its own static library with
+ * its own flags (meson.build):
  *
  *   c       baseline x86-64 (SSE2): the portable reference
  *   avx2    -mavx2 -mfma -mbmi2 (256-bit vectors)
  *   avx512  -mavx512f -mavx512bw -mavx512vl -mavx512dq, 512-bit vectors
  *
- * and every compilation fills one struct lbs_kern.  isa.c picks the best
+ * and every compilation of kern_tmpl.c fills one struct lbs_kern; its
+ * isa field indexes the families' tables.  isa.c picks the best
  * level the CPU has (__builtin_cpu_supports, which checks the OS enables
  * the vector state too) unless LBSCALE_ISA=c|avx2|avx512 asks for a lower
  * one; asking for a level the CPU lacks is refused (-ENOTSUP), never run.
@@ -17,8 +22,8 @@
  * elementwise result (m, v, u, w, payload values) is bit for bit the same
  * at every level: IEEE add, mul, div and sqrt are correctly rounded at any
  * vector width and no multiply-add is fused.  Sums (norms, NaN detectors)
- * are summed in another order at another vector width: tests/test_isa.c
- * states the bound.  The kernels are serial over the range they are given;
+ * are summed in another order at another vector width: kfam.h states the
+ * bound tests/test_isa.c holds them to.  The kernels are serial over the range they are given;
  * the callers cut layers into chunks and own the OpenMP parallelism.
  * The bytes model of each optimizer and compressor stays in its own file.
  */
@@ -30,99 +35,17 @@
 
 #include <omp.h>
 
-#include "lamb_kernel.h"
-
 enum lbs_isa { LBS_ISA_C = 0, LBS_ISA_AVX2 = 1, LBS_ISA_AVX512 = 2,
                LBS_ISA_COUNT };
 
-struct lbs_adamw_coef {
-    float b1, b2, c1, c2, ibc1, ibc2, eps, wd, lr;
-};
-
-/* SLAMB's per-step coefficients (slamb.c). */
-struct lbs_slamb_coef {
-    float b1, b2, c1, c2, ibc1, ibc2, eps, wd;
-};
-struct lbs_slamb_blend {
-    float step_synced;            /* lr * clamp(phi_max): s = 1 */
-    float lr, lr_min, phi_max, phi_min, cmin, cmax, beta3;
-    int clamp;                    /* clamp the blended phi to [cmin, cmax] */
-};
-
-/* SLAMB's chunk-id layer at one step (slamb.c): q holds each element's
- * chunk, chunk cur is synced; off (poff) is qoff's row for cur (prev):
- * where each parallel chunk's share starts in the compact values. */
-struct lbs_slamb_qbuf {
-    const uint8_t *q;
-    unsigned cur, prev;
-    const uint32_t *off, *poff;
-    float *cm, *cv, *cw;          /* compact m, v (u_S after the fix-up),
-                                     w of chunk cur */
-    const float *pm;              /* averaged m of chunk prev from the
-                                     last step, or NULL */
-};
-
-struct lbs_momentum;
-
-/* DecentLaM's per-step coefficients (decentlam.c): z = x - lr (g + wd x),
- * g~ = (x - mix) inv, m = mu m + g~, x -= lr m; wself weighs z itself
- * when the rank is alone (the fused form, no exchange). */
-struct lbs_decentlam_coef {
-    double inv, wself;
-    float lr, wd, mu;
-};
-
-/* 1-bit LAMB's compressed update pass (onebit_lamb.c): k with ibc2 the
- * frozen v's correction, ibc2r v_fresh's; x = the averaged momentum times
- * sc, read from a buffer x, or, when g is given, (b1 m + c1 g) sc
- * computed in place (one rank: no buffer), or, when both are NULL,
- * decoded from the server signs: element i of the layer is bit off + i
- * of bits, +-ssc[(off + i) / chunk].  p[0] += ||p||^2, p[1] += ||u||^2,
- * *fmax = max(d/d'). */
-struct lbs_onebit_coef {
-    struct lbs_lamb_coef k;
-    float ibc2r, sc;
-    const uint8_t *bits;
-    const float *ssc;
-    size_t chunk, off;
-};
-
 struct lbs_kern {
     const char *name;
+    enum lbs_isa isa;             /* the families' tables: kfam.h */
     /* sum x^2 over [0, n): float partials over LBS_NORM_BLOCK blocks from
      * x (block boundaries relative to x), double across blocks */
     double (*sumsq)(const float *x, size_t n);
-    /* LAMB pass 1 over n elements, adding ||w||^2, ||u||^2 to *sw, *su */
-    void (*lamb)(const struct lbs_lamb_coef *k, const float *g, float *m,
-                 float *v, const float *w, float *u, size_t n, double *sw,
-                 double *su);
     /* w -= a u */
     void (*axpy)(float *w, const float *u, float a, size_t n);
-    /* AdamW's fused step; returns the sum of u (a NaN detector) */
-    double (*adamw)(const struct lbs_adamw_coef *k, const float *g, float *m,
-                    float *v, float *w, size_t n);
-    /* lbs_momentum_pass over a range (g may be NULL) */
-    double (*momentum)(const struct lbs_momentum *p, const float *g,
-                       float *v, float *w, size_t n);
-    /* SLAMB: local moments (and c += 1, saturating, when c != NULL) */
-    void (*slamb_moments)(const struct lbs_slamb_coef *k, const float *g,
-                          float *m, float *v, uint32_t *c, size_t n);
-    /* SLAMB: u = direction; p += {||w_S||^2, ||u_S||^2, ||w_~S||^2,
-     * ||u_~S||^2} split by synced: c[i] == 0 (counters); c NULL: all
-     * synced (p[2], p[3] stay).  Chunk-id layers: slamb_q1_chunks */
-    void (*slamb_split)(const struct lbs_slamb_coef *k, const float *m,
-                        const float *v, const float *w, const uint32_t *c,
-                        float *u, size_t n, double p[4]);
-    /* SLAMB: w -= lr_e phi_e u, s = beta3^c from spow[c] below ntab */
-    void (*slamb_update)(const struct lbs_slamb_blend *b, const float *spow,
-                         size_t ntab, const float *u, const uint32_t *c,
-                         float *w, size_t n);
-    /* sign: pack bytes [b0, b1) of x[0, n) and return sum |x| or x^2 */
-    double (*sign_pack)(const float *x, size_t n, uint8_t *bits, size_t b0,
-                        size_t b1, int l2);
-    /* qsgd: levels of x[lo, hi) (see qsgd.c) */
-    void (*qsgd_levels)(const float *x, size_t lo, size_t hi, float sc,
-                        float s, uint64_t key, void *lv, int wide);
     /* sum of x^2 over [0, n) in an order fixed at every level: the same
      * double at each (QSGD's bucket norms) */
     double (*sumsq_fixed)(const float *x, size_t n);
@@ -130,96 +53,16 @@ struct lbs_kern {
     void (*gather)(float *p, const float *x, const uint32_t *idx, size_t m);
     void (*scatter_add)(float *out, const uint32_t *idx, const float *p,
                         float a, size_t m);
-    /* The chunked forms of sumsq, lamb and slamb_split: chunks [c0, c1)
-     * of LBS_CHUNKS over a layer of n elements (optim_impl.h), one
+    /* The chunked form of sumsq: chunks [c0, c1)
+     * of LBS_CHUNKS over a layer of n elements (chunks.h), one
      * partial per chunk - a call per thread per layer, not per chunk */
     void (*sumsq_chunks)(const float *x, size_t n, size_t c0, size_t c1,
                          double *part);
-    void (*lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
-                        float *m, float *v, const float *w, float *u,
-                        size_t n, size_t c0, size_t c1, double *pw,
-                        double *pu);
-    void (*slamb_split_chunks)(const struct lbs_slamb_coef *k,
-                               const float *m, const float *v,
-                               const float *w, const uint32_t *c, float *u,
-                               size_t n, size_t c0, size_t c1,
-                               double (*part)[4]);
-    /* SLAMB on chunk-id layers (slamb.c, struct lbs_slamb_qbuf), chunks
-     * [c0, c1) of a layer of n elements.  Pass 1: m = pm where q == prev
-     * (pm given), the moments, u (every element), part[c][2..3] += the
-     * stale sums (q != cur), part[c][0..1] = 0, and m, v, w where q ==
-     * cur appended to cm, cv, cw from off[c] on.  The fix-up, over the
-     * compact values only: pm = cm inv, cv = u_S from pm, cv, cw, and
-     * part[c][0..1] += ||w_S||^2, ||u_S||^2.  The update: w -= tab[q] u,
-     * u_S taken from cv where q == cur (tab: 256 entries, q < nq) */
-    void (*slamb_q1_chunks)(const struct lbs_slamb_coef *k, const float *g,
-                            float *m, float *v, const float *w, float *u,
-                            const struct lbs_slamb_qbuf *B, size_t n,
-                            size_t c0, size_t c1, double (*part)[4]);
-    void (*slamb_qfix_chunks)(const struct lbs_slamb_coef *k,
-                              const struct lbs_slamb_qbuf *B, float inv,
-                              float *pm, size_t c0, size_t c1,
-                              double (*part)[4]);
-    void (*slamb_qupd_chunks)(const float *tab, unsigned nq,
-                              const struct lbs_slamb_qbuf *B, const float *u,
-                              float *w, size_t n, size_t c0, size_t c1);
-    /* out[o++] = x[i] for q[i] == qc, and x[i] = in[o++] inv for
-     * q[i] == qc, over [0, n); both return o (the tests' handles, and
-     * expand_eq lbs_slamb_momentum's) */
-    size_t (*compact_eq)(const float *x, const uint8_t *q, uint8_t qc,
-                         float *out, size_t n);
-    size_t (*expand_eq)(float *x, const uint8_t *q, uint8_t qc,
-                        const float *in, float inv, size_t n);
     /* Gossip mix (gossip.h) over [lo, hi) of full-layer arrays:
      * x[e] = sum_k w[k] src[k][e] (double, ascending k, from 0); x may
      * be one of src.  Returns the sum of the x written (NaN detector). */
     double (*gossip_mix)(const float *const *src, const double *w, int ns,
                          float *x, size_t lo, size_t hi);
-    /* DecentLaM: z = x - lr (g + wd x) over [0, n) */
-    void (*decentlam_z)(const struct lbs_decentlam_coef *k, const float *g,
-                        const float *x, float *z, size_t n);
-    /* DecentLaM's update over [lo, hi) of full-layer arrays, the mix of
-     * src as gossip_mix; src NULL: alone, z from g in registers and the
-     * mix is wself z.  Returns a NaN detector: the sum of m, or alone 0
-     * (the sum of m - m, float and so cheaper), either not finite where an
-     * m is not. */
-    double (*decentlam_update)(const struct lbs_decentlam_coef *k,
-                               const float *const *src, const double *w,
-                               int ns, const float *g, float *m, float *x,
-                               size_t lo, size_t hi);
-    /* 1-bit LAMB, compressed phase (onebit_lamb.c).  An error buffer e
-     * holds the last step's x, the subtraction of its scale s deferred to
-     * this pass (sign(e) = e >= 0 ? 1 : -1).  The worker's, in place over
-     * [0, n), element 0 being element j0 of the fused buffer:
-     *   e = (b1 m + c1 g) sc + (e - s sign(e));
-     * the bits (bit 1: e >= 0, indexed like the fused buffer) of the
-     * bytes wholly inside [j0, j0 + n); returns sum e^2 over
-     * LBS_NORM_BLOCK blocks */
-    double (*onebit_fill_feed)(const struct lbs_onebit_coef *k,
-                               const float *g, const float *m, float *e,
-                               float s, uint8_t *bits, size_t j0, size_t n);
-    /* bits (bit 1: x >= 0) of bytes [b0, b1) of x */
-    void (*onebit_pack)(const float *x, uint8_t *bits, size_t b0,
-                        size_t b1);
-    /* the server's, over [j0, j1) of its chunk (cb bytes per worker):
-     * e[j] = (0 + sum_q (bit j of rbits + q cb) ? wsc[q] invP : -(..),
-     * ascending q) + (e[j] - s sign(e[j])); bits of e (as the worker's)
-     * of the bytes wholly inside [j0, j1); returns sum e^2 over
-     * LBS_NORM_BLOCK blocks from j0 */
-    double (*onebit_server)(const uint8_t *rbits, size_t cb, size_t P,
-                            const float *wsc, float invP, float *e, float s,
-                            uint8_t *bits, size_t j0, size_t j1);
-    /* x[j] = (bit j0 + j of bits) ? s : -s over j in [0, n) (the update
-     * pass's decoder, in the table for the tests) */
-    void (*onebit_unpack)(const uint8_t *bits, size_t j0, float s, float *x,
-                          size_t n);
-    /* chunks [c0, c1) of the update pass (struct lbs_onebit_coef: x, g
-     * or k's bits); part[c] = {||p||^2, ||u||^2}, fm[c] = max */
-    void (*onebit_fresh_chunks)(const struct lbs_onebit_coef *k,
-                                const float *x, const float *g, float *m,
-                                const float *v, float *vf, const float *w,
-                                float *u, size_t n, size_t c0, size_t c1,
-                                double (*part)[2], float *fm);
     /* lbs_scan_ge (compress_impl.h) */
     size_t (*scan_ge)(const float *x, size_t lo, size_t hi, uint32_t t,
                       uint32_t *gi, float *gv, size_t room);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "kern.h"
+#include "kfam.h"
 #include "lamb_kernel.h"
 #include "optim_impl.h"
 
@@ -50,7 +50,7 @@ static int adamw_init(struct lbs_optim *o, struct lbs_err *err)
 static double adamw_layer(const struct lbs_adamw_coef *k, const float *g,
                           float *m, float *v, float *w, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_adamw_kern *K = lbs_kfam_cur(&lbs_adamw_kfam);
     if (n < LBS_PAR_MIN)
         return K->adamw(k, g, m, v, w, n);
     double su = 0; /* only to detect NaN/Inf; costs no memory traffic */
@@ -146,4 +146,6 @@ const struct lbs_optim_ops lbs_optim_adamw = {
     .step = adamw_step,
     .fini = adamw_fini,
     .device = &adamw_gpu,
+    .kern = &lbs_adamw_kfam,
+    .exact = 1,
 };

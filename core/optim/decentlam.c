@@ -28,7 +28,7 @@
 #include <stdlib.h>
 
 #include "gossip.h"
-#include "kern.h"
+#include "kfam.h"
 
 static int decentlam_init(struct lbs_optim *o, struct lbs_err *err)
 {
@@ -39,7 +39,7 @@ static int decentlam_init(struct lbs_optim *o, struct lbs_err *err)
 static void send_buffer(const struct lbs_decentlam_coef *k, const float *gr,
                         const float *x, float *z, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_decentlam_kern *K = lbs_kfam_cur(&lbs_decentlam_kfam);
     if (n < LBS_PAR_MIN) {
         K->decentlam_z(k, gr, x, z, n);
         return;
@@ -57,7 +57,7 @@ static double update(const struct lbs_decentlam_coef *k,
                      const struct lbs_gossip *g, const float *const *src,
                      const float *gr, float *m, float *x, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_decentlam_kern *K = lbs_kfam_cur(&lbs_decentlam_kfam);
     if (n < LBS_PAR_MIN)
         return K->decentlam_update(k, src, g->wsrc, g->nsrc, gr, m, x, 0, n);
     double sum = 0;
@@ -69,35 +69,33 @@ static double update(const struct lbs_decentlam_coef *k,
     return sum;
 }
 
+struct alone_ctx {
+    const struct lbs_decentlam_kern *K;
+    const struct lbs_decentlam_coef *k;
+    const struct lbs_gossip *g;
+    const struct lbs_layer *L;
+    float *const *m;
+};
+
+static double alone_chunk(const void *ctx, size_t i, size_t lo, size_t hi)
+{
+    const struct alone_ctx *x = ctx;
+    return x->K->decentlam_update(x->k, NULL, x->g->wsrc, x->g->nsrc,
+                                  x->L[i].g, x->m[i], x->L[i].w, lo, hi);
+}
+
 /* Alone (one rank, lr > 0): decentlam_update with src NULL over every
- * layer in one parallel region (see lbs_sumsq_layers for why), chunk by
- * chunk as update(): the same m and x.  Returns the first layer whose
- * sum is not finite, or nlayers (every layer is updated). */
+ * layer in one parallel region (lbs_layers_pass), chunk by chunk as
+ * update(): the same m and x.  Returns the first layer whose sum is not
+ * finite, or nlayers (every layer is updated). */
 static size_t update_alone(const struct lbs_decentlam_coef *k,
                            const struct lbs_gossip *g,
                            const struct lbs_layer *L, float *const *m,
                            size_t nl)
 {
-    const struct lbs_kern *K = lbs_kern();
-    size_t first = nl;
-#pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN) \
-    reduction(min : first)
-    {
-        size_t T = (size_t)omp_get_num_threads(),
-               t = (size_t)omp_get_thread_num(), c0, c1;
-        for (size_t i = 0; i < nl; i++) {
-            if (!lbs_layer_share(L[i].n, i, t, T, &c0, &c1))
-                continue;
-            for (size_t c = c0; c < c1; c++) {
-                double s = K->decentlam_update(k, NULL, g->wsrc, g->nsrc,
-                    L[i].g, m[i], L[i].w, lbs_chunk_lo(L[i].n, c),
-                    lbs_chunk_lo(L[i].n, c + 1));
-                if (!isfinite(s) && i < first)
-                    first = i;
-            }
-        }
-    }
-    return first;
+    const struct alone_ctx x = {lbs_kfam_cur(&lbs_decentlam_kfam), k, g, L,
+                                m};
+    return lbs_layers_pass(L, nl, alone_chunk, &x);
 }
 
 static int decentlam_step(struct lbs_optim *o, struct lbs_err *err)
@@ -154,4 +152,6 @@ const struct lbs_optim_ops lbs_optim_decentlam = {
     .stats = lbs_gossip_stats,
     .stat = lbs_gossip_state_stat,
     .fini = lbs_gossip_state_fini,
+    .kern = &lbs_decentlam_kfam,
+    .exact = 1,
 };

@@ -81,4 +81,6 @@ const struct lbs_optim_ops lbs_optim_dmsgd = {
     .stats = lbs_gossip_stats,
     .stat = lbs_gossip_state_stat,
     .fini = lbs_gossip_state_fini,
+    .kern = &lbs_momentum_kfam,
+    .exact = 1,
 };

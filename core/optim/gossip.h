@@ -11,8 +11,9 @@
  *   sum_j W[i][j] v_j[e]
  *
  * with v_i = the send buffer itself, summed in ascending rank order (self
- * included) in double, from 0 (the gossip_mix and decentlam_update
- * kernels, core/kern/kern.h, over g->src and g->wsrc).  Every rank of a fully connected topology therefore
+ * included) in double, from 0 (the gossip_mix kernel, core/kern/kern.h,
+ * and decentlam_update, decentlam_tmpl.c, over g->src and g->wsrc).
+ * Every rank of a fully connected topology therefore
  * adds the same numbers in the same order and gets the same bits.
  *
  * Ownership: init allocates, fini frees (safe after a failed init).
@@ -66,6 +67,32 @@ int lbs_gossip_consensus(const struct lbs_optim *o, double *value,
 extern const char *const lbs_gossip_stats[];
 int lbs_gossip_stat(const struct lbs_optim *o, const struct lbs_gossip *g,
                     const char *name, double *value, struct lbs_err *err);
+
+/* DecentLaM's per-step coefficients (decentlam.c): z = x - lr (g + wd x),
+ * g~ = (x - mix) inv, m = mu m + g~, x -= lr m; wself weighs z itself
+ * when the rank is alone (the fused form, no exchange). */
+struct lbs_decentlam_coef {
+    double inv, wself;
+    float lr, wd, mu;
+};
+
+/* DecentLaM's kernel family (decentlam_tmpl.c, core/kern/kfam.h). */
+struct lbs_decentlam_kern {
+    /* DecentLaM: z = x - lr (g + wd x) over [0, n) */
+    void (*decentlam_z)(const struct lbs_decentlam_coef *k, const float *g,
+                        const float *x, float *z, size_t n);
+    /* DecentLaM's update over [lo, hi) of full-layer arrays, the mix of
+     * src as gossip_mix; src NULL: alone, z from g in registers and the
+     * mix is wself z.  Returns a NaN detector: the sum of m, or alone 0
+     * (the sum of m - m, float and so cheaper), either not finite where an
+     * m is not. */
+    double (*decentlam_update)(const struct lbs_decentlam_coef *k,
+                               const float *const *src, const double *w,
+                               int ns, const float *g, float *m, float *x,
+                               size_t lo, size_t hi);
+};
+extern const struct lbs_kfam lbs_decentlam_kfam;
+
 /* What dmsgd.c and decentlam.c share beyond the exchange: the same keys
  * (config and params table), and a state of the exchange, the per-layer
  * momentum and, for DecentLaM, a send buffer z of the largest layer.

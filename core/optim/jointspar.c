@@ -466,6 +466,8 @@ const struct lbs_optim_ops lbs_optim_jointspar = {
     .params = js_params,
     .lr_rule = &js_lr,
     JS_HOOKS,
+    .kern = &lbs_momentum_kfam,
+    .exact = 1,
 };
 
 const struct lbs_optim_ops lbs_optim_jointspar_lars = {
@@ -475,4 +477,6 @@ const struct lbs_optim_ops lbs_optim_jointspar_lars = {
     .params = jsl_params,
     .lr_rule = &jsl_lr,
     JS_HOOKS,
+    .kern = &lbs_momentum_kfam,
+    .exact = 0,
 };

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "kfam.h"
 #include "optim_impl.h"
 
 int lbs_optim_average_grads(struct lbs_optim *o, struct lbs_err *err)
@@ -59,11 +59,11 @@ void lbs_sumsq_layers(const struct lbs_layer *L, size_t nl,
         out[i] = keep[i] ? lbs_sum_chunks(part + i * LBS_CHUNKS) : 0;
 }
 
-size_t lbs_momentum_layers(const struct lbs_momentum *p,
-                           const struct lbs_layer *L, float *const *v,
-                           size_t nl)
+size_t lbs_layers_pass(const struct lbs_layer *L, size_t nl,
+                       double (*chunk)(const void *ctx, size_t i, size_t lo,
+                                       size_t hi),
+                       const void *ctx)
 {
-    const struct lbs_kern *K = lbs_kern();
     size_t first = nl;
 #pragma omp parallel if (lbs_layers_total(L, nl) >= LBS_PAR_MIN) \
     reduction(min : first)
@@ -74,11 +74,9 @@ size_t lbs_momentum_layers(const struct lbs_momentum *p,
             const size_t n = L[i].n;
             if (!lbs_layer_share(n, i, t, T, &c0, &c1))
                 continue;
-            /* chunk by chunk, as lbs_momentum_pass: the same sums */
             for (size_t c = c0; c < c1; c++) {
-                size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
-                double s = K->momentum(p, L[i].g ? L[i].g + lo : NULL,
-                                       v[i] + lo, L[i].w + lo, hi - lo);
+                double s = chunk(ctx, i, lbs_chunk_lo(n, c),
+                                 lbs_chunk_lo(n, c + 1));
                 if (!isfinite(s) && i < first)
                     first = i;
             }
@@ -87,10 +85,36 @@ size_t lbs_momentum_layers(const struct lbs_momentum *p,
     return first;
 }
 
+struct momentum_ctx {
+    const struct lbs_momentum_kern *K;
+    const struct lbs_momentum *p;
+    const struct lbs_layer *L;
+    float *const *v;
+};
+
+/* chunk by chunk, as lbs_momentum_pass: the same sums */
+static double momentum_chunk(const void *ctx, size_t i, size_t lo,
+                             size_t hi)
+{
+    const struct momentum_ctx *x = ctx;
+    const struct lbs_layer *L = &x->L[i];
+    return x->K->momentum(x->p, L->g ? L->g + lo : NULL, x->v[i] + lo,
+                          L->w + lo, hi - lo);
+}
+
+size_t lbs_momentum_layers(const struct lbs_momentum *p,
+                           const struct lbs_layer *L, float *const *v,
+                           size_t nl)
+{
+    const struct momentum_ctx x = {lbs_kfam_cur(&lbs_momentum_kfam), p, L,
+                                   v};
+    return lbs_layers_pass(L, nl, momentum_chunk, &x);
+}
+
 double lbs_momentum_pass(const struct lbs_momentum *p, const float *g,
                          float *v, float *w, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_momentum_kern *K = lbs_kfam_cur(&lbs_momentum_kfam);
     if (n < LBS_PAR_MIN)
         return K->momentum(p, g, v, w, n);
     double sum = 0;

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "kern.h"
+#include "kfam.h"
 #include "lamb_kernel.h"
 #include "optim_impl.h"
 
@@ -55,13 +55,13 @@ struct lamb_state {
 };
 
 /* Chunked so the norms are deterministic (see optim_impl.h); the loop
- * itself is the dispatched kernel (core/kern/kern_tmpl.c, lbs_kern). */
+ * itself is the dispatched kernel (lamb_tmpl.c, core/kern/kfam.h). */
 void lbs_lamb_pass1(const struct lbs_lamb_coef *k, const float *g, float *m,
                        float *v, const float *w, float *u, size_t n,
                        double *wn, double *un)
 {
     double pw[LBS_CHUNKS] = {0}, pu[LBS_CHUNKS] = {0};
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_lamb_kern *K = lbs_kfam_cur(&lbs_lamb_kfam);
     LBS_KERN_CHUNKED(n, K->lamb_chunks(k, g, m, v, w, u, n, c0, c1, pw, pu));
     *wn = sqrt(lbs_sum_chunks(pw));
     *un = sqrt(lbs_sum_chunks(pu));
@@ -241,4 +241,6 @@ const struct lbs_optim_ops lbs_optim_lamb = {
     .step = lamb_step,
     .fini = lamb_fini,
     .device = &lamb_gpu,
+    .kern = &lbs_lamb_kfam,
+    .exact = 0,
 };

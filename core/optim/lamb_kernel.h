@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct lbs_err;
 struct lbs_optim;
@@ -24,6 +25,84 @@ struct lbs_adam_cfg {
  * global gradient-clipping scale (1 when off). */
 struct lbs_lamb_coef {
     float b1, b2, c1, c2, ibc1, ibc2, eps, wd, gscale;
+};
+
+/* AdamW's fused step (adamw.c): Adam's coefficients, its decay and rate. */
+struct lbs_adamw_coef {
+    float b1, b2, c1, c2, ibc1, ibc2, eps, wd, lr;
+};
+
+/* The kernel families (core/kern/kfam.h) beside lamb.c and adamw.c:
+ *   lamb: pass 1 over n elements, adding ||w||^2, ||u||^2 to *sw, *su;
+ *     its chunked form, chunks [c0, c1) of LBS_CHUNKS over a layer of n
+ *     elements, one partial per chunk (a call per thread per layer)
+ *   adamw: the fused step; returns the sum of u (a NaN detector) */
+struct lbs_lamb_kern {
+    void (*lamb)(const struct lbs_lamb_coef *k, const float *g, float *m,
+                 float *v, const float *w, float *u, size_t n, double *sw,
+                 double *su);
+    void (*lamb_chunks)(const struct lbs_lamb_coef *k, const float *g,
+                        float *m, float *v, const float *w, float *u,
+                        size_t n, size_t c0, size_t c1, double *pw,
+                        double *pu);
+};
+struct lbs_adamw_kern {
+    double (*adamw)(const struct lbs_adamw_coef *k, const float *g, float *m,
+                    float *v, float *w, size_t n);
+};
+struct lbs_kfam;
+extern const struct lbs_kfam lbs_lamb_kfam, lbs_adamw_kfam, lbs_onebit_kfam;
+
+/* 1-bit LAMB's compressed update pass (onebit_lamb.c): k with ibc2 the
+ * frozen v's correction, ibc2r v_fresh's; x = the averaged momentum times
+ * sc, read from a buffer x, or, when g is given, (b1 m + c1 g) sc
+ * computed in place (one rank: no buffer), or, when both are NULL,
+ * decoded from the server signs: element i of the layer is bit off + i
+ * of bits, +-ssc[(off + i) / chunk].  p[0] += ||p||^2, p[1] += ||u||^2,
+ * *fmax = max(d/d'). */
+struct lbs_onebit_coef {
+    struct lbs_lamb_coef k;
+    float ibc2r, sc;
+    const uint8_t *bits;
+    const float *ssc;
+    size_t chunk, off;
+};
+
+/* 1-bit LAMB's kernel family (onebit_lamb_tmpl.c, core/kern/kfam.h). */
+struct lbs_onebit_kern {
+    /* The compressed phase.  An error buffer e
+     * holds the last step's x, the subtraction of its scale s deferred to
+     * this pass (sign(e) = e >= 0 ? 1 : -1).  The worker's, in place over
+     * [0, n), element 0 being element j0 of the fused buffer:
+     *   e = (b1 m + c1 g) sc + (e - s sign(e));
+     * the bits (bit 1: e >= 0, indexed like the fused buffer) of the
+     * bytes wholly inside [j0, j0 + n); returns sum e^2 over
+     * LBS_NORM_BLOCK blocks */
+    double (*onebit_fill_feed)(const struct lbs_onebit_coef *k,
+                               const float *g, const float *m, float *e,
+                               float s, uint8_t *bits, size_t j0, size_t n);
+    /* bits (bit 1: x >= 0) of bytes [b0, b1) of x */
+    void (*onebit_pack)(const float *x, uint8_t *bits, size_t b0,
+                        size_t b1);
+    /* the server's, over [j0, j1) of its chunk (cb bytes per worker):
+     * e[j] = (0 + sum_q (bit j of rbits + q cb) ? wsc[q] invP : -(..),
+     * ascending q) + (e[j] - s sign(e[j])); bits of e (as the worker's)
+     * of the bytes wholly inside [j0, j1); returns sum e^2 over
+     * LBS_NORM_BLOCK blocks from j0 */
+    double (*onebit_server)(const uint8_t *rbits, size_t cb, size_t P,
+                            const float *wsc, float invP, float *e, float s,
+                            uint8_t *bits, size_t j0, size_t j1);
+    /* x[j] = (bit j0 + j of bits) ? s : -s over j in [0, n) (the update
+     * pass's decoder, in the table for the tests) */
+    void (*onebit_unpack)(const uint8_t *bits, size_t j0, float s, float *x,
+                          size_t n);
+    /* chunks [c0, c1) of the update pass (struct lbs_onebit_coef: x, g
+     * or k's bits); part[c] = {||p||^2, ||u||^2}, fm[c] = max */
+    void (*onebit_fresh_chunks)(const struct lbs_onebit_coef *k,
+                                const float *x, const float *g, float *m,
+                                const float *v, float *vf, const float *w,
+                                float *u, size_t n, size_t c0, size_t c1,
+                                double (*part)[2], float *fm);
 };
 
 /* The coefficients of step t (1-based): decays, inverse bias corrections

@@ -88,4 +88,6 @@ const struct lbs_optim_ops lbs_optim_lars = {
     .init = lars_init,
     .step = lars_step,
     .fini = lars_fini,
+    .kern = &lbs_momentum_kfam,
+    .exact = 0,
 };

@@ -115,7 +115,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kern.h"
+#include "kfam.h"
 #include "lamb_kernel.h"
 #include "optim_impl.h"
 #include "slamb.h"
@@ -212,8 +212,9 @@ static int warmup_step(struct lbs_optim *o, struct lbs_err *err)
  * for a range boundary p off a byte boundary. */
 static void pack_at(const float *x, uint8_t *bits, size_t p)
 {
+    const struct lbs_onebit_kern *K = lbs_kfam_cur(&lbs_onebit_kfam);
     if (p & 7)
-        lbs_kern()->onebit_pack(x, bits, p / 8, p / 8 + 1);
+        K->onebit_pack(x, bits, p / 8, p / 8 + 1);
 }
 
 /* The worker's error feedback, in place in s->werr (laid out as the fused
@@ -225,7 +226,7 @@ static double worker_feed(struct lbs_optim *o,
                           const struct lbs_onebit_coef *k0)
 {
     struct onebit_state *s = o->state;
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_onebit_kern *K = lbs_kfam_cur(&lbs_onebit_kfam);
 #pragma omp parallel if (s->ntot >= LBS_PAR_MIN)
     {
         size_t T = (size_t)omp_get_num_threads(),
@@ -267,7 +268,7 @@ static double worker_feed(struct lbs_optim *o,
 static double server_feed(struct lbs_optim *o)
 {
     struct onebit_state *s = o->state;
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_onebit_kern *K = lbs_kfam_cur(&lbs_onebit_kfam);
     const size_t P = (size_t)o->comm->size, chunk = s->chunk;
     const float invP = 1.0f / (float)P;
     double part[LBS_CHUNKS];
@@ -381,7 +382,7 @@ static void compressed_pass1(const struct lbs_onebit_coef *k, const float *g,
 {
     double part[LBS_CHUNKS][2];
     float fm[LBS_CHUNKS];
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_onebit_kern *K = lbs_kfam_cur(&lbs_onebit_kfam);
     LBS_KERN_CHUNKED(n, K->onebit_fresh_chunks(k, NULL, g, m, v, vf, w, u, n,
                                                c0, c1, part, fm));
     *r = (struct fresh_sums){0, 0, 0};
@@ -557,6 +558,8 @@ const struct lbs_optim_ops lbs_optim_onebit_lamb = {
     .init = onebit_init,
     .step = onebit_step,
     .fini = onebit_fini,
+    .kern = &lbs_onebit_kfam,
+    .exact = 0,
 };
 
 /* ------------------------------------------------------------ hooks */

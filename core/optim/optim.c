@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kfam.h"
 #include "optim_impl.h"
 
 extern const struct lbs_optim_ops *const lbs_optim_registry[];
@@ -521,4 +522,11 @@ int lbs_optim_spec_bytes_per_elem(const char *spec, double *bpe,
     *bpe = lbs_optim_bytes_per_elem(o);
     lbs_optim_free(o);
     return 0;
+}
+
+size_t lbs_optim_kfams(const struct lbs_kfam **out, size_t n, size_t cap)
+{
+    for (size_t i = 0; lbs_optim_registry[i]; i++)
+        n = lbs_kfam_add(out, n, cap, lbs_optim_registry[i]->kern);
+    return n;
 }

@@ -16,9 +16,11 @@
 #include "lbscale/mem.h"
 #include "lbscale/optim.h"
 #include "lbscale/param.h"
+#include "chunks.h"
 #include "par.h"
 
 struct lbs_optim;
+struct lbs_kfam;
 
 struct lbs_optim_ops {
     const char *name;
@@ -72,6 +74,13 @@ struct lbs_optim_ops {
     /* Optional GPU override (lbscale/optim.h: struct lbs_optim_device);
      * NULL = CPU only. */
     const struct lbs_optim_device *device;
+    /* Optional: the optimizer's own kernel family (core/kern/kfam.h), the
+     * one tests/test_isa.c checks at every level, or NULL. */
+    const struct lbs_kfam *kern;
+    /* The CPU step is bit for bit the same at every kernel level: no sum
+     * taken in a level-dependent order feeds the update (a trust ratio
+     * does).  tests/test_isa.c holds every optimizer to its flag. */
+    int exact;
 };
 
 /* Tuned rules that optimizers without a sweep of their own borrow (lamb.c,
@@ -116,28 +125,10 @@ double lbs_clip_scale(const struct lbs_optim *o, double max_norm);
  * onebit_lamb): 0, or -EINVAL "NAME: cmin (..) > cmax (..)". */
 int lbs_check_clamp(const char *name, double cmin, double cmax,
                     struct lbs_err *err);
-/* Deterministic parallel sums.  A layer is cut into LBS_CHUNKS chunks
- * whose bounds depend on n only; each chunk is summed sequentially (float
- * over blocks of LBS_NORM_BLOCK elements, double across blocks) by
- * whichever thread gets it, and the chunk sums are added in chunk order.
- * The result is bit-identical for any thread count and schedule, so every
- * rank computes the same norms and runs repeat bit for bit (an OpenMP
- * reduction combines threads in arrival order and does not). */
-#define LBS_NORM_BLOCK 1024
-#define LBS_CHUNKS 256
+/* Deterministic parallel sums: LBS_NORM_BLOCK, LBS_CHUNKS, lbs_chunk_lo
+ * and lbs_sum_chunks (core/kern/chunks.h says how and why). */
 /* below this a layer is processed serially (par.h says why this value) */
 #define LBS_PAR_MIN LBS_PAR_MIN_OPTIM
-static inline size_t lbs_chunk_lo(size_t n, size_t c)
-{
-    return (size_t)(((unsigned __int128)n * c) / LBS_CHUNKS);
-}
-static inline double lbs_sum_chunks(const double *part)
-{
-    double s = 0;
-    for (size_t c = 0; c < LBS_CHUNKS; c++)
-        s += part[c];
-    return s;
-}
 /* The one-region passes over all layers (lbs_sumsq_layers): chunks
  * [c0, c1) of layer i for thread t of T.  A layer below LBS_PAR_MIN goes
  * whole to one thread (i mod T), as LBS_KERN_CHUNKED runs it whole on the
@@ -199,6 +190,22 @@ struct lbs_momentum {
 };
 double lbs_momentum_pass(const struct lbs_momentum *p, const float *g,
                          float *v, float *w, size_t n);
+/* Its kernel family (momentum_tmpl.c, core/kern/kfam.h): the pass over
+ * one range, serial. */
+struct lbs_momentum_kern {
+    double (*momentum)(const struct lbs_momentum *p, const float *g,
+                       float *v, float *w, size_t n);
+};
+extern const struct lbs_kfam lbs_momentum_kfam;
+/* One elementwise pass over every layer in one parallel region (see
+ * lbs_sumsq_layers for why): each thread takes its share of each layer
+ * (lbs_layer_share) and calls chunk(ctx, i, lo, hi) chunk by chunk.
+ * Every layer is passed; returns the first layer i for which a call
+ * returned a sum that is not finite (the kernels' NaN detectors), or nl. */
+size_t lbs_layers_pass(const struct lbs_layer *L, size_t nl,
+                       double (*chunk)(const void *ctx, size_t i, size_t lo,
+                                       size_t hi),
+                       const void *ctx);
 /* lbs_momentum_pass over every layer (g from L[i].g, w = L[i].w, v[i]) in
  * one parallel region (see lbs_sumsq_layers for why); the same v and w
  * bit for bit.  Every layer is updated; returns the index of the first

@@ -120,4 +120,6 @@ const struct lbs_optim_ops lbs_optim_sgd = {
     .step = sgd_step,
     .fini = sgd_fini,
     .device = &sgd_gpu,
+    .kern = &lbs_momentum_kfam,
+    .exact = 1,
 };

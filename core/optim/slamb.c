@@ -141,7 +141,8 @@
 #include <string.h>
 
 #include "lbscale/mask.h"
-#include "kern.h"
+#include "kfam.h"
+#include "slamb_kern.h"
 #include "optim_impl.h"
 #include "lamb_kernel.h"
 #include "slamb.h"
@@ -258,7 +259,7 @@ static long kwarm_end(double k, double kwarm)
 static void slamb_moments(const struct lbs_slamb_coef *k, const float *g,
                           float *m, float *v, uint32_t *c, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_slamb_kern *K = lbs_kfam_cur(&lbs_slamb_kfam);
     if (n < LBS_PAR_MIN) {
         K->slamb_moments(k, g, m, v, c, n);
         return;
@@ -281,7 +282,7 @@ static void slamb_norms_full(const struct lbs_slamb_coef *k, const float *m,
 {
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_slamb_kern *K = lbs_kfam_cur(&lbs_slamb_kfam);
     LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, NULL, u,
                                               n, c0, c1, part));
     double sw = 0, su = 0;
@@ -303,7 +304,7 @@ static void slamb_norms_split(const struct lbs_slamb_coef *k, const float *m,
 {
     double part[LBS_CHUNKS][4];
     memset(part, 0, sizeof part);
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_slamb_kern *K = lbs_kfam_cur(&lbs_slamb_kfam);
     LBS_KERN_CHUNKED(n, K->slamb_split_chunks(k, m, v, w, c, u, n,
                                               c0, c1, part));
     for (int i = 0; i < 4; i++) {
@@ -335,7 +336,7 @@ static void slamb_update_split(const struct lbs_slamb_blend *b,
                                const float *spow, const float *u,
                                const uint32_t *c, float *w, size_t n)
 {
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_slamb_kern *K = lbs_kfam_cur(&lbs_slamb_kfam);
 #pragma omp parallel for schedule(static) if (n >= LBS_PAR_MIN)
     for (size_t j = 0; j < LBS_CHUNKS; j++) {
         size_t lo = lbs_chunk_lo(n, j), hi = lbs_chunk_lo(n, j + 1);
@@ -704,7 +705,7 @@ static int slamb_layer_q(struct lbs_optim *o, size_t i,
     const struct lbs_layer *L = &o->layers[i];
     const size_t n = L->n, S = LBS_CHUNKS + 1;
     const unsigned cur = (unsigned)((size_t)o->t % sl->chunks);
-    const struct lbs_kern *K = lbs_kern();
+    const struct lbs_slamb_kern *K = lbs_kfam_cur(&lbs_slamb_kfam);
     const struct lbs_slamb_qbuf B = {
         .q = sl->q, .cur = cur, .off = sl->qoff + cur * S,
         .prev = sl->pmq < 0 ? 0 : (unsigned)sl->pmq,
@@ -904,6 +905,8 @@ const struct lbs_optim_ops lbs_optim_slamb = {
     .step = slamb_step,
     .fini = slamb_fini,
     .device = &slamb_gpu,
+    .kern = &lbs_slamb_kfam,
+    .exact = 0,
 };
 
 static const struct slamb_state *state_of(const struct lbs_optim *o,
@@ -922,8 +925,9 @@ const float *lbs_slamb_momentum(const struct lbs_optim *o, size_t layer)
     /* a chunk-id layer's last averages wait in pm for the next pass 1 */
     struct slamb_layer *sl = &s->L[layer];
     if (sl->q && sl->pmq >= 0) {
-        lbs_kern()->expand_eq(s->m[layer], sl->q, (uint8_t)sl->pmq, sl->pm,
-                              1.0f, o->layers[layer].n);
+        const struct lbs_slamb_kern *K = lbs_kfam_cur(&lbs_slamb_kfam);
+        K->expand_eq(s->m[layer], sl->q, (uint8_t)sl->pmq, sl->pm, 1.0f,
+                     o->layers[layer].n);
         sl->pmq = -1;
     }
     return s->m[layer];
