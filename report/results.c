@@ -283,18 +283,24 @@ static int pid_gone(long pid)
     return r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
 }
 
+/* Directory name (relative to dfd) as a DIR, opened with extra flags
+ * (O_NOFOLLOW: not through a link); NULL when it cannot be. */
+static DIR *dir_open(int dfd, const char *name, int flags)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0)
+        close(fd);
+    return d;
+}
+
 /* Remove a private temporary directory (gnuplot's figures) and the plain
  * files in it; nothing in it is followed. */
 static void remove_tmp_dir(int dfd, const char *name)
 {
-    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                               O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = dir_open(dfd, name, O_NOFOLLOW);
+    if (!d)
         return;
-    }
     struct dirent *de;
     while ((de = readdir(d)))
         if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
@@ -305,13 +311,9 @@ static void remove_tmp_dir(int dfd, const char *name)
 
 void lbs_clean_stale_tmp(const char *dir)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = dir_open(AT_FDCWD, dir, 0);
+    if (!d)
         return;
-    }
     struct dirent *de;
     while ((de = readdir(d))) {
         long pid = tmp_owner(de->d_name);

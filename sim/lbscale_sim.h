@@ -7,7 +7,7 @@
  * optimizer registry for an optimizer's properties and bytes per element
  * (entry.c); it never needs MPI, NCCL or CUDA.  The simulator owns its
  * data: presets, optimizer entries, the anchors, the speed benchmark and
- * the calibrated platform writer are here; bench/sim_cli.c only parses
+ * the calibrated platform writer are here; bench/sim/ only parses
  * options and prints.
  *
  * Units: times are seconds, sizes bytes, bandwidths bytes/s inside the

@@ -195,6 +195,24 @@ static int do_step(struct lbs_optim *o, long t)
     return rc;
 }
 
+/* begin() a check with a fresh net and spec's optimizer over it (through
+ * the counting comm W); NULL, the check ended, when it cannot be made. */
+static struct lbs_optim *optim_on_net(const char *spec, struct net *a,
+                                      const char *desc)
+{
+    begin();
+    net_make(a);
+    struct lbs_optim *o;
+    struct lbs_err e = {{0}};
+    if (lbs_optim_new(spec, a->L, NL, &W, &o, &e)) {
+        fail("%s: %s", spec, e.msg);
+        net_free(a);
+        end(desc);
+        return NULL;
+    }
+    return o;
+}
+
 /* ---- slamb ---------------------------------------------------------- */
 
 static void test_slamb(const char *spec, int H, int steps)
@@ -202,17 +220,10 @@ static void test_slamb(const char *spec, int H, int steps)
     char desc[160];
     snprintf(desc, sizeof desc, "%s: synced m equal on all ranks, w equal "
              "after averaging, bytes = 4 + 4|S| (+ 4n when averaging)", spec);
-    begin();
     struct net a;
-    net_make(&a);
-    struct lbs_optim *o;
-    struct lbs_err e = {{0}};
-    if (lbs_optim_new(spec, a.L, NL, &W, &o, &e)) {
-        fail("%s: %s", spec, e.msg);
-        net_free(&a);
-        end(desc);
+    struct lbs_optim *o = optim_on_net(spec, &a, desc);
+    if (!o)
         return;
-    }
     uint32_t *all = malloc((size_t)C->size * 12000 * 4);
     uint32_t *allc = malloc((size_t)C->size * 12000 * 4);
     int stale_differ = 0, w_differ_after = 0;
@@ -288,17 +299,10 @@ static void test_onebit(const char *spec, int freeze, int steps)
     char desc[160];
     snprintf(desc, sizeof desc, "%s: w and m equal on all ranks; bytes per "
              "step: 4 + 4n warm-up, 4 + n_pad/8 (1 + 1/P) + 8 after", spec);
-    begin();
     struct net a;
-    net_make(&a);
-    struct lbs_optim *o;
-    struct lbs_err e = {{0}};
-    if (lbs_optim_new(spec, a.L, NL, &W, &o, &e)) {
-        fail("%s: %s", spec, e.msg);
-        net_free(&a);
-        end(desc);
+    struct lbs_optim *o = optim_on_net(spec, &a, desc);
+    if (!o)
         return;
-    }
     const size_t P = (size_t)C->size;
     const size_t npad = (a.n + 8 * P - 1) / (8 * P) * (8 * P);
     const size_t comp = npad / 8 + 4 + npad / (8 * P) + 4;

@@ -5,7 +5,7 @@
  * calibrate.c, list.c); this file dispatches to them.  What they share
  * (struct simargs, the option rows, model and point loading) is
  * sim_cli.h and common.c: a new subcommand is one file, one line in
- * cmds[] below and one in usage().
+ * cmds[] below, one in usage() and one in bench/meson.build.
  *
  * The files parse options (one table per subcommand, bench/opt.h) and
  * print; the simulator's substance (presets, optimizer entries, sweeps,

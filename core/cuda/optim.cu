@@ -442,6 +442,14 @@ load_tile3(const struct tile &T, const struct dlayer &D,
     }
 }
 
+/* A kernel's start: the block's tile T and its layer D, or nothing to do
+ * once an earlier kernel of the step has failed (st->ok cleared). */
+#define TILE_BEGIN(tiles)                                                   \
+    if (!st->ok)                                                            \
+        return;                                                             \
+    const struct tile T = (tiles)[blockIdx.x];                              \
+    const struct dlayer D = L[T.layer]
+
 __global__ void __launch_bounds__(THREADS)
 k_slamb_mom(const struct tile *tiles, const struct dlayer *L, struct args a,
             const float *__restrict__ g, float *__restrict__ m,
@@ -450,10 +458,7 @@ k_slamb_mom(const struct tile *tiles, const struct dlayer *L, struct args a,
             unsigned long long *cnt, unsigned long long *clo,
             struct dstate *st)
 {
-    if (!st->ok)
-        return;
-    const struct tile T = tiles[blockIdx.x];
-    const struct dlayer D = L[T.layer];
+    TILE_BEGIN(tiles);
     float gk[PER] = {0}, mk[PER] = {0}, vk[PER] = {0};
     unsigned ck[PER] = {0};
     load_tile3(T, D, g, m, v, c, gk, mk, vk, ck);
@@ -514,10 +519,7 @@ k_slamb_pick(const struct tile *tiles, const struct dlayer *L, struct args a,
              unsigned *__restrict__ idx, float *__restrict__ vals,
              const struct dstate *st)
 {
-    if (!st->ok)
-        return;
-    const struct tile T = tiles[blockIdx.x];
-    const struct dlayer D = L[T.layer];
+    TILE_BEGIN(tiles);
     if (!D.partial)
         return;
     const unsigned long long key =
@@ -544,10 +546,7 @@ k_slamb_gather(const struct tile *stiles, const struct dlayer *L,
                const float *__restrict__ m, float *__restrict__ vals,
                const struct dstate *st)
 {
-    if (!st->ok)
-        return;
-    const struct tile T = stiles[blockIdx.x];
-    const struct dlayer D = L[T.layer];
+    TILE_BEGIN(stiles);
     const unsigned long long n = cnt[T.layer], lo = clo[T.layer];
     for (unsigned q = threadIdx.x; q < T.n; q += THREADS) {
         unsigned long long j = T.lo + q;
@@ -565,10 +564,7 @@ k_slamb_scatter(const struct tile *stiles, const struct dlayer *L,
                 const float *__restrict__ vals, float *__restrict__ m,
                 unsigned *__restrict__ c, const struct dstate *st)
 {
-    if (!st->ok)
-        return;
-    const struct tile T = stiles[blockIdx.x];
-    const struct dlayer D = L[T.layer];
+    TILE_BEGIN(stiles);
     const unsigned long long n = cnt[T.layer], lo = clo[T.layer];
     for (unsigned q = threadIdx.x; q < T.n; q += THREADS) {
         unsigned long long j = T.lo + q;
@@ -588,10 +584,7 @@ k_slamb_norms(const struct tile *tiles, const struct dlayer *L, struct args a,
               struct blend *bl, struct dstate *st)
 {
     __shared__ double sh[4 * THREADS];
-    if (!st->ok)
-        return;
-    const struct tile T = tiles[blockIdx.x];
-    const struct dlayer D = L[T.layer];
+    TILE_BEGIN(tiles);
     float mk[PER] = {0}, vk[PER] = {0}, wk[PER] = {0};
     unsigned ck[PER] = {0};
     load_tile3(T, D, m, v, w, c, mk, vk, wk, ck);

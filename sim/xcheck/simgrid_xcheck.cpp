@@ -391,29 +391,18 @@ const char usage[] =
     "The platform mapping and the algorithms: the header of "
     "sim/xcheck/simgrid_xcheck.cpp.\n";
 
-} // namespace
-
-int main(int argc, char** argv)
-{
-    for (int i = 1; i < argc; i++)
-        if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
-            std::fputs(usage, stdout);
-            return 0;
-        }
-    bool own_stack = true;
-    for (int i = 1; i < argc; i++)
-        if (std::strstr(argv[i], "contexts/stack-size"))
-            own_stack = false;
-    sg4::Engine e(&argc, argv);   /* consumes --cfg=... and --log=... */
-    /* thousands of actors: their code keeps its state on the heap, so a
-     * small stack keeps the address space modest (unless asked for) */
-    if (own_stack)
-        sg4::Engine::set_config("contexts/stack-size", 256);
+/* The command line (after SimGrid's own --cfg/--log options). */
+struct Opts {
     std::string platform, gpus = "2..256", bytes = "1K,1M,64M,1G",
                 colls = "allreduce,allgather", proto = "Simple";
     long W = 8, slots = 8;
     std::string latency = "pipe";
     bool json = false;
+};
+
+Opts parse_opts(int argc, char** argv)
+{
+    Opts o;
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         auto val = [&](const char* what) -> std::string {
@@ -421,38 +410,40 @@ int main(int argc, char** argv)
                 bad(what, "needs a value (see --help)");
             return argv[++i];
         };
-        if (a == "--platform") platform = val("--platform");
-        else if (a == "--gpus") gpus = val("--gpus");
-        else if (a == "--bytes") bytes = val("--bytes");
-        else if (a == "--coll") colls = val("--coll");
-        else if (a == "--proto") proto = val("--proto");
+        if (a == "--platform") o.platform = val("--platform");
+        else if (a == "--gpus") o.gpus = val("--gpus");
+        else if (a == "--bytes") o.bytes = val("--bytes");
+        else if (a == "--coll") o.colls = val("--coll");
+        else if (a == "--proto") o.proto = val("--proto");
         else if (a == "--latency") {
-            latency = val("--latency");
-            if (latency != "pipe" && latency != "links")
-                bad("--latency", "'" + latency + "': pipe or links");
+            o.latency = val("--latency");
+            if (o.latency != "pipe" && o.latency != "links")
+                bad("--latency", "'" + o.latency + "': pipe or links");
         } else if (a == "--window" || a == "--slots") {
             std::string v = val(argv[i]);
             char* end;
             long x = std::strtol(v.c_str(), &end, 10);
             if (*end || x < 1 || x > 1000000)
                 bad(a.c_str(), "'" + v + "' is not an integer >= 1");
-            (a == "--window" ? W : slots) = x;
-        } else if (a == "--json") json = true;
+            (a == "--window" ? o.W : o.slots) = x;
+        } else if (a == "--json") o.json = true;
         else bad(argv[i], "unknown option (see --help)");
     }
-    if (platform.empty())
+    if (o.platform.empty())
         bad("simgrid_xcheck", "--platform is required (see --help)");
+    return o;
+}
 
-    lbs_err err{};
-    lbs_sim_platform* pl = nullptr;
-    if (lbs_sim_platform_load(platform.c_str(), &pl, &err))
-        bad("--platform", err.msg);
+/* The platform as the SimGrid model reads it (o's protocol and latency
+ * mapping, SimGrid's configured factors). */
+Plat plat_of(lbs_sim_platform* pl, const Opts& o)
+{
     int pr = -1;
     for (int k = 0; k < LBS_SIM_NPROTO; k++)
-        if (proto == lbs_sim_proto_name((lbs_sim_proto)k))
+        if (o.proto == lbs_sim_proto_name((lbs_sim_proto)k))
             pr = k;
     if (pr < 0 || !pl->proto[pr].enabled)
-        bad("--proto", "'" + proto + "' is not a protocol the platform enables");
+        bad("--proto", "'" + o.proto + "' is not a protocol the platform enables");
     Plat p{};
     p.pl = pl;
     p.gpn = pl->gpus_per_node;
@@ -464,19 +455,25 @@ int main(int argc, char** argv)
     p.an = pl->proto[pr].inter_hop + pl->net_lat;
     p.as = pl->proto[pr].inter_hop + pl->spine_lat;
     p.f = pl->proto[pr].bw_factor;
-    p.pipe = latency == "pipe";
-    p.slots = slots;
-    p.W = W;
+    p.pipe = o.latency == "pipe";
+    p.slots = o.slots;
+    p.W = o.W;
     namespace cfg = simgrid::config;
     p.lf = cfg::get_value<double>("network/latency-factor");
     p.gamma = cfg::get_value<double>("network/TCP-gamma");
+    return p;
+}
 
+/* Every (coll, gpus, bytes) case of o, checked; p.maxP set. */
+std::vector<Case> cases_of(const Opts& o, Plat& p)
+{
+    lbs_err err{};
     long* Pv = nullptr;
     size_t np = 0;
-    if (lbs_sim_parse_gpus(gpus.c_str(), &Pv, &np, &err))
+    if (lbs_sim_parse_gpus(o.gpus.c_str(), &Pv, &np, &err))
         bad("--gpus", err.msg);
     std::vector<Case> cases;
-    std::vector<std::string> cl = split(colls), bl = split(bytes);
+    std::vector<std::string> cl = split(o.colls), bl = split(o.bytes);
     for (const auto& c : cl)
         if (c != "allreduce" && c != "allgather")
             bad("--coll", "'" + c + "': allreduce or allgather");
@@ -486,7 +483,7 @@ int main(int argc, char** argv)
     for (size_t i = 0; i < np; i++) {
         long P = Pv[i];
         lbs_sim_net net;
-        if (lbs_sim_net_init(&net, pl, P, &err))
+        if (lbs_sim_net_init(&net, p.pl, P, &err))
             bad("--gpus", err.msg);
         if (P < 2)
             bad("--gpus", "a ring needs at least 2 GPUs");
@@ -503,11 +500,18 @@ int main(int argc, char** argv)
             }
     }
     std::free(Pv);
+    return cases;
+}
 
-    build_platform(p, cases);
-    sg4::Actor::create("controller", p.host[0], controller, &p, &cases);
-    e.run();
-
+/* The simulated times, with SimGrid's settings (a header or per row). */
+void print_cases(const Plat& p, const Opts& o,
+                 const std::vector<Case>& cases)
+{
+    namespace cfg = simgrid::config;
+    const lbs_sim_platform* pl = p.pl;
+    const std::string& latency = o.latency;
+    long slots = o.slots, W = o.W;
+    bool json = o.json;
     const std::string& model = cfg::get_value<std::string>("network/model");
     double lf = p.lf;
     double bf = cfg::get_value<double>("network/bandwidth-factor");
@@ -540,6 +544,38 @@ int main(int argc, char** argv)
             std::printf("  %-10s %6ld %14.0f %14.3f %10ld\n", c.coll.c_str(),
                         c.P, c.bytes, c.time * 1e6, c.comms);
     }
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!std::strcmp(argv[i], "-h") || !std::strcmp(argv[i], "--help")) {
+            std::fputs(usage, stdout);
+            return 0;
+        }
+    bool own_stack = true;
+    for (int i = 1; i < argc; i++)
+        if (std::strstr(argv[i], "contexts/stack-size"))
+            own_stack = false;
+    sg4::Engine e(&argc, argv);   /* consumes --cfg=... and --log=... */
+    /* thousands of actors: their code keeps its state on the heap, so a
+     * small stack keeps the address space modest (unless asked for) */
+    if (own_stack)
+        sg4::Engine::set_config("contexts/stack-size", 256);
+    Opts o = parse_opts(argc, argv);
+    lbs_err err{};
+    lbs_sim_platform* pl = nullptr;
+    if (lbs_sim_platform_load(o.platform.c_str(), &pl, &err))
+        bad("--platform", err.msg);
+    Plat p = plat_of(pl, o);
+    std::vector<Case> cases = cases_of(o, p);
+    build_platform(p, cases);
+    sg4::Actor::create("controller", p.host[0], controller, &p, &cases);
+    e.run();
+
+    print_cases(p, o, cases);
     lbs_sim_platform_free(pl);
     return 0;
 }

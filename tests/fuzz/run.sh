@@ -34,7 +34,7 @@ python3 "$ROOT/tests/fuzz/seeds.py" "$ROOT" "$OUT/seeds" || exit 1
 declare -A READER=(
     [fuzz_sim_json]="sim platform/model/trace readers + engine"
     [fuzz_spec]="optimizer/compressor spec strings (core/param.c)"
-    [fuzz_suite]="suite JSON parser/expander (bench/suite.c)"
+    [fuzz_suite]="suite JSON parser/expander (bench/suite_parse.c)"
     [fuzz_idx]="IDX reader (train/data.c), plain and gzip"
     [fuzz_chakra]="Chakra execution traces (sim/chakra.c, sim import)"
     [fuzz_jsonl]="results JSONL: suite_load_jsonl, report, check"
