@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # study_cli.sh - issue 17's convergence study end to end at toy size (TAP):
 # bench/suites/convergence-ci.json (real training, 1 rank, 1 epoch of 2,048
-# samples, a 3-value grid per optimizer and batch), bench/study.py seeds
+# samples, a 3-value grid per optimizer and batch), tools/study.py seeds
 # (two seeds at the chosen rates, plus DmSGD/DecentLaM/parallel and 1-bit
-# LAMB), bench/study.py report --require-verdicts: fails when any verdict
+# LAMB), tools/study.py report --require-verdicts: fails when any verdict
 # cannot be computed.  Also: bad seed/batch/lr lists (one line, exit 2) and
 # a diverged run reported as diverged, never averaged.
 BIN=${1:?usage: study_cli.sh LBSCALE_BINARY}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$(dirname "$0")/tap.sh"
 PY=/usr/bin/python3
-STUDY="$ROOT/bench/study.py"
+STUDY="$ROOT/tools/study.py"
 
 if ! "$PY" -c 'import numpy' 2>/dev/null; then
     skip "study" "no numpy for /usr/bin/python3"
@@ -94,7 +94,7 @@ fi
 
 # ---- the report's figure as `lbscale plot` draws it (the demo's) --------
 # the seed phase holds configurations over two seeds at one rate: plot runs
-# bench/study.py report into plots/study/ and draws plots/study.png
+# tools/study.py report into plots/study/ and draws plots/study.png
 if LBSCALE_STUDY="$STUDY" "$BIN" plot "$S" >"$TOP/p.out" 2>"$TOP/p.err" &&
     [ -s "$S/plots/study.png" ] && [ -s "$S/plots/study/verdicts.md" ] &&
     [ -s "$S/plots/study.caption" ]; then

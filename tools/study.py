@@ -53,7 +53,7 @@ numpy only.
   study.py tta STUDY_JSON --inputs SIM_INPUTS.json [--out DIR]
         [--platforms dgx-a100,eth-100g] [--gpus 8,64,1024] [--batches LIST]
       simulated time to a target accuracy: the report's measured steps to
-      it x `lbscale sim step`'s time per step at scale (bench/study_tta.py)
+      it x `lbscale sim step`'s time per step at scale (tools/study_tta.py)
 
 Exit status: 0 ok, 1 runtime failure (or a missing verdict with
 --require-verdicts), 2 bad input.
@@ -501,7 +501,7 @@ def cmd_seeds(args):
         add("onebit-b%d-p%d" % (b, oranks[0]), "onebit_lamb", None, b,
             oranks[0], lr)
     suite = {"suite": "convergence-seeds",
-             "description": "Issue 17, phase 2 (written by bench/study.py "
+             "description": "Issue 17, phase 2 (written by tools/study.py "
              "seeds from %s): every configuration at the rate chosen on the "
              "validation split, seeds %s (seed %d's run is the grid's)."
              % (" ".join(runs), ",".join(map(str, seeds)), grid_seed),
@@ -653,7 +653,7 @@ def cmd_decentral(args):
              ", ".join("%g" % f for f in o["factors"])))
     suite = {"suite": "decentral-p%d-%s" % (P, o["tag"]),
              "description": "Issue 17, decentralized verdict (written by "
-             "bench/study.py decentral from %s): %s on %d ranks, %s shards, "
+             "tools/study.py decentral from %s): %s on %d ranks, %s shards, "
              "batches %s, seeds %s, at %s; the consensus distance every %d "
              "samples." % (" ".join(runs), ", ".join(o["optims"]), P, shards,
                            ",".join(map(str, o["batches"])),
@@ -747,7 +747,7 @@ def cmd_extend(args):
             e["ranks"] = k[3]
         entries.append(e)
     suite = {"suite": "convergence-grid-extension",
-             "description": "Issue 17, phase 1b (bench/study.py extend %s "
+             "description": "Issue 17, phase 1b (tools/study.py extend %s "
              "--factors %s): each grid extended past the edge its choice "
              "sits on (highest x f upwards, lowest / f downwards, f in "
              "%s; downwards also where nothing trained)."
@@ -1053,7 +1053,7 @@ def write_consensus(out, rows, cfg, dv):
                         stp, a.mean(), a.min(), a.max(), len(a)))
                 f.write("\n\n")
     with open(os.path.join(out, "consensus-panels.gp"), "w") as f:
-        f.write("# written by bench/study.py report\n")
+        f.write("# written by tools/study.py report\n")
         f.write("nrow = %d\nncol = %d\nnpanel = %d\n" % (
             (len(titles) + len(settings) - 1) // max(1, len(settings)),
             len(settings), len(titles)))
@@ -1062,25 +1062,22 @@ def write_consensus(out, rows, cfg, dv):
     dv["consensus_panels"] = titles
 
 
-def cmd_report(args):
+def report_opts(args):
+    """cmd_report's options: (runs, out dir, the large-batch model,
+    --require-verdicts)."""
     opts = {"--model": "mlp:784-512-256-10", "--out": None,
             "--require-verdicts": False}
     runs = parse_opts("report", args, opts, flags=("--require-verdicts",))
-    out, lbmodel = opts["--out"], opts["--model"]
-    require = opts["--require-verdicts"]
-    if not runs or not out:
+    if not runs or not opts["--out"]:
         die("report: usage: study.py report RUN [RUN...] --out DIR")
-    rows = []
-    for r in runs:
-        rows += load_rows(r)
-    rows, slamb_kind = prefer_authors_slamb(rows)
-    all_rows = rows
-    rows = dedupe(rows)
-    if not rows:
-        die("no finished training rows in %s" % " ".join(runs), 1)
-    chosen = choose(rows)
+    return runs, opts["--out"], opts["--model"], opts["--require-verdicts"]
+
+
+def report_configs(rows):
+    """config key -> stats_for() of its runs at the chosen rate, with the
+    grid it was chosen from."""
     cfg = {}
-    for k, c in chosen.items():
+    for k, c in choose(rows).items():
         rs = [r for r in rows if key_of(r) == k and
               r.get("lr_base", r.get("lr")) == c["lr_base"]]
         st = stats_for(rs)
@@ -1088,8 +1085,13 @@ def cmd_report(args):
         st["grid_edge"] = c["grid_edge"]
         st["grid_seed"] = c["grid_seed"]
         cfg[k] = st
-    os.makedirs(out, exist_ok=True)
+    return cfg
 
+
+def config_getter(cfg, lbmodel):
+    """get(name, batch, model, ranks, topo, shards): the (key, stats) of
+    the configuration with that optimizer and batch (the one with the most
+    finished runs when several match), or None."""
     def get(name, batch, model=lbmodel, ranks=None, topo=None,
             shards="iid"):
         best = None
@@ -1105,45 +1107,81 @@ def cmd_report(args):
             if best is None or st["n"] > best[1]["n"]:
                 best = (k, st)
         return best
+    return get
 
-    verdicts = {}
-    default = lbmodel
-    # 1. large batch: drops from the smallest to the largest batch
-    lbb = sorted({k[2] for k in cfg if optim_name(k[0]) in
-                  ("sgd", "lars", "lamb", "adamw") and k[1] == default
-                  and k[3] == 1})
+
+LB_OPTIMS = ("sgd", "adamw", "lars", "lamb")
+
+
+def large_batch_batches(cfg, model):
+    """The batches of the large-batch set (1 rank, the verdict's model)."""
+    return sorted({k[2] for k in cfg if optim_name(k[0]) in LB_OPTIMS
+                   and k[1] == model and k[3] == 1})
+
+
+def verdict_large_batch(cfg, get, lbb):
+    """1. The drop from the smallest to the largest batch: mean drop of
+    (SGD-M, AdamW) minus mean drop of (LARS, LAMB), Welch CI."""
     v = {"name": "large-batch accuracy drop: (SGD-M, AdamW) vs (LARS, LAMB)"}
-    if len(lbb) >= 2:
-        lo, hi = lbb[0], lbb[-1]
-        cells = {}
-        for o in ("sgd", "adamw", "lars", "lamb"):
-            for b in (lo, hi):
-                g = get(o, b, ranks=1)
-                cells[(o, b)] = g[1]["test_acc"] if g else []
-        drops = {}
-        have = [o for o in ("sgd", "adamw", "lars", "lamb")
-                if cells[(o, lo)] and cells[(o, hi)]]
-        for o in have:
-            drops[o] = lin_comb([(1, cells[(o, lo)]), (-1, cells[(o, hi)])])
-        ga = [o for o in ("sgd", "adamw") if o in have]
-        gb = [o for o in ("lars", "lamb") if o in have]
-        terms = []
-        for grp, sign in ((ga, 1.0), (gb, -1.0)):
-            for o in grp:
-                terms += [(sign / len(grp), cells[(o, lo)]),
-                          (-sign / len(grp), cells[(o, hi)])]
-        d = lin_comb(terms) if ga and gb else None
-        v["groups"] = [ga, gb]
-        v.update({"batches": [lo, hi], "drops": drops, "statistic": d,
-                  "diverged": {"%s@%d" % (o, b): (get(o, b, ranks=1) or
-                                                  (None, {"diverged": None}))[1]
-                               ["diverged"] for o in ("sgd", "adamw", "lars",
-                                                      "lamb") for b in (lo, hi)}})
-        if d is not None:
-            v["verdict"] = ("confirmed" if d["ci"][0] > 0 else "refuted"
-                            if d["ci"][1] < 0 else "inconclusive")
-    verdicts["large_batch"] = v
-    # 2. SLAMB vs LAMB: TOST +-0.5 points (90% CI inside the margin)
+    if len(lbb) < 2:
+        return v
+    lo, hi = lbb[0], lbb[-1]
+    cells = {}
+    for o in LB_OPTIMS:
+        for b in (lo, hi):
+            g = get(o, b, ranks=1)
+            cells[(o, b)] = g[1]["test_acc"] if g else []
+    have = [o for o in LB_OPTIMS if cells[(o, lo)] and cells[(o, hi)]]
+    drops = {o: lin_comb([(1, cells[(o, lo)]), (-1, cells[(o, hi)])])
+             for o in have}
+    ga = [o for o in ("sgd", "adamw") if o in have]
+    gb = [o for o in ("lars", "lamb") if o in have]
+    terms = []
+    for grp, sign in ((ga, 1.0), (gb, -1.0)):
+        for o in grp:
+            terms += [(sign / len(grp), cells[(o, lo)]),
+                      (-sign / len(grp), cells[(o, hi)])]
+    d = lin_comb(terms) if ga and gb else None
+    v["groups"] = [ga, gb]
+    v.update({"batches": [lo, hi], "drops": drops, "statistic": d,
+              "diverged": {"%s@%d" % (o, b): (get(o, b, ranks=1) or
+                                              (None, {"diverged": None}))[1]
+                           ["diverged"] for o in LB_OPTIMS
+                           for b in (lo, hi)},
+              "_terms": terms,
+              "_wall": [(get(o, b, ranks=1) or (None, {}))[1].get("wall_s")
+                        for o in have for b in (lo, hi)]})
+    v["missing"] = ["%s@%d" % (o, b) for o in LB_OPTIMS for b in (lo, hi)
+                    if not cells[(o, b)]]
+    if d is not None:
+        v["verdict"] = ("confirmed" if d["ci"][0] > 0 else "refuted"
+                        if d["ci"][1] < 0 else "inconclusive")
+    return v
+
+
+def slamb_kh(spec):
+    """SLAMB's k and H from its spec (defaults 0.1 and 100)."""
+    kk, hh = 0.1, 100.0
+    for kv in spec.split(":", 1)[-1].split(","):
+        if kv.startswith("k="):
+            kk = float(kv[2:])
+        if kv.startswith("H="):
+            hh = float(kv[2:])
+    return kk, hh
+
+
+def tost_decision(d, margin):
+    """TOST at the 90% CI: equivalent when it lies inside +-margin, not
+    equivalent when it lies wholly outside, else undecided."""
+    if d["ci"][0] > -margin and d["ci"][1] < margin:
+        return "equivalent"
+    if d["ci"][1] < -margin or d["ci"][0] > margin:
+        return "not equivalent"
+    return "undecided"
+
+
+def verdict_slamb(cfg, get, slamb_kind):
+    """2. SLAMB vs LAMB: TOST +-0.5 points (90% CI inside the margin)."""
     v = {"name": "SLAMB within +-0.5 points of LAMB (TOST, alpha 0.05)",
          "margin": 0.5, "batches": {}, "variant": slamb_kind,
          "variant_text": SLAMB_VARIANTS.get(slamb_kind)}
@@ -1153,20 +1191,15 @@ def cmd_report(args):
         lamb = get("lamb", k[2], model=k[1])
         if not lamb:
             continue
-        d = lin_comb([(1, st["test_acc"]), (-1, lamb[1]["test_acc"])],
-                     level=0.90)
-        kk = 0.1
-        hh = 100
-        for kv in k[0].split(":", 1)[-1].split(","):
-            if kv.startswith("k="):
-                kk = float(kv[2:])
-            if kv.startswith("H="):
-                hh = float(kv[2:])
+        terms = [(1, st["test_acc"]), (-1, lamb[1]["test_acc"])]
+        d = lin_comb(terms, level=0.90)
+        kk, hh = slamb_kh(k[0])
         dense = lamb[1]["dense_bytes_per_run"] or 0
         ratio = st["sent_bytes_per_rank"] / dense if dense else None
         bv = {"slamb": key_str(k), "lamb": key_str(lamb[0]),
               "difference_90ci": d, "bytes_ratio_vs_dense_gradient": ratio,
-              "k_plus_1_over_H": kk + 1 / hh}
+              "k_plus_1_over_H": kk + 1 / hh, "_terms": terms,
+              "_wall": [st["wall_s"], lamb[1]["wall_s"]]}
         if d is not None:
             bv["verdict"] = ("equivalent" if -0.5 < d["ci"][0] and
                              d["ci"][1] < 0.5 else "not shown equivalent")
@@ -1174,10 +1207,41 @@ def cmd_report(args):
     if v["batches"] and all("verdict" in b for b in v["batches"].values()):
         v["verdict"] = "; ".join("%s: %s" % (b, x["verdict"])
                                  for b, x in v["batches"].items())
-    verdicts["slamb"] = v
-    # 3. decentralized: DmSGD / DecentLaM minus parallel SGD, per setting
-    verdicts["decentral"] = decentral_verdict(cfg, get)
-    # 4. JointSpar on the deeper model
+    return v
+
+
+def jointspar_cell(st, ref, base):
+    """One JointSpar cell: accuracy difference to its baseline, the
+    backward time saved and the time to a target both can reach (98% of
+    the pair's lower mean final test accuracy)."""
+    terms = [(1, st["test_acc"]), (-1, ref["test_acc"])]
+    c = {"vs": base, "accuracy_difference": lin_comb(terms),
+         "wgrad_kept_frac": st["wgrad_kept_frac"],
+         "backward_time_saved_frac": (1 - st["bwd_s"] / ref["bwd_s"]
+                                      if ref["bwd_s"] else None),
+         "wall_s": [st["wall_s"], ref["wall_s"]], "_terms": terms,
+         "_wall": [st["wall_s"], ref["wall_s"]]}
+    lo = min(st["test_acc_mean"], ref["test_acc_mean"])
+    if lo == lo:   # not NaN: both have finished runs
+        tgt = round(0.98 * lo, 2)
+        c["time_to_target"] = [time_to_target(st, tgt),
+                               time_to_target(ref, tgt)]
+    return c
+
+
+def fmt_jointspar(n, b):
+    return "%s: %s, backward time saved %.0f%%%s" % (
+        n, fmt_ci(b["accuracy_difference"]),
+        100 * (b["backward_time_saved_frac"] or 0),
+        "" if "time_to_target" not in b else
+        ", to %.2f%% test accuracy %s vs %s %s" % (
+            b["time_to_target"][0]["target_pct"],
+            fmt_tta(b["time_to_target"][0]), b["vs"],
+            fmt_tta(b["time_to_target"][1])))
+
+
+def verdict_jointspar(cfg, get):
+    """4. JointSpar / JointSpar-LARS vs SGD-M / LARS on the deeper model."""
     v = {"name": "JointSpar / JointSpar-LARS vs SGD / LARS (deeper model)",
          "batches": {}}
     for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
@@ -1188,36 +1252,18 @@ def cmd_report(args):
         ref = get(base, k[2], model=k[1], ranks=k[3])
         if not ref:
             continue
-        v["batches"]["%s@%d" % (optim_name(k[0]), k[2])] = {
-            "vs": base, "model": k[1],
-            "accuracy_difference": lin_comb([(1, st["test_acc"]),
-                                             (-1, ref[1]["test_acc"])]),
-            "wgrad_kept_frac": st["wgrad_kept_frac"],
-            "backward_time_saved_frac": (1 - st["bwd_s"] / ref[1]["bwd_s"]
-                                         if ref[1]["bwd_s"] else None),
-            "wall_s": [st["wall_s"], ref[1]["wall_s"]]}
-        # time to a target both can reach: 98% of the lower mean final
-        # test accuracy of the pair
-        lo = min(st["test_acc_mean"], ref[1]["test_acc_mean"])
-        if lo == lo:   # not NaN: both have finished runs
-            tgt = round(0.98 * lo, 2)
-            v["batches"]["%s@%d" % (optim_name(k[0]), k[2])][
-                "time_to_target"] = [time_to_target(st, tgt),
-                                     time_to_target(ref[1], tgt)]
+        c = jointspar_cell(st, ref[1], base)
+        c["model"] = k[1]
+        v["batches"]["%s@%d" % (optim_name(k[0]), k[2])] = c
     if v["batches"] and all(b["accuracy_difference"] is not None
                             for b in v["batches"].values()):
-        v["verdict"] = "; ".join(
-            "%s: %s, backward time saved %.0f%%%s" % (
-                n, fmt_ci(b["accuracy_difference"]),
-                100 * (b["backward_time_saved_frac"] or 0),
-                "" if "time_to_target" not in b else
-                ", to %.2f%% test accuracy %s vs %s %s" % (
-                    b["time_to_target"][0]["target_pct"],
-                    fmt_tta(b["time_to_target"][0]), b["vs"],
-                    fmt_tta(b["time_to_target"][1])))
-            for n, b in v["batches"].items())
-    verdicts["jointspar"] = v
-    # 5. 1-bit LAMB with its dense warm-up at 20% of the steps
+        v["verdict"] = "; ".join(fmt_jointspar(n, b)
+                                 for n, b in v["batches"].items())
+    return v
+
+
+def verdict_onebit(cfg, get):
+    """5. 1-bit LAMB with its dense warm-up at 20% of the steps."""
     v = {"name": "1-bit LAMB (warm-up 20% of steps) vs LAMB", "batches": {}}
     for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
         if optim_name(k[0]) != "onebit_lamb":
@@ -1225,10 +1271,11 @@ def cmd_report(args):
         ref = get("lamb", k[2], model=k[1])
         if not ref:
             continue
+        terms = [(1, st["test_acc"]), (-1, ref[1]["test_acc"])]
         v["batches"][str(k[2])] = {
-            "ranks": k[3], "accuracy_difference": lin_comb(
-                [(1, st["test_acc"]), (-1, ref[1]["test_acc"])]),
-            "diverged": st["diverged"],
+            "ranks": k[3], "accuracy_difference": lin_comb(terms),
+            "diverged": st["diverged"], "_terms": terms,
+            "_wall": [st["wall_s"], ref[1]["wall_s"]],
             "bytes_ratio_vs_dense": (st["sent_bytes_per_rank"] /
                                      ref[1]["dense_bytes_per_run"]
                                      if ref[1]["dense_bytes_per_run"]
@@ -1237,72 +1284,91 @@ def cmd_report(args):
                             for b in v["batches"].values()):
         v["verdict"] = "; ".join("b=%s: %s" % (b, fmt_ci(x[
             "accuracy_difference"])) for b, x in v["batches"].items())
-    verdicts["onebit"] = v
+    return v
 
-    # ---- outputs ----
+
+def table_row(k, st):
+    return "| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | " \
+        "%.2f | %.1f |" % (
+            key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
+            st["lr_base"], (st["lr_scaling"] or "no --lr-base") + (
+                ", %s of grid" % st["grid_edge"] if st["grid_edge"] else ""),
+            len(st["seeds"]), st["diverged"],
+            "%.2f +- %.2f" % (st["test_acc_mean"], st["test_acc_sd"])
+            if st["n"] else "all diverged",
+            "%.2f .. %.2f" % tuple(st["test_acc_ci95"])
+            if st["n"] >= 2 else "n/a",
+            "%.2f" % st["val_acc_mean"] if st["val_acc_mean"] else "-",
+            "%.4f" % st["train_loss_mean"]
+            if st["train_loss_mean"] is not None else "-",
+            st["steps"], (st["sent_bytes_per_rank"] or 0) / 1e6,
+            st["wall_s"] or 0)
+
+
+def write_table(out, cfg):
+    """table.md: one row per configuration at its chosen rate."""
     table = ["| configuration | lr (base, rule) | seeds | diverged | test acc "
              "% mean +- sd | 95% CI | val acc % | final train loss | steps "
              "| MB sent/rank | wall s |", "|" + "---|" * 11]
     for k, st in sorted(cfg.items(), key=lambda t: (optim_name(t[0][0]),
                                                     t[0][1] or "", t[0][2],
                                                     t[0][3])):
-        table.append("| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | "
-                     "%.2f | %.1f |" % (
-                         key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
-                         st["lr_base"], (st["lr_scaling"] or "no --lr-base") + (
-                             ", %s of grid" % st["grid_edge"]
-                             if st["grid_edge"] else ""),
-                         len(st["seeds"]), st["diverged"],
-                         "%.2f +- %.2f" % (st["test_acc_mean"],
-                                           st["test_acc_sd"])
-                         if st["n"] else "all diverged",
-                         "%.2f .. %.2f" % tuple(st["test_acc_ci95"])
-                         if st["n"] >= 2 else "n/a",
-                         "%.2f" % st["val_acc_mean"] if st["val_acc_mean"]
-                         else "-",
-                         "%.4f" % st["train_loss_mean"]
-                         if st["train_loss_mean"] is not None else "-",
-                         st["steps"], (st["sent_bytes_per_rank"] or 0) / 1e6,
-                         st["wall_s"] or 0))
+        table.append(table_row(k, st))
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(table) + "\n")
-    vm = []
-    missing = []
+    return table
+
+
+def large_batch_lines(v):
+    out = []
+    if "statistic" not in v:
+        return out
+    out.append("  - statistic: mean drop (%s) minus mean drop (%s), batch "
+               "%d -> %d: %s" % (", ".join(v["groups"][0]),
+                                 ", ".join(v["groups"][1]), v["batches"][0],
+                                 v["batches"][1], fmt_ci(v["statistic"])))
+    for o, d in v["drops"].items():
+        out.append("  - drop %s: %s" % (o, fmt_ci(d)))
+    return out
+
+
+def slamb_lines(v):
+    out = []
+    if v.get("variant"):
+        out.append("  - SLAMB rows: %s" % v["variant_text"])
+    for b, x in v["batches"].items():
+        out.append("  - b=%s: SLAMB - LAMB %s (90%% CI for TOST); "
+                   "bytes/dense %s vs k+1/H = %.3f" % (
+                       b, fmt_ci(x["difference_90ci"]).replace("95%", "90%"),
+                       "%.3f" % x["bytes_ratio_vs_dense_gradient"]
+                       if x["bytes_ratio_vs_dense_gradient"] else "n/a",
+                       x["k_plus_1_over_H"]))
+    return out
+
+
+VERDICT_LINES = {"large_batch": large_batch_lines, "slamb": slamb_lines,
+                 "decentral": lambda v: decentral_lines(v)}
+
+
+def verdict_lines(verdicts):
+    """verdicts.md's lines and the keys of the verdicts not computed."""
+    vm, missing = [], []
     for key, v in verdicts.items():
         vm.append("- **%s**: %s" % (v["name"], v.get("verdict",
                                                     "NOT COMPUTED")))
-        if key == "large_batch" and "statistic" in v:
-            vm.append("  - statistic: mean drop (%s) minus mean "
-                      "drop (%s), batch %d -> %d: %s" % (
-                          ", ".join(v["groups"][0]),
-                          ", ".join(v["groups"][1]),
-                          v["batches"][0], v["batches"][1],
-                          fmt_ci(v["statistic"])))
-            for o, d in v["drops"].items():
-                vm.append("  - drop %s: %s" % (o, fmt_ci(d)))
-        if key == "slamb":
-            if v.get("variant"):
-                vm.append("  - SLAMB rows: %s" % v["variant_text"])
-            for b, x in v["batches"].items():
-                vm.append("  - b=%s: SLAMB - LAMB %s (90%% CI for TOST); "
-                          "bytes/dense %s vs k+1/H = %.3f" % (
-                              b, fmt_ci(x["difference_90ci"]).replace(
-                                  "95%", "90%"),
-                              "%.3f" % x["bytes_ratio_vs_dense_gradient"]
-                              if x["bytes_ratio_vs_dense_gradient"] else
-                              "n/a", x["k_plus_1_over_H"]))
-        if key == "decentral":
-            vm += decentral_lines(v)
+        vm += VERDICT_LINES.get(key, lambda v: [])(v)
         if "verdict" not in v:
             missing.append(key)
-    with open(os.path.join(out, "verdicts.md"), "w") as f:
-        f.write("\n".join(vm) + "\n")
-    # gnuplot data: accuracy vs batch per optimizer (large-batch set).
-    # Every block starts with a missing point ("?", plots/study.gp) so that
-    # an optimizer without runs keeps its block: gnuplot's index would
-    # skip an empty one and give the next optimizer its colour and name.
+    return vm, missing
+
+
+def write_acc_vs_batch(out, get, lbb):
+    """acc_vs_batch.dat: accuracy vs batch per optimizer (large-batch set).
+    Every block starts with a missing point ("?", plots/study.gp) so that
+    an optimizer without runs keeps its block: gnuplot's index would skip
+    an empty one and give the next optimizer its colour and name."""
     with open(os.path.join(out, "acc_vs_batch.dat"), "w") as f:
-        for o in ("sgd", "adamw", "lars", "lamb"):
+        for o in LB_OPTIMS:
             f.write("# %s\n? ? ? ? 0\n" % o)
             for b in lbb:
                 g = get(o, b, ranks=1)
@@ -1315,31 +1381,64 @@ def cmd_report(args):
                         hi if math.isfinite(hi) else st["test_acc_mean"],
                         st["n"]))
             f.write("\n\n")
-    # accuracy vs epoch at the largest batch: mean and band over seeds
+
+
+def epoch_band(rows, k, lr_base):
+    """(epoch, mean, mean - sd, mean + sd) of the test accuracy % over the
+    finished seeds of configuration k at lr_base, per epoch that every
+    seed has."""
+    curves = [c for c in (load_curve(r) for r in rows
+                          if key_of(r) == k and r.get("lr_base") == lr_base
+                          and not diverged(r)) if c]
+    if not curves:
+        return []
+    pts = []
+    for j in range(min(len(c) for c in curves)):
+        a = np.array([c[j][1] for c in curves]) * 100
+        sd = a.std(ddof=1) if len(a) > 1 else 0.0
+        pts.append((curves[0][j][0], a.mean(), a.mean() - sd, a.mean() + sd))
+    return pts
+
+
+def write_acc_vs_epoch(out, rows, get, lbb):
+    """acc_vs_epoch.dat: accuracy vs epoch at the largest batch, mean and
+    band over seeds, one block per optimizer of the large-batch set."""
+    big = lbb[-1] if lbb else None
     with open(os.path.join(out, "acc_vs_epoch.dat"), "w") as f:
-        big = lbb[-1] if lbb else None
-        for o in ("sgd", "adamw", "lars", "lamb"):
+        for o in LB_OPTIMS:
             f.write("# %s b=%s\n? ? ? ?\n" % (o, big))
             g = get(o, big, ranks=1) if big else None
-            if g:
-                k = g[0]
-                rs = [r for r in rows if key_of(r) == k and
-                      r.get("lr_base") == g[1]["lr_base"] and not diverged(r)]
-                curves = []
-                for r in rs:
-                    rr = load_curve(r)
-                    if rr:
-                        curves.append(rr)
-                if curves:
-                    n = min(len(c) for c in curves)
-                    for j in range(n):
-                        ep = curves[0][j][0]
-                        a = np.array([c[j][1] for c in curves]) * 100
-                        sd = a.std(ddof=1) if len(a) > 1 else 0.0
-                        f.write("%.3f %.4f %.4f %.4f\n" % (ep, a.mean(),
-                                                           a.mean() - sd,
-                                                           a.mean() + sd))
+            for p in (epoch_band(rows, g[0], g[1]["lr_base"]) if g else []):
+                f.write("%.3f %.4f %.4f %.4f\n" % p)
             f.write("\n\n")
+
+
+def cmd_report(args):
+    runs, out, lbmodel, require = report_opts(args)
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows, slamb_kind = prefer_authors_slamb(rows)
+    all_rows = rows
+    rows = dedupe(rows)
+    if not rows:
+        die("no finished training rows in %s" % " ".join(runs), 1)
+    cfg = report_configs(rows)
+    os.makedirs(out, exist_ok=True)
+    get = config_getter(cfg, lbmodel)
+    lbb = large_batch_batches(cfg, lbmodel)
+    verdicts = {"large_batch": verdict_large_batch(cfg, get, lbb),
+                "slamb": verdict_slamb(cfg, get, slamb_kind),
+                "decentral": decentral_verdict(cfg, get),
+                "jointspar": verdict_jointspar(cfg, get),
+                "onebit": verdict_onebit(cfg, get)}
+    table = write_table(out, cfg)
+    vm, missing = verdict_lines(verdicts)
+    strip_private(verdicts)
+    with open(os.path.join(out, "verdicts.md"), "w") as f:
+        f.write("\n".join(vm) + "\n")
+    write_acc_vs_batch(out, get, lbb)
+    write_acc_vs_epoch(out, rows, get, lbb)
     write_gnuplot_have(out)
     write_consensus(out, all_rows, cfg, verdicts["decentral"])
     res = {"runs": runs, "configurations": [
@@ -1355,6 +1454,16 @@ def cmd_report(args):
             PROG, ", ".join(missing)))
         if require:
             sys.exit(1)
+
+
+
+def strip_private(v):
+    """Drop the '_'-prefixed working keys (samples) before writing JSON."""
+    if isinstance(v, dict):
+        for k in [k for k in v if str(k).startswith("_")]:
+            del v[k]
+        for x in v.values():
+            strip_private(x)
 
 
 def write_gnuplot_have(out):
@@ -1376,7 +1485,7 @@ def write_gnuplot_have(out):
                     blocks[cur - 1] = True
         have[var] = " ".join(str(i + 1) for i, b in enumerate(blocks) if b)
     with open(os.path.join(out, "study_have.gp"), "w") as f:
-        f.write("# written by bench/study.py report: blocks with points\n")
+        f.write("# written by tools/study.py report: blocks with points\n")
         for var, v in have.items():
             f.write('%s = "%s"\n' % (var, v))
 
@@ -1427,7 +1536,7 @@ def main(argv):
         cmd_report(args)
         return 0
     if cmd == "tta":
-        import study_tta   # bench/, next to this file
+        import study_tta   # tools/, next to this file
         return study_tta.main(args)
     die("unknown command '%s' (check, seeds, extend, decentral, report, "
         "tta)" % cmd)
