@@ -9,6 +9,7 @@ numpy only.
   study.py seeds GRID_RUN --out SUITE.json [--seeds 1,2,3,4,5]
         [--decentral-ranks 8] [--decentral-batches 2048,8192]
         [--topology ring] [--onebit-ranks 4] [--onebit-batches 2048,8192]
+        [--timeout-s 1800]
       phase 2: from the grid run (bench/suites/convergence-grid.json) pick,
       per (optimizer spec, model, batch, ranks, topology), the base rate
       with the best validation accuracy on the grid seed (diverged runs
@@ -33,7 +34,7 @@ numpy only.
       own rate chosen on the runs given (their grid and extension), only
       the seeds not yet run at it (bench/suites/decentral-tune.sh).
   study.py extend GRID_RUN [RUN...] --out SUITE.json [--factors 4,16]
-        [--optims LIST]
+        [--optims LIST] [--timeout-s 1800]
       phase 1b: where the chosen rate is the grid's highest, a suite with
       highest x f for f in --factors; where it is the lowest (or nothing
       reached 50% validation accuracy), lowest / f.  --optims: only these
@@ -419,8 +420,10 @@ def cmd_seeds(args):
     opts = {"--seeds": "1,2,3,4,5", "--decentral-ranks": "8",
             "--decentral-batches": "2048,8192", "--topology": "ring",
             "--onebit-ranks": "4", "--onebit-batches": "2048,8192",
-            "--out": None}
+            "--out": None, "--timeout-s": "1800"}
     runs = parse_opts("seeds", args, opts)
+    timeout = parse_list("--timeout-s", opts["--timeout-s"], int, 1,
+                         10 ** 6)[0]
     run = runs[0] if runs else None
     if run is None or not opts["--out"]:
         die("seeds: usage: study.py seeds GRID_RUN --out SUITE.json [...]")
@@ -505,7 +508,7 @@ def cmd_seeds(args):
              "seeds from %s): every configuration at the rate chosen on the "
              "validation split, seeds %s (seed %d's run is the grid's)."
              % (" ".join(runs), ",".join(map(str, seeds)), grid_seed),
-             "timeout_s": 1800, "entries": entries}
+             "timeout_s": timeout, "entries": entries}
     with open(opts["--out"], "w") as f:
         json.dump(suite, f, indent=1)
         f.write("\n")
@@ -703,8 +706,11 @@ def cmd_extend(args):
     """Phase 1b: one extension of every grid whose choice sits on its edge
     (extension_rates), at the grid seed, with the grid run's other
     arguments."""
-    opts = {"--out": None, "--factors": "4,16", "--optims": None}
+    opts = {"--out": None, "--factors": "4,16", "--optims": None,
+            "--timeout-s": "1800"}
     runs = parse_opts("extend", args, opts)
+    timeout = parse_list("--timeout-s", opts["--timeout-s"], int, 1,
+                         10 ** 6)[0]
     out = opts["--out"]
     if not runs or not out:
         die("extend: usage: study.py extend GRID_RUN [RUN...] --out SUITE.json "
@@ -752,7 +758,7 @@ def cmd_extend(args):
              "sits on (highest x f upwards, lowest / f downwards, f in "
              "%s; downwards also where nothing trained)."
              % (" ".join(runs), opts["--factors"], opts["--factors"]),
-             "timeout_s": 1800, "entries": entries}
+             "timeout_s": timeout, "entries": entries}
     with open(out, "w") as f:
         json.dump(suite, f, indent=1)
         f.write("\n")
@@ -1064,13 +1070,21 @@ def write_consensus(out, rows, cfg, dv):
 
 def report_opts(args):
     """cmd_report's options: (runs, out dir, the large-batch model,
-    --require-verdicts)."""
+    --require-verdicts, --budget-ref study.json or None)."""
     opts = {"--model": "mlp:784-512-256-10", "--out": None,
-            "--require-verdicts": False}
+            "--require-verdicts": False, "--budget-ref": None,
+            "--hours": "3"}
     runs = parse_opts("report", args, opts, flags=("--require-verdicts",))
     if not runs or not opts["--out"]:
         die("report: usage: study.py report RUN [RUN...] --out DIR")
-    return runs, opts["--out"], opts["--model"], opts["--require-verdicts"]
+    hours = parse_list("--hours", opts["--hours"], float, 1e-3, 1e4)
+    if len(hours) != 1:
+        die("--hours: one value")
+    ref = opts["--budget-ref"]
+    if ref is not None and not os.path.isfile(ref):
+        die("--budget-ref: '%s' is not a file" % ref)
+    return (runs, opts["--out"], opts["--model"],
+            opts["--require-verdicts"], ref, hours[0])
 
 
 def report_configs(rows):
@@ -1203,6 +1217,7 @@ def verdict_slamb(cfg, get, slamb_kind):
         if d is not None:
             bv["verdict"] = ("equivalent" if -0.5 < d["ci"][0] and
                              d["ci"][1] < 0.5 else "not shown equivalent")
+            bv["decision"] = tost_decision(d, 0.5)
         v["batches"][str(k[2])] = bv
     if v["batches"] and all("verdict" in b for b in v["batches"].values()):
         v["verdict"] = "; ".join("%s: %s" % (b, x["verdict"])
@@ -1413,8 +1428,67 @@ def write_acc_vs_epoch(out, rows, get, lbb):
             f.write("\n\n")
 
 
+MLP8 = MODEL_ALIAS["mlp8"]
+
+
+def claim_panels(lbmodel):
+    """The accuracy-vs-epoch panels of the claims: (title, [(label,
+    optimizer, batch, model)])."""
+    if lbmodel != MLP_DEFAULT:
+        return [("large batch, %s, b=%d" % (lbmodel, b),
+                 [(o, o, b, lbmodel) for o in ("sgd", "lamb")])
+                for b in (128, 2048)]
+    m = MLP_DEFAULT
+    return [
+        ("large batch, b=8192", [(o, o, 8192, m) for o in LB_OPTIMS]),
+        ("SLAMB vs LAMB", [("%s b=%d" % (o, b), o, b, m)
+                           for b in (1024, 8192) for o in ("slamb", "lamb")]),
+        ("1-bit LAMB vs LAMB", [("%s b=%d" % (o, b), o, b, m)
+                                for b in (2048, 8192)
+                                for o in ("onebit_lamb", "lamb")]),
+        ("JointSpar, mlp8, b=2048", [(o, o, 2048, MLP8) for o in (
+            "sgd", "jointspar", "lars", "jointspar_lars")]),
+        ("JointSpar, mlp8, b=8192", [(o, o, 8192, MLP8) for o in (
+            "sgd", "jointspar", "lars", "jointspar_lars")]),
+    ]
+
+
+def write_claim_curves(out, rows, get, lbmodel):
+    """claims.dat: test accuracy vs epoch of every curve of every claim
+    panel (mean over the seeds at the chosen rate, band +-1 sd; a block
+    per curve, each starting with a missing point so that a curve without
+    runs keeps its index), claims-panels.gp: the panels' titles, curve
+    counts, first block and labels for plots/claims.gp."""
+    panels = claim_panels(lbmodel)
+    titles, first, count, labels, blk = [], [], [], [], 0
+    with open(os.path.join(out, "claims.dat"), "w") as f:
+        for title, curves in panels:
+            titles.append(title)
+            first.append(blk)
+            count.append(len(curves))
+            for label, o, b, model in curves:
+                g = get(o, b, model=model)
+                pts = epoch_band(rows, g[0], g[1]["lr_base"]) if g else []
+                labels.append("%s (%d seeds)" % (label, g[1]["n"]) if g
+                              else label + " (no runs yet)")
+                f.write("# %s: %s\n? ? ? ?\n" % (title, label))
+                for p in pts:
+                    f.write("%.3f %.4f %.4f %.4f\n" % p)
+                f.write("\n\n")
+                blk += 1
+
+    def arr(name, xs, q):
+        return "array %s[%d] = [%s]\n" % (name, len(xs), ", ".join(
+            ('"%s"' % x) if q else str(x) for x in xs))
+    with open(os.path.join(out, "claims-panels.gp"), "w") as f:
+        f.write("# written by tools/study.py report\nnpanel = %d\n"
+                % len(panels))
+        f.write(arr("PT", titles, True) + arr("PF", first, False) +
+                arr("PN", count, False) + arr("CL", labels, True))
+
+
 def cmd_report(args):
-    runs, out, lbmodel, require = report_opts(args)
+    runs, out, lbmodel, require, ref, hours = report_opts(args)
     rows = []
     for r in runs:
         rows += load_rows(r)
@@ -1434,11 +1508,15 @@ def cmd_report(args):
                 "onebit": verdict_onebit(cfg, get)}
     table = write_table(out, cfg)
     vm, missing = verdict_lines(verdicts)
+    vm += power_lines(verdicts, hours)
+    if ref:
+        vm += budget_lines(verdicts, ref)
     strip_private(verdicts)
     with open(os.path.join(out, "verdicts.md"), "w") as f:
         f.write("\n".join(vm) + "\n")
     write_acc_vs_batch(out, get, lbb)
     write_acc_vs_epoch(out, rows, get, lbb)
+    write_claim_curves(out, rows, get, lbmodel)
     write_gnuplot_have(out)
     write_consensus(out, all_rows, cfg, verdicts["decentral"])
     res = {"runs": runs, "configurations": [
@@ -1456,6 +1534,113 @@ def cmd_report(args):
             sys.exit(1)
 
 
+# ---- power statements and the budget-sensitivity row ------------------------
+
+def se_at(terms, n):
+    """The standard error and Welch df of sum c_i mean(x_i) when every
+    sample has n values and keeps its measured sd."""
+    vs = [(c * c * float(np.var(np.asarray(x, float), ddof=1)) / n)
+          for c, x in terms]
+    var = sum(vs)
+    dfden = sum(v * v / (n - 1) for v in vs)
+    return math.sqrt(var), (var * var / dfden if dfden > 0 else 1e9)
+
+
+def seeds_needed(terms, gap, level, power, nmax=1000):
+    """The fewest seeds per configuration (all equal) at which a CI of the
+    given level, with the measured sds, is expected to be narrower than
+    `gap` (power 0.5: half-width < gap) or to leave it with probability
+    `power` (t quantiles of level and power added).  None past nmax or
+    when gap <= 0."""
+    if gap <= 0 or any(len(x) < 2 for _, x in terms):
+        return None
+    for n in range(2, nmax + 1):
+        se, df = se_at(terms, n)
+        q = t_ppf(0.5 + level / 2, max(df, 1.0))
+        if power > 0.5:
+            q += t_ppf(power, max(df, 1.0))
+        if q * se < gap:
+            return n
+    return None
+
+
+def power_cell(terms, wall, est, gap, level, hours):
+    """A power statement for one open comparison: seeds per configuration
+    for a CI of `level` to clear `gap` (expected, and with 80% power), and
+    the training time the extra seeds take on this machine (each run's
+    mean wall time, runs one after another)."""
+    have = min(len(x) for _, x in terms)
+    out = {"estimate": est, "gap": gap, "level": level, "seeds_now": have}
+    for key, pw in (("seeds_expected", 0.5), ("seeds_80pct", 0.8)):
+        n = seeds_needed(terms, gap, level, pw)
+        out[key] = n
+        w = [x for x in wall if x]
+        out[key.replace("seeds", "hours")] = (
+            None if n is None or not w else
+            max(0, n - have) * sum(w) / len(w) * len(terms) / 3600)
+    h80 = out["hours_80pct"]
+    out["fits"] = h80 is not None and h80 <= hours
+    return out
+
+
+def fmt_power(name, p, hours):
+    if p["seeds_80pct"] is None:
+        return ("  - %s: %+.2f pt; not resolvable with <= 1000 seeds at this "
+                "budget (the difference is within the margin's reach of 0)"
+                % (name, p["estimate"]))
+    return ("  - %s: %+.2f pt, %d seeds now; a %d%% CI clears %.2f pt with "
+            "%s seeds per configuration (expected) and %d for 80%% power: "
+            "%.1f h more training here (%s %g h)" % (
+                name, p["estimate"], p["seeds_now"], round(100 * p["level"]),
+                p["gap"], p["seeds_expected"], p["seeds_80pct"],
+                p["hours_80pct"], "fits" if p["fits"] else "does not fit",
+                hours))
+
+
+def open_cells(verdicts):
+    """(label, terms, wall, estimate, gap, level) for every comparison
+    whose interval does not decide it: a 95% CI that contains 0 (gap =
+    |estimate|), or a TOST 90% CI that straddles +-margin (gap = the
+    estimate's distance to the margin)."""
+    out = []
+    lb = verdicts["large_batch"]
+    if lb.get("verdict") == "inconclusive":
+        wall = [None]
+        out.append(("large batch (%s)" % "/".join(map(str, lb["batches"])),
+                    lb["_terms"], lb.get("_wall", wall),
+                    lb["statistic"]["estimate"],
+                    abs(lb["statistic"]["estimate"]), 0.95))
+    for b, x in verdicts["slamb"]["batches"].items():
+        if x.get("decision") == "undecided":
+            d = x["difference_90ci"]
+            out.append(("SLAMB - LAMB b=%s (TOST)" % b, x["_terms"],
+                        x["_wall"], d["estimate"],
+                        abs(0.5 - abs(d["estimate"])), 0.90))
+    for key, label in (("jointspar", "%s"), ("onebit", "1-bit LAMB b=%s")):
+        for b, x in verdicts[key]["batches"].items():
+            d = x["accuracy_difference"]
+            if d and d["ci"][0] <= 0 <= d["ci"][1]:
+                out.append((label % b, x["_terms"], x["_wall"],
+                            d["estimate"], abs(d["estimate"]), 0.95))
+    return out
+
+
+def power_lines(verdicts, hours):
+    """verdicts.md's power statements, also kept in verdicts["power"]."""
+    lines, pw = [], {}
+    for label, terms, wall, est, gap, level in open_cells(verdicts):
+        p = power_cell(terms, wall, est, gap, level, hours)
+        pw[label] = p
+        lines.append(fmt_power(label, p, hours))
+    verdicts["power"] = {"name": "power statements for open comparisons",
+                         "cells": pw, "hours": hours, "verdict": "%d open"
+                         % len(pw)}
+    if not lines:
+        return []
+    return (["", "Power (measured sds, equal seeds per configuration; "
+             "time = the extra seeds' runs at their mean wall time here):"]
+            + lines)
+
 
 def strip_private(v):
     """Drop the '_'-prefixed working keys (samples) before writing JSON."""
@@ -1464,6 +1649,288 @@ def strip_private(v):
             del v[k]
         for x in v.values():
             strip_private(x)
+
+
+def sign_word(d):
+    """A 95% CI's decision: below / above 0, or no significant difference."""
+    return ("below" if d["ci"][1] < 0 else "above" if d["ci"][0] > 0
+            else "no significant difference")
+
+
+def fmt_short(d, word):
+    return "%+.2f (%.2f .. %.2f) %s" % (d["estimate"], d["ci"][0],
+                                        d["ci"][1], word)
+
+
+def decisions(verdicts):
+    """cell -> its estimate, CI and decision, for the four claims of a
+    report's verdicts (this run's, or another budget's study.json)."""
+    out = {}
+    lb = verdicts.get("large_batch", {})
+    if lb.get("statistic"):
+        out["large batch %s" % "->".join(map(str, lb["batches"]))] = \
+            fmt_short(lb["statistic"], lb["verdict"])
+    for b, x in verdicts.get("slamb", {}).get("batches", {}).items():
+        d = x.get("difference_90ci")
+        if d:
+            out["SLAMB - LAMB b=%s (90%% CI, TOST)" % b] = fmt_short(
+                d, tost_decision(d, 0.5))
+    for key, label in (("onebit", "1-bit LAMB - LAMB b=%s"),
+                       ("jointspar", "%s")):
+        for b, x in verdicts.get(key, {}).get("batches", {}).items():
+            d = x.get("accuracy_difference")
+            if d:
+                word = sign_word(d)
+                if x.get("diverged"):
+                    word += ", %d diverged" % x["diverged"]
+                out[label % b + (" - %s" % x["vs"] if "vs" in x else "")] \
+                    = fmt_short(d, word)
+    return out
+
+
+def budget_lines(verdicts, ref):
+    """The budget-sensitivity row: each claim's cells here beside the same
+    cells in `ref` (another budget's study.json)."""
+    try:
+        with open(ref) as f:
+            old = decisions(json.load(f)["verdicts"])
+    except (OSError, ValueError, KeyError) as e:
+        die("--budget-ref %s: %s" % (ref, e), 1)
+    new = decisions(verdicts)
+    lines = ["", "Budget sensitivity (difference in points, 95%% CI unless "
+             "stated; here vs %s):" % ref]
+    for cell in list(new) + [c for c in old if c not in new]:
+        lines.append("  - %s: here %s; reference %s" % (
+            cell, new.get(cell, "not yet run"), old.get(cell, "-")))
+    return lines
+
+
+# ---- a study at a longer budget (issue 35) ----------------------------------
+
+SUITES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))), "bench", "suites")
+
+# claim -> [(suite file, entry name prefix, batches, extra)], in the order
+# the budget driver runs them.  The grids (rates, seeds, split) are the
+# 3-epoch study's suites, so each claim's rates have one home; `extra`
+# turns an entry into another optimizer's grid (1-bit LAMB gets its own
+# grid of LAMB's rates on 4 ranks, its dense warm-up 20% of the steps,
+# the default).
+CLAIMS = {
+    "lb": [("convergence-grid.json", "lb-", [128, 8192], None)],
+    "slamb": [("convergence-grid.json", "slamb-lamb-", [1024], None),
+              ("convergence-slamb-authors.json", "slamb-authors-",
+               [1024, 8192], None)],
+    "onebit": [("convergence-grid.json", "lb-lamb-", [2048], None),
+               ("convergence-grid.json", "lb-lamb-", [2048, 8192],
+                {"optim": "onebit_lamb", "name": "onebit-b{batch}-lr{lr}",
+                 "ranks": 4})],
+    "jointspar": [("convergence-grid.json", "js-", [2048, 8192], None)],
+    "cnn": [("convergence-cnn.json", "cnn-", [128, 2048], None)],
+}
+
+
+def plan_entry(e, batches, extra):
+    """A grid entry restricted to `batches` (and turned into `extra`'s
+    optimizer when given); None when none of its batches is wanted."""
+    e = json.loads(json.dumps(e))
+    fe = e.get("foreach", {})
+    keep = [b for b in fe.get("batch", []) if int(b) in batches]
+    if not keep:
+        return None
+    fe["batch"] = keep
+    if extra:
+        a = e["args"]
+        a[a.index("--optim") + 1] = extra["optim"]
+        e["name"] = extra["name"]
+        e["ranks"] = extra["ranks"]
+    return e
+
+
+def cmd_plan(args):
+    """study.py plan CLAIM --epochs E --out SUITE.json: the rate grid of
+    one claim at E epochs (the 3-epoch study's grid entries, restricted to
+    the claim's batches)."""
+    opts = {"--epochs": None, "--out": None}
+    rest = parse_opts("plan", args, opts)
+    if len(rest) != 1 or rest[0] not in CLAIMS or not opts["--out"] or \
+            opts["--epochs"] is None:
+        die("plan: usage: study.py plan %s --epochs E --out SUITE.json"
+            % "|".join(CLAIMS))
+    epochs = parse_list("--epochs", opts["--epochs"], int, 1, 10000)
+    if len(epochs) != 1:
+        die("--epochs: one value")
+    entries, vars_ = [], None
+    for fname, prefix, batches, extra in CLAIMS[rest[0]]:
+        with open(os.path.join(SUITES, fname)) as f:
+            s = json.load(f)
+        v = dict(s.get("vars", {}), epochs=epochs[0])
+        if vars_ is not None and v != vars_:
+            die("plan: %s's vars differ from the claim's other suite" % fname,
+                1)
+        vars_ = v
+        for e in s["entries"]:
+            if e["name"].startswith(prefix):
+                pe = plan_entry(e, batches, extra)
+                if pe:
+                    entries.append(pe)
+    suite = {"suite": "convergence-budget-%s-grid" % rest[0],
+             "description": "Issue 35: the %s claim's rate grid (tools/"
+             "study.py plan from bench/suites/%s) at %d epochs."
+             % (rest[0], ", ".join(sorted({c[0] for c in CLAIMS[rest[0]]})),
+                epochs[0]),
+             "vars": vars_, "timeout_s": 14400, "entries": entries}
+    with open(opts["--out"], "w") as f:
+        json.dump(suite, f, indent=1)
+        f.write("\n")
+    print("%s: %d entries -> %s" % (PROG, len(entries), opts["--out"]))
+
+
+def loss_plateau(losses, window, tol, first=5):
+    """The first epoch E (1-based, E >= first) at which the training loss
+    improved by less than tol (relative) over the last `window` of the
+    epochs: (L[0.8 E] - L[E]) / L[0.8 E] < tol for window 0.2.  None when
+    no epoch of the curve meets it."""
+    for e in range(first, len(losses) + 1):
+        s = max(1, int(round((1 - window) * e)))
+        a, b = losses[s - 1], losses[e - 1]
+        if a > 0 and (a - b) / a < tol:
+            return e
+    return None
+
+
+def cmd_budget(args):
+    """study.py budget RUN --out DIR [--window 0.2] [--tol 0.01]: the
+    epochs at which each optimizer's training loss stops improving by the
+    criterion (loss_plateau), the budget (the largest of them; the run's
+    length when one never meets it) on stdout as epochs=E, and DIR/budget.json, budget.dat (epoch, training loss,
+    validation and test accuracy per optimizer, for plots/budget.gp)."""
+    opts = {"--out": None, "--window": "0.2", "--tol": "0.01"}
+    runs = parse_opts("budget", args, opts)
+    if len(runs) != 1 or not opts["--out"]:
+        die("budget: usage: study.py budget RUN --out DIR [--window 0.2] "
+            "[--tol 0.01]")
+    window = parse_list("--window", opts["--window"], float, 0.01, 0.9)[0]
+    tol = parse_list("--tol", opts["--tol"], float, 1e-6, 0.5)[0]
+    rows = [r for r in load_rows(runs[0]) if r.get("curve")]
+    if not rows:
+        die("%s: no finished runs with per-epoch rows" % runs[0], 1)
+    os.makedirs(opts["--out"], exist_ok=True)
+    res = {"window": window, "tol": tol, "optimizers": {}}
+    with open(os.path.join(opts["--out"], "budget.dat"), "w") as f:
+        for r in sorted(rows, key=lambda r: r["spec"]):
+            loss = [e.get("train_loss") for e in r["curve"]]
+            e = loss_plateau(loss, window, tol)
+            res["optimizers"][r["spec"]] = {
+                "lr_base": r.get("lr_base"), "lr": r.get("lr"),
+                "batch": r.get("global_batch"), "epochs_run": len(loss),
+                "plateau_epoch": e, "train_loss": loss,
+                "wall_s": r.get("wall_s"),
+                "test_accuracy": [c.get("test_accuracy") for c in r["curve"]]}
+            f.write("# %s lr %s plateau %s\n" % (r["spec"], r.get("lr"), e))
+            for j, c in enumerate(r["curve"]):
+                f.write("%d %.6g %.4f %.4f\n" % (
+                    j + 1, c.get("train_loss"),
+                    100 * (c.get("val_accuracy") or 0),
+                    100 * (c.get("test_accuracy") or 0)))
+            f.write("\n\n")
+    names = list(res["optimizers"])
+    with open(os.path.join(opts["--out"], "budget_vars.gp"), "w") as f:
+        f.write("# written by tools/study.py budget\nnopt = %d\n" % len(names))
+        f.write("array N[%d] = [%s]\n" % (len(names), ", ".join(
+            '"%s"' % n for n in names)))
+        f.write("array PE[%d] = [%s]\n" % (len(names), ", ".join(
+            str(res["optimizers"][n]["plateau_epoch"] or 0) for n in names)))
+    es = [o["plateau_epoch"] for o in res["optimizers"].values()]
+    # not met within the run: the run's length, marked as a lower bound
+    res["criterion_met"] = None not in es
+    res["budget_epochs"] = (max(es) if res["criterion_met"] else
+                            min(o["epochs_run"]
+                                for o in res["optimizers"].values()))
+    with open(os.path.join(opts["--out"], "budget.json"), "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    for spec, o in res["optimizers"].items():
+        sys.stderr.write("%s: %s plateau at epoch %s of %d\n" % (
+            PROG, spec, o["plateau_epoch"], o["epochs_run"]))
+    if not res["criterion_met"]:
+        sys.stderr.write("%s: budget: the criterion is not met within the "
+                         "run; the budget is its length, a lower bound\n"
+                         % PROG)
+    print("epochs=%d" % res["budget_epochs"])
+
+
+def suite_size(path):
+    """How many runs a suite file expands to (the product of each entry's
+    foreach list lengths), or None when it cannot be read."""
+    try:
+        with open(path) as f:
+            s = json.load(f)
+    except (OSError, ValueError):
+        return None
+    n = 0
+    for e in s.get("entries", []):
+        k = 1
+        for v in (e.get("foreach") or {}).values():
+            k *= len(v) if isinstance(v, list) else 1
+        n += k
+    return n
+
+
+def phase_state(out, name):
+    """(state, runs with a result, runs planned, training seconds) of one
+    phase of a budget study: done, partial or not started."""
+    d = os.path.join(out, name)
+    planned = suite_size(os.path.join(out, name + "-suite.json"))
+    have, secs = 0, 0.0
+    if os.path.isfile(os.path.join(d, "train.jsonl")):
+        rows = load_rows(d)
+        have = len(rows)
+        secs = sum(r.get("wall_s") or 0 for r in rows)
+    if os.path.isfile(os.path.join(out, name + ".done")):
+        return "done", have, planned, secs
+    return ("partial" if os.path.isdir(d) else "not started"), have, \
+        planned, secs
+
+
+def cmd_progress(args):
+    """study.py progress OUT [--claims "lb slamb ..."]: a budget study's
+    phases (bench/suites/convergence-budget.sh), each done, partial or not
+    started, with its runs and training time, and what the report still
+    lacks; markdown on stdout."""
+    opts = {"--claims": " ".join(CLAIMS)}
+    rest = parse_opts("progress", args, opts)
+    if len(rest) != 1 or not os.path.isdir(rest[0]):
+        die("progress: usage: study.py progress OUT [--claims LIST]")
+    out = rest[0]
+    claims = opts["--claims"].split()
+    for c in claims:
+        if c not in CLAIMS:
+            die("--claims: '%s' is not one of %s" % (c, ", ".join(CLAIMS)))
+    ep = os.path.join(out, "epochs")
+    lines = ["# progress of %s" % out, "",
+             "budget: %s" % ("%s epochs" % open(ep).read().strip()
+                             if os.path.isfile(ep) else "not yet measured"),
+             "",
+             "| phase | state | runs with a result | runs planned | "
+             "training s |", "|---|---|---|---|---|"]
+    total, missing = 0.0, []
+    for name in ["budget"] + ["%s-%s" % (c, p) for c in claims
+                              for p in ("grid", "extend", "seeds")]:
+        st, have, planned, secs = phase_state(out, name)
+        if name == "budget":
+            planned = suite_size(os.path.join(SUITES,
+                                              "convergence-budget.json"))
+        total += secs
+        lines.append("| %s | %s | %d | %s | %.0f |" % (
+            name, st, have, "-" if planned is None else planned, secs))
+        if st != "done":
+            missing.append(name)
+    lines += ["", "training time so far (sum of the runs' wall_s, one run "
+              "at a time): %.0f s = %.2f h" % (total, total / 3600), ""]
+    lines.append("not finished: %s" % (", ".join(missing) or "nothing: "
+                                       "the report is complete"))
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 def write_gnuplot_have(out):
@@ -1535,11 +2002,20 @@ def main(argv):
     if cmd == "report":
         cmd_report(args)
         return 0
+    if cmd == "plan":
+        cmd_plan(args)
+        return 0
+    if cmd == "progress":
+        cmd_progress(args)
+        return 0
+    if cmd == "budget":
+        cmd_budget(args)
+        return 0
     if cmd == "tta":
         import study_tta   # tools/, next to this file
         return study_tta.main(args)
     die("unknown command '%s' (check, seeds, extend, decentral, report, "
-        "tta)" % cmd)
+        "plan, budget, progress, tta)" % cmd)
 
 
 if __name__ == "__main__":
