@@ -21,8 +21,15 @@ do for [fmt in "png svg"] {
     set ylabel "test accuracy (%)"
     do for [p=1:npanel] {
         set title PT[p]
+        if (PH[p] == 0) {
+            # a claim without runs yet: an empty panel that says so
+            set label 1 "no runs yet" at graph 0.5, 0.5 center
+            plot [0:1] [0:1] NaN notitle
+            unset label 1
+            continue
+        }
         plot for [j=1:PN[p]] dir . "/claims.dat" index (PF[p]+j-1) using 1:3:4 with filledcurves fs transparent solid 0.15 noborder lc rgb C[j] notitle, \
-             for [j=1:PN[p]] dir . "/claims.dat" index (PF[p]+j-1) using 1:2 with lines lw 2 lc rgb C[j] title CL[PF[p]+j]
+             for [j=1:PN[p]] dir . "/claims.dat" index (PF[p]+j-1) using 1:2 with linespoints lw 2 pt 7 ps 0.4 lc rgb C[j] title CL[PF[p]+j]
     }
     unset multiplot
 }

@@ -40,6 +40,7 @@ numpy only.
       reached 50% validation accuracy), lowest / f.  --optims: only these
       optimizers' grids.  Grids of one rate are not extended.
   study.py report RUN [RUN...] --out DIR [--model M] [--require-verdicts]
+        [--budget-ref STUDY_JSON] [--hours 3] [--note TEXT]
       statistics per configuration (optimizer spec, model, batch, ranks,
       topology, shards) at its chosen rate (test accuracy mean +- sd, 95%
       CI from Student's t, final training loss, validation accuracy, bytes
@@ -51,6 +52,24 @@ numpy only.
       --model: the model of the large-batch verdict (default
       mlp:784-512-256-10; cnn for the CNN's runs).
       --require-verdicts: exit 1 when any verdict cannot be computed.
+      Every comparison whose interval does not decide it gets a power
+      statement: the seeds per configuration at which the interval is
+      expected to clear the observed difference (and at 80% power), and
+      whether their training fits --hours here.  --budget-ref: another
+      budget's study.json, whose cells are listed beside this run's (the
+      budget-sensitivity row).  --note: a first line for verdicts.md.
+      claims.dat / claims-panels.gp: accuracy vs epoch per claim
+      (plots/claims.gp).
+  study.py plan CLAIM --epochs E --out SUITE.json
+      issue 35: the rate grid of one claim (lb, slamb, onebit, jointspar,
+      cnn) at E epochs, from the 3-epoch study's suites
+  study.py budget RUN --out DIR [--window 0.2] [--tol 0.01]
+      issue 35: the first epoch at which each optimizer's training loss
+      improved by less than tol over the last window of the epochs; the
+      largest (the run's length when one never does) as epochs=E
+  study.py progress OUT [--claims LIST]
+      a budget study's phases (done, partial, not started), runs and
+      training time, and what is not finished (markdown)
   study.py tta STUDY_JSON --inputs SIM_INPUTS.json [--out DIR]
         [--platforms dgx-a100,eth-100g] [--gpus 8,64,1024] [--batches LIST]
       simulated time to a target accuracy: the report's measured steps to
@@ -1070,10 +1089,11 @@ def write_consensus(out, rows, cfg, dv):
 
 def report_opts(args):
     """cmd_report's options: (runs, out dir, the large-batch model,
-    --require-verdicts, --budget-ref study.json or None)."""
+    --require-verdicts, --budget-ref study.json or None, --hours, --note:
+    a line to put first in verdicts.md, e.g. that the study is partial)."""
     opts = {"--model": "mlp:784-512-256-10", "--out": None,
             "--require-verdicts": False, "--budget-ref": None,
-            "--hours": "3"}
+            "--hours": "3", "--note": None}
     runs = parse_opts("report", args, opts, flags=("--require-verdicts",))
     if not runs or not opts["--out"]:
         die("report: usage: study.py report RUN [RUN...] --out DIR")
@@ -1084,7 +1104,7 @@ def report_opts(args):
     if ref is not None and not os.path.isfile(ref):
         die("--budget-ref: '%s' is not a file" % ref)
     return (runs, opts["--out"], opts["--model"],
-            opts["--require-verdicts"], ref, hours[0])
+            opts["--require-verdicts"], ref, hours[0], opts["--note"])
 
 
 def report_configs(rows):
@@ -1458,14 +1478,16 @@ def write_claim_curves(out, rows, get, lbmodel):
     panel (mean over the seeds at the chosen rate, band +-1 sd; a block
     per curve, each starting with a missing point so that a curve without
     runs keeps its index), claims-panels.gp: the panels' titles, curve
-    counts, first block and labels for plots/claims.gp."""
+    counts, first block, whether it has points (PH) and labels for
+    plots/claims.gp."""
     panels = claim_panels(lbmodel)
-    titles, first, count, labels, blk = [], [], [], [], 0
+    titles, first, count, labels, blk, have = [], [], [], [], 0, []
     with open(os.path.join(out, "claims.dat"), "w") as f:
         for title, curves in panels:
             titles.append(title)
             first.append(blk)
             count.append(len(curves))
+            have.append(0)
             for label, o, b, model in curves:
                 g = get(o, b, model=model)
                 pts = epoch_band(rows, g[0], g[1]["lr_base"]) if g else []
@@ -1476,6 +1498,7 @@ def write_claim_curves(out, rows, get, lbmodel):
                     f.write("%.3f %.4f %.4f %.4f\n" % p)
                 f.write("\n\n")
                 blk += 1
+                have[-1] = int(have[-1] or bool(pts))
 
     def arr(name, xs, q):
         return "array %s[%d] = [%s]\n" % (name, len(xs), ", ".join(
@@ -1484,11 +1507,12 @@ def write_claim_curves(out, rows, get, lbmodel):
         f.write("# written by tools/study.py report\nnpanel = %d\n"
                 % len(panels))
         f.write(arr("PT", titles, True) + arr("PF", first, False) +
-                arr("PN", count, False) + arr("CL", labels, True))
+                arr("PN", count, False) + arr("PH", have, False) +
+                arr("CL", labels, True))
 
 
 def cmd_report(args):
-    runs, out, lbmodel, require, ref, hours = report_opts(args)
+    runs, out, lbmodel, require, ref, hours, note = report_opts(args)
     rows = []
     for r in runs:
         rows += load_rows(r)
@@ -1512,6 +1536,8 @@ def cmd_report(args):
     if ref:
         vm += budget_lines(verdicts, ref)
     strip_private(verdicts)
+    if note:
+        vm = [note, ""] + vm
     with open(os.path.join(out, "verdicts.md"), "w") as f:
         f.write("\n".join(vm) + "\n")
     write_acc_vs_batch(out, get, lbb)

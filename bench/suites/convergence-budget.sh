@@ -19,7 +19,8 @@
 #                     row and power statements for the open comparisons
 #     OUT/cnn-report  the same for the CNN (--model cnn)
 #     OUT/progress.md study.py progress: each phase done / partial / not
-#                     started, training time so far
+#                     started, training time so far (verdicts.md's first
+#                     line says PARTIAL and what is missing until done)
 # CLAIMS: lb (SGD-M, AdamW, LARS, LAMB at 128 and 8192), slamb (SLAMB,
 # authors' default, vs LAMB at 1024 and 8192), onebit (1-bit LAMB, 20%
 # warm-up, vs LAMB at 2048 and 8192), jointspar (JointSpar, JointSpar-LARS
@@ -72,21 +73,30 @@ dirs() {
 }
 
 reports() {
-    local mlp cnn
+    local mlp cnn note
+    "$PY" "$ST" progress "$OUT" --claims "$CLAIMS" >"$OUT/progress.md"
+    note=$(sed -n 's/^not finished: //p' "$OUT/progress.md")
+    case "$note" in
+        nothing*) note="Complete: every phase of $CLAIMS at $E epochs." ;;
+        *) note="PARTIAL ($E epochs): not finished: $note (progress.md)" ;;
+    esac
     mapfile -t mlp < <(dirs lb slamb onebit jointspar)
     mapfile -t cnn < <(dirs cnn)
     if [ ${#mlp[@]} -gt 0 ]; then
-        "$PY" "$ST" report "${mlp[@]}" --out "$OUT/report" \
+        "$PY" "$ST" report "${mlp[@]}" --out "$OUT/report" --note "$note" \
             --budget-ref "$REF/report/study.json" >"$OUT/report.txt" || true
         study_plot "$OUT/report" study dir=. outbase=study big=8192 \
+            "note=$E epochs, seeds $SEEDS" || true
+        study_plot "$OUT/report" claims dir=. outbase=claims \
             "note=$E epochs, seeds $SEEDS" || true
     fi
     if [ ${#cnn[@]} -gt 0 ]; then
         "$PY" "$ST" report "${cnn[@]}" --model cnn --out "$OUT/cnn-report" \
-            --budget-ref "$REF/cnn-report/study.json" \
+            --note "$note" --budget-ref "$REF/cnn-report/study.json" \
             >"$OUT/cnn-report.txt" || true
+        study_plot "$OUT/cnn-report" claims dir=. outbase=claims \
+            "note=$E epochs, seeds $SEEDS" || true
     fi
-    "$PY" "$ST" progress "$OUT" --claims "$CLAIMS" >"$OUT/progress.md"
 }
 
 for c in $CLAIMS; do
