@@ -2016,32 +2016,17 @@ def main(argv):
                 die("check: unknown option '%s'" % a)
             i += 2
         return 0
-    if cmd == "seeds":
-        cmd_seeds(args)
-        return 0
-    if cmd == "extend":
-        cmd_extend(args)
-        return 0
-    if cmd == "decentral":
-        cmd_decentral(args)
-        return 0
-    if cmd == "report":
-        cmd_report(args)
-        return 0
-    if cmd == "plan":
-        cmd_plan(args)
-        return 0
-    if cmd == "progress":
-        cmd_progress(args)
-        return 0
-    if cmd == "budget":
-        cmd_budget(args)
-        return 0
     if cmd == "tta":
         import study_tta   # tools/, next to this file
         return study_tta.main(args)
-    die("unknown command '%s' (check, seeds, extend, decentral, report, "
-        "plan, budget, progress, tta)" % cmd)
+    cmds = {"seeds": cmd_seeds, "extend": cmd_extend,
+            "decentral": cmd_decentral, "report": cmd_report,
+            "plan": cmd_plan, "budget": cmd_budget,
+            "progress": cmd_progress}
+    if cmd not in cmds:
+        die("unknown command '%s' (check, %s, tta)" % (cmd, ", ".join(cmds)))
+    cmds[cmd](args)
+    return 0
 
 
 if __name__ == "__main__":
