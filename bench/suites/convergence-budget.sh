@@ -31,7 +31,8 @@
 # Environment: SEEDS (1,2,3,4,5), CLAIMS (lb slamb onebit jointspar cnn),
 # REF (the 3-epoch study: results/studies/convergence-20261203), LBSCALE,
 # EPOCHS (a budget other than the measured one; read only before OUT/epochs
-# exists, and recorded there).
+# exists, and recorded there), REPORT_ONLY=1 (only the reports of the runs
+# so far, e.g. beside a running study: runs nothing, takes no lock).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 . "$(dirname "$0")/phase.sh"
@@ -43,23 +44,27 @@ REF=${REF:-$ROOT/results/studies/convergence-20261203}
 "$PY" "$ST" check --seeds "$SEEDS"
 mkdir -p "$OUT"
 
-phase budget "$ROOT/bench/suites/convergence-budget.json"
-"$PY" "$ST" budget "$OUT/budget" --out "$OUT/budget-report" \
-    >"$OUT/budget.txt"
-if [ ! -f "$OUT/epochs" ]; then
-    if [ -n "${EPOCHS:-}" ]; then
-        "$PY" "$ST" plan lb --epochs "$EPOCHS" --out /dev/null >/dev/null
-        echo "$EPOCHS" >"$OUT/epochs"
-    else
-        sed -n 's/^epochs=//p' "$OUT/budget.txt" >"$OUT/epochs"
+if [ "${REPORT_ONLY:-0}" != 1 ]; then
+    phase budget "$ROOT/bench/suites/convergence-budget.json"
+    "$PY" "$ST" budget "$OUT/budget" --out "$OUT/budget-report" \
+        >"$OUT/budget.txt"
+    if [ ! -f "$OUT/epochs" ]; then
+        if [ -n "${EPOCHS:-}" ]; then
+            "$PY" "$ST" plan lb --epochs "$EPOCHS" --out /dev/null >/dev/null
+            echo "$EPOCHS" >"$OUT/epochs"
+        else
+            sed -n 's/^epochs=//p' "$OUT/budget.txt" >"$OUT/epochs"
+        fi
     fi
+    E=$(cat "$OUT/epochs")
+    MET=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["criterion_met"])' \
+        "$OUT/budget-report/budget.json" 2>/dev/null || echo True)
+    [ "$MET" = True ] && EP="$E epochs" ||
+        EP="$E epochs (the length of the measuring run, a lower bound: the criterion was not met)"
+    study_plot "$OUT/budget-report" budget dir=. outbase=budget "epochs=$EP"
 fi
+[ -f "$OUT/epochs" ] || { echo "convergence-budget.sh: $OUT has no budget yet" >&2; exit 2; }
 E=$(cat "$OUT/epochs")
-MET=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["criterion_met"])' \
-    "$OUT/budget-report/budget.json" 2>/dev/null || echo True)
-[ "$MET" = True ] && EP="$E epochs" ||
-    EP="$E epochs (the length of the measuring run, a lower bound: the criterion was not met)"
-study_plot "$OUT/budget-report" budget dir=. outbase=budget "epochs=$EP"
 
 # the run directories of the claims' phases that have rows so far
 dirs() {
@@ -98,6 +103,13 @@ reports() {
             "note=$E epochs, seeds $SEEDS" || true
     fi
 }
+
+# REPORT_ONLY=1: the (partial) reports of what has run so far, nothing run
+if [ "${REPORT_ONLY:-0}" = 1 ]; then
+    reports
+    echo "report: $OUT/report, $OUT/cnn-report, $OUT/progress.md"
+    exit 0
+fi
 
 for c in $CLAIMS; do
     [ -f "$OUT/$c-grid-suite.json" ] ||
