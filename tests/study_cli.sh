@@ -425,4 +425,24 @@ else
         "$(cat "$TOP/br.err" "$TOP/br/verdicts.md" 2>/dev/null | tail -c 600)"
 fi
 badlist "report: --budget-ref missing" "--budget-ref: '/nonexistent' is not a file" report "$G" --out "$TOP/x" --budget-ref /nonexistent
+# 1-bit LAMB whose every seed diverged: a finding, not NOT COMPUTED
+mkdir -p "$TOP/ob"
+"$PY" - "$TOP/ob/train.jsonl" <<'PYEOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for opt, ranks, acc, tl in (("lamb", 1, 0.8, 0.4), ("onebit_lamb", 4, 0.1, 99.0)):
+        for s in (1, 2):
+            f.write(json.dumps({"event": "final", "spec": opt,
+                "model": "mlp:784-512-256-10", "global_batch": 2048,
+                "ranks": ranks, "topology": None, "lr_base": 0.007, "seed": s,
+                "val_accuracy": acc, "test_accuracy": acc + s / 1000,
+                "train_loss": tl, "steps": 10, "wall_s": 1.0}) + "\n")
+PYEOF
+if "$PY" "$STUDY" report "$TOP/ob" --out "$TOP/obr" >/dev/null 2>"$TOP/ob.err";
+    grep -q "1-bit LAMB .*: b=2048: no interval: 2 of 2 seeds diverged" "$TOP/obr/verdicts.md"; then
+    ok "report: 1-bit LAMB with every seed diverged says so"
+else
+    not_ok "report: 1-bit LAMB with every seed diverged says so" \
+        "$(cat "$TOP/ob.err" "$TOP/obr/verdicts.md" 2>/dev/null | head -c 600)"
+fi
 tap_end

@@ -1309,16 +1309,21 @@ def verdict_onebit(cfg, get):
         terms = [(1, st["test_acc"]), (-1, ref[1]["test_acc"])]
         v["batches"][str(k[2])] = {
             "ranks": k[3], "accuracy_difference": lin_comb(terms),
-            "diverged": st["diverged"], "_terms": terms,
-            "_wall": [st["wall_s"], ref[1]["wall_s"]],
+            "diverged": st["diverged"], "runs": len(st["seeds"]),
+            "_terms": terms, "_wall": [st["wall_s"], ref[1]["wall_s"]],
             "bytes_ratio_vs_dense": (st["sent_bytes_per_rank"] /
                                      ref[1]["dense_bytes_per_run"]
                                      if ref[1]["dense_bytes_per_run"]
                                      else None)}
-    if v["batches"] and all(b["accuracy_difference"] is not None
-                            for b in v["batches"].values()):
-        v["verdict"] = "; ".join("b=%s: %s" % (b, fmt_ci(x[
-            "accuracy_difference"])) for b, x in v["batches"].items())
+    # a batch where divergence left fewer than 2 finished seeds has no
+    # interval, but it has a finding: how many of its seeds diverged
+    if v["batches"] and all(b["accuracy_difference"] is not None or
+                            b["diverged"] for b in v["batches"].values()):
+        v["verdict"] = "; ".join("b=%s: %s" % (b, fmt_ci(
+            x["accuracy_difference"]) if x["accuracy_difference"] else
+            "no interval: %d of %d seeds diverged" % (x["diverged"],
+                                                      x["runs"]))
+            for b, x in v["batches"].items())
     return v
 
 
@@ -1610,10 +1615,14 @@ def power_cell(terms, wall, est, gap, level, hours):
 
 
 def fmt_power(name, p, hours):
+    if p["seeds_now"] < 2:
+        return ("  - %s: %+.2f pt; fewer than 2 finished seeds on one side: "
+                "no spread to compute the seeds needed from" %
+                (name, p["estimate"]))
     if p["seeds_80pct"] is None:
         return ("  - %s: %+.2f pt; not resolvable with <= 1000 seeds at this "
-                "budget (the difference is within the margin's reach of 0)"
-                % (name, p["estimate"]))
+                "budget (the estimate sits on the boundary the interval must "
+                "clear)" % (name, p["estimate"]))
     return ("  - %s: %+.2f pt, %d seeds now; a %d%% CI clears %.2f pt with "
             "%s seeds per configuration (expected) and %d for 80%% power: "
             "%.1f h more training here (%s %g h)" % (
@@ -1705,6 +1714,8 @@ def decisions(verdicts):
                        ("jointspar", "%s")):
         for b, x in verdicts.get(key, {}).get("batches", {}).items():
             d = x.get("accuracy_difference")
+            if not d and x.get("diverged"):
+                out[label % b] = "no interval: %d diverged" % x["diverged"]
             if d:
                 word = sign_word(d)
                 if x.get("diverged"):
