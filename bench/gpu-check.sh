@@ -161,10 +161,10 @@ if [ -x "$BIN" ]; then
     fi
     if python3 -c 'import torch, sys; sys.exit(not torch.cuda.is_available())' \
             >/dev/null 2>&1; then
-        DEPS_LIB= step peer-adamw 180 python3 bench/peers/torch_lamb.py --device cuda \
+        DEPS_LIB= step peer-adamw 180 python3 tools/peers/torch_lamb.py --device cuda \
             --elements "$N" --lbscale "$PEER_BIN" --json
         grep '^{' "$LOG/peer-adamw.log" >>"$RUN/peer_optim.jsonl"
-        DEPS_LIB= step peer-topk 180 python3 bench/peers/torch_topk.py --device cuda \
+        DEPS_LIB= step peer-topk 180 python3 tools/peers/torch_topk.py --device cuda \
             --elements "$N" --k 0.01 --lbscale "$PEER_BIN" --json
         grep '^{' "$LOG/peer-topk.log" >>"$RUN/peer_topk.jsonl"
     else

@@ -4,7 +4,7 @@
 # the STREAM triad interleaved in the same process (median [min, max] of
 # the pairs), SLAMB's step time over LAMB's as process pairs A B A B, and
 # the kernel levels side by side (LBSCALE_ISA=c against the best), and the
-# PyTorch peers in interleaved rounds (bench/peers/cpu_peers.py; skipped
+# PyTorch peers in interleaved rounds (tools/peers/cpu_peers.py; skipped
 # with a line when python3-torch is not installed), twice: as torch
 # allocates by default (4 KiB pages) and with glibc's huge-page tunable,
 # since lbscale's own arrays are on huge pages (lbscale/mem.h).
@@ -34,7 +34,7 @@ compress)
             tee -a "$OUT/compress.txt"
     done ;;
 slamb)
-    python3 bench/pair_ratio.py --lbscale "$BIN" --rounds 5 \
+    python3 tools/pair_ratio.py --lbscale "$BIN" --rounds 5 \
         --label "slamb/lamb step time" \
         --a "optim --optim lamb --elements $N --threads $T --iters 5" \
         --b "optim --optim slamb --elements $N --threads $T --iters 5" |
@@ -44,7 +44,7 @@ isa)
                 "compress --compressor qsgd"; do
         f=step_ms_median
         case $spec in compress*) f=compress_ms_median ;; esac
-        python3 bench/pair_ratio.py --lbscale "$BIN" --rounds 3 \
+        python3 tools/pair_ratio.py --lbscale "$BIN" --rounds 3 \
             --field $f --label "$spec: best level / c" \
             --a "$spec --elements $N --threads $T --iters 5" --a-env LBSCALE_ISA=c \
             --b "$spec --elements $N --threads $T --iters 5" |
@@ -52,11 +52,11 @@ isa)
     done ;;
 peers)
     if /usr/bin/python3 -c "import torch" 2>/dev/null; then
-        /usr/bin/python3 bench/peers/cpu_peers.py --lbscale "$BIN" \
+        /usr/bin/python3 tools/peers/cpu_peers.py --lbscale "$BIN" \
             --elements $N --threads $T --out "$OUT/peers" |
             tee "$OUT/peers.txt"
         GLIBC_TUNABLES=glibc.malloc.hugetlb=1 /usr/bin/python3 \
-            bench/peers/cpu_peers.py --lbscale "$BIN" --elements $N \
+            tools/peers/cpu_peers.py --lbscale "$BIN" --elements $N \
             --threads $T --only lamb,adamw,sgd --out "$OUT/peers-thp" |
             tee "$OUT/peers-thp.txt"
     else

@@ -2,7 +2,7 @@
 # distance of the ranks' parameters from their average, train
 # --consensus-every) vs step for DmSGD and DecentLaM, one panel per
 # (ranks, topology, shards, batch): mean over seeds, band = min..max over
-# seeds, log scale.  bench/study.py report writes the data (consensus.dat,
+# seeds, log scale.  tools/study.py report writes the data (consensus.dat,
 # gnuplot index 2p DmSGD and 2p+1 DecentLaM for panel p) and the panel
 # list (consensus-panels.gp: nrow, ncol, npanel, PT[] titles).
 # Inputs (gnuplot -e): dat (consensus.dat), outbase, dir (the directory

@@ -1,5 +1,5 @@
 # peers.gp - lbscale's kernels next to the PyTorch peers that users run on
-# the CPU (bench/peers/cpu_peers.py), measured in interleaved rounds in one
+# the CPU (tools/peers/cpu_peers.py), measured in interleaved rounds in one
 # run.  Both bars use lbscale's bytes model (elements x bytes/element /
 # median time), so they compare the same work; the label is the median of
 # the rounds' speedups (peer ms / lbscale ms).

@@ -1,4 +1,4 @@
-# study.gp - issue 17's convergence study (bench/study.py report writes
+# study.gp - issue 17's convergence study (tools/study.py report writes
 # the data): left, final test accuracy vs global batch per optimizer, mean
 # over seeds with 95% Student-t confidence intervals as error bars; right,
 # test accuracy vs epoch at the largest batch, mean over seeds with a
@@ -6,10 +6,10 @@
 # Inputs (gnuplot -e): dir (the report directory with acc_vs_batch.dat and
 # acc_vs_epoch.dat), outbase, big (the largest batch, for the title),
 # note (a subtitle: budget, epochs, seeds).  dir/study_have.gp (also
-# written by bench/study.py report) says which optimizers have points.
+# written by tools/study.py report) says which optimizers have points.
 if (!exists("note")) note = ""
 load dir . "/study_have.gp"
-set datafile missing "?"    # each block's placeholder (bench/study.py)
+set datafile missing "?"    # each block's placeholder (tools/study.py)
 if (!exists("big")) big = "8192"
 array T[4] = ["SGD-M", "AdamW", "LARS", "LAMB"]
 array C[4] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"]

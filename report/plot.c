@@ -17,7 +17,7 @@
  *                simulated wall-clock at 1,024 GPUs (runs of a seed study
  *                left out: they have their own figure)
  *   study        train.jsonl runs repeated over seeds (issue 17's study):
- *                bench/study.py report, drawn by plots/study.gp
+ *                tools/study.py report, drawn by plots/study.gp
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -126,7 +126,7 @@ static const struct figkind {
      "times the simulated BERT-Large step time of the same optimizer at "
      "1,024 GPUs): an optimizer that needs fewer steps is not faster if "
      "each step is slower at scale."},
-    {"study", "train.jsonl (seed studies, via bench/study.py report)",
+    {"study", "train.jsonl (seed studies, via tools/study.py report)",
      "Runs repeated over seeds at one learning rate (issue 17's "
      "convergence study; the demo runs a small subset): left, final test "
      "accuracy against global batch per optimizer, mean and 95% "
@@ -1452,14 +1452,14 @@ static int fig_convergence(json_t *rows, const char *run, const char *outdir,
 /* ------------------------------------------------------------------ */
 /* study: train.jsonl runs repeated over seeds                          */
 
-/* bench/study.py: $LBSCALE_STUDY, else the source tree's. */
+/* tools/study.py: $LBSCALE_STUDY, else the source tree's. */
 static const char *plot_study_script(void)
 {
     const char *e = getenv("LBSCALE_STUDY");
     return e && *e ? e : LBS_STUDY_PY;
 }
 
-/* bench/study.py report ROWS --out outdir/study (ROWS: a directory with
+/* tools/study.py report ROWS --out outdir/study (ROWS: a directory with
  * the seed study's rows alone), its output in outdir/study.log: 0,
  * -ENOENT when it cannot be started, -EIO when it fails. */
 static int run_study_py(const char *rowsdir, const char *outdir)
@@ -1488,7 +1488,7 @@ static int run_study_py(const char *rowsdir, const char *outdir)
 }
 
 /* outdir/study-rows/train.jsonl: the study rows of rows (study_row), so
- * that bench/study.py reads the seed study without the run's other
+ * that tools/study.py reads the seed study without the run's other
  * training runs.  Sets the largest batch, seed and epoch count. */
 static int write_study_rows(json_t *rows, const char *outdir, double *big,
                             double *seeds, double *epochs,
@@ -1522,12 +1522,12 @@ static int write_study_rows(json_t *rows, const char *outdir, double *big,
     return rc;
 }
 
-/* Runs repeated over seeds (study_row): bench/study.py report computes
+/* Runs repeated over seeds (study_row): tools/study.py report computes
  * the statistics into plots/study/ and plots/study.gp draws them, the
  * figure of the full study (docs/studies.md) at the run's size.  A
  * failed entry of the study (no row) is not counted here, where
  * study.py, given the run's directory, would count it as diverged. */
-/* Whether bench/study.py report found points, in both panels, for an
+/* Whether tools/study.py report found points, in both panels, for an
  * optimizer that plots/study.gp draws (its study/study_have.gp: bhave,
  * ehave): a study of DmSGD and DecentLaM seeds alone has none, and
  * gnuplot refuses an empty plot list. */
@@ -1563,7 +1563,7 @@ static int fig_study(json_t *rows, const char *run, const char *outdir,
     if (!study_has_points(outdir))
         return 0;   /* seeds of no optimizer study.gp draws (DmSGD...) */
     struct strbuf d = {0}, a = {0};
-    sb_printf(&d, "# statistics and verdicts: study/ (bench/study.py "
+    sb_printf(&d, "# statistics and verdicts: study/ (tools/study.py "
                   "report): table.md, verdicts.md, study.json\n");
     char note[128];
     snprintf(note, sizeof note, "seeds 1-%.0f, %.3g epochs per run; "

@@ -4,7 +4,7 @@
 # (issue 31), through bench/cluster/run.sh (RUN_SH) as docs/cluster.md
 # tells a cluster user to run it.
 #
-# bench/emulate/cluster.sh brings up 2 network-namespace hosts with 2
+# tools/emulate/cluster.sh brings up 2 network-namespace hosts with 2
 # ranks each (--slots 2) on tc-shaped veths (500 Mbit/s).  Then:
 #   1. `lbscale coll` (allreduce, allgather, alltoall) on 2 ranks of one
 #      host and on 4 ranks over both hosts, under mpirun over TCP;
@@ -44,7 +44,7 @@ echo "# $(tail -n1 "$TMP/up.err")"
 # launcher (FABRIC=none: cluster.sh sets the TCP transport itself), the
 # algorithms the calibrated platform prices forced in Open MPI's tuned
 # component (ring allreduce and allgather, pairwise alltoall: as
-# bench/emulate/validate.sh's "fixed" runs) and the eager protocol (see
+# tools/emulate/validate.sh's "fixed" runs) and the eager protocol (see
 # netns_cluster.sh: Open MPI's rendezvous handshake serialises exchanges
 # on a loaded host); the kernels and the training run left out for time.
 timeout --kill-after=5 200 env LBS="$BIN" MPIRUN="$CL mpirun" FABRIC=none \

@@ -2,7 +2,7 @@
 # netns_cluster.sh LBSCALE CLUSTER_SH - the emulated cluster end to end.
 #
 # Brings up 2 network-namespace hosts joined by a bridge, every link
-# direction shaped by tc tbf at 500 Mbit/s (bench/emulate/cluster.sh), runs
+# direction shaped by tc tbf at 500 Mbit/s (tools/emulate/cluster.sh), runs
 # `lbscale coll --coll allreduce` on 2 ranks across them under mpirun over
 # TCP, and checks: #wrong = 0 at every size; the 4 MB busbw is within
 # [0.3, 1.1] x the shaped rate's payload (a path that bypassed the shaping

@@ -1,5 +1,5 @@
 # netns_lib.sh - what the emulated-cluster tests share, sourced after BIN
-# and CL (bench/emulate/cluster.sh) are set:  netns_setup PREFIX NAME
+# and CL (tools/emulate/cluster.sh) are set:  netns_setup PREFIX NAME
 # skips (77) unless root with Open MPI's mpirun, unshare and iproute2;
 # tears down the namespaces PREFIX<pid>-* of earlier runs that were
 # killed; exports this run's LBS_EMU_PREFIX / LBS_EMU_STATE; makes TMP

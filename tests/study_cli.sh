@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # study_cli.sh - issue 17's convergence study end to end at toy size (TAP):
 # bench/suites/convergence-ci.json (real training, 1 rank, 1 epoch of 2,048
-# samples, a 3-value grid per optimizer and batch), bench/study.py seeds
+# samples, a 3-value grid per optimizer and batch), tools/study.py seeds
 # (two seeds at the chosen rates, plus DmSGD/DecentLaM/parallel and 1-bit
-# LAMB), bench/study.py report --require-verdicts: fails when any verdict
+# LAMB), tools/study.py report --require-verdicts: fails when any verdict
 # cannot be computed.  Also: bad seed/batch/lr lists (one line, exit 2) and
 # a diverged run reported as diverged, never averaged.
 BIN=${1:?usage: study_cli.sh LBSCALE_BINARY}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$(dirname "$0")/tap.sh"
 PY=/usr/bin/python3
-STUDY="$ROOT/bench/study.py"
+STUDY="$ROOT/tools/study.py"
 
 if ! "$PY" -c 'import numpy' 2>/dev/null; then
     skip "study" "no numpy for /usr/bin/python3"
@@ -94,7 +94,7 @@ fi
 
 # ---- the report's figure as `lbscale plot` draws it (the demo's) --------
 # the seed phase holds configurations over two seeds at one rate: plot runs
-# bench/study.py report into plots/study/ and draws plots/study.png
+# tools/study.py report into plots/study/ and draws plots/study.png
 if LBSCALE_STUDY="$STUDY" "$BIN" plot "$S" >"$TOP/p.out" 2>"$TOP/p.err" &&
     [ -s "$S/plots/study.png" ] && [ -s "$S/plots/study/verdicts.md" ] &&
     [ -s "$S/plots/study.caption" ]; then
@@ -352,5 +352,97 @@ if grep -q "all diverged" "$TOP/drep/table.md" &&
 else
     not_ok "diverged runs: counted and marked, never averaged" \
         "$(cat "$TOP/drep/table.md" 2>/dev/null | head -c 600)"
+fi
+# ---- issue 35: the budget criterion, the claims' grids, power, progress ---
+if "$PY" - "$STUDY" 2>"$TOP/b35.err" <<'PYEOF'
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("study", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+# 10% a epoch, then flat: the first E whose last 20% improved < 1% is 12
+# (epochs 10..12 flat: E=12 compares L[round(9.6)] = L[10] with L[12])
+loss = [0.9 ** e for e in range(1, 11)] + [0.9 ** 10] * 10
+assert m.loss_plateau(loss, 0.2, 0.01) == 12, m.loss_plateau(loss, 0.2, 0.01)
+assert m.loss_plateau([0.9 ** e for e in range(1, 30)], 0.2, 0.01) is None
+# power: seeds for a CI to clear a gap shrink as the gap grows, and 80%
+# power needs more than an expected clearance
+t = [(1, [80.0, 81.0, 82.0]), (-1, [79.0, 80.0, 81.5])]
+small = m.seeds_needed(t, 0.5, 0.95, 0.5)
+big = m.seeds_needed(t, 2.0, 0.95, 0.5)
+assert big < small and m.seeds_needed(t, 2.0, 0.95, 0.8) > big, (small, big)
+assert m.seeds_needed(t, 0.0, 0.95, 0.5) is None
+d = {"estimate": -0.6, "ci": [-0.9, -0.3]}
+assert m.tost_decision(d, 0.5) == "undecided"
+assert m.tost_decision({"estimate": 0.1, "ci": [-0.2, 0.3]}, 0.5) == "equivalent"
+assert m.tost_decision({"estimate": -1, "ci": [-1.4, -0.6]}, 0.5) == "not equivalent"
+PYEOF
+then
+    ok "budget criterion, seeds needed for a CI to clear a gap, TOST decisions"
+else
+    not_ok "budget criterion, seeds needed for a CI to clear a gap, TOST decisions" \
+        "$(tail -c 600 "$TOP/b35.err")"
+fi
+if "$PY" "$STUDY" plan onebit --epochs 7 --out "$TOP/p1.json" >/dev/null 2>"$TOP/p.err" &&
+    "$PY" - "$TOP/p1.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["vars"]["epochs"] == 7, s["vars"]
+e = {x["name"]: x for x in s["entries"]}
+assert e["lb-lamb-b{batch}-lr{lr}"]["foreach"]["batch"] == [2048], e
+o = e["onebit-b{batch}-lr{lr}"]
+assert o["foreach"]["batch"] == [2048, 8192] and o["ranks"] == 4, o
+assert o["args"][o["args"].index("--optim") + 1] == "onebit_lamb", o
+PYEOF
+then
+    ok "plan: a claim's grid at E epochs from the study's suites"
+else
+    not_ok "plan: a claim's grid at E epochs from the study's suites" "$(cat "$TOP/p.err")"
+fi
+badlist "plan: unknown claim" "usage" plan nosuch --epochs 5 --out "$TOP/x.json"
+badlist "plan: bad epochs" "--epochs: '0.5'" plan lb --epochs 0.5 --out "$TOP/x.json"
+# progress over a study directory with the toy grid as a partial lb-grid
+mkdir -p "$TOP/bs"
+cp -r "$G" "$TOP/bs/lb-grid"
+echo 9 >"$TOP/bs/epochs"
+if "$PY" "$STUDY" progress "$TOP/bs" --claims "lb cnn" >"$TOP/bs.md" 2>"$TOP/bs.err" &&
+    grep -q "^budget: 9 epochs" "$TOP/bs.md" && grep -q "| lb-grid | partial |" "$TOP/bs.md" &&
+    grep -q "| cnn-seeds | not started |" "$TOP/bs.md" &&
+    grep -q "not finished: budget, lb-grid" "$TOP/bs.md"; then
+    ok "progress: each phase's state and what is not finished"
+else
+    not_ok "progress: each phase's state and what is not finished" \
+        "$(cat "$TOP/bs.md" "$TOP/bs.err" | head -c 600)"
+fi
+# report --budget-ref: the reference's cells beside this run's
+if "$PY" "$STUDY" report "$G" "$S" --out "$TOP/br" --budget-ref "$R/study.json" \
+        >/dev/null 2>"$TOP/br.err" &&
+    grep -q "^Budget sensitivity" "$TOP/br/verdicts.md" &&
+    grep -q "large batch .*: here .*; reference " "$TOP/br/verdicts.md" &&
+    [ -s "$TOP/br/claims.dat" ] && [ -s "$TOP/br/claims-panels.gp" ]; then
+    ok "report --budget-ref: the budget-sensitivity row; claims' curves"
+else
+    not_ok "report --budget-ref: the budget-sensitivity row; claims' curves" \
+        "$(cat "$TOP/br.err" "$TOP/br/verdicts.md" 2>/dev/null | tail -c 600)"
+fi
+badlist "report: --budget-ref missing" "--budget-ref: '/nonexistent' is not a file" report "$G" --out "$TOP/x" --budget-ref /nonexistent
+# 1-bit LAMB whose every seed diverged: a finding, not NOT COMPUTED
+mkdir -p "$TOP/ob"
+"$PY" - "$TOP/ob/train.jsonl" <<'PYEOF'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for opt, ranks, acc, tl in (("lamb", 1, 0.8, 0.4), ("onebit_lamb", 4, 0.1, 99.0)):
+        for s in (1, 2):
+            f.write(json.dumps({"event": "final", "spec": opt,
+                "model": "mlp:784-512-256-10", "global_batch": 2048,
+                "ranks": ranks, "topology": None, "lr_base": 0.007, "seed": s,
+                "val_accuracy": acc, "test_accuracy": acc + s / 1000,
+                "train_loss": tl, "steps": 10, "wall_s": 1.0}) + "\n")
+PYEOF
+if "$PY" "$STUDY" report "$TOP/ob" --out "$TOP/obr" >/dev/null 2>"$TOP/ob.err";
+    grep -q "1-bit LAMB .*: b=2048: no interval: 2 of 2 seeds diverged" "$TOP/obr/verdicts.md"; then
+    ok "report: 1-bit LAMB with every seed diverged says so"
+else
+    not_ok "report: 1-bit LAMB with every seed diverged says so" \
+        "$(cat "$TOP/ob.err" "$TOP/obr/verdicts.md" 2>/dev/null | head -c 600)"
 fi
 tap_end

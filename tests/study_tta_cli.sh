@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# study_tta_cli.sh - `study.py tta` (bench/study_tta.py), the convergence
+# study_tta_cli.sh - `study.py tta` (tools/study_tta.py), the convergence
 # study's simulated time to accuracy (TAP): the arithmetic on a fixture
 # (first epoch at or above the target, mean over the seeds that reach it,
 # steps x step time, a run that never reaches it, a batch smaller than the
@@ -10,7 +10,7 @@ BIN=${1:?usage: study_tta_cli.sh LBSCALE_BINARY}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 . "$(dirname "$0")/tap.sh"
 PY=/usr/bin/python3
-STUDY="$ROOT/bench/study.py"
+STUDY="$ROOT/tools/study.py"
 
 if ! "$PY" -c 'import numpy' 2>/dev/null; then
     skip "study tta" "no numpy for /usr/bin/python3"
@@ -47,7 +47,7 @@ json.dump({"configurations": c}, open(sys.argv[1], "w"))
 PYEOF
 
 # ---- arithmetic with a stand-in simulator --------------------------------
-if "$PY" - "$ROOT/bench" "$TOP/study.json" 2>"$TOP/a.err" <<'PYEOF'
+if "$PY" - "$ROOT/tools" "$TOP/study.json" 2>"$TOP/a.err" <<'PYEOF'
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import study_tta as t

@@ -4,10 +4,10 @@
 # resumable (a finished phase is skipped, an interrupted suite resumed):
 #   1  OUT/cnn-grid: bench/suites/convergence-cnn.json (3 base rates per
 #      optimizer and batch, seed 1, scored on the validation split)
-#   1b OUT/cnn-extend: bench/study.py extend, past the edge the choice sits
+#   1b OUT/cnn-extend: tools/study.py extend, past the edge the choice sits
 #      on (as convergence-study.sh)
-#   2  OUT/cnn-seeds: bench/study.py seeds (the chosen rate, seeds $SEEDS)
-#   3  OUT/cnn-report, OUT/cnn-report.txt: bench/study.py report
+#   2  OUT/cnn-seeds: tools/study.py seeds (the chosen rate, seeds $SEEDS)
+#   3  OUT/cnn-report, OUT/cnn-report.txt: tools/study.py report
 # Environment: SEEDS (default 1,2,3,4,5), LBSCALE (build/lbscale).
 # Training time on this 2-core VM: about 8 + 3 + 6 minutes.
 set -euo pipefail

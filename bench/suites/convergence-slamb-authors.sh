@@ -7,7 +7,7 @@
 # under flock /tmp/lbscale-heavy.lock; a finished phase is skipped):
 #   1  grid: bench/suites/convergence-slamb-authors.json (slamb at 1024 and
 #      8192, the grid's 3 base rates, seed 1, 4 ranks)
-#   1b extension: bench/study.py extend, past the edge the choice sits on
+#   1b extension: tools/study.py extend, past the edge the choice sits on
 #      (highest x4, x16 or lowest/4, lowest/16).  The study of 2026-12-03
 #      ran the downward one first (the rule then); its extension and seeds
 #      were resumed with the upward one (results/studies/
@@ -15,10 +15,10 @@
 #      extend.done, seeds-suite.json and seeds.done and rerun, and
 #      `lbscale suite --resume` runs only the entries not yet run (its key
 #      is the entry's name and arguments)
-#   2  seeds: bench/study.py seeds (the chosen rate, seeds $SEEDS)
+#   2  seeds: tools/study.py seeds (the chosen rate, seeds $SEEDS)
 #   3  the study's report again (convergence-study.sh OUT: its phases are
 #      done, so only the report runs; it reads OUT/slamb-authors too, and
-#      bench/study.py report then uses these SLAMB rows instead of the
+#      tools/study.py report then uses these SLAMB rows instead of the
 #      former variant's)
 # Environment: SEEDS (default 1,2,3,4,5), LBSCALE (build/lbscale).
 set -euo pipefail

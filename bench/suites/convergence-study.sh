@@ -5,13 +5,13 @@
 # interrupted suite is resumed with `lbscale suite --resume`):
 #   1  grid: bench/suites/convergence-grid.json (3 base rates per
 #      optimizer and batch, seed 1, scored on the validation split)
-#   1b extension: bench/study.py extend, past the edge the choice sits on
+#   1b extension: tools/study.py extend, past the edge the choice sits on
 #      (highest x4, x16 where the highest rate won; lowest/4, lowest/16
 #      where the lowest won or nothing trained)
-#   2  seeds: bench/study.py seeds (the chosen rate, seeds $SEEDS; DmSGD,
+#   2  seeds: tools/study.py seeds (the chosen rate, seeds $SEEDS; DmSGD,
 #      DecentLaM and parallel momentum SGD on $DRANKS ranks, ring; 1-bit
 #      LAMB on 4 ranks)
-#   3  report: bench/study.py report (statistics, verdicts) + plots/study.gp,
+#   3  report: tools/study.py report (statistics, verdicts) + plots/study.gp,
 #      with OUT/slamb-authors's runs when convergence-slamb-authors.sh has
 #      made them
 # Environment: SEEDS (default 1,2,3,4,5), DRANKS (8), LBSCALE (build/lbscale).

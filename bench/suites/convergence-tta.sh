@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # convergence-tta.sh - the simulator's inputs for the convergence study's
-# simulated time to accuracy (bench/study_tta.py), then the tables.
+# simulated time to accuracy (tools/study_tta.py), then the tables.
 #
 #   bench/suites/convergence-tta.sh OUT [STUDY_DIR] [DECENTRAL_DIR]
 #
@@ -82,7 +82,7 @@ cat >"$OUT/sim-inputs.json" <<EOF
 }}
 EOF
 
-"$PY" "$ROOT/bench/study.py" tta "$STUDY/report/study.json" \
+"$PY" "$ROOT/tools/study.py" tta "$STUDY/report/study.json" \
     --inputs "$OUT/sim-inputs.json" --lbscale "$BIN" --out "$OUT/tta" \
     >/dev/null
 # the decentralized study's own settings (8 ranks with label-skewed
@@ -94,9 +94,9 @@ EOF
 DR=()
 for d in p8-dir p16-iid-b2048-a p16-iid-b2048-b p16-iid-b8192 p16-iid-b8192-b \
     p16-dir-b2048 p16-dir-b8192; do DR+=("$DEC/$d"); done
-"$PY" "$ROOT/bench/study.py" report "${DR[@]}" \
+"$PY" "$ROOT/tools/study.py" report "${DR[@]}" \
     --out "$OUT/decentral-report" >/dev/null
-"$PY" "$ROOT/bench/study.py" tta "$OUT/decentral-report/study.json" \
+"$PY" "$ROOT/tools/study.py" tta "$OUT/decentral-report/study.json" \
     --inputs "$OUT/sim-inputs.json" --lbscale "$BIN" --out "$OUT/tta-decentral" \
     >/dev/null
 echo "tables: $OUT/tta/tta.md $OUT/tta-decentral/tta.md"

@@ -9,7 +9,7 @@
 # over BASE's runs and these, and the consensus figure (plots/consensus.gp).
 # Every phase is one suite of <= 10 minutes on an idle machine, under flock
 # /tmp/lbscale-heavy.lock (the machine is shared), written by
-# bench/study.py decentral and resumable: a finished phase is skipped (its
+# tools/study.py decentral and resumable: a finished phase is skipped (its
 # .done file), an interrupted one is resumed with `lbscale suite --resume`.
 # Phases named -a/-b split one configuration's seeds (1-3, 4-5) so that no
 # suite runs past 10 minutes on a loaded machine.

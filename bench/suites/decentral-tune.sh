@@ -6,12 +6,12 @@
 # results/studies/convergence-20261203); here each of them gets its own
 # rate per (ranks, shard kind, batch), by the study's protocol:
 #   grid-S    seed 1 at 0.5x and 2x parallel's rate (1x is DEC's/BASE's run,
-#             reused): bench/study.py decentral --lr-factors 0.5,2
+#             reused): tools/study.py decentral --lr-factors 0.5,2
 #   ext-S     once, one grid step (x2 or /2) past the edge the choice sits
-#             on: bench/study.py extend --factors 2 --optims dmsgd,decentlam
+#             on: tools/study.py extend --factors 2 --optims dmsgd,decentlam
 #   seeds-S   seeds 2-5 at the chosen rate where it is not 1x (seeds already
-#             run at it are skipped): bench/study.py decentral --tuned
-# The choice (bench/study.py choose) is on seed 1's validation accuracy,
+#             run at it are skipped): tools/study.py decentral --tuned
+# The choice (tools/study.py choose) is on seed 1's validation accuracy,
 # diverged runs never win, ties go to the lower rate.  Settings S: p8-iid,
 # p8-dir, p16-iid, p16-dir (Dirichlet alpha = 0.1), batches 2048 and 8192,
 # 8 ranks first.  Then the report over BASE's, DEC's and these runs into

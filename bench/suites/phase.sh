@@ -8,7 +8,7 @@
 # The time each phase took, waiting for the lock included, goes to
 # OUT/driver.log.
 #   extend_phase GRID NAME
-# writes OUT/NAME-suite.json with bench/study.py extend over OUT/GRID (once)
+# writes OUT/NAME-suite.json with tools/study.py extend over OUT/GRID (once)
 # and runs it as phase NAME.
 #   study_plot DIR SCRIPT [NAME=VALUE...]
 # draws plots/SCRIPT.gp with gnuplot running in DIR, so that no path is
@@ -17,11 +17,11 @@
 # passed as a gnuplot string with ' \ ` $ @ and control characters
 # replaced by _ (they could end the string or start a command).
 # Source it right after setting ROOT: it sets the drivers' common BIN
-# (LBSCALE or build/lbscale), PY, ST (bench/study.py) and LOCK; phase and
+# (LBSCALE or build/lbscale), PY, ST (tools/study.py) and LOCK; phase and
 # extend_phase need OUT when called.
 BIN=${LBSCALE:-$ROOT/build/lbscale}
 PY=/usr/bin/python3
-ST="$ROOT/bench/study.py"
+ST="$ROOT/tools/study.py"
 LOCK="flock /tmp/lbscale-heavy.lock"
 
 phase() {

@@ -3,7 +3,7 @@
 # validate.sh - measure collectives and short training runs on an emulated
 # cluster (cluster.sh) and compare them with `lbscale sim` (compare.py).
 #
-#   bench/emulate/validate.sh [--rate 1gbit] [--hosts "2 4"] [--max 16Mi]
+#   tools/emulate/validate.sh [--rate 1gbit] [--hosts "2 4"] [--max 16Mi]
 #                             [--iters 10] [--steps 40] [--local-batch 128]
 #                             [--bin build/lbscale] [--out DIR] [--no-train]
 #                             [--no-coll]

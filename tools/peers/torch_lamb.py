@@ -6,10 +6,10 @@ FusedLAMB when apex is importable; same parameters, same tensor split,
 timed with CUDA events in the same run.  When torch has no CUDA it says so
 on stderr and exits 77 (skipped).
 
-    /usr/bin/python3 bench/peers/torch_lamb.py --device cuda [--elements 100M]
+    /usr/bin/python3 tools/peers/torch_lamb.py --device cuda [--elements 100M]
 
 The CPU comparison (torch-optimizer's Lamb, PyTorch's foreach AdamW and
-SGD, torch.topk, in interleaved rounds) is bench/peers/cpu_peers.py;
+SGD, torch.topk, in interleaved rounds) is tools/peers/cpu_peers.py;
 `--device cpu` (the default) runs its LAMB pair with these options.
 Needs Debian's python3-torch.  Prints one table and, with --json, one JSON
 line per implementation.

@@ -9,6 +9,7 @@ numpy only.
   study.py seeds GRID_RUN --out SUITE.json [--seeds 1,2,3,4,5]
         [--decentral-ranks 8] [--decentral-batches 2048,8192]
         [--topology ring] [--onebit-ranks 4] [--onebit-batches 2048,8192]
+        [--timeout-s 1800]
       phase 2: from the grid run (bench/suites/convergence-grid.json) pick,
       per (optimizer spec, model, batch, ranks, topology), the base rate
       with the best validation accuracy on the grid seed (diverged runs
@@ -33,12 +34,13 @@ numpy only.
       own rate chosen on the runs given (their grid and extension), only
       the seeds not yet run at it (bench/suites/decentral-tune.sh).
   study.py extend GRID_RUN [RUN...] --out SUITE.json [--factors 4,16]
-        [--optims LIST]
+        [--optims LIST] [--timeout-s 1800]
       phase 1b: where the chosen rate is the grid's highest, a suite with
       highest x f for f in --factors; where it is the lowest (or nothing
       reached 50% validation accuracy), lowest / f.  --optims: only these
       optimizers' grids.  Grids of one rate are not extended.
   study.py report RUN [RUN...] --out DIR [--model M] [--require-verdicts]
+        [--budget-ref STUDY_JSON] [--hours 3] [--note TEXT]
       statistics per configuration (optimizer spec, model, batch, ranks,
       topology, shards) at its chosen rate (test accuracy mean +- sd, 95%
       CI from Student's t, final training loss, validation accuracy, bytes
@@ -50,10 +52,28 @@ numpy only.
       --model: the model of the large-batch verdict (default
       mlp:784-512-256-10; cnn for the CNN's runs).
       --require-verdicts: exit 1 when any verdict cannot be computed.
+      Every comparison whose interval does not decide it gets a power
+      statement: the seeds per configuration at which the interval is
+      expected to clear the observed difference (and at 80% power), and
+      whether their training fits --hours here.  --budget-ref: another
+      budget's study.json, whose cells are listed beside this run's (the
+      budget-sensitivity row).  --note: a first line for verdicts.md.
+      claims.dat / claims-panels.gp: accuracy vs epoch per claim
+      (plots/claims.gp).
+  study.py plan CLAIM --epochs E --out SUITE.json
+      issue 35: the rate grid of one claim (lb, slamb, onebit, jointspar,
+      cnn) at E epochs, from the 3-epoch study's suites
+  study.py budget RUN --out DIR [--window 0.2] [--tol 0.01]
+      issue 35: the first epoch at which each optimizer's training loss
+      improved by less than tol over the last window of the epochs; the
+      largest (the run's length when one never does) as epochs=E
+  study.py progress OUT [--claims LIST]
+      a budget study's phases (done, partial, not started), runs and
+      training time, and what is not finished (markdown)
   study.py tta STUDY_JSON --inputs SIM_INPUTS.json [--out DIR]
         [--platforms dgx-a100,eth-100g] [--gpus 8,64,1024] [--batches LIST]
       simulated time to a target accuracy: the report's measured steps to
-      it x `lbscale sim step`'s time per step at scale (bench/study_tta.py)
+      it x `lbscale sim step`'s time per step at scale (tools/study_tta.py)
 
 Exit status: 0 ok, 1 runtime failure (or a missing verdict with
 --require-verdicts), 2 bad input.
@@ -419,8 +439,10 @@ def cmd_seeds(args):
     opts = {"--seeds": "1,2,3,4,5", "--decentral-ranks": "8",
             "--decentral-batches": "2048,8192", "--topology": "ring",
             "--onebit-ranks": "4", "--onebit-batches": "2048,8192",
-            "--out": None}
+            "--out": None, "--timeout-s": "1800"}
     runs = parse_opts("seeds", args, opts)
+    timeout = parse_list("--timeout-s", opts["--timeout-s"], int, 1,
+                         10 ** 6)[0]
     run = runs[0] if runs else None
     if run is None or not opts["--out"]:
         die("seeds: usage: study.py seeds GRID_RUN --out SUITE.json [...]")
@@ -501,11 +523,11 @@ def cmd_seeds(args):
         add("onebit-b%d-p%d" % (b, oranks[0]), "onebit_lamb", None, b,
             oranks[0], lr)
     suite = {"suite": "convergence-seeds",
-             "description": "Issue 17, phase 2 (written by bench/study.py "
+             "description": "Issue 17, phase 2 (written by tools/study.py "
              "seeds from %s): every configuration at the rate chosen on the "
              "validation split, seeds %s (seed %d's run is the grid's)."
              % (" ".join(runs), ",".join(map(str, seeds)), grid_seed),
-             "timeout_s": 1800, "entries": entries}
+             "timeout_s": timeout, "entries": entries}
     with open(opts["--out"], "w") as f:
         json.dump(suite, f, indent=1)
         f.write("\n")
@@ -653,7 +675,7 @@ def cmd_decentral(args):
              ", ".join("%g" % f for f in o["factors"])))
     suite = {"suite": "decentral-p%d-%s" % (P, o["tag"]),
              "description": "Issue 17, decentralized verdict (written by "
-             "bench/study.py decentral from %s): %s on %d ranks, %s shards, "
+             "tools/study.py decentral from %s): %s on %d ranks, %s shards, "
              "batches %s, seeds %s, at %s; the consensus distance every %d "
              "samples." % (" ".join(runs), ", ".join(o["optims"]), P, shards,
                            ",".join(map(str, o["batches"])),
@@ -703,8 +725,11 @@ def cmd_extend(args):
     """Phase 1b: one extension of every grid whose choice sits on its edge
     (extension_rates), at the grid seed, with the grid run's other
     arguments."""
-    opts = {"--out": None, "--factors": "4,16", "--optims": None}
+    opts = {"--out": None, "--factors": "4,16", "--optims": None,
+            "--timeout-s": "1800"}
     runs = parse_opts("extend", args, opts)
+    timeout = parse_list("--timeout-s", opts["--timeout-s"], int, 1,
+                         10 ** 6)[0]
     out = opts["--out"]
     if not runs or not out:
         die("extend: usage: study.py extend GRID_RUN [RUN...] --out SUITE.json "
@@ -747,12 +772,12 @@ def cmd_extend(args):
             e["ranks"] = k[3]
         entries.append(e)
     suite = {"suite": "convergence-grid-extension",
-             "description": "Issue 17, phase 1b (bench/study.py extend %s "
+             "description": "Issue 17, phase 1b (tools/study.py extend %s "
              "--factors %s): each grid extended past the edge its choice "
              "sits on (highest x f upwards, lowest / f downwards, f in "
              "%s; downwards also where nothing trained)."
              % (" ".join(runs), opts["--factors"], opts["--factors"]),
-             "timeout_s": 1800, "entries": entries}
+             "timeout_s": timeout, "entries": entries}
     with open(out, "w") as f:
         json.dump(suite, f, indent=1)
         f.write("\n")
@@ -1053,7 +1078,7 @@ def write_consensus(out, rows, cfg, dv):
                         stp, a.mean(), a.min(), a.max(), len(a)))
                 f.write("\n\n")
     with open(os.path.join(out, "consensus-panels.gp"), "w") as f:
-        f.write("# written by bench/study.py report\n")
+        f.write("# written by tools/study.py report\n")
         f.write("nrow = %d\nncol = %d\nnpanel = %d\n" % (
             (len(titles) + len(settings) - 1) // max(1, len(settings)),
             len(settings), len(titles)))
@@ -1062,25 +1087,31 @@ def write_consensus(out, rows, cfg, dv):
     dv["consensus_panels"] = titles
 
 
-def cmd_report(args):
+def report_opts(args):
+    """cmd_report's options: (runs, out dir, the large-batch model,
+    --require-verdicts, --budget-ref study.json or None, --hours, --note:
+    a line to put first in verdicts.md, e.g. that the study is partial)."""
     opts = {"--model": "mlp:784-512-256-10", "--out": None,
-            "--require-verdicts": False}
+            "--require-verdicts": False, "--budget-ref": None,
+            "--hours": "3", "--note": None}
     runs = parse_opts("report", args, opts, flags=("--require-verdicts",))
-    out, lbmodel = opts["--out"], opts["--model"]
-    require = opts["--require-verdicts"]
-    if not runs or not out:
+    if not runs or not opts["--out"]:
         die("report: usage: study.py report RUN [RUN...] --out DIR")
-    rows = []
-    for r in runs:
-        rows += load_rows(r)
-    rows, slamb_kind = prefer_authors_slamb(rows)
-    all_rows = rows
-    rows = dedupe(rows)
-    if not rows:
-        die("no finished training rows in %s" % " ".join(runs), 1)
-    chosen = choose(rows)
+    hours = parse_list("--hours", opts["--hours"], float, 1e-3, 1e4)
+    if len(hours) != 1:
+        die("--hours: one value")
+    ref = opts["--budget-ref"]
+    if ref is not None and not os.path.isfile(ref):
+        die("--budget-ref: '%s' is not a file" % ref)
+    return (runs, opts["--out"], opts["--model"],
+            opts["--require-verdicts"], ref, hours[0], opts["--note"])
+
+
+def report_configs(rows):
+    """config key -> stats_for() of its runs at the chosen rate, with the
+    grid it was chosen from."""
     cfg = {}
-    for k, c in chosen.items():
+    for k, c in choose(rows).items():
         rs = [r for r in rows if key_of(r) == k and
               r.get("lr_base", r.get("lr")) == c["lr_base"]]
         st = stats_for(rs)
@@ -1088,8 +1119,13 @@ def cmd_report(args):
         st["grid_edge"] = c["grid_edge"]
         st["grid_seed"] = c["grid_seed"]
         cfg[k] = st
-    os.makedirs(out, exist_ok=True)
+    return cfg
 
+
+def config_getter(cfg, lbmodel):
+    """get(name, batch, model, ranks, topo, shards): the (key, stats) of
+    the configuration with that optimizer and batch (the one with the most
+    finished runs when several match), or None."""
     def get(name, batch, model=lbmodel, ranks=None, topo=None,
             shards="iid"):
         best = None
@@ -1105,45 +1141,81 @@ def cmd_report(args):
             if best is None or st["n"] > best[1]["n"]:
                 best = (k, st)
         return best
+    return get
 
-    verdicts = {}
-    default = lbmodel
-    # 1. large batch: drops from the smallest to the largest batch
-    lbb = sorted({k[2] for k in cfg if optim_name(k[0]) in
-                  ("sgd", "lars", "lamb", "adamw") and k[1] == default
-                  and k[3] == 1})
+
+LB_OPTIMS = ("sgd", "adamw", "lars", "lamb")
+
+
+def large_batch_batches(cfg, model):
+    """The batches of the large-batch set (1 rank, the verdict's model)."""
+    return sorted({k[2] for k in cfg if optim_name(k[0]) in LB_OPTIMS
+                   and k[1] == model and k[3] == 1})
+
+
+def verdict_large_batch(cfg, get, lbb):
+    """1. The drop from the smallest to the largest batch: mean drop of
+    (SGD-M, AdamW) minus mean drop of (LARS, LAMB), Welch CI."""
     v = {"name": "large-batch accuracy drop: (SGD-M, AdamW) vs (LARS, LAMB)"}
-    if len(lbb) >= 2:
-        lo, hi = lbb[0], lbb[-1]
-        cells = {}
-        for o in ("sgd", "adamw", "lars", "lamb"):
-            for b in (lo, hi):
-                g = get(o, b, ranks=1)
-                cells[(o, b)] = g[1]["test_acc"] if g else []
-        drops = {}
-        have = [o for o in ("sgd", "adamw", "lars", "lamb")
-                if cells[(o, lo)] and cells[(o, hi)]]
-        for o in have:
-            drops[o] = lin_comb([(1, cells[(o, lo)]), (-1, cells[(o, hi)])])
-        ga = [o for o in ("sgd", "adamw") if o in have]
-        gb = [o for o in ("lars", "lamb") if o in have]
-        terms = []
-        for grp, sign in ((ga, 1.0), (gb, -1.0)):
-            for o in grp:
-                terms += [(sign / len(grp), cells[(o, lo)]),
-                          (-sign / len(grp), cells[(o, hi)])]
-        d = lin_comb(terms) if ga and gb else None
-        v["groups"] = [ga, gb]
-        v.update({"batches": [lo, hi], "drops": drops, "statistic": d,
-                  "diverged": {"%s@%d" % (o, b): (get(o, b, ranks=1) or
-                                                  (None, {"diverged": None}))[1]
-                               ["diverged"] for o in ("sgd", "adamw", "lars",
-                                                      "lamb") for b in (lo, hi)}})
-        if d is not None:
-            v["verdict"] = ("confirmed" if d["ci"][0] > 0 else "refuted"
-                            if d["ci"][1] < 0 else "inconclusive")
-    verdicts["large_batch"] = v
-    # 2. SLAMB vs LAMB: TOST +-0.5 points (90% CI inside the margin)
+    if len(lbb) < 2:
+        return v
+    lo, hi = lbb[0], lbb[-1]
+    cells = {}
+    for o in LB_OPTIMS:
+        for b in (lo, hi):
+            g = get(o, b, ranks=1)
+            cells[(o, b)] = g[1]["test_acc"] if g else []
+    have = [o for o in LB_OPTIMS if cells[(o, lo)] and cells[(o, hi)]]
+    drops = {o: lin_comb([(1, cells[(o, lo)]), (-1, cells[(o, hi)])])
+             for o in have}
+    ga = [o for o in ("sgd", "adamw") if o in have]
+    gb = [o for o in ("lars", "lamb") if o in have]
+    terms = []
+    for grp, sign in ((ga, 1.0), (gb, -1.0)):
+        for o in grp:
+            terms += [(sign / len(grp), cells[(o, lo)]),
+                      (-sign / len(grp), cells[(o, hi)])]
+    d = lin_comb(terms) if ga and gb else None
+    v["groups"] = [ga, gb]
+    v.update({"batches": [lo, hi], "drops": drops, "statistic": d,
+              "diverged": {"%s@%d" % (o, b): (get(o, b, ranks=1) or
+                                              (None, {"diverged": None}))[1]
+                           ["diverged"] for o in LB_OPTIMS
+                           for b in (lo, hi)},
+              "_terms": terms,
+              "_wall": [(get(o, b, ranks=1) or (None, {}))[1].get("wall_s")
+                        for o in have for b in (lo, hi)]})
+    v["missing"] = ["%s@%d" % (o, b) for o in LB_OPTIMS for b in (lo, hi)
+                    if not cells[(o, b)]]
+    if d is not None:
+        v["verdict"] = ("confirmed" if d["ci"][0] > 0 else "refuted"
+                        if d["ci"][1] < 0 else "inconclusive")
+    return v
+
+
+def slamb_kh(spec):
+    """SLAMB's k and H from its spec (defaults 0.1 and 100)."""
+    kk, hh = 0.1, 100.0
+    for kv in spec.split(":", 1)[-1].split(","):
+        if kv.startswith("k="):
+            kk = float(kv[2:])
+        if kv.startswith("H="):
+            hh = float(kv[2:])
+    return kk, hh
+
+
+def tost_decision(d, margin):
+    """TOST at the 90% CI: equivalent when it lies inside +-margin, not
+    equivalent when it lies wholly outside, else undecided."""
+    if d["ci"][0] > -margin and d["ci"][1] < margin:
+        return "equivalent"
+    if d["ci"][1] < -margin or d["ci"][0] > margin:
+        return "not equivalent"
+    return "undecided"
+
+
+def verdict_slamb(cfg, get, slamb_kind):
+    """2. SLAMB vs LAMB: TOST +-0.5 points (90% CI inside the margin)."""
     v = {"name": "SLAMB within +-0.5 points of LAMB (TOST, alpha 0.05)",
          "margin": 0.5, "batches": {}, "variant": slamb_kind,
          "variant_text": SLAMB_VARIANTS.get(slamb_kind)}
@@ -1153,31 +1225,58 @@ def cmd_report(args):
         lamb = get("lamb", k[2], model=k[1])
         if not lamb:
             continue
-        d = lin_comb([(1, st["test_acc"]), (-1, lamb[1]["test_acc"])],
-                     level=0.90)
-        kk = 0.1
-        hh = 100
-        for kv in k[0].split(":", 1)[-1].split(","):
-            if kv.startswith("k="):
-                kk = float(kv[2:])
-            if kv.startswith("H="):
-                hh = float(kv[2:])
+        terms = [(1, st["test_acc"]), (-1, lamb[1]["test_acc"])]
+        d = lin_comb(terms, level=0.90)
+        kk, hh = slamb_kh(k[0])
         dense = lamb[1]["dense_bytes_per_run"] or 0
         ratio = st["sent_bytes_per_rank"] / dense if dense else None
         bv = {"slamb": key_str(k), "lamb": key_str(lamb[0]),
               "difference_90ci": d, "bytes_ratio_vs_dense_gradient": ratio,
-              "k_plus_1_over_H": kk + 1 / hh}
+              "k_plus_1_over_H": kk + 1 / hh, "_terms": terms,
+              "_wall": [st["wall_s"], lamb[1]["wall_s"]]}
         if d is not None:
             bv["verdict"] = ("equivalent" if -0.5 < d["ci"][0] and
                              d["ci"][1] < 0.5 else "not shown equivalent")
+            bv["decision"] = tost_decision(d, 0.5)
         v["batches"][str(k[2])] = bv
     if v["batches"] and all("verdict" in b for b in v["batches"].values()):
         v["verdict"] = "; ".join("%s: %s" % (b, x["verdict"])
                                  for b, x in v["batches"].items())
-    verdicts["slamb"] = v
-    # 3. decentralized: DmSGD / DecentLaM minus parallel SGD, per setting
-    verdicts["decentral"] = decentral_verdict(cfg, get)
-    # 4. JointSpar on the deeper model
+    return v
+
+
+def jointspar_cell(st, ref, base):
+    """One JointSpar cell: accuracy difference to its baseline, the
+    backward time saved and the time to a target both can reach (98% of
+    the pair's lower mean final test accuracy)."""
+    terms = [(1, st["test_acc"]), (-1, ref["test_acc"])]
+    c = {"vs": base, "accuracy_difference": lin_comb(terms),
+         "wgrad_kept_frac": st["wgrad_kept_frac"],
+         "backward_time_saved_frac": (1 - st["bwd_s"] / ref["bwd_s"]
+                                      if ref["bwd_s"] else None),
+         "wall_s": [st["wall_s"], ref["wall_s"]], "_terms": terms,
+         "_wall": [st["wall_s"], ref["wall_s"]]}
+    lo = min(st["test_acc_mean"], ref["test_acc_mean"])
+    if lo == lo:   # not NaN: both have finished runs
+        tgt = round(0.98 * lo, 2)
+        c["time_to_target"] = [time_to_target(st, tgt),
+                               time_to_target(ref, tgt)]
+    return c
+
+
+def fmt_jointspar(n, b):
+    return "%s: %s, backward time saved %.0f%%%s" % (
+        n, fmt_ci(b["accuracy_difference"]),
+        100 * (b["backward_time_saved_frac"] or 0),
+        "" if "time_to_target" not in b else
+        ", to %.2f%% test accuracy %s vs %s %s" % (
+            b["time_to_target"][0]["target_pct"],
+            fmt_tta(b["time_to_target"][0]), b["vs"],
+            fmt_tta(b["time_to_target"][1])))
+
+
+def verdict_jointspar(cfg, get):
+    """4. JointSpar / JointSpar-LARS vs SGD-M / LARS on the deeper model."""
     v = {"name": "JointSpar / JointSpar-LARS vs SGD / LARS (deeper model)",
          "batches": {}}
     for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
@@ -1188,36 +1287,18 @@ def cmd_report(args):
         ref = get(base, k[2], model=k[1], ranks=k[3])
         if not ref:
             continue
-        v["batches"]["%s@%d" % (optim_name(k[0]), k[2])] = {
-            "vs": base, "model": k[1],
-            "accuracy_difference": lin_comb([(1, st["test_acc"]),
-                                             (-1, ref[1]["test_acc"])]),
-            "wgrad_kept_frac": st["wgrad_kept_frac"],
-            "backward_time_saved_frac": (1 - st["bwd_s"] / ref[1]["bwd_s"]
-                                         if ref[1]["bwd_s"] else None),
-            "wall_s": [st["wall_s"], ref[1]["wall_s"]]}
-        # time to a target both can reach: 98% of the lower mean final
-        # test accuracy of the pair
-        lo = min(st["test_acc_mean"], ref[1]["test_acc_mean"])
-        if lo == lo:   # not NaN: both have finished runs
-            tgt = round(0.98 * lo, 2)
-            v["batches"]["%s@%d" % (optim_name(k[0]), k[2])][
-                "time_to_target"] = [time_to_target(st, tgt),
-                                     time_to_target(ref[1], tgt)]
+        c = jointspar_cell(st, ref[1], base)
+        c["model"] = k[1]
+        v["batches"]["%s@%d" % (optim_name(k[0]), k[2])] = c
     if v["batches"] and all(b["accuracy_difference"] is not None
                             for b in v["batches"].values()):
-        v["verdict"] = "; ".join(
-            "%s: %s, backward time saved %.0f%%%s" % (
-                n, fmt_ci(b["accuracy_difference"]),
-                100 * (b["backward_time_saved_frac"] or 0),
-                "" if "time_to_target" not in b else
-                ", to %.2f%% test accuracy %s vs %s %s" % (
-                    b["time_to_target"][0]["target_pct"],
-                    fmt_tta(b["time_to_target"][0]), b["vs"],
-                    fmt_tta(b["time_to_target"][1])))
-            for n, b in v["batches"].items())
-    verdicts["jointspar"] = v
-    # 5. 1-bit LAMB with its dense warm-up at 20% of the steps
+        v["verdict"] = "; ".join(fmt_jointspar(n, b)
+                                 for n, b in v["batches"].items())
+    return v
+
+
+def verdict_onebit(cfg, get):
+    """5. 1-bit LAMB with its dense warm-up at 20% of the steps."""
     v = {"name": "1-bit LAMB (warm-up 20% of steps) vs LAMB", "batches": {}}
     for k, st in sorted(cfg.items(), key=lambda t: t[0][2]):
         if optim_name(k[0]) != "onebit_lamb":
@@ -1225,84 +1306,109 @@ def cmd_report(args):
         ref = get("lamb", k[2], model=k[1])
         if not ref:
             continue
+        terms = [(1, st["test_acc"]), (-1, ref[1]["test_acc"])]
         v["batches"][str(k[2])] = {
-            "ranks": k[3], "accuracy_difference": lin_comb(
-                [(1, st["test_acc"]), (-1, ref[1]["test_acc"])]),
-            "diverged": st["diverged"],
+            "ranks": k[3], "accuracy_difference": lin_comb(terms),
+            "diverged": st["diverged"], "runs": len(st["seeds"]),
+            "_terms": terms, "_wall": [st["wall_s"], ref[1]["wall_s"]],
             "bytes_ratio_vs_dense": (st["sent_bytes_per_rank"] /
                                      ref[1]["dense_bytes_per_run"]
                                      if ref[1]["dense_bytes_per_run"]
                                      else None)}
-    if v["batches"] and all(b["accuracy_difference"] is not None
-                            for b in v["batches"].values()):
-        v["verdict"] = "; ".join("b=%s: %s" % (b, fmt_ci(x[
-            "accuracy_difference"])) for b, x in v["batches"].items())
-    verdicts["onebit"] = v
+    # a batch where divergence left fewer than 2 finished seeds has no
+    # interval, but it has a finding: how many of its seeds diverged
+    if v["batches"] and all(b["accuracy_difference"] is not None or
+                            b["diverged"] for b in v["batches"].values()):
+        v["verdict"] = "; ".join("b=%s: %s" % (b, fmt_ci(
+            x["accuracy_difference"]) if x["accuracy_difference"] else
+            "no interval: %d of %d seeds diverged" % (x["diverged"],
+                                                      x["runs"]))
+            for b, x in v["batches"].items())
+    return v
 
-    # ---- outputs ----
+
+def table_row(k, st):
+    return "| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | " \
+        "%.2f | %.1f |" % (
+            key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
+            st["lr_base"], (st["lr_scaling"] or "no --lr-base") + (
+                ", %s of grid" % st["grid_edge"] if st["grid_edge"] else ""),
+            len(st["seeds"]), st["diverged"],
+            "%.2f +- %.2f" % (st["test_acc_mean"], st["test_acc_sd"])
+            if st["n"] else "all diverged",
+            "%.2f .. %.2f" % tuple(st["test_acc_ci95"])
+            if st["n"] >= 2 else "n/a",
+            "%.2f" % st["val_acc_mean"] if st["val_acc_mean"] else "-",
+            "%.4f" % st["train_loss_mean"]
+            if st["train_loss_mean"] is not None else "-",
+            st["steps"], (st["sent_bytes_per_rank"] or 0) / 1e6,
+            st["wall_s"] or 0)
+
+
+def write_table(out, cfg):
+    """table.md: one row per configuration at its chosen rate."""
     table = ["| configuration | lr (base, rule) | seeds | diverged | test acc "
              "% mean +- sd | 95% CI | val acc % | final train loss | steps "
              "| MB sent/rank | wall s |", "|" + "---|" * 11]
     for k, st in sorted(cfg.items(), key=lambda t: (optim_name(t[0][0]),
                                                     t[0][1] or "", t[0][2],
                                                     t[0][3])):
-        table.append("| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | "
-                     "%.2f | %.1f |" % (
-                         key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
-                         st["lr_base"], (st["lr_scaling"] or "no --lr-base") + (
-                             ", %s of grid" % st["grid_edge"]
-                             if st["grid_edge"] else ""),
-                         len(st["seeds"]), st["diverged"],
-                         "%.2f +- %.2f" % (st["test_acc_mean"],
-                                           st["test_acc_sd"])
-                         if st["n"] else "all diverged",
-                         "%.2f .. %.2f" % tuple(st["test_acc_ci95"])
-                         if st["n"] >= 2 else "n/a",
-                         "%.2f" % st["val_acc_mean"] if st["val_acc_mean"]
-                         else "-",
-                         "%.4f" % st["train_loss_mean"]
-                         if st["train_loss_mean"] is not None else "-",
-                         st["steps"], (st["sent_bytes_per_rank"] or 0) / 1e6,
-                         st["wall_s"] or 0))
+        table.append(table_row(k, st))
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("\n".join(table) + "\n")
-    vm = []
-    missing = []
+    return table
+
+
+def large_batch_lines(v):
+    out = []
+    if "statistic" not in v:
+        return out
+    out.append("  - statistic: mean drop (%s) minus mean drop (%s), batch "
+               "%d -> %d: %s" % (", ".join(v["groups"][0]),
+                                 ", ".join(v["groups"][1]), v["batches"][0],
+                                 v["batches"][1], fmt_ci(v["statistic"])))
+    for o, d in v["drops"].items():
+        out.append("  - drop %s: %s" % (o, fmt_ci(d)))
+    return out
+
+
+def slamb_lines(v):
+    out = []
+    if v.get("variant"):
+        out.append("  - SLAMB rows: %s" % v["variant_text"])
+    for b, x in v["batches"].items():
+        out.append("  - b=%s: SLAMB - LAMB %s (90%% CI for TOST); "
+                   "bytes/dense %s vs k+1/H = %.3f" % (
+                       b, fmt_ci(x["difference_90ci"]).replace("95%", "90%"),
+                       "%.3f" % x["bytes_ratio_vs_dense_gradient"]
+                       if x["bytes_ratio_vs_dense_gradient"] else "n/a",
+                       x["k_plus_1_over_H"]))
+    return out
+
+
+VERDICT_LINES = {"large_batch": large_batch_lines, "slamb": slamb_lines,
+                 "decentral": lambda v: decentral_lines(v)}
+
+
+def verdict_lines(verdicts):
+    """verdicts.md's lines and the keys of the verdicts not computed."""
+    vm, missing = [], []
     for key, v in verdicts.items():
         vm.append("- **%s**: %s" % (v["name"], v.get("verdict",
                                                     "NOT COMPUTED")))
-        if key == "large_batch" and "statistic" in v:
-            vm.append("  - statistic: mean drop (%s) minus mean "
-                      "drop (%s), batch %d -> %d: %s" % (
-                          ", ".join(v["groups"][0]),
-                          ", ".join(v["groups"][1]),
-                          v["batches"][0], v["batches"][1],
-                          fmt_ci(v["statistic"])))
-            for o, d in v["drops"].items():
-                vm.append("  - drop %s: %s" % (o, fmt_ci(d)))
-        if key == "slamb":
-            if v.get("variant"):
-                vm.append("  - SLAMB rows: %s" % v["variant_text"])
-            for b, x in v["batches"].items():
-                vm.append("  - b=%s: SLAMB - LAMB %s (90%% CI for TOST); "
-                          "bytes/dense %s vs k+1/H = %.3f" % (
-                              b, fmt_ci(x["difference_90ci"]).replace(
-                                  "95%", "90%"),
-                              "%.3f" % x["bytes_ratio_vs_dense_gradient"]
-                              if x["bytes_ratio_vs_dense_gradient"] else
-                              "n/a", x["k_plus_1_over_H"]))
-        if key == "decentral":
-            vm += decentral_lines(v)
+        vm += VERDICT_LINES.get(key, lambda v: [])(v)
         if "verdict" not in v:
             missing.append(key)
-    with open(os.path.join(out, "verdicts.md"), "w") as f:
-        f.write("\n".join(vm) + "\n")
-    # gnuplot data: accuracy vs batch per optimizer (large-batch set).
-    # Every block starts with a missing point ("?", plots/study.gp) so that
-    # an optimizer without runs keeps its block: gnuplot's index would
-    # skip an empty one and give the next optimizer its colour and name.
+    return vm, missing
+
+
+def write_acc_vs_batch(out, get, lbb):
+    """acc_vs_batch.dat: accuracy vs batch per optimizer (large-batch set).
+    Every block starts with a missing point ("?", plots/study.gp) so that
+    an optimizer without runs keeps its block: gnuplot's index would skip
+    an empty one and give the next optimizer its colour and name."""
     with open(os.path.join(out, "acc_vs_batch.dat"), "w") as f:
-        for o in ("sgd", "adamw", "lars", "lamb"):
+        for o in LB_OPTIMS:
             f.write("# %s\n? ? ? ? 0\n" % o)
             for b in lbb:
                 g = get(o, b, ranks=1)
@@ -1315,31 +1421,133 @@ def cmd_report(args):
                         hi if math.isfinite(hi) else st["test_acc_mean"],
                         st["n"]))
             f.write("\n\n")
-    # accuracy vs epoch at the largest batch: mean and band over seeds
+
+
+def epoch_band(rows, k, lr_base):
+    """(epoch, mean, mean - sd, mean + sd) of the test accuracy % over the
+    finished seeds of configuration k at lr_base, per epoch that every
+    seed has."""
+    curves = [c for c in (load_curve(r) for r in rows
+                          if key_of(r) == k and r.get("lr_base") == lr_base
+                          and not diverged(r)) if c]
+    if not curves:
+        return []
+    pts = []
+    for j in range(min(len(c) for c in curves)):
+        a = np.array([c[j][1] for c in curves]) * 100
+        sd = a.std(ddof=1) if len(a) > 1 else 0.0
+        pts.append((curves[0][j][0], a.mean(), a.mean() - sd, a.mean() + sd))
+    return pts
+
+
+def write_acc_vs_epoch(out, rows, get, lbb):
+    """acc_vs_epoch.dat: accuracy vs epoch at the largest batch, mean and
+    band over seeds, one block per optimizer of the large-batch set."""
+    big = lbb[-1] if lbb else None
     with open(os.path.join(out, "acc_vs_epoch.dat"), "w") as f:
-        big = lbb[-1] if lbb else None
-        for o in ("sgd", "adamw", "lars", "lamb"):
+        for o in LB_OPTIMS:
             f.write("# %s b=%s\n? ? ? ?\n" % (o, big))
             g = get(o, big, ranks=1) if big else None
-            if g:
-                k = g[0]
-                rs = [r for r in rows if key_of(r) == k and
-                      r.get("lr_base") == g[1]["lr_base"] and not diverged(r)]
-                curves = []
-                for r in rs:
-                    rr = load_curve(r)
-                    if rr:
-                        curves.append(rr)
-                if curves:
-                    n = min(len(c) for c in curves)
-                    for j in range(n):
-                        ep = curves[0][j][0]
-                        a = np.array([c[j][1] for c in curves]) * 100
-                        sd = a.std(ddof=1) if len(a) > 1 else 0.0
-                        f.write("%.3f %.4f %.4f %.4f\n" % (ep, a.mean(),
-                                                           a.mean() - sd,
-                                                           a.mean() + sd))
+            for p in (epoch_band(rows, g[0], g[1]["lr_base"]) if g else []):
+                f.write("%.3f %.4f %.4f %.4f\n" % p)
             f.write("\n\n")
+
+
+MLP8 = MODEL_ALIAS["mlp8"]
+
+
+def claim_panels(lbmodel):
+    """The accuracy-vs-epoch panels of the claims: (title, [(label,
+    optimizer, batch, model)])."""
+    if lbmodel != MLP_DEFAULT:
+        return [("large batch, %s, b=%d" % (lbmodel, b),
+                 [(o, o, b, lbmodel) for o in ("sgd", "lamb")])
+                for b in (128, 2048)]
+    m = MLP_DEFAULT
+    return [
+        ("large batch, b=8192", [(o, o, 8192, m) for o in LB_OPTIMS]),
+        ("SLAMB vs LAMB", [("%s b=%d" % (o, b), o, b, m)
+                           for b in (1024, 8192) for o in ("slamb", "lamb")]),
+        ("1-bit LAMB vs LAMB", [("%s b=%d" % (o, b), o, b, m)
+                                for b in (2048, 8192)
+                                for o in ("onebit_lamb", "lamb")]),
+        ("JointSpar, mlp8, b=2048", [(o, o, 2048, MLP8) for o in (
+            "sgd", "jointspar", "lars", "jointspar_lars")]),
+        ("JointSpar, mlp8, b=8192", [(o, o, 8192, MLP8) for o in (
+            "sgd", "jointspar", "lars", "jointspar_lars")]),
+    ]
+
+
+def write_claim_curves(out, rows, get, lbmodel):
+    """claims.dat: test accuracy vs epoch of every curve of every claim
+    panel (mean over the seeds at the chosen rate, band +-1 sd; a block
+    per curve, each starting with a missing point so that a curve without
+    runs keeps its index), claims-panels.gp: the panels' titles, curve
+    counts, first block, whether it has points (PH) and labels for
+    plots/claims.gp."""
+    panels = claim_panels(lbmodel)
+    titles, first, count, labels, blk, have = [], [], [], [], 0, []
+    with open(os.path.join(out, "claims.dat"), "w") as f:
+        for title, curves in panels:
+            titles.append(title)
+            first.append(blk)
+            count.append(len(curves))
+            have.append(0)
+            for label, o, b, model in curves:
+                g = get(o, b, model=model)
+                pts = epoch_band(rows, g[0], g[1]["lr_base"]) if g else []
+                labels.append("%s (%d seeds)" % (label, g[1]["n"]) if g
+                              else label + " (no runs yet)")
+                f.write("# %s: %s\n? ? ? ?\n" % (title, label))
+                for p in pts:
+                    f.write("%.3f %.4f %.4f %.4f\n" % p)
+                f.write("\n\n")
+                blk += 1
+                have[-1] = int(have[-1] or bool(pts))
+
+    def arr(name, xs, q):
+        return "array %s[%d] = [%s]\n" % (name, len(xs), ", ".join(
+            ('"%s"' % x) if q else str(x) for x in xs))
+    with open(os.path.join(out, "claims-panels.gp"), "w") as f:
+        f.write("# written by tools/study.py report\nnpanel = %d\n"
+                % len(panels))
+        f.write(arr("PT", titles, True) + arr("PF", first, False) +
+                arr("PN", count, False) + arr("PH", have, False) +
+                arr("CL", labels, True))
+
+
+def cmd_report(args):
+    runs, out, lbmodel, require, ref, hours, note = report_opts(args)
+    rows = []
+    for r in runs:
+        rows += load_rows(r)
+    rows, slamb_kind = prefer_authors_slamb(rows)
+    all_rows = rows
+    rows = dedupe(rows)
+    if not rows:
+        die("no finished training rows in %s" % " ".join(runs), 1)
+    cfg = report_configs(rows)
+    os.makedirs(out, exist_ok=True)
+    get = config_getter(cfg, lbmodel)
+    lbb = large_batch_batches(cfg, lbmodel)
+    verdicts = {"large_batch": verdict_large_batch(cfg, get, lbb),
+                "slamb": verdict_slamb(cfg, get, slamb_kind),
+                "decentral": decentral_verdict(cfg, get),
+                "jointspar": verdict_jointspar(cfg, get),
+                "onebit": verdict_onebit(cfg, get)}
+    table = write_table(out, cfg)
+    vm, missing = verdict_lines(verdicts)
+    vm += power_lines(verdicts, hours)
+    if ref:
+        vm += budget_lines(verdicts, ref)
+    strip_private(verdicts)
+    if note:
+        vm = [note, ""] + vm
+    with open(os.path.join(out, "verdicts.md"), "w") as f:
+        f.write("\n".join(vm) + "\n")
+    write_acc_vs_batch(out, get, lbb)
+    write_acc_vs_epoch(out, rows, get, lbb)
+    write_claim_curves(out, rows, get, lbmodel)
     write_gnuplot_have(out)
     write_consensus(out, all_rows, cfg, verdicts["decentral"])
     res = {"runs": runs, "configurations": [
@@ -1355,6 +1563,411 @@ def cmd_report(args):
             PROG, ", ".join(missing)))
         if require:
             sys.exit(1)
+
+
+# ---- power statements and the budget-sensitivity row ------------------------
+
+def se_at(terms, n):
+    """The standard error and Welch df of sum c_i mean(x_i) when every
+    sample has n values and keeps its measured sd."""
+    vs = [(c * c * float(np.var(np.asarray(x, float), ddof=1)) / n)
+          for c, x in terms]
+    var = sum(vs)
+    dfden = sum(v * v / (n - 1) for v in vs)
+    return math.sqrt(var), (var * var / dfden if dfden > 0 else 1e9)
+
+
+def seeds_needed(terms, gap, level, power, nmax=1000):
+    """The fewest seeds per configuration (all equal) at which a CI of the
+    given level, with the measured sds, is expected to be narrower than
+    `gap` (power 0.5: half-width < gap) or to leave it with probability
+    `power` (t quantiles of level and power added).  None past nmax or
+    when gap <= 0."""
+    if gap <= 0 or any(len(x) < 2 for _, x in terms):
+        return None
+    for n in range(2, nmax + 1):
+        se, df = se_at(terms, n)
+        q = t_ppf(0.5 + level / 2, max(df, 1.0))
+        if power > 0.5:
+            q += t_ppf(power, max(df, 1.0))
+        if q * se < gap:
+            return n
+    return None
+
+
+def power_cell(terms, wall, est, gap, level, hours):
+    """A power statement for one open comparison: seeds per configuration
+    for a CI of `level` to clear `gap` (expected, and with 80% power), and
+    the training time the extra seeds take on this machine (each run's
+    mean wall time, runs one after another)."""
+    have = min(len(x) for _, x in terms)
+    out = {"estimate": est, "gap": gap, "level": level, "seeds_now": have}
+    for key, pw in (("seeds_expected", 0.5), ("seeds_80pct", 0.8)):
+        n = seeds_needed(terms, gap, level, pw)
+        out[key] = n
+        w = [x for x in wall if x]
+        out[key.replace("seeds", "hours")] = (
+            None if n is None or not w else
+            max(0, n - have) * sum(w) / len(w) * len(terms) / 3600)
+    h80 = out["hours_80pct"]
+    out["fits"] = h80 is not None and h80 <= hours
+    return out
+
+
+def fmt_power(name, p, hours):
+    if p["seeds_now"] < 2:
+        return ("  - %s: %+.2f pt; fewer than 2 finished seeds on one side: "
+                "no spread to compute the seeds needed from" %
+                (name, p["estimate"]))
+    if p["seeds_80pct"] is None:
+        return ("  - %s: %+.2f pt; not resolvable with <= 1000 seeds at this "
+                "budget (the estimate sits on the boundary the interval must "
+                "clear)" % (name, p["estimate"]))
+    return ("  - %s: %+.2f pt, %d seeds now; a %d%% CI clears %.2f pt with "
+            "%s seeds per configuration (expected) and %d for 80%% power: "
+            "%.1f h more training here (%s %g h)" % (
+                name, p["estimate"], p["seeds_now"], round(100 * p["level"]),
+                p["gap"], p["seeds_expected"], p["seeds_80pct"],
+                p["hours_80pct"], "fits" if p["fits"] else "does not fit",
+                hours))
+
+
+def open_cells(verdicts):
+    """(label, terms, wall, estimate, gap, level) for every comparison
+    whose interval does not decide it: a 95% CI that contains 0 (gap =
+    |estimate|), or a TOST 90% CI that straddles +-margin (gap = the
+    estimate's distance to the margin)."""
+    out = []
+    lb = verdicts["large_batch"]
+    if lb.get("verdict") == "inconclusive":
+        wall = [None]
+        out.append(("large batch (%s)" % "/".join(map(str, lb["batches"])),
+                    lb["_terms"], lb.get("_wall", wall),
+                    lb["statistic"]["estimate"],
+                    abs(lb["statistic"]["estimate"]), 0.95))
+    for b, x in verdicts["slamb"]["batches"].items():
+        if x.get("decision") == "undecided":
+            d = x["difference_90ci"]
+            out.append(("SLAMB - LAMB b=%s (TOST)" % b, x["_terms"],
+                        x["_wall"], d["estimate"],
+                        abs(0.5 - abs(d["estimate"])), 0.90))
+    for key, label in (("jointspar", "%s"), ("onebit", "1-bit LAMB b=%s")):
+        for b, x in verdicts[key]["batches"].items():
+            d = x["accuracy_difference"]
+            if d and d["ci"][0] <= 0 <= d["ci"][1]:
+                out.append((label % b, x["_terms"], x["_wall"],
+                            d["estimate"], abs(d["estimate"]), 0.95))
+    return out
+
+
+def power_lines(verdicts, hours):
+    """verdicts.md's power statements, also kept in verdicts["power"]."""
+    lines, pw = [], {}
+    for label, terms, wall, est, gap, level in open_cells(verdicts):
+        p = power_cell(terms, wall, est, gap, level, hours)
+        pw[label] = p
+        lines.append(fmt_power(label, p, hours))
+    verdicts["power"] = {"name": "power statements for open comparisons",
+                         "cells": pw, "hours": hours, "verdict": "%d open"
+                         % len(pw)}
+    if not lines:
+        return []
+    return (["", "Power (measured sds, equal seeds per configuration; "
+             "time = the extra seeds' runs at their mean wall time here):"]
+            + lines)
+
+
+def strip_private(v):
+    """Drop the '_'-prefixed working keys (samples) before writing JSON."""
+    if isinstance(v, dict):
+        for k in [k for k in v if str(k).startswith("_")]:
+            del v[k]
+        for x in v.values():
+            strip_private(x)
+
+
+def sign_word(d):
+    """A 95% CI's decision: below / above 0, or no significant difference."""
+    return ("below" if d["ci"][1] < 0 else "above" if d["ci"][0] > 0
+            else "no significant difference")
+
+
+def fmt_short(d, word):
+    return "%+.2f (%.2f .. %.2f) %s" % (d["estimate"], d["ci"][0],
+                                        d["ci"][1], word)
+
+
+def decisions(verdicts):
+    """cell -> its estimate, CI and decision, for the four claims of a
+    report's verdicts (this run's, or another budget's study.json)."""
+    out = {}
+    lb = verdicts.get("large_batch", {})
+    if lb.get("statistic"):
+        out["large batch %s" % "->".join(map(str, lb["batches"]))] = \
+            fmt_short(lb["statistic"], lb["verdict"])
+    for b, x in verdicts.get("slamb", {}).get("batches", {}).items():
+        d = x.get("difference_90ci")
+        if d:
+            out["SLAMB - LAMB b=%s (90%% CI, TOST)" % b] = fmt_short(
+                d, tost_decision(d, 0.5))
+    for key, label in (("onebit", "1-bit LAMB - LAMB b=%s"),
+                       ("jointspar", "%s")):
+        for b, x in verdicts.get(key, {}).get("batches", {}).items():
+            d = x.get("accuracy_difference")
+            if not d and x.get("diverged"):
+                out[label % b] = "no interval: %d diverged" % x["diverged"]
+            if d:
+                word = sign_word(d)
+                if x.get("diverged"):
+                    word += ", %d diverged" % x["diverged"]
+                out[label % b + (" - %s" % x["vs"] if "vs" in x else "")] \
+                    = fmt_short(d, word)
+    return out
+
+
+def budget_lines(verdicts, ref):
+    """The budget-sensitivity row: each claim's cells here beside the same
+    cells in `ref` (another budget's study.json)."""
+    try:
+        with open(ref) as f:
+            old = decisions(json.load(f)["verdicts"])
+    except (OSError, ValueError, KeyError) as e:
+        die("--budget-ref %s: %s" % (ref, e), 1)
+    new = decisions(verdicts)
+    lines = ["", "Budget sensitivity (difference in points, 95%% CI unless "
+             "stated; here vs %s):" % ref]
+    for cell in list(new) + [c for c in old if c not in new]:
+        lines.append("  - %s: here %s; reference %s" % (
+            cell, new.get(cell, "not yet run"), old.get(cell, "-")))
+    return lines
+
+
+# ---- a study at a longer budget (issue 35) ----------------------------------
+
+SUITES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))), "bench", "suites")
+
+# claim -> [(suite file, entry name prefix, batches, extra)], in the order
+# the budget driver runs them.  The grids (rates, seeds, split) are the
+# 3-epoch study's suites, so each claim's rates have one home; `extra`
+# turns an entry into another optimizer's grid (1-bit LAMB gets its own
+# grid of LAMB's rates on 4 ranks, its dense warm-up 20% of the steps,
+# the default).
+CLAIMS = {
+    "lb": [("convergence-grid.json", "lb-", [128, 8192], None)],
+    "slamb": [("convergence-grid.json", "slamb-lamb-", [1024], None),
+              ("convergence-slamb-authors.json", "slamb-authors-",
+               [1024, 8192], None)],
+    "onebit": [("convergence-grid.json", "lb-lamb-", [2048], None),
+               ("convergence-grid.json", "lb-lamb-", [2048, 8192],
+                {"optim": "onebit_lamb", "name": "onebit-b{batch}-lr{lr}",
+                 "ranks": 4})],
+    "jointspar": [("convergence-grid.json", "js-", [2048, 8192], None)],
+    "cnn": [("convergence-cnn.json", "cnn-", [128, 2048], None)],
+}
+
+
+def plan_entry(e, batches, extra):
+    """A grid entry restricted to `batches` (and turned into `extra`'s
+    optimizer when given); None when none of its batches is wanted."""
+    e = json.loads(json.dumps(e))
+    fe = e.get("foreach", {})
+    keep = [b for b in fe.get("batch", []) if int(b) in batches]
+    if not keep:
+        return None
+    fe["batch"] = keep
+    if extra:
+        a = e["args"]
+        a[a.index("--optim") + 1] = extra["optim"]
+        e["name"] = extra["name"]
+        e["ranks"] = extra["ranks"]
+    return e
+
+
+def cmd_plan(args):
+    """study.py plan CLAIM --epochs E --out SUITE.json: the rate grid of
+    one claim at E epochs (the 3-epoch study's grid entries, restricted to
+    the claim's batches)."""
+    opts = {"--epochs": None, "--out": None}
+    rest = parse_opts("plan", args, opts)
+    if len(rest) != 1 or rest[0] not in CLAIMS or not opts["--out"] or \
+            opts["--epochs"] is None:
+        die("plan: usage: study.py plan %s --epochs E --out SUITE.json"
+            % "|".join(CLAIMS))
+    epochs = parse_list("--epochs", opts["--epochs"], int, 1, 10000)
+    if len(epochs) != 1:
+        die("--epochs: one value")
+    entries, vars_ = [], None
+    for fname, prefix, batches, extra in CLAIMS[rest[0]]:
+        with open(os.path.join(SUITES, fname)) as f:
+            s = json.load(f)
+        v = dict(s.get("vars", {}), epochs=epochs[0])
+        if vars_ is not None and v != vars_:
+            die("plan: %s's vars differ from the claim's other suite" % fname,
+                1)
+        vars_ = v
+        for e in s["entries"]:
+            if e["name"].startswith(prefix):
+                pe = plan_entry(e, batches, extra)
+                if pe:
+                    entries.append(pe)
+    suite = {"suite": "convergence-budget-%s-grid" % rest[0],
+             "description": "Issue 35: the %s claim's rate grid (tools/"
+             "study.py plan from bench/suites/%s) at %d epochs."
+             % (rest[0], ", ".join(sorted({c[0] for c in CLAIMS[rest[0]]})),
+                epochs[0]),
+             "vars": vars_, "timeout_s": 14400, "entries": entries}
+    with open(opts["--out"], "w") as f:
+        json.dump(suite, f, indent=1)
+        f.write("\n")
+    print("%s: %d entries -> %s" % (PROG, len(entries), opts["--out"]))
+
+
+def loss_plateau(losses, window, tol, first=5):
+    """The first epoch E (1-based, E >= first) at which the training loss
+    improved by less than tol (relative) over the last `window` of the
+    epochs: (L[0.8 E] - L[E]) / L[0.8 E] < tol for window 0.2.  None when
+    no epoch of the curve meets it."""
+    for e in range(first, len(losses) + 1):
+        s = max(1, int(round((1 - window) * e)))
+        a, b = losses[s - 1], losses[e - 1]
+        if a > 0 and (a - b) / a < tol:
+            return e
+    return None
+
+
+def cmd_budget(args):
+    """study.py budget RUN --out DIR [--window 0.2] [--tol 0.01]: the
+    epochs at which each optimizer's training loss stops improving by the
+    criterion (loss_plateau), the budget (the largest of them; the run's
+    length when one never meets it) on stdout as epochs=E, and DIR/budget.json, budget.dat (epoch, training loss,
+    validation and test accuracy per optimizer, for plots/budget.gp)."""
+    opts = {"--out": None, "--window": "0.2", "--tol": "0.01"}
+    runs = parse_opts("budget", args, opts)
+    if len(runs) != 1 or not opts["--out"]:
+        die("budget: usage: study.py budget RUN --out DIR [--window 0.2] "
+            "[--tol 0.01]")
+    window = parse_list("--window", opts["--window"], float, 0.01, 0.9)[0]
+    tol = parse_list("--tol", opts["--tol"], float, 1e-6, 0.5)[0]
+    rows = [r for r in load_rows(runs[0]) if r.get("curve")]
+    if not rows:
+        die("%s: no finished runs with per-epoch rows" % runs[0], 1)
+    os.makedirs(opts["--out"], exist_ok=True)
+    res = {"window": window, "tol": tol, "optimizers": {}}
+    with open(os.path.join(opts["--out"], "budget.dat"), "w") as f:
+        for r in sorted(rows, key=lambda r: r["spec"]):
+            loss = [e.get("train_loss") for e in r["curve"]]
+            e = loss_plateau(loss, window, tol)
+            res["optimizers"][r["spec"]] = {
+                "lr_base": r.get("lr_base"), "lr": r.get("lr"),
+                "batch": r.get("global_batch"), "epochs_run": len(loss),
+                "plateau_epoch": e, "train_loss": loss,
+                "wall_s": r.get("wall_s"),
+                "test_accuracy": [c.get("test_accuracy") for c in r["curve"]]}
+            f.write("# %s lr %s plateau %s\n" % (r["spec"], r.get("lr"), e))
+            for j, c in enumerate(r["curve"]):
+                f.write("%d %.6g %.4f %.4f\n" % (
+                    j + 1, c.get("train_loss"),
+                    100 * (c.get("val_accuracy") or 0),
+                    100 * (c.get("test_accuracy") or 0)))
+            f.write("\n\n")
+    names = list(res["optimizers"])
+    with open(os.path.join(opts["--out"], "budget_vars.gp"), "w") as f:
+        f.write("# written by tools/study.py budget\nnopt = %d\n" % len(names))
+        f.write("array N[%d] = [%s]\n" % (len(names), ", ".join(
+            '"%s"' % n for n in names)))
+        f.write("array PE[%d] = [%s]\n" % (len(names), ", ".join(
+            str(res["optimizers"][n]["plateau_epoch"] or 0) for n in names)))
+    es = [o["plateau_epoch"] for o in res["optimizers"].values()]
+    # not met within the run: the run's length, marked as a lower bound
+    res["criterion_met"] = None not in es
+    res["budget_epochs"] = (max(es) if res["criterion_met"] else
+                            min(o["epochs_run"]
+                                for o in res["optimizers"].values()))
+    with open(os.path.join(opts["--out"], "budget.json"), "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    for spec, o in res["optimizers"].items():
+        sys.stderr.write("%s: %s plateau at epoch %s of %d\n" % (
+            PROG, spec, o["plateau_epoch"], o["epochs_run"]))
+    if not res["criterion_met"]:
+        sys.stderr.write("%s: budget: the criterion is not met within the "
+                         "run; the budget is its length, a lower bound\n"
+                         % PROG)
+    print("epochs=%d" % res["budget_epochs"])
+
+
+def suite_size(path):
+    """How many runs a suite file expands to (the product of each entry's
+    foreach list lengths), or None when it cannot be read."""
+    try:
+        with open(path) as f:
+            s = json.load(f)
+    except (OSError, ValueError):
+        return None
+    n = 0
+    for e in s.get("entries", []):
+        k = 1
+        for v in (e.get("foreach") or {}).values():
+            k *= len(v) if isinstance(v, list) else 1
+        n += k
+    return n
+
+
+def phase_state(out, name):
+    """(state, runs with a result, runs planned, training seconds) of one
+    phase of a budget study: done, partial or not started."""
+    d = os.path.join(out, name)
+    planned = suite_size(os.path.join(out, name + "-suite.json"))
+    have, secs = 0, 0.0
+    if os.path.isfile(os.path.join(d, "train.jsonl")):
+        rows = load_rows(d)
+        have = len(rows)
+        secs = sum(r.get("wall_s") or 0 for r in rows)
+    if os.path.isfile(os.path.join(out, name + ".done")):
+        return "done", have, planned, secs
+    return ("partial" if os.path.isdir(d) else "not started"), have, \
+        planned, secs
+
+
+def cmd_progress(args):
+    """study.py progress OUT [--claims "lb slamb ..."]: a budget study's
+    phases (bench/suites/convergence-budget.sh), each done, partial or not
+    started, with its runs and training time, and what the report still
+    lacks; markdown on stdout."""
+    opts = {"--claims": " ".join(CLAIMS)}
+    rest = parse_opts("progress", args, opts)
+    if len(rest) != 1 or not os.path.isdir(rest[0]):
+        die("progress: usage: study.py progress OUT [--claims LIST]")
+    out = rest[0]
+    claims = opts["--claims"].split()
+    for c in claims:
+        if c not in CLAIMS:
+            die("--claims: '%s' is not one of %s" % (c, ", ".join(CLAIMS)))
+    ep = os.path.join(out, "epochs")
+    lines = ["# progress of %s" % out, "",
+             "budget: %s" % ("%s epochs" % open(ep).read().strip()
+                             if os.path.isfile(ep) else "not yet measured"),
+             "",
+             "| phase | state | runs with a result | runs planned | "
+             "training s |", "|---|---|---|---|---|"]
+    total, missing = 0.0, []
+    for name in ["budget"] + ["%s-%s" % (c, p) for c in claims
+                              for p in ("grid", "extend", "seeds")]:
+        st, have, planned, secs = phase_state(out, name)
+        if name == "budget":
+            planned = suite_size(os.path.join(SUITES,
+                                              "convergence-budget.json"))
+        total += secs
+        lines.append("| %s | %s | %d | %s | %.0f |" % (
+            name, st, have, "-" if planned is None else planned, secs))
+        if st != "done":
+            missing.append(name)
+    lines += ["", "training time so far (sum of the runs' wall_s, one run "
+              "at a time): %.0f s = %.2f h" % (total, total / 3600), ""]
+    lines.append("not finished: %s" % (", ".join(missing) or "nothing: "
+                                       "the report is complete"))
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 def write_gnuplot_have(out):
@@ -1376,7 +1989,7 @@ def write_gnuplot_have(out):
                     blocks[cur - 1] = True
         have[var] = " ".join(str(i + 1) for i, b in enumerate(blocks) if b)
     with open(os.path.join(out, "study_have.gp"), "w") as f:
-        f.write("# written by bench/study.py report: blocks with points\n")
+        f.write("# written by tools/study.py report: blocks with points\n")
         for var, v in have.items():
             f.write('%s = "%s"\n' % (var, v))
 
@@ -1414,23 +2027,17 @@ def main(argv):
                 die("check: unknown option '%s'" % a)
             i += 2
         return 0
-    if cmd == "seeds":
-        cmd_seeds(args)
-        return 0
-    if cmd == "extend":
-        cmd_extend(args)
-        return 0
-    if cmd == "decentral":
-        cmd_decentral(args)
-        return 0
-    if cmd == "report":
-        cmd_report(args)
-        return 0
     if cmd == "tta":
-        import study_tta   # bench/, next to this file
+        import study_tta   # tools/, next to this file
         return study_tta.main(args)
-    die("unknown command '%s' (check, seeds, extend, decentral, report, "
-        "tta)" % cmd)
+    cmds = {"seeds": cmd_seeds, "extend": cmd_extend,
+            "decentral": cmd_decentral, "report": cmd_report,
+            "plan": cmd_plan, "budget": cmd_budget,
+            "progress": cmd_progress}
+    if cmd not in cmds:
+        die("unknown command '%s' (check, %s, tta)" % (cmd, ", ".join(cmds)))
+    cmds[cmd](args)
+    return 0
 
 
 if __name__ == "__main__":

@@ -319,7 +319,7 @@ platform() {
 {
   "format": "lbscale-platform", "version": 1,
   "name": "emu-$rate-$hosts",
-  "description": "Emulated cluster (bench/emulate/cluster.sh): $hosts network namespaces, one MPI rank each, on a Linux bridge; every host link shaped by tc tbf at $rate per direction (burst $burst B), netem delay $delay_us us; Open MPI 4.1 ob1/btl tcp",
+  "description": "Emulated cluster (tools/emulate/cluster.sh): $hosts network namespaces, one MPI rank each, on a Linux bridge; every host link shaped by tc tbf at $rate per direction (burst $burst B), netem delay $delay_us us; Open MPI 4.1 ob1/btl tcp",
   "sources": [
     "node.nic_gbps: the tc tbf rate ($rate = $gbps Gb/s) on each host veth and on its bridge port",
     "protocols.Simple.bw_factor $bwf: TCP payload per byte tbf charges at MTU $mtu ($((mtu - 52)) B of payload with timestamps per $((mtu + 14)) B skb: IP packet + Ethernet header)",

@@ -85,7 +85,7 @@ def main():
                        % (h.get("model"), h["optim"], h["ranks"],
                           h.get("local_batch"), h.get("rank", 0),
                           min(keep), max(keep)),
-        "sources": ["converted by bench/emulate/train2sim.py from %s"
+        "sources": ["converted by tools/emulate/train2sim.py from %s"
                     % os.path.abspath(a.trace),
                     "bucket_mb 1e-6: the trainer allreduces each layer on "
                     "its own (no DDP bucket fusion)"],

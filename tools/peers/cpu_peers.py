@@ -3,7 +3,7 @@
 users run on the CPU, same element count, tensor split and threads, in
 rounds A B A B ... so that a machine that slows down mid-run slows both.
 
-    /usr/bin/python3 bench/peers/cpu_peers.py [--elements 100M] [--threads 2]
+    /usr/bin/python3 tools/peers/cpu_peers.py [--elements 100M] [--threads 2]
         [--rounds 5] [--iters 5] [--only lamb,adamw,sgd,topk] [--out DIR]
 
 Pairs (hyperparameters equal on both sides):
@@ -29,7 +29,7 @@ not unless this script runs under GLIBC_TUNABLES=glibc.malloc.hugetlb=1
 
 Needs Debian's python3-torch (apt-get install python3-torch) and, for the
 LAMB pair, torch-optimizer next to this script (no download at run time):
-    pip install --no-deps --target bench/peers/.pydeps torch-optimizer pytorch-ranger
+    pip install --no-deps --target tools/peers/.pydeps torch-optimizer pytorch-ranger
 A pair whose peer is not importable is skipped with a line saying why.
 --out DIR writes peers.jsonl (one row per pair), peers.dat and, with
 gnuplot, peers.png / peers.svg (plots/peers.gp).

@@ -3,7 +3,7 @@
 side by side: A B A B ... (ROUNDS rounds, each a fresh process), and the
 ratio of each round's medians, B / A, reported as median [min, max].
 
-  bench/pair_ratio.py --rounds 5 --field step_ms_median \\
+  tools/pair_ratio.py --rounds 5 --field step_ms_median \\
       --a 'optim --optim lamb --elements 100M --threads 2 --iters 5' \\
       --b 'optim --optim slamb --elements 100M --threads 2 --iters 5'
 

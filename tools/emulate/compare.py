@@ -3,7 +3,7 @@
 
     compare.py RUN_DIR [--bin LBSCALE] [--out FILE.md]
 
-RUN_DIR is what bench/emulate/validate.sh wrote:
+RUN_DIR is what tools/emulate/validate.sh wrote:
   platform.json            the emulated cluster as an lbscale platform
   coll-default/coll.jsonl  `lbscale coll` rows, Open MPI's own algorithm
                            choice (compared with the simulator's choice)

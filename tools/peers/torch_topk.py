@@ -3,7 +3,7 @@
 same data (lbscale writes its input with --save-input), the same size,
 density and threads, measured back to back in one run.
 
-    /usr/bin/python3 bench/peers/torch_topk.py [--elements 100M] [--k 0.01]
+    /usr/bin/python3 tools/peers/torch_topk.py [--elements 100M] [--k 0.01]
                                                [--threads 2] [--json]
                                                [--device cpu|cuda]
 
