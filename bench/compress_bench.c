@@ -625,7 +625,7 @@ int verb_compress(int argc, char **argv)
          .dst = &a.save_input,
          .arg = "F",
          .help = "write the input as raw little-endian float32 to F (for\n"
-                 "bench/peers/torch_topk.py)"},
+                 "tools/peers/torch_topk.py)"},
         CLI_EXPORT_OPTS(&export_to),
         CLI_COMMON_OPTS(&com),
         {0}};
