@@ -310,6 +310,48 @@ Test(optim, lamb_with_unit_trust_ratio_is_adamw)
                   "bias_correction=0");
 }
 
+/* Lion (core/optim/lion.c) against the paper's Algorithm 2 written out
+ * in double: c = b1 m + (1 - b1) g, w -= lr (sign(c) + wd w), m = b2 m +
+ * (1 - b2) g, sign(0) = 0; the same trajectory to float rounding. */
+Test(optim, lion_matches_double_reference)
+{
+    const double lr = 0.01, b1 = 0.9, b2 = 0.99, wd = 0.1;
+    struct params p;
+    params_init(&p, 3, 7);
+    struct lbs_optim *o = make("lion:lr=0.01,b1=0.9,b2=0.99,wd=0.1", &p);
+    double *w[3], *m[3];
+    for (size_t i = 0; i < p.n; i++) {
+        w[i] = malloc(p.l[i].n * sizeof(double));
+        m[i] = calloc(p.l[i].n, sizeof(double));
+        cr_assert(w[i] && m[i]);
+        for (size_t j = 0; j < p.l[i].n; j++)
+            w[i][j] = p.l[i].w[j];
+    }
+    for (int t = 1; t <= 10; t++) {
+        params_grad(&p);
+        for (size_t i = 0; i < p.n; i++)
+            for (size_t j = 0; j < p.l[i].n; j++) {
+                double g = p.l[i].g[j], c = b1 * m[i][j] + (1 - b1) * g;
+                double s = c > 0 ? 1 : c < 0 ? -1 : 0;
+                w[i][j] -= lr * (s + wd * w[i][j]);
+                m[i][j] = b2 * m[i][j] + (1 - b2) * g;
+            }
+        step_ok(o, "lion");
+        for (size_t i = 0; i < p.n; i++)
+            for (size_t j = 0; j < p.l[i].n; j++)
+                cr_assert(fabs(p.l[i].w[j] - w[i][j]) <=
+                              1e-5 * fmax(1.0, fabs(w[i][j])),
+                          "step %d layer %zu[%zu]: lion %.9g, reference "
+                          "%.9g", t, i, j, p.l[i].w[j], w[i][j]);
+    }
+    lbs_optim_free(o);
+    for (size_t i = 0; i < p.n; i++) {
+        free(w[i]);
+        free(m[i]);
+    }
+    params_free(&p);
+}
+
 static void bits_equal(const struct params *a, const struct params *b,
                        const char *what, int t)
 {

@@ -16,7 +16,8 @@
     X(jointspar) \
     X(jointspar_lars) \
     X(dmsgd) \
-    X(decentlam)
+    X(decentlam) \
+    X(lion)
 
 #define DECLARE(name) extern const struct lbs_optim_ops lbs_optim_##name;
 LBS_OPTIMIZERS(DECLARE)
