@@ -506,3 +506,97 @@ const struct lbs_kern F(lbs_kern) = {
     .gossip_mix = F(gossip_mix),
     .mask_hits = F(mask_hits),
 };
+
+#ifdef KERN_REF
+/* The shared kernels as a family of their own (kfam.h: lbs_kern_kfam), so
+ * the checkasm loop of tests/test_isa.c and its bench mode cover them
+ * too: each over an odd length off alignment; sums within their bound,
+ * sumsq_fixed exactly (its order is fixed at every level). */
+static void check_sums(const struct lbs_kern *K, struct lbs_kcheck *r,
+                       const float *x, size_t n)
+{
+    double s, f;
+    LBS_KCALL(r, "sumsq", n, s = K->sumsq(x, n));
+    lbs_kcheck_sum(r, "sumsq", s, LBS_KBOUND_NORM);
+    LBS_KCALL(r, "sumsq_fixed", n, f = K->sumsq_fixed(x, n));
+    lbs_kcheck_sum(r, "sumsq_fixed", f, 0);
+    double *part = lbs_kcheck_zalloc(r, LBS_CHUNKS * sizeof *part);
+    for (int h = 0; h < 2; h++)
+        LBS_KCALL(r, "sumsq_chunks", n / 2,
+                  K->sumsq_chunks(x, n, h * LBS_CHUNKS / 2,
+                                  (h + 1) * LBS_CHUNKS / 2, part));
+    int same = 1;
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(n, c);
+        same &= part[c] == K->sumsq(x + lo, lbs_chunk_lo(n, c + 1) - lo);
+        lbs_kcheck_sum(r, "sumsq_chunks", part[c], LBS_KBOUND_NORM);
+    }
+    lbs_kcheck_true(r, "sumsq_chunks = sumsq per chunk", same);
+}
+
+static void check_scans(const struct lbs_kern *K, struct lbs_kcheck *r,
+                        const float *x, size_t n)
+{
+    const uint32_t t = 0x3f600000u;   /* |x| >= 0.875 */
+    uint32_t *gi = lbs_kcheck_zalloc(r, n * sizeof *gi);
+    float *gv = lbs_kcheck_zalloc(r, n * sizeof *gv);
+    for (size_t room = 10; room; room = room == 10 ? n : 0) {
+        size_t h;
+        LBS_KCALL(r, "scan_ge", n - 5,
+                  h = K->scan_ge(x, 5, n, t, gi, gv, room));
+        lbs_kcheck_sum(r, "scan_ge hits", (double)h, 0);
+        h = h < room ? h : room;
+        lbs_kcheck_bits(r, "scan_ge indices", gi, h * sizeof *gi);
+        lbs_kcheck_bits(r, "scan_ge values", gv, h * sizeof *gv);
+        uint32_t *oi = lbs_kcheck_zalloc(r, n * sizeof *oi);
+        float *ov = lbs_kcheck_zalloc(r, n * sizeof *ov);
+        size_t f;
+        LBS_KCALL(r, "filter_ge", h,
+                  f = K->filter_ge(gv, gi, 1, h, 0x3f700000u, oi, ov, room));
+        lbs_kcheck_sum(r, "filter_ge hits", (double)f, 0);
+        f = f < room ? f : room;
+        lbs_kcheck_bits(r, "filter_ge indices", oi, f * sizeof *oi);
+        lbs_kcheck_bits(r, "filter_ge values", ov, f * sizeof *ov);
+    }
+}
+
+static void check(const void *t, struct lbs_kcheck *r)
+{
+    const struct lbs_kern *K = t;
+    enum { N = 10007, M = N / 3 };
+    float *x = lbs_kcheck_f32(r, N, 1, 0), *w = lbs_kcheck_f32(r, N, 1, 0);
+    x[100] = -0.0f;
+    x[101] = 0.0f;
+    check_sums(K, r, x, N);
+    LBS_KCALL(r, "axpy", N, K->axpy(w, x, 0.37f, N));
+    lbs_kcheck_bits(r, "axpy w", w, N * sizeof *w);
+    uint32_t *idx = lbs_kcheck_zalloc(r, M * sizeof *idx);
+    for (size_t j = 0; j < M; j++)
+        idx[j] = (uint32_t)(3 * j + j % 3);
+    float *p = lbs_kcheck_zalloc(r, M * sizeof *p);
+    LBS_KCALL(r, "gather", M, K->gather(p, x, idx, M));
+    lbs_kcheck_bits(r, "gather", p, M * sizeof *p);
+    LBS_KCALL(r, "scatter_add", M, K->scatter_add(w, idx, p, 0.25f, M));
+    lbs_kcheck_bits(r, "scatter_add", w, N * sizeof *w);
+    check_scans(K, r, x, N);
+    const float *src[3] = {x, w, lbs_kcheck_f32(r, N, 1, 0)};
+    const double wt[3] = {0.25, 0.5, 0.25};
+    double s;
+    LBS_KCALL(r, "gossip_mix", N, s = K->gossip_mix(src, wt, 3, w, 0, N));
+    lbs_kcheck_true(r, "gossip_mix sum finite", isfinite(s));
+    lbs_kcheck_bits(r, "gossip_mix (in place)", w, N * sizeof *w);
+    uint32_t *hits = lbs_kcheck_zalloc(r, 200003 * sizeof *hits);
+    const uint64_t key = 0x9e3779b97f4a7c15ull;
+    for (int k = 0; k < 3; k++) {
+        const double prob[3] = {0.001, 0.03, 0.5};
+        size_t h;
+        LBS_KCALL(r, "mask_hits", 200003 - 5,
+                  h = K->mask_hits(key, lbs_rng_thr61(prob[k]), 5, 200003,
+                                   hits));
+        lbs_kcheck_sum(r, "mask_hits count", (double)h, 0);
+        lbs_kcheck_bits(r, "mask_hits", hits, h * sizeof *hits);
+    }
+}
+const struct lbs_kfam lbs_kern_kfam = {
+    "kern", {&lbs_kern_c, &lbs_kern_avx2, &lbs_kern_avx512}, check};
+#endif

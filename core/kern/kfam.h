@@ -52,6 +52,9 @@ static inline const void *lbs_kfam_cur(const struct lbs_kfam *f)
         #fam + 4, {&fam##_kern_c, &fam##_kern_avx2, &fam##_kern_avx512},     \
         checkfn}
 
+/* The shared kernels of kern.h as a family (kern_tmpl.c), for the checks. */
+extern const struct lbs_kfam lbs_kern_kfam;
+
 /* The families of every registered optimizer (optim.c) and compressor
  * (compress.c), appended to out[n..cap) each once; returns the new n. */
 size_t lbs_optim_kfams(const struct lbs_kfam **out, size_t n, size_t cap);
