@@ -283,13 +283,8 @@ int lbs_sim_fit(const struct lbs_sim_sample *s, size_t n,
      * on the rest (each (coll, ranks) class is split, so both halves span
      * the sizes) */
     if (m >= 6) {
-        size_t ntr = 0, nte = 0;
-        for (size_t i = 0; i < m; i++) {
-            if (i % 2)
-                te[nte++] = idx[i];
-            else
-                tr[ntr++] = idx[i];
-        }
+        size_t ntr, nte;
+        sj_alternate(idx, m, tr, &ntr, te, &nte);
         summarise(re, held_out(s, tr, ntr, te, nte, re), &fit->sizes);
     }
     /* held-out rank counts: for each P, fit on the other rank counts and

@@ -153,15 +153,10 @@ static double fit_group(struct nfit f, struct lbs_sim_heldout *held)
     held->n = 0;
     held->med = held->max = -1;
     if (te && f.n >= 4) {
-        size_t nt = 0, ne = 0;
+        size_t nt, ne;
         qsort_r((size_t *)f.idx, f.n, sizeof *f.idx, by_bytes,
                 (void *)f.s);
-        for (size_t i = 0; i < f.n; i++) {
-            if (i % 2)
-                te[ne++] = f.idx[i];
-            else
-                tr[nt++] = f.idx[i];
-        }
+        sj_alternate(f.idx, f.n, tr, &nt, te, &ne);
         const size_t *all = f.idx;
         f.idx = tr;
         f.n = nt;

@@ -255,13 +255,8 @@ int lbs_sim_fit_net(const struct lbs_sim_sample *s, size_t n,
     net->coll_bw[LBS_COLL_ALLGATHERV] = net->coll_bw[LBS_COLL_ALLGATHER];
     /* held-out sizes: fit every other sample, predict the rest */
     if (m >= 6) {
-        size_t ntr = 0, nte = 0;
-        for (size_t i = 0; i < m; i++) {
-            if (i % 2)
-                te[nte++] = idx[i];
-            else
-                idx[ntr++] = idx[i];
-        }
+        size_t ntr, nte;
+        sj_alternate(idx, m, idx, &ntr, te, &nte);
         double h[NU];
         if (isfinite(net_best(s, idx, ntr, in, h))) {
             for (size_t i = 0; i < nte; i++)

@@ -161,6 +161,20 @@ double sj_median(double *x, size_t n)
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
+void sj_alternate(const size_t *idx, size_t m, size_t *even, size_t *ne,
+                  size_t *odd, size_t *no)
+{
+    size_t a = 0, b = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (i % 2)
+            odd[b++] = idx[i];
+        else
+            even[a++] = idx[i];   /* a <= i: safe when even == idx */
+    }
+    *ne = a;
+    *no = b;
+}
+
 void sj_copy_path(char *dst, size_t len, const char *path)
 {
     size_t n = strlen(path);

@@ -65,6 +65,11 @@ int sj_load_file(const char *path, size_t cap, int nul_ok,
  * (n >= 1; sorts x in place). */
 int sj_cmp_double(const void *a, const void *b);
 double sj_median(double *x, size_t n);
+/* idx[0..m) dealt alternately: even positions to even[] (*ne), odd to
+ * odd[] (*no); even may be idx itself (the held-out split of the fits:
+ * every other message size). */
+void sj_alternate(const size_t *idx, size_t m, size_t *even, size_t *ne,
+                  size_t *odd, size_t *no);
 /* calib.c, shared with calib_net.c: the bandwidth column of a fitted
  * collective (allreduce 0, allgather(v) 1, alltoall 2, bcast 3; -1 for
  * none, the barrier), and ceil(log2 x) for x >= 1. */
