@@ -105,10 +105,10 @@ static size_t shuffle_extra(size_t n, int S)
 static void fy_steps(uint32_t *a, size_t lo, size_t hi, uint64_t key)
 {
     uint32_t j[DRAW_AHEAD];
+    void (*draws)(uint64_t, size_t, size_t, uint32_t *) = lbs_kern()->fy_draws;
     for (size_t i = hi; i > lo;) {
         size_t m = i - lo < DRAW_AHEAD ? i - lo : DRAW_AHEAD;
-        for (size_t s = 0; s < m; s++)
-            j[s] = (uint32_t)lbs_rng_below(key, i - 1 - s, i - s);
+        draws(key, i, m, j);
         for (size_t s = 0; s < m; s++) {
             if (s + PREFETCH < m)
                 __builtin_prefetch(&a[j[s + PREFETCH]], 1);
@@ -170,14 +170,25 @@ static void shuffle_run(struct cyclic_shuffle *sh, uint64_t key)
  * then copied back), segment by segment; seg[0] ends as the shuffle.
  * The other segments' arrays go, but seg[1]'s memory, when there is one
  * and it was allocated here, is handed back (*spare, 4 b[1] bytes) for
- * the caller's next array. */
-static void shuffle_fold(struct cyclic_shuffle *sh, void **spare,
-                         size_t *spare_bytes)
+ * the caller's next array.  With low (the radix path, every segment
+ * allocated here), the last segment's copy is left to the caller, who
+ * reads its first entries from there: the shuffle is then *low's *low_n
+ * entries followed by seg[0]'s above them, and *low (NULL when S = 1)
+ * is the caller's to free.  That copy is a pass over up to half of the
+ * layer the radix sort's first pass can read from *low instead. */
+static void shuffle_fold(struct cyclic_shuffle *sh, uint32_t **low,
+                         size_t *low_n, void **spare, size_t *spare_bytes)
 {
     uint32_t *a = sh->seg[0];
-    for (int s = 1; s < sh->S; s++) {
+    const int S = sh->S;
+    if (low) {
+        *low = NULL;
+        *low_n = 0;
+    }
+    for (int s = 1; s < S; s++) {
         uint32_t *g = sh->seg[s];
         const size_t m = sh->b[s];
+        const int copy = !low || s < S - 1;
 #pragma omp parallel
         {
 #pragma omp for schedule(static)
@@ -187,13 +198,17 @@ static void shuffle_fold(struct cyclic_shuffle *sh, void **spare,
                 g[p] = a[g[p]];
             }
 #pragma omp for schedule(static)
-            for (size_t p = 0; p < m; p++)
+            for (size_t p = 0; p < (copy ? m : 0); p++)
                 a[p] = g[p];
         }
-        if (s > 1 && sh->owned[s])
+        if (!copy) {
+            *low = g;
+            *low_n = m;
+        } else if (s > 1 && sh->owned[s]) {
             free(g);
+        }
     }
-    int keep = sh->S > 1 && sh->owned[1];
+    int keep = S > 1 && sh->owned[1] && (!low || S > 2);
     *spare = keep ? sh->seg[1] : NULL;
     *spare_bytes = keep ? sh->b[1] * sizeof *a : 0;
     sh->S = 1;
@@ -288,15 +303,16 @@ static int chunks_bucket(const void *q, size_t w, size_t n, size_t C,
 }
 
 /* The shuffle of (seed, layer) in a (n entries), the segments in room as
- * far as it lasts (shuffle_plan); *spare as in shuffle_fold. */
+ * far as it lasts (shuffle_plan); *spare, and low (room must then be
+ * NULL), as in shuffle_fold. */
 static void cyclic_shuffle(uint64_t seed, int layer, size_t n, uint32_t *a,
-                           uint32_t *room, size_t room_n, void **spare,
-                           size_t *spare_bytes)
+                           uint32_t *room, size_t room_n, uint32_t **low,
+                           size_t *low_n, void **spare, size_t *spare_bytes)
 {
     struct cyclic_shuffle sh;
     shuffle_plan(&sh, n, a, room, room_n);
     shuffle_run(&sh, lbs_rng_key(seed, UINT64_MAX, (uint64_t)layer));
-    shuffle_fold(&sh, spare, spare_bytes);
+    shuffle_fold(&sh, low, low_n, spare, spare_bytes);
 }
 
 /* Chunks of at least RADIX_MIN_CHUNK elements are sorted where they lie,
@@ -308,41 +324,48 @@ static void cyclic_shuffle(uint64_t seed, int layer, size_t n, uint32_t *a,
 #define RADIX_BITS 11
 #define RADIX_PASSES 3      /* 3 x 11 bits hold any uint32 */
 
-/* x[0, m) ascending (values below 2^bits), t: m entries of scratch. */
-static void radix_chunk(uint32_t *x, uint32_t *t, size_t m, unsigned bits)
+/* x[0, m) := src[0, m) ascending (values below 2^bits); src may be x; t:
+ * m entries of scratch.  The passes alternate between x and t and end in
+ * x; only an in-place sort with an odd pass count ends with a copy. */
+static void radix_chunk(uint32_t *x, const uint32_t *src, uint32_t *t,
+                        size_t m, unsigned bits)
 {
     unsigned passes = (bits + RADIX_BITS - 1) / RADIX_BITS;
-    if (!passes || m < 2)
+    if (!passes || m < 2) {
+        if (src != x)
+            memcpy(x, src, m * sizeof *x);
         return;
+    }
     unsigned d = (bits + passes - 1) / passes;
     const uint32_t mask = (1u << d) - 1;
     uint32_t cnt[RADIX_PASSES][1u << RADIX_BITS];
     memset(cnt, 0, sizeof cnt);
     for (size_t i = 0; i < m; i++)
         for (unsigned p = 0; p < passes; p++)
-            cnt[p][(x[i] >> (p * d)) & mask]++;
+            cnt[p][(src[i] >> (p * d)) & mask]++;
     for (unsigned p = 0; p < passes; p++)
         for (uint32_t b = 0, o = 0; b <= mask; b++) {
             uint32_t c = cnt[p][b];
             cnt[p][b] = o;
             o += c;
         }
-    uint32_t *src = x, *dst = t;
+    const uint32_t *in = src;
+    uint32_t *out = src != x && passes % 2 ? x : t;
     for (unsigned p = 0; p < passes; p++) {
         for (size_t i = 0; i < m; i++)
-            dst[cnt[p][(src[i] >> (p * d)) & mask]++] = src[i];
-        uint32_t *sw = src;
-        src = dst;
-        dst = sw;
+            out[cnt[p][(in[i] >> (p * d)) & mask]++] = in[i];
+        in = out;
+        out = out == x ? t : x;
     }
-    if (src != x)
-        memcpy(x, src, m * sizeof *x);
+    if (in != x)
+        memcpy(x, in, m * sizeof *x);
 }
 
-/* Every chunk of perm (n entries, C chunks) ascending, chunks in parallel;
- * tmp: T x the largest chunk, T = the threads at most. */
-static void chunks_radix(uint32_t *perm, size_t n, size_t C, uint32_t *tmp,
-                         size_t mmax)
+/* Every chunk of perm (n entries, C chunks) ascending, chunks in parallel,
+ * the shuffle's first low_n entries read from low (shuffle_fold; low_n
+ * may be 0); tmp: T x the largest chunk, T = the threads at most. */
+static void chunks_radix(uint32_t *perm, const uint32_t *low, size_t low_n,
+                         size_t n, size_t C, uint32_t *tmp, size_t mmax)
 {
     unsigned bits = 0;
     while (bits < 32 && ((size_t)1 << bits) < n)
@@ -353,7 +376,12 @@ static void chunks_radix(uint32_t *perm, size_t n, size_t C, uint32_t *tmp,
 #pragma omp for schedule(static)
         for (size_t c = 0; c < C; c++) {
             size_t lo = n * c / C, hi = n * (c + 1) / C;
-            radix_chunk(perm + lo, t, hi - lo, bits);
+            const uint32_t *src = perm + lo;
+            if (hi <= low_n)
+                src = low + lo;
+            else if (lo < low_n)    /* the chunk across low's end */
+                memcpy(perm + lo, low + lo, (low_n - lo) * sizeof *perm);
+            radix_chunk(perm + lo, src, t, hi - lo, bits);
         }
     }
 }
@@ -384,22 +412,30 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
     }
     m->n = n;
     m->chunks = lbs_mask_cyclic_count(k, n);
-    void *spare;
-    size_t room;
-    cyclic_shuffle(seed, layer, n, m->perm, NULL, 0, &spare, &room);
-    /* perm holds the shuffle; its chunks are sorted where they lie
-     * (radix) or laid out again from the ids; the scratch of either is
-     * the shuffle's spare array where it fits */
+    /* the chunks of the shuffle are sorted where they lie (radix: large
+     * chunks, where the per-thread scratch is small beside the layer) or
+     * laid out again from the ids; the scratch of either is the
+     * shuffle's spare array where it fits */
     const size_t C = m->chunks, mmax = (n + C - 1) / C;
     const size_t T = n >= LBS_PAR_MIN_COMPRESS
         ? (size_t)omp_get_max_threads() : 1;
-    if (mmax >= RADIX_MIN_CHUNK && T * mmax <= n / 2) {
+    const int radix = mmax >= RADIX_MIN_CHUNK && T * mmax <= n / 2;
+    uint32_t *low = NULL;
+    size_t low_n = 0, room;
+    void *spare;
+    cyclic_shuffle(seed, layer, n, m->perm, NULL, 0, radix ? &low : NULL,
+                   &low_n, &spare, &room);
+    if (radix) {
         uint32_t *tmp = room >= T * mmax * sizeof *tmp
             ? spare : lbs_array_alloc(T * mmax, sizeof *tmp);
+        if (tmp)
+            chunks_radix(m->perm, low, low_n, n, C, tmp, mmax);
+        else if (low_n)     /* the ids' way below, on the whole shuffle */
+            memcpy(m->perm, low, low_n * sizeof *low);
+        free(low);
+        if (tmp != spare)
+            free(tmp);
         if (tmp) {
-            chunks_radix(m->perm, n, C, tmp, mmax);
-            if (tmp != spare)
-                free(tmp);
             free(spare);
             *out = m;
             return 0;
@@ -444,7 +480,7 @@ int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
     void *spare;
     size_t room;
     cyclic_shuffle(seed, layer, n, a, have >= n ? a + n : NULL,
-                   have >= n ? have - n : 0, &spare, &room);
+                   have >= n ? have - n : 0, NULL, NULL, &spare, &room);
     free(spare);
     chunk_ids(a, n, C, q, 1);
     if (a != scratch)

@@ -76,6 +76,9 @@ struct lbs_kern {
      * [lo, hi), ascending into out; returns how many */
     size_t (*mask_hits)(uint64_t key, uint64_t thr, size_t lo, size_t hi,
                         uint32_t *out);
+    /* The cyclic mask's Fisher-Yates targets (mask.c): j[s] =
+     * lbs_rng_below(key, i - 1 - s, i - s) for s < m, i <= 2^32 - 1 */
+    void (*fy_draws)(uint64_t key, size_t i, size_t m, uint32_t *j);
 };
 
 extern const struct lbs_kern lbs_kern_c, lbs_kern_avx2, lbs_kern_avx512;
