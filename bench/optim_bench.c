@@ -44,6 +44,9 @@ struct optim_kernel {
     struct lbs_comm *comm;
     struct layer_set set, setb;
     double slow, slowb;   /* planted slowdowns (cli_slowdown), 1: none */
+    double setup_s;       /* lbs_optim_new (+ its compressor): state and
+                             masks, what a process pays before its first
+                             step beyond its own model's arrays */
 };
 
 static int optim_call(void *ctx, long i, double *t, struct lbs_err *err)
@@ -99,11 +102,12 @@ static int optim_kernel_new(const struct optim_bench_args *a,
     int rc = layers_make(a->layers, a->elements, 1, &k->set, err);
     if (rc)
         return rc;
-    double rss0 = cli_rss_mib();
+    double rss0 = cli_rss_mib(), t0 = cli_now();
     if ((rc = lbs_optim_new(a->spec, k->set.l, k->set.n, comm, &k->o, err)))
         k->o = NULL;
     else if (a->compress)
         rc = lbs_optim_set_compressor(k->o, a->compress, err);
+    k->setup_s = cli_now() - t0;
     *rss = cli_rss_mib() - rss0;
     if (!rc && a->pair &&
         !(rc = layers_make(a->layers, a->elements, 1, &k->setb, err)) &&
@@ -161,6 +165,7 @@ static json_t *optim_row(const struct optim_bench_args *a,
     json_object_set_new(row, "isa", json_string(lbs_isa_name()));
     json_object_set_new(row, "peak_rss_mib", json_real(cli_peak_rss_mib()));
     json_object_set_new(row, "optim_rss_mib", json_real(rss_optim));
+    json_object_set_new(row, "setup_ms", json_real(k->setup_s * 1e3));
     json_object_set_new(row, "huge_mib", cli_huge_mib());
     json_object_set_new(row, "step_ms_mean", json_real(st->mean * 1e3));
     json_object_set_new(row, "step_ms_sd", json_real(st->sd * 1e3));
@@ -217,6 +222,7 @@ static const struct bench_col optim_cols[] = {
     BENCH_COL("roofline", "%8s", "%8.3f", "roofline_frac"),
     BENCH_COL2("[min, max]", "%15s", " [%5.3f, %5.3f]", "roofline_min", "roofline_max"),
     BENCH_COL("isa", "%-6s", "%-6s", "isa"),
+    BENCH_COL("setup(ms)", "%9s", "%9.1f", "setup_ms"),
     BENCH_COL("rss(MiB)", "%8s", "%8.0f", "optim_rss_mib"),
     BENCH_COL("peak", "%8s", "%8.0f", "peak_rss_mib"),
     BENCH_COL("huge", "%6s", "%6.0f", "huge_mib"),
@@ -303,6 +309,8 @@ static const char optim_about[] =
 "optimizer added (state, scratch; /proc/self/statm), peak = the process's\n"
 "getrusage peak (layers and the reference's arrays included), huge = the\n"
 "process's memory on transparent huge pages (lbscale/mem.h), MiB.\n"
+"setup = the optimizer's construction (its state, scratch and masks: what\n"
+"a training process pays before its first step besides its model), ms.\n"
 "#wrong counts non-finite parameters.";
 
 static const char optim_epilog[] =
