@@ -204,7 +204,7 @@ else
     mp=$!
     printed=0
     for _ in $(seq 300); do
-        printed=$(grep -c '^ *allreduce\|^ *allgather' "$TOP/kr.out" 2>/dev/null)
+        printed=$(grep -c '^ *[0-9]' "$TOP/kr.out" 2>/dev/null)   # data rows
         [ "${printed:-0}" -ge 6 ] && break
         sleep 0.1
     done
