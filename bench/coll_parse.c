@@ -61,7 +61,8 @@ static const char coll_about[] =
 "Columns: size = bytes of the whole buffer as in nccl-tests (allreduce,\n"
 "bcast, neighbor: the buffer; allgather(v): the gathered output;\n"
 "reduce_scatter: the input; alltoall: the send buffer), rounded down to\n"
-"what divides; count = its elements; algbw = size / time;\n"
+"what divides; count = its elements (the JSON's count; the table's is\n"
+"nccl-tests', above); algbw = size / time;\n"
 "busbw = algbw x factor (nccl-tests):\n"
 "  allreduce 2(P-1)/P   allgather(v), reduce_scatter, alltoall (P-1)/P\n"
 "  bcast 1   neighbor: the out-degree (bytes each rank sends / time)\n"
@@ -375,7 +376,8 @@ int coll_parse(int argc, char **argv, struct cli_common *com,
                  "onebit"},
         {.name = "topo", .type = CLI_STR, .dst = &c->topo, .arg = "T",
          .help = "neighbor graph: ring (default), exponential, onepeer\n"
-                 "(phase advances every call), full"},
+                 "(phase advances every call of lbscale's loop;\n"
+                 "nccl-tests' clock keeps the last), full"},
         {.name = "density", .short_name = 'k', .type = CLI_CALL,
          .fn = q_density_opt, .dst = &c->density, .arg = "K",
          .help = "compressed patterns' kept fraction (default 0.1)"},
