@@ -564,7 +564,9 @@ static void coll_footer(const struct coll_run *cr, double avg, int failed)
         printf("# Out of bounds values : %ld %s\n# Avg bus bandwidth    : "
                "%g GB/s (mean over %ld rows, compressed patterns left "
                "out)\n", cr->total_wrong,
-               cr->check ? "OK" : "(not checked)", avg, cr->busbw_n);
+               !cr->check ? "(not checked)" : cr->total_wrong ? "FAILED"
+                                                            : "OK",
+               avg, cr->busbw_n);
 }
 
 /* The sweeps (-N times; 0: until interrupted), the rows kept, the
