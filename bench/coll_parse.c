@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <fcntl.h>
 
@@ -14,22 +15,54 @@
 
 /* ---- CLI ---------------------------------------------------------------- */
 static const char coll_usage[] =
-"usage: lbscale coll [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]\n"
-"                    [--coll LIST] [--topo T] [-k DENSITY] [--root R]\n"
-"                    [--backend auto|mpi|self|nccl] [--json] [--out DIR]\n"
+"usage: lbscale coll [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS]\n"
+"                    [-w WARMUP] [-m AGG] [-N CYCLES] [-a 0|1|2|3]\n"
+"                    [-J FILE.json] [--coll LIST] [--topo T] [-k DENSITY]\n"
+"                    [-r R] [--backend auto|mpi|self|nccl]\n"
+"                    [--layout nccl-tests|lbscale] [--json] [--out DIR]\n"
 "                    [--no-save]\n"
 "       mpirun -np P lbscale coll ...     (any P; only rank 0 prints/writes)";
 
 static const char coll_about[] =
-"Collective benchmark in the style of nccl-tests.  For each collective and\n"
-"each size MIN, MIN*F, ... <= MAX: W untimed calls, then N timed ones, each\n"
-"after a barrier; the per-call time is the max over ranks, and time is the\n"
-"median over the N calls (min and max in the JSON).  Data is fp32 sum.\n"
+"Collective benchmark with nccl-tests' options, columns and -J JSON.  For\n"
+"each collective and each size MIN, MIN*F, ... <= MAX (or MIN, MIN+I, ...\n"
+"with -i), each form the pattern has - out of place (separate send and\n"
+"receive buffers) and in place (MPI_IN_PLACE; nccl-tests' in-place) - is\n"
+"timed by two clocks, both printed:\n"
+"  time (nccl-tests'): one barrier, then N x M calls back to back; each\n"
+"    rank's elapsed time / (N x M), averaged over ranks (-a changes it).\n"
+"  oop_med, ip_med (lbscale's, time_us in the JSON): W untimed calls,\n"
+"    then N timed ones, each after a barrier; per call the slowest rank,\n"
+"    and the median over the N calls (min and max in the JSON).\n"
+"Data is fp32 sum.  Forms: allreduce out of place is the backend's own\n"
+"call into a second buffer (MPI_Allreduce, ncclAllReduce); allgather(v),\n"
+"alltoall, reduce_scatter in place are MPI_IN_PLACE (nccl: allgather in\n"
+"place is ncclAllGather's; alltoall has no in-place form there: N/A);\n"
+"bcast has one buffer in MPI and lbs_comm, so its out-of-place form is\n"
+"the root's copy into the receive buffer plus the in-place call, timed\n"
+"together; neighbor and the compressed topk_allgather and onebit have\n"
+"only the out-of-place form (in place: N/A).  nccl: every lbs_comm call\n"
+"waits for its stream, so back-to-back calls do not overlap as in\n"
+"nccl-tests, and -m's calls are not grouped (ncclGroupStart).\n"
+"\n"
+"Layout (--layout nccl-tests, the default): nccl-tests' '#' lines (nThread\n"
+"line, '# Using devices' with one '#  Rank' line per rank), then per\n"
+"collective '# Collective test starting: NAME' and the columns\n"
+"  size(B) count(elements) type redop root | out-of-place: time(us)\n"
+"  algbw(GB/s) busbw(GB/s) #wrong | in-place: the same | lbscale:\n"
+"  oop_med(us) ip_med(us)\n"
+"then '# Out of bounds values', '# Avg bus bandwidth' (nccl-tests' busbw,\n"
+"mean over every out-of-place and in-place result of the dense patterns).\n"
+"count is nccl-tests' (allgather: each rank's block; reduce_scatter: each\n"
+"rank's result; alltoall: one peer's block; allgatherv: size/4/P); root is\n"
+"-1 but for bcast.  --layout lbscale: the one-group table of lbscale 0.1\n"
+"(coll first; time = lbscale's median of the pattern's native form).\n"
 "\n"
 "Columns: size = bytes of the whole buffer as in nccl-tests (allreduce,\n"
 "bcast, neighbor: the buffer; allgather(v): the gathered output;\n"
 "reduce_scatter: the input; alltoall: the send buffer), rounded down to\n"
-"what divides; count = its elements; algbw = size / time;\n"
+"what divides; count = its elements (the JSON's count; the table's is\n"
+"nccl-tests', above); algbw = size / time;\n"
 "busbw = algbw x factor (nccl-tests):\n"
 "  allreduce 2(P-1)/P   allgather(v), reduce_scatter, alltoall (P-1)/P\n"
 "  bcast 1   neighbor: the out-degree (bytes each rank sends / time)\n"
@@ -41,13 +74,27 @@ static const char coll_about[] =
 "  with busbw = algbw x 2(P-1)/P: the bus bandwidth a dense fp32 allreduce\n"
 "  would need to take the same time.\n"
 "#wrong: every rank fills a verifiable pattern of (rank, index) and checks\n"
-"the result of the last timed call exactly; summed over ranks (exit 1 if\n"
-"any).  NCCL_TESTS_MIN_BW=X (GB/s), as in nccl-tests: an average bus\n"
-"bandwidth below X fails the run (exit 1).  JSON rows: bench coll, ranks,\n"
+"the result of the last timed call of lbscale's loop exactly; summed over\n"
+"ranks (exit 1 if any).  NCCL_TESTS_MIN_BW=X (GB/s), as in nccl-tests: an\n"
+"average bus bandwidth below 0.9 X fails the run: the footer says FAILED,\n"
+"-J's average_bus_bandwidth.okay is false, exit 1 (nccl-tests exits 7).\n"
+"JSON rows (--json, <run>/coll.jsonl): bench coll, ranks,\n"
 "nodes (distinct host names), ranks_per_node (the most ranks on one host),\n"
 "bytes (trace-v1: the payload this rank contributes; allgatherv: the mean),\n"
-"size, count, time_us, time_us_min, time_us_max, algbw_gbps, busbw_gbps,\n"
-"wrong - the rows `lbscale sim calibrate` fits.";
+"size, count (size/4), time_us, time_us_min, time_us_max, algbw_gbps,\n"
+"busbw_gbps (lbscale's clock, of the form named by `form`: allreduce,\n"
+"bcast, masked_allreduce in place, the others out of place, as lbscale\n"
+"0.1 timed them), wrong (both forms) - the rows `lbscale sim calibrate`\n"
+"fits - and nccl-tests' columns: oop_time_us, oop_algbw_gbps,\n"
+"oop_busbw_gbps, oop_wrong, oop_median_us and ip_* the same (absent\n"
+"without that form), nt_count, redop, nt_root, agg_iters, average.\n"
+"-J FILE.json: nccl-tests' JSON document (version 3: args, env - only\n"
+"NCCL_, UCX_, OMPI_MCA_, OMP_, LBSCALE_ variables -, config with devices,\n"
+"results with out_of_place/in_place {time, alg_bw, bus_bw, nwrong} or\n"
+"null, out_of_bounds, average_bus_bandwidth), each result also naming its\n"
+"collective (coll, experiment_name) and lbscale's medians; an existing\n"
+"FILE is kept and FILE.0, FILE.1, ... written instead, as nccl-tests.\n"
+"sim calibrate reads the text and the -J file too.";
 
 int coll_quiet;
 #define BAD(...)                                                            \
@@ -165,9 +212,55 @@ static int q_density_opt(const char *o, const char *v, void *dst)
     }
     return 0;
 }
+/* -f: dst is the coll_cmd (a given -f wins over -i, as in nccl-tests) */
 static int q_factor_opt(const char *o, const char *v, void *dst)
 {
-    return q_long(TYPED(o, v), v, 2, 1024, dst) ? -EINVAL : 0;
+    struct coll_cmd *c = dst;
+    c->factor_set = 1;
+    return q_long(TYPED(o, v), v, 2, 1024, &c->factor) ? -EINVAL : 0;
+}
+/* -m is nccl-tests' aggregated iterations; OSU's MIN:MAX moved to
+ * --message-size, which the message names when a range is given. */
+static int q_agg_opt(const char *o, const char *v, void *dst)
+{
+    if (v && strchr(v, ':')) {
+        if (!coll_quiet)
+            cli_error(TYPED(o, v), "'%s' looks like OSU's MIN:MAX: -m is "
+                      "nccl-tests' aggregated iterations (use --message-size "
+                      "%s)", v, v);
+        return -EINVAL;
+    }
+    return q_long(TYPED(o, v), v, 1, 1000000, dst) ? -EINVAL : 0;
+}
+/* -t threads per process, -g GPUs per thread: one rank per process and
+ * one device per rank here (dst: "threads" or "GPUs"). */
+static int q_one_opt(const char *o, const char *v, void *what)
+{
+    long n;
+    if (q_long(TYPED(o, v), v, 1, 1 << 20, &n))
+        return -EINVAL;
+    if (n != 1) {
+        if (!coll_quiet)
+            cli_error(TYPED(o, v), "%ld %s: lbscale coll runs one rank per "
+                      "process on one %s (use mpirun -np RANKS)", n,
+                      (const char *)what, !strcmp(what, "threads")
+                                              ? "thread" : "device");
+        return -EINVAL;
+    }
+    return 0;
+}
+/* -J: nccl-tests infers the type from the suffix and writes only json */
+static int q_json_opt(const char *o, const char *v, void *dst)
+{
+    size_t n = strlen(v);
+    if (n < 5 || strcasecmp(v + n - 5, ".json")) {
+        if (!coll_quiet)
+            cli_error(TYPED(o, v), "'%s': only JSON is written, to a name "
+                      "ending in .json (as nccl-tests)", v);
+        return -EINVAL;
+    }
+    *(const char **)dst = v;
+    return 0;
 }
 
 static int parse_colls(const char *list, int sel[NCOLL])
@@ -225,9 +318,13 @@ int coll_parse(int argc, char **argv, struct cli_common *com,
         {.name = "maxbytes", .short_name = 'e', .type = CLI_CALL,
          .fn = q_size_opt, .dst = &c->maxb, .arg = "S",
          .help = "largest size (default 16M = 16 x 2^20)"},
-        {.name = "message-size", .short_name = 'm', .type = CLI_CALL,
+        {.name = "message-size", .type = CLI_CALL,
          .fn = q_range_opt, .dst = range, .arg = "MIN:MAX",
-         .help = "OSU's form of -b and -e"},
+         .help = "OSU's -m: -b and -e in one (bytes)"},
+        {.name = "stepbytes", .short_name = 'i', .type = CLI_CALL,
+         .fn = q_size_opt, .dst = &c->stepb, .arg = "S",
+         .help = "add S bytes per step instead of -f (nccl-tests; a\n"
+                 "given -f wins)"},
         {.name = "check", .short_name = 'c', .type = CLI_CALL,
          .fn = q_check_opt, .dst = &c->check, .arg = "0|1",
          .help = "check every result (default 1; 0: #wrong is N/A)"},
@@ -240,11 +337,38 @@ int coll_parse(int argc, char **argv, struct cli_common *com,
          .help = "print OSU's latency table (size, avg/min/max us,\n"
                  "iterations) instead of nccl-tests' columns"},
         {.name = "stepfactor", .short_name = 'f', .type = CLI_CALL,
-         .fn = q_factor_opt, .dst = &c->factor, .arg = "F",
+         .fn = q_factor_opt, .dst = c, .arg = "F",
          .help = "multiply the size by integer F >= 2 (default 2)"},
         CLI_ITERS_OPT(&c->iters, 'n', 1000000,
-                      "timed calls per size (default 20)"),
-        CLI_WARMUP_OPT(&c->warmup, 'w', "untimed calls first (default 5)"),
+                      "timed iterations per size and form (default 20)"),
+        CLI_WARMUP_OPT(&c->warmup, 'w', "untimed calls first, per size and "
+                       "form (default 5)"),
+        {.name = "agg_iters", .short_name = 'm', .type = CLI_CALL,
+         .fn = q_agg_opt, .dst = &c->agg, .arg = "M",
+         .help = "calls per timed iteration of nccl-tests' clock\n"
+                 "(default 1): N x M back to back, time / (N x M)"},
+        {.name = "run_cycles", .short_name = 'N', .type = CLI_LONG,
+         .dst = &c->cycles, .arg = "C", .lo = 0, .hi = 1000000,
+         .help = "run and print the whole sweep C times (default 1;\n"
+                 "0: until interrupted, rows neither saved nor -J)"},
+        {.name = "average", .short_name = 'a', .type = CLI_LONG,
+         .dst = &c->average, .arg = "A", .lo = 0, .hi = 3,
+         .help = "nccl-tests' time over ranks: 0 rank 0's, 1 the\n"
+                 "average (default), 2 the least, 3 the most"},
+        {.name = "output_file", .short_name = 'J', .type = CLI_CALL,
+         .fn = q_json_opt, .dst = &c->json_file, .arg = "FILE.json",
+         .help = "also write nccl-tests' JSON document (rank 0)"},
+        {.name = "nthreads", .short_name = 't', .type = CLI_CALL,
+         .fn = q_one_opt, .dst = "threads", .arg = "1",
+         .help = "threads per process: 1 only (one rank per process)"},
+        {.name = "ngpus", .short_name = 'g', .type = CLI_CALL,
+         .fn = q_one_opt, .dst = "GPUs", .arg = "1",
+         .help = "GPUs per thread: 1 only (nccl: one rank per GPU)"},
+        {.name = "layout", .type = CLI_CHOICE, .dst = &c->classic,
+         .arg = "L", .choices = (const char *const[]){"nccl-tests",
+                                                      "lbscale", NULL},
+         .help = "text table: nccl-tests (default: two column groups)\n"
+                 "or lbscale (one group, lbscale's median)"},
         {.name = "coll", .type = CLI_STR, .dst = &c->list, .arg = "LIST",
          .help = "comma-separated, or all (default): allreduce,\n"
                  "allgather, allgatherv, reduce_scatter, alltoall,\n"
@@ -252,12 +376,14 @@ int coll_parse(int argc, char **argv, struct cli_common *com,
                  "onebit"},
         {.name = "topo", .type = CLI_STR, .dst = &c->topo, .arg = "T",
          .help = "neighbor graph: ring (default), exponential, onepeer\n"
-                 "(phase advances every call), full"},
+                 "(phase advances every call of lbscale's loop;\n"
+                 "nccl-tests' clock keeps the last), full"},
         {.name = "density", .short_name = 'k', .type = CLI_CALL,
          .fn = q_density_opt, .dst = &c->density, .arg = "K",
          .help = "compressed patterns' kept fraction (default 0.1)"},
-        {.name = "root", .type = CLI_LONG, .dst = &c->root, .arg = "R",
-         .lo = 0, .hi = INT_MAX, .help = "bcast root (default 0)"},
+        {.name = "root", .short_name = 'r', .type = CLI_LONG, .dst = &c->root,
+         .arg = "R", .lo = 0, .hi = INT_MAX,
+         .help = "bcast root (default 0)"},
         {.name = "backend", .type = CLI_STR, .dst = &c->backend, .arg = "B",
          .help = "auto (default: mpi under mpirun, else self), mpi,\n"
                  "self, nccl.  reduce_scatter calls\n"
@@ -308,6 +434,9 @@ int coll_args_check(struct coll_cmd *c, char *gpu, size_t len)
 {
     if (c->minb > c->maxb)
         BAD("coll", "-b %zu is larger than -e %zu", c->minb, c->maxb);
+    if (c->json_file && !c->cycles)
+        BAD("-J", "-N 0 runs until interrupted: the JSON document would "
+            "never be written");
     if (c->maxb > (size_t)1 << 36)
         BAD("-e", "%zu bytes is more than this benchmark allocates (64Gi)",
             c->maxb);

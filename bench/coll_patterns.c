@@ -63,13 +63,15 @@ static void poison(void *x, size_t bytes)
 }
 
 /* ---- allreduce (also SLAMB's masked allreduce: k*n floats) ---------- */
+/* a: the input (and the in-place result); b: the out-of-place result */
 static int ar_setup_n(struct cctx *x, size_t n)
 {
     if (!n)
         return 1;
     x->n1 = n;
     x->a = hmalloc(&x->na, n * sizeof(float));
-    return x->a ? 0 : -ENOMEM;
+    x->b = hmalloc(&x->nb, n * sizeof(float));
+    return x->a && x->b ? 0 : -ENOMEM;
 }
 static int ar_setup(struct cctx *x, size_t S)
 {
@@ -79,17 +81,21 @@ static int ar_setup(struct cctx *x, size_t S)
 }
 static void ar_prep(struct cctx *x, int last)
 {
-    (void)last;
     fill(x->a, x->n1, x->rank, 0);
+    if (last && !x->ip)
+        poison(x->b, x->n1 * 4);
 }
 static int ar_run(struct cctx *x)
 {
-    return lbs_allreduce(x->c, x->a, x->n1, LBS_FLOAT32, LBS_SUM, -1);
+    if (x->ip)
+        return lbs_allreduce(x->c, x->a, x->n1, LBS_FLOAT32, LBS_SUM, -1);
+    return lbs_allreduce_to(x->c, x->a, x->b, x->n1, LBS_FLOAT32, LBS_SUM,
+                            -1);
 }
 static long ar_check(struct cctx *x)
 {
     long bad = 0;
-    const float *a = x->a;
+    const float *a = x->ip ? x->a : x->b;
     for (size_t i = 0; i < x->n1; i++)
         bad += a[i] != sum_tab[i % 13];
     return bad;
@@ -121,14 +127,20 @@ static int ag_setup(struct cctx *x, size_t S)
     fill(x->a, x->n1, x->rank, 0);
     return 0;
 }
+/* In place (nccl-tests, MPI_IN_PLACE): the input is this rank's block of
+ * b, copied from a before each call. */
 static void ag_prep(struct cctx *x, int last)
 {
     if (last)
         poison(x->b, x->count * 4);
+    if (x->ip)
+        memcpy((float *)x->b + (size_t)x->rank * x->n1, x->a, x->n1 * 4);
 }
 static int ag_run(struct cctx *x)
 {
-    return lbs_allgather(x->c, x->a, x->b, x->n1, LBS_FLOAT32, -1);
+    const float *send = x->ip ? (float *)x->b + (size_t)x->rank * x->n1
+                              : x->a;
+    return lbs_allgather(x->c, send, x->b, x->n1, LBS_FLOAT32, -1);
 }
 static long ag_check(struct cctx *x)
 {
@@ -173,10 +185,13 @@ static void agv_prep(struct cctx *x, int last)
 {
     if (last)
         poison(x->b, x->count * 4);
+    if (x->ip)
+        memcpy((float *)x->b + x->displs[x->rank], x->a, x->n1 * 4);
 }
 static int agv_run(struct cctx *x)
 {
-    return lbs_allgatherv(x->c, x->a, x->n1, x->b, x->counts, x->displs,
+    const float *send = x->ip ? (float *)x->b + x->displs[x->rank] : x->a;
+    return lbs_allgatherv(x->c, send, x->n1, x->b, x->counts, x->displs,
                           LBS_FLOAT32, -1);
 }
 static long agv_check(struct cctx *x)
@@ -207,19 +222,24 @@ static int blocks_setup(struct cctx *x, size_t S, size_t recv_blocks)
     fill(x->a, x->count, x->rank, 0);
     return 0;
 }
+/* b holds P blocks: the in-place form (MPI_IN_PLACE) reduces the whole
+ * of b, refilled before each call, into its first block. */
 static int rs_setup(struct cctx *x, size_t S)
 {
-    return blocks_setup(x, S, 1);
+    return blocks_setup(x, S, (size_t)x->P);
 }
 static void rs_prep(struct cctx *x, int last)
 {
-    if (last)
+    if (x->ip)
+        memcpy(x->b, x->a, x->count * 4);
+    else if (last)
         poison(x->b, x->n1 * 4);
 }
 static int rs_run(struct cctx *x)
 {
     if (x->P == 1 && strcmp(x->c->ops->name, "mpi")) {
-        memcpy(x->b, x->a, x->n1 * 4);
+        if (!x->ip)
+            memcpy(x->b, x->a, x->n1 * 4);
         return 0;
     }
 #if LBS_HAVE_MPI
@@ -227,7 +247,8 @@ static int rs_run(struct cctx *x)
         if (x->n1 > INT_MAX)
             return lbs_err_set(x->c->err, -EINVAL, "reduce-scatter: %zu "
                                "elements exceed MPI's int count", x->n1);
-        int mrc = MPI_Reduce_scatter_block(x->a, x->b, (int)x->n1, MPI_FLOAT,
+        const void *send = x->ip ? MPI_IN_PLACE : x->a;
+        int mrc = MPI_Reduce_scatter_block(send, x->b, (int)x->n1, MPI_FLOAT,
                                            MPI_SUM, MPI_COMM_WORLD);
         return mrc == MPI_SUCCESS ? 0
                : lbs_err_set(x->c->err, -EIO, "MPI_Reduce_scatter_block "
@@ -252,14 +273,18 @@ static int a2a_setup(struct cctx *x, size_t S)
 {
     return blocks_setup(x, S, (size_t)x->P);
 }
+/* In place: send == recv == b, refilled from a before each call. */
 static void a2a_prep(struct cctx *x, int last)
 {
-    if (last)
+    if (x->ip)
+        memcpy(x->b, x->a, x->count * 4);
+    else if (last)
         poison(x->b, x->count * 4);
 }
 static int a2a_run(struct cctx *x)
 {
-    return lbs_alltoall(x->c, x->a, x->b, x->n1, LBS_FLOAT32, -1);
+    return lbs_alltoall(x->c, x->ip ? x->b : x->a, x->b, x->n1, LBS_FLOAT32,
+                        -1);
 }
 static long a2a_check(struct cctx *x)
 {
@@ -281,7 +306,8 @@ static int bc_setup(struct cctx *x, size_t S)
     x->size = x->count * 4;
     x->payload = (double)x->size;
     x->a = hmalloc(&x->na, x->n1 * 4);
-    if (!x->a)
+    x->b = hmalloc(&x->nb, x->n1 * 4);
+    if (!x->a || !x->b)
         return -ENOMEM;
     if (x->rank == x->root)
         fill(x->a, x->n1, x->root, 0);
@@ -292,16 +318,22 @@ static int bc_setup(struct cctx *x, size_t S)
 static void bc_prep(struct cctx *x, int last)
 {
     if (last && x->rank != x->root)
-        poison(x->a, x->n1 * 4);
+        poison(x->ip ? x->a : x->b, x->n1 * 4);
 }
+/* lbs_bcast has one buffer (MPI_Bcast has no other): out of place is the
+ * root's copy of its send buffer a into b, then the call on b, timed
+ * together (--help says so). */
 static int bc_run(struct cctx *x)
 {
-    return lbs_bcast(x->c, x->a, x->n1, LBS_FLOAT32, x->root, -1);
+    if (!x->ip && x->rank == x->root)
+        memcpy(x->b, x->a, x->n1 * 4);
+    return lbs_bcast(x->c, x->ip ? x->a : x->b, x->n1, LBS_FLOAT32, x->root,
+                     -1);
 }
 static long bc_check(struct cctx *x)
 {
     long bad = 0;
-    const float *a = x->a;
+    const float *a = x->ip ? x->a : x->b;
     for (size_t i = 0; i < x->n1; i++)
         bad += a[i] != pat(x->root, i);
     return bad;
@@ -445,27 +477,30 @@ static long ob_check(struct cctx *x)
 }
 
 /* ---- the table ---------------------------------------------------------- */
-
-/* ---- the table ---------------------------------------------------------- */
+#define BOTH (F_OOP | F_IP)
 const struct coll_ops colls[] = {
-    {"allreduce", NULL, "float", BW_AR, 0, ar_setup, ar_prep, ar_run, ar_check},
-    {"allgather", NULL, "float", BW_AG, 0, ag_setup, ag_prep, ag_run, ag_check},
-    {"allgatherv", NULL, "float", BW_AG, 0, agv_setup, agv_prep, agv_run,
-     agv_check},
-    {"reduce_scatter", "reduce-scatter", "float", BW_AG, 0, rs_setup, rs_prep,
-     rs_run, rs_check},
-    {"alltoall", NULL, "float", BW_AG, 0, a2a_setup, a2a_prep, a2a_run,
-     a2a_check},
-    {"bcast", "broadcast", "float", BW_ONE, 0, bc_setup, bc_prep, bc_run,
-     bc_check},
-    {"neighbor", "neighbour", "float", BW_DEG, 0, nb_setup, nb_prep, nb_run,
-     nb_check},
-    {"masked_allreduce", "slamb", "float", BW_AR, 1, mar_setup, ar_prep,
-     ar_run, ar_check},
-    {"topk_allgather", "topk", "i32+f32", BW_AR, 1, tk_setup, tk_prep, tk_run,
-     tk_check},
-    {"onebit", "1bit", "uint8", BW_AR, 1, ob_setup, ob_prep, ob_run,
-     ob_check},
+    {"allreduce", NULL, "float", BW_AR, 0, BOTH, F_IP, "sum", ar_setup,
+     ar_prep, ar_run, ar_check},
+    {"allgather", NULL, "float", BW_AG, 0, BOTH, F_OOP, "none", ag_setup,
+     ag_prep, ag_run, ag_check},
+    {"allgatherv", NULL, "float", BW_AG, 0, BOTH, F_OOP, "none", agv_setup,
+     agv_prep, agv_run, agv_check},
+    {"reduce_scatter", "reduce-scatter", "float", BW_AG, 0, BOTH, F_OOP,
+     "sum", rs_setup, rs_prep, rs_run, rs_check},
+    {"alltoall", NULL, "float", BW_AG, 0, BOTH, F_OOP, "none", a2a_setup,
+     a2a_prep, a2a_run, a2a_check},
+    {"bcast", "broadcast", "float", BW_ONE, 0, BOTH, F_IP, "none", bc_setup,
+     bc_prep, bc_run, bc_check},
+    /* a neighbour exchange receives one block per peer: no in-place form */
+    {"neighbor", "neighbour", "float", BW_DEG, 0, F_OOP, F_OOP, "none",
+     nb_setup, nb_prep, nb_run, nb_check},
+    {"masked_allreduce", "slamb", "float", BW_AR, 1, BOTH, F_IP, "sum",
+     mar_setup, ar_prep, ar_run, ar_check},
+    /* the compressors' calls as the optimizers make them: out of place */
+    {"topk_allgather", "topk", "i32+f32", BW_AR, 1, F_OOP, F_OOP, "none",
+     tk_setup, tk_prep, tk_run, tk_check},
+    {"onebit", "1bit", "uint8", BW_AR, 1, F_OOP, F_OOP, "none", ob_setup,
+     ob_prep, ob_run, ob_check},
 };
 _Static_assert(sizeof colls / sizeof colls[0] == NCOLL,
                "NCOLL (coll_int.h): the entries of colls[]");
@@ -479,6 +514,38 @@ double bw_factor(const struct coll_ops *o, int P, int deg)
     case BW_DEG: return deg;
     }
     return 1.0;
+}
+
+/* The forms op runs on x's backend: nccl has no in-place alltoall
+ * (lbscale/comm.h). */
+unsigned coll_forms(const struct coll_ops *o, const struct cctx *x)
+{
+    if (!strcmp(o->name, "alltoall") && !strcmp(x->c->ops->name, "nccl"))
+        return F_OOP;
+    return o->forms;
+}
+
+/* nccl-tests' count column: the elements of one call's count argument
+ * (allgather: each rank's block; reduce_scatter: each rank's result;
+ * alltoall: each block sent to one peer; otherwise the whole buffer);
+ * allgatherv has no nccl-tests twin: the mean block, size / 4 / P. */
+size_t nt_count(const struct coll_ops *o, const struct cctx *x)
+{
+    if (!strcmp(o->name, "allgather") || !strcmp(o->name, "reduce_scatter") ||
+        !strcmp(o->name, "alltoall"))
+        return x->n1;
+    if (!strcmp(o->name, "allgatherv"))
+        return x->count / (size_t)x->P;
+    return x->count;
+}
+
+/* The size after S: times factor, or plus step when -i set one (as
+ * nccl-tests); 0 past SIZE_MAX. */
+size_t next_size(size_t S, size_t factor, size_t step)
+{
+    if (step)
+        return S > SIZE_MAX - step ? 0 : S + step;
+    return S > SIZE_MAX / factor ? 0 : S * factor;
 }
 
 void cctx_free(struct cctx *x)
@@ -500,9 +567,9 @@ void cctx_free(struct cctx *x)
  * least one element per rank of op, or 0 when none does (a table with no
  * row is refused as bad input instead of printed empty). */
 size_t first_fit(const struct coll_ops *op, const struct cctx *x,
-                 size_t minb, size_t maxb, size_t factor)
+                 size_t minb, size_t maxb, size_t factor, size_t step)
 {
-    for (size_t S = minb; S <= maxb;) {
+    for (size_t S = minb; S && S <= maxb; S = next_size(S, factor, step)) {
         struct cctx c = {.c = x->c, .rank = x->rank, .P = x->P,
                          .density = x->density, .root = x->root,
                          .topo = x->topo};
@@ -510,9 +577,6 @@ size_t first_fit(const struct coll_ops *op, const struct cctx *x,
         cctx_free(&c);
         if (s <= 0)            /* fits (or out of memory: let it report) */
             return S;
-        if (S > maxb / factor)
-            break;
-        S *= factor;
     }
     return 0;
 }

@@ -13,6 +13,11 @@
  *     allgather(v) s, alltoall P s, bcast s, barrier 0; time = the
  *     average latency column.
  *
+ * lbscale coll's own text in nccl-tests' layout reads the same way: its
+ * "# lbscale coll:" line lets one file hold one table per collective,
+ * each under its "# Collective test starting: NAME" (lbscale's names,
+ * lbscale/comm.h's vocabulary; allgatherv S / P like allgather).
+ *
  * Ranks, nodes and ranks per node come from the file where it states them
  * (nccl-tests' "#  Rank N ... on HOST" lines, or the JSON's devices), else
  * from the caller (--ranks, --ranks-per-node); the collective from the
@@ -213,6 +218,56 @@ static int nccl_header(char **tok, int n, struct ncols *out)
     return 1;
 }
 
+/* The collective of a table's "# Collective test starting: NAME": an
+ * nccl-tests program, or in lbscale coll's output (lb) lbscale's name of
+ * a collective (its compressed patterns: -1, no fitted form). */
+static int table_coll(const char *prog, int lb)
+{
+    if (!lb)
+        return nccl_prog_coll(prog);
+    int k = lbs_coll_from_name(prog);
+    return k >= 0 ? k : -1;
+}
+
+/* The rows of one table, read with P = 0, given their collective and the
+ * ranks (from the '#  Rank' lines, else the caller): allgather(v) sizes
+ * become per-rank bytes; rows no fit takes are counted as skipped. */
+static int table_fixup(const char *path, struct lbs_sim_samples *set,
+                       size_t first, const char *prog, int lb,
+                       const struct lbs_sim_samples_in *in,
+                       const struct hosts *h, struct lbs_err *err)
+{
+    int coll = prog[0] ? table_coll(prog, lb) : -2;
+    if (coll == -2 && (coll = caller_coll(in)) == -2)
+        return lbs_err_set(err, -EINVAL, "%s: cannot tell the collective: "
+                           "no '# Collective test starting' line%s (give "
+                           "--coll allreduce|allgather|alltoall|bcast)", path,
+                           prog[0] ? " naming an nccl-tests program" : "");
+    long P = h->ranks, nodes = (long)h->n, rpn = hosts_rpn(h);
+    int rc = 0;
+    if (!P && (rc = caller_layout(path, "this nccl-tests output (no '#  "
+                                  "Rank' lines)", in, &P, &nodes, &rpn,
+                                  err)))
+        return rc;
+    size_t kept = first;
+    for (size_t i = first; i < set->n; i++) {
+        struct lbs_sim_sample *s = &set->s[i];
+        if (coll < 0 || coll == LBS_COLL_NEIGHBOR || P < 2) {
+            set->skipped++;
+            continue;
+        }
+        s->coll = (enum lbs_coll)coll;
+        s->ranks = P;
+        s->nodes = nodes;
+        s->rpn = rpn;
+        if (coll == LBS_COLL_ALLGATHER || coll == LBS_COLL_ALLGATHERV)
+            s->bytes /= (double)P;
+        set->s[kept++] = *s;
+    }
+    set->n = kept;
+    return 0;
+}
+
 int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
                            const struct lbs_sim_samples_in *in,
                            struct lbs_sim_samples *set, struct lbs_err *err)
@@ -220,10 +275,11 @@ int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
     struct hosts h = {0};
     struct ncols c = {0};
     char prog[256] = "", buf[4096], *tok[MAXTOK];
-    size_t pos = 0, ll, first = set->n, skipped0 = set->skipped;
+    size_t pos = 0, ll, first = set->n, skipped0 = set->skipped,
+           start = set->n;
     long no = 0, hline = 0;
     const char *line;
-    int ended, rc = 0, footer = 0, coll = -2;
+    int ended, rc = 0, footer = 0, lb = 0;
     /* rows wait in set until the ranks and the collective are known:
      * store them with P = 0 and fix them up at the end */
     while (!rc && lbs_text_next_line(text, len, &pos, &no, &line, &ll,
@@ -234,17 +290,29 @@ int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
         if (tok[0][0] == '#') {
             const char *st = "# Collective test starting:";
             char host[64];
-            int r;
+            int r, starting = ll > strlen(st) &&
+                                  !strncmp(line, st, strlen(st));
             int rows_read = set->n > first || set->skipped > skipped0;
+            if (!strncmp(line, "# lbscale coll:", 15))
+                lb = 1;
+            /* lbscale coll: the next collective's table */
+            if (lb && rows_read && starting) {
+                if ((rc = table_fixup(path, set, first, prog, lb, in, &h,
+                                      err)))
+                    break;
+                first = set->n;
+                skipped0 = set->skipped;
+                hline = 0;
+                rows_read = 0;
+            }
             if (rows_read && (nccl_header(tok, n, &(struct ncols){0}) ||
-                              (ll > strlen(st) &&
-                               !strncmp(line, st, strlen(st))))) {
+                              starting)) {
                 rc = lbs_err_set(err, -EINVAL, "%s:%ld: a second nccl-tests "
                                  "table after rows of the first (one run per "
                                  "file: split it)", path, no);
                 break;
             }
-            if (ll > strlen(st) && !strncmp(line, st, strlen(st)) && n >= 5)
+            if (starting && n >= 5)
                 snprintf(prog, sizeof prog, "%s", tok[4]);
             else if (n >= 5 && !strcmp(tok[1], "Rank") &&
                      sscanf(tok[2], "%d", &r) == 1) {
@@ -297,38 +365,12 @@ int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
     if (!rc && !footer)
         rc = lbs_err_set(err, -EINVAL, "%s: truncated: no '# Avg bus "
                          "bandwidth' line after the table", path);
-    if (!rc && set->n == first && set->skipped == skipped0)
+    if (!rc && set->n == first && set->skipped == skipped0 &&
+        (!lb || set->n == start))
         rc = lbs_err_set(err, -EINVAL, "%s: no data rows under the header",
                          path);
-    if (!rc && prog[0])
-        coll = nccl_prog_coll(prog);
-    if (!rc && coll == -2 && (coll = caller_coll(in)) == -2)
-        rc = lbs_err_set(err, -EINVAL, "%s: cannot tell the collective: no "
-                         "'# Collective test starting' line%s (give --coll "
-                         "allreduce|allgather|alltoall|bcast)", path,
-                         prog[0] ? " naming an nccl-tests program" : "");
-    long P = h.ranks, nodes = (long)h.n, rpn = hosts_rpn(&h);
-    if (!rc && !P)
-        rc = caller_layout(path, "this nccl-tests output (no '#  Rank' "
-                           "lines)", in, &P, &nodes, &rpn, err);
-    /* fix up the rows read above */
-    size_t kept = first;
-    for (size_t i = first; !rc && i < set->n; i++) {
-        struct lbs_sim_sample *s = &set->s[i];
-        if (coll < 0 || P < 2) {
-            set->skipped++;
-            continue;
-        }
-        s->coll = (enum lbs_coll)coll;
-        s->ranks = P;
-        s->nodes = nodes;
-        s->rpn = rpn;
-        if (coll == LBS_COLL_ALLGATHER)
-            s->bytes /= (double)P;
-        set->s[kept++] = *s;
-    }
     if (!rc)
-        set->n = kept;
+        rc = table_fixup(path, set, first, prog, lb, in, &h, err);
     hosts_free(&h);
     return rc;
 }
@@ -393,7 +435,9 @@ int lbs_sim_read_nccl_json(const char *path, const char *text, size_t len,
     if (!json_is_array(res) || !json_array_size(res))
         rc = lbs_err_set(err, -EINVAL, "%s: field 'results' missing or "
                          "empty", path);
-    else if (coll == -2)
+    else if (coll == -2 &&
+             !json_is_string(json_object_get(json_array_get(res, 0),
+                                             "coll")))
         rc = lbs_err_set(err, -EINVAL, "%s: cannot tell the collective: "
                          "args[0] is not an nccl-tests program (give --coll)",
                          path);
@@ -427,10 +471,14 @@ int lbs_sim_read_nccl_json(const char *path, const char *text, size_t len,
         else if (w > 0)
             set->skipped++;
         else {
+            /* lbscale coll's -J holds every collective: each result
+             * names its own (lbscale's names) */
+            const char *own = json_string_value(json_object_get(r, "coll"));
+            int k = own ? table_coll(own, 1) : coll;
             double S = (double)json_integer_value(sz);
-            rc = add_row(set, coll, P, nodes, rpn,
-                         coll == LBS_COLL_ALLGATHER ? S / (double)P : S, t,
-                         err);
+            rc = add_row(set, k, P, nodes, rpn,
+                         k == LBS_COLL_ALLGATHER || k == LBS_COLL_ALLGATHERV
+                             ? S / (double)P : S, t, err);
         }
     }
     hosts_free(&h);

@@ -204,7 +204,7 @@ else
     mp=$!
     printed=0
     for _ in $(seq 300); do
-        printed=$(grep -c '^ *allreduce\|^ *allgather' "$TOP/kr.out" 2>/dev/null)
+        printed=$(grep -c '^ *[0-9]' "$TOP/kr.out" 2>/dev/null)   # data rows
         [ "${printed:-0}" -ge 6 ] && break
         sleep 0.1
     done
@@ -261,7 +261,9 @@ bad "train --optim 'lamb:'" "lamb:|nothing after ':'" \
 bad "coll --coll 'allreduce,,' (empty item)" "--coll|empty item" \
     coll --coll 'allreduce,,'
 bad "coll --coll ','" "--coll|empty item" coll --coll ','
-bad "coll -m : (neither MIN nor MAX)" "-m|neither" coll -m :
+bad "coll --message-size : (neither MIN nor MAX)" "--message-size|neither" \
+    coll --message-size :
+bad "coll -m 8:64 (OSU's range, now --message-size)" "-m|--message-size" coll -m 8:64
 echo '{"layers": [{"name": "w", "shape": [4, 4]}], "layer": []}' >"$TOP/typo.json"
 bad "optim --layers FILE with an unknown top-level key" "typo.json|unknown key 'layer'" \
     optim --optim sgd --layers "$TOP/typo.json"

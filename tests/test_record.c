@@ -283,3 +283,47 @@ Test(vocabulary, wrap_forwards_and_logs)
     cr_assert_eq(lbs_barrier(self), 0);
     lbs_comm_free(self);
 }
+
+/* Out of place and in place (lbscale/comm.h): lbs_allreduce_to leaves
+ * send alone and logs the allreduce it is, with the same bytes; the
+ * record comm's emulated ranks and self agree with the in-place calls;
+ * in-place allgather (send == recv + rank*count) and alltoall (send ==
+ * recv) keep the rank's own data. */
+Test(vocabulary, out_of_place_and_in_place)
+{
+    struct lbs_err e;
+    struct lbs_comm *rec, *self;
+    cr_assert_eq(lbs_comm_record_new(4, &rec, &e), 0, "%s", e.msg);
+    cr_assert_eq(lbs_comm_self_new(&self, &e), 0, "%s", e.msg);
+    float s[3] = {1, 2, 3}, r[3] = {0}, in[3] = {1, 2, 3};
+    cr_assert_eq(lbs_allreduce_to(rec, s, r, 3, LBS_FLOAT32, LBS_SUM, 5), 0);
+    cr_assert_eq(lbs_allreduce(rec, in, 3, LBS_FLOAT32, LBS_SUM, 5), 0);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(s[i], (float)(i + 1), "send changed");
+        cr_assert_eq(r[i], in[i], "out of place %g, in place %g", r[i],
+                     in[i]);
+    }
+    size_t n;
+    const struct lbs_comm_record_entry *en = lbs_comm_record_entries(rec, &n);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(en[0].kind, LBS_COLL_ALLREDUCE);
+    cr_assert_eq(en[0].bytes, en[1].bytes);
+    cr_assert(lbs_allreduce_to_native(rec) && lbs_allreduce_to_native(self));
+    float r1[3] = {0};
+    cr_assert_eq(lbs_allreduce_to(self, s, r1, 3, LBS_FLOAT32, LBS_SUM, -1),
+                 0);
+    cr_assert_eq(memcmp(r1, s, sizeof s), 0);
+    /* in place on 4 emulated ranks: every block is the rank's own */
+    float g[8] = {7, 8, 0, 0, 0, 0, 0, 0};
+    cr_assert_eq(lbs_allgather(rec, g, g, 2, LBS_FLOAT32, -1), 0);
+    cr_assert_eq(lbs_alltoall(rec, g, g, 2, LBS_FLOAT32, -1), 0);
+    for (int i = 0; i < 8; i++)
+        cr_assert_eq(g[i], (float)(7 + i % 2));
+    float v[2] = {4, 5};
+    size_t counts[1] = {2}, displs[1] = {0};
+    cr_assert_eq(lbs_allgatherv(self, v, 2, v, counts, displs, LBS_FLOAT32,
+                                -1), 0);
+    cr_assert(v[0] == 4 && v[1] == 5);
+    lbs_comm_free(rec);
+    lbs_comm_free(self);
+}

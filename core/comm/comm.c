@@ -75,6 +75,23 @@ int lbs_allreduce(struct lbs_comm *c, void *buf, size_t count,
     return c->ops->allreduce(c, buf, count, t, op, layer);
 }
 
+int lbs_allreduce_to(struct lbs_comm *c, const void *send, void *recv,
+                     size_t count, enum lbs_dtype t, enum lbs_redop op,
+                     int layer)
+{
+    if (send == recv)
+        return lbs_allreduce(c, recv, count, t, op, layer);
+    if (c->ops->allreduce_to)
+        return c->ops->allreduce_to(c, send, recv, count, t, op, layer);
+    memmove(recv, send, count * lbs_dtype_size(t));
+    return lbs_allreduce(c, recv, count, t, op, layer);
+}
+
+int lbs_allreduce_to_native(const struct lbs_comm *c)
+{
+    return c->ops->allreduce_to != NULL;
+}
+
 int lbs_allgather(struct lbs_comm *c, const void *send, void *recv,
                   size_t count, enum lbs_dtype t, int layer)
 {

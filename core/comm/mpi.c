@@ -178,6 +178,30 @@ static int m_allreduce(struct lbs_comm *c, void *buf, size_t count,
     return 0;
 }
 
+static int m_allreduce_to(struct lbs_comm *c, const void *send, void *recv,
+                          size_t count, enum lbs_dtype t, enum lbs_redop op,
+                          int layer)
+{
+    (void)layer;
+    size_t es = lbs_dtype_size(t);
+    for (size_t off = 0; off < count; off += CHUNK) {
+        size_t n = count - off < CHUNK ? count - off : CHUNK;
+        int rc = MPI_Allreduce((const char *)send + off * es,
+                               (char *)recv + off * es, (int)n,
+                               mpi_type(c, t), mpi_op(c, t, op), world(c));
+        if (rc != MPI_SUCCESS)
+            return fail(c, "MPI_Allreduce", rc);
+    }
+    return 0;
+}
+
+/* MPI forbids aliased send and receive buffers: the in-place forms of
+ * comm.h are MPI_IN_PLACE. */
+static const void *in_place(const void *send, const void *at)
+{
+    return send == at ? MPI_IN_PLACE : send;
+}
+
 static int too_big(struct lbs_comm *c, const char *call, size_t n)
 {
     return lbs_err_set(c->err, -EINVAL, "%s: %zu elements exceed INT_MAX",
@@ -190,8 +214,10 @@ static int m_allgather(struct lbs_comm *c, const void *send, void *recv,
     (void)layer;
     if (count > INT_MAX)
         return too_big(c, "MPI_Allgather", count);
-    int rc = MPI_Allgather(send, (int)count, mpi_type(c, t), recv, (int)count,
-                           mpi_type(c, t), world(c));
+    const char *own = (const char *)recv +
+                      (size_t)c->rank * count * lbs_dtype_size(t);
+    int rc = MPI_Allgather(in_place(send, own), (int)count, mpi_type(c, t),
+                           recv, (int)count, mpi_type(c, t), world(c));
     return rc == MPI_SUCCESS ? 0 : fail(c, "MPI_Allgather", rc);
 }
 
@@ -213,8 +239,10 @@ static int m_allgatherv(struct lbs_comm *c, const void *send, size_t count,
         ic[p + r] = (int)displs[r];
     }
     int rc = count > INT_MAX ? MPI_ERR_COUNT
-             : MPI_Allgatherv(send, (int)count, mpi_type(c, t), recv, ic,
-                              ic + p, mpi_type(c, t), world(c));
+             : MPI_Allgatherv(in_place(send, (const char *)recv +
+                                        displs[c->rank] * lbs_dtype_size(t)),
+                              (int)count, mpi_type(c, t), recv, ic, ic + p,
+                              mpi_type(c, t), world(c));
     free(ic);
     return rc == MPI_SUCCESS ? 0 : fail(c, "MPI_Allgatherv", rc);
 }
@@ -225,8 +253,8 @@ static int m_alltoall(struct lbs_comm *c, const void *send, void *recv,
     (void)layer;
     if (count > INT_MAX)
         return too_big(c, "MPI_Alltoall", count);
-    int rc = MPI_Alltoall(send, (int)count, mpi_type(c, t), recv, (int)count,
-                          mpi_type(c, t), world(c));
+    int rc = MPI_Alltoall(in_place(send, recv), (int)count, mpi_type(c, t),
+                          recv, (int)count, mpi_type(c, t), world(c));
     return rc == MPI_SUCCESS ? 0 : fail(c, "MPI_Alltoall", rc);
 }
 
@@ -291,6 +319,7 @@ static void m_free(struct lbs_comm *c)
 static const struct lbs_comm_ops mpi_ops = {
     .name = "mpi",
     .allreduce = m_allreduce,
+    .allreduce_to = m_allreduce_to,
     .allgather = m_allgather,
     .allgatherv = m_allgatherv,
     .alltoall = m_alltoall,

@@ -160,6 +160,16 @@ static int n_allreduce(struct lbs_comm *c, void *buf, size_t count,
     return drain(c);
 }
 
+static int n_allreduce_to(struct lbs_comm *c, const void *send, void *recv,
+                          size_t count, enum lbs_dtype t, enum lbs_redop op,
+                          int layer)
+{
+    NCCL_CALL_BEGIN(c, t, layer);
+    LBS_NCCL(ncclAllReduce(send, recv, count, nc_type(t), nc_op(op), m->comm,
+                           m->stream));
+    return drain(c);
+}
+
 static int n_allgather(struct lbs_comm *c, const void *send, void *recv,
                        size_t count, enum lbs_dtype t, int layer)
 {
@@ -178,7 +188,7 @@ static int n_allgatherv(struct lbs_comm *c, const void *send, size_t count,
     NCCL_CALL_BEGIN(c, t, layer);
     size_t es = lbs_dtype_size(t);
     char *r8 = recv;
-    if (count)
+    if (count && r8 + displs[c->rank] * es != (const char *)send)
         LBS_CU(cudaMemcpyAsync(r8 + displs[c->rank] * es, send, count * es,
                                cudaMemcpyDeviceToDevice, m->stream));
     ncclResult_t nr = ncclGroupStart();
@@ -206,6 +216,9 @@ static int n_alltoall(struct lbs_comm *c, const void *send, void *recv,
     char *r8 = recv;
     if (!count)
         return 0;
+    if (send == recv)
+        return lbs_err_set(err, -ENOTSUP, "nccl: in-place alltoall (send "
+                           "== recv) is not implemented");
     LBS_CU(cudaMemcpyAsync(r8 + (size_t)c->rank * bytes,
                            s8 + (size_t)c->rank * bytes, bytes,
                            cudaMemcpyDeviceToDevice, m->stream));
@@ -286,6 +299,7 @@ static void n_free(struct lbs_comm *c)
 static const struct lbs_comm_ops nccl_ops = {
     .name = "nccl",
     .allreduce = n_allreduce,
+    .allreduce_to = n_allreduce_to,
     .allgather = n_allgather,
     .allgatherv = n_allgatherv,
     .alltoall = n_alltoall,

@@ -149,6 +149,29 @@ static int rec_allreduce(struct lbs_comm *c, void *buf, size_t count,
     return rc;
 }
 
+/* Logged as the allreduce it is (same kind and bytes: trace-v1 has no
+ * in/out-of-place distinction, the wire volume is the same). */
+static int rec_allreduce_to(struct lbs_comm *c, const void *send, void *recv,
+                            size_t count, enum lbs_dtype t, enum lbs_redop op,
+                            int layer)
+{
+    struct lbs_comm_record_entry x = entry(LBS_COLL_ALLREDUCE, t, count,
+                                           count * lbs_dtype_size(t), layer);
+    struct lbs_comm *in = fwd(c);
+    if (in) {
+        double t0 = now();
+        return fwd_done(c, lbs_allreduce_to(in, send, recv, count, t, op,
+                                            layer), t0, x);
+    }
+    int rc = log_entry(c, x);
+    if (rc)
+        return rc;
+    memmove(recv, send, count * lbs_dtype_size(t));
+    if (op == LBS_SUM && c->size > 1)
+        scale_by(recv, count, t, c->size);
+    return 0;
+}
+
 static int rec_allgather(struct lbs_comm *c, const void *send, void *recv,
                          size_t count, enum lbs_dtype t, int layer)
 {
@@ -272,6 +295,7 @@ static void rec_free(struct lbs_comm *c)
 static const struct lbs_comm_ops record_ops = {
     .name = "record",
     .allreduce = rec_allreduce,
+    .allreduce_to = rec_allreduce_to,
     .allgather = rec_allgather,
     .allgatherv = rec_allgatherv,
     .alltoall = rec_alltoall,

@@ -94,14 +94,27 @@ struct lbs_comm_ops {
     const char *name;
     int (*allreduce)(struct lbs_comm *c, void *buf, size_t count,
                      enum lbs_dtype t, enum lbs_redop op, int layer);
-    /* send: count elements; recv: size*count elements, rank order */
+    /* Out of place: send is left alone, the result lands in recv (the
+     * two do not overlap; lbs_allreduce_to sends send == recv to
+     * allreduce).  May be NULL: the dispatcher then copies send to recv
+     * and reduces recv in place. */
+    int (*allreduce_to)(struct lbs_comm *c, const void *send, void *recv,
+                        size_t count, enum lbs_dtype t, enum lbs_redop op,
+                        int layer);
+    /* send: count elements; recv: size*count elements, rank order.  In
+     * place (MPI_IN_PLACE, nccl-tests' in-place allgather): send ==
+     * recv + rank*count elements, where the rank's block already is. */
     int (*allgather)(struct lbs_comm *c, const void *send, void *recv,
                      size_t count, enum lbs_dtype t, int layer);
-    /* counts[r] elements from rank r land at recv + displs[r] elements */
+    /* counts[r] elements from rank r land at recv + displs[r] elements;
+     * send == recv + displs[rank] elements is the in-place form */
     int (*allgatherv)(struct lbs_comm *c, const void *send, size_t count,
                       void *recv, const size_t *counts, const size_t *displs,
                       enum lbs_dtype t, int layer);
-    /* send/recv: size blocks of count elements; block r goes to rank r */
+    /* send/recv: size blocks of count elements; block r goes to rank r.
+     * send == recv is the in-place form (MPI_IN_PLACE) on self, mpi and
+     * record; nccl refuses it (-ENOTSUP: its send/recv pairs would
+     * overwrite blocks not yet sent). */
     int (*alltoall)(struct lbs_comm *c, const void *send, void *recv,
                     size_t count, enum lbs_dtype t, int layer);
     int (*bcast)(struct lbs_comm *c, void *buf, size_t count,
@@ -149,6 +162,15 @@ static inline void lbs_comm_set_step(struct lbs_comm *c, long step)
 /* Thin dispatchers, so call sites read like MPI. */
 int lbs_allreduce(struct lbs_comm *c, void *buf, size_t count,
                   enum lbs_dtype t, enum lbs_redop op, int layer);
+/* recv = the reduction of every rank's send (count elements), send left
+ * alone; send == recv is lbs_allreduce.  Backends without allreduce_to:
+ * a copy, then the in-place call (lbs_allreduce_to_native says which). */
+int lbs_allreduce_to(struct lbs_comm *c, const void *send, void *recv,
+                     size_t count, enum lbs_dtype t, enum lbs_redop op,
+                     int layer);
+/* 1 when c's backend reduces out of place itself, 0 when the dispatcher
+ * emulates it with a copy (what benchmarks label). */
+int lbs_allreduce_to_native(const struct lbs_comm *c);
 int lbs_allgather(struct lbs_comm *c, const void *send, void *recv,
                   size_t count, enum lbs_dtype t, int layer);
 int lbs_allgatherv(struct lbs_comm *c, const void *send, size_t count,
