@@ -293,7 +293,8 @@ int lbs_sim_read_nccl_text(const char *path, const char *text, size_t len,
             int r, starting = ll > strlen(st) &&
                                   !strncmp(line, st, strlen(st));
             int rows_read = set->n > first || set->skipped > skipped0;
-            if (!strncmp(line, "# lbscale coll:", 15))
+            /* line is not terminated: compare within its ll bytes */
+            if (ll >= 15 && !memcmp(line, "# lbscale coll:", 15))
                 lb = 1;
             /* lbscale coll: the next collective's table */
             if (lb && rows_read && starting) {
