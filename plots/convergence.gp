@@ -4,11 +4,14 @@
 # Inputs (gnuplot -e): datafile (blocks, one per run: step
 # test_accuracy_pct simulated_s, '?' = no simulator row), outbase, n,
 # t1..tn (labels), has_sim (0/1), simidx (the block numbers, 1-based,
-# that have simulated times, e.g. "1 3"), nosim (labels without), simdesc.
+# that have simulated times, e.g. "1 3"), nosim (labels without), simdesc,
+# cfg (what the runs share, e.g. "global batch 1024"; may be empty).
 if (!exists("has_sim")) has_sim = 0
 if (!exists("simdesc")) simdesc = ""
 if (!exists("simidx")) simidx = ""
 if (!exists("nosim")) nosim = ""
+if (!exists("cfg")) cfg = ""
+head = "Convergence: test accuracy of real training runs" . (strlen(cfg) > 0 ? ", " . cfg : "")
 set datafile missing "?"
 # a single point per run (one epoch) must not give an empty range
 stats datafile using 1 nooutput
@@ -30,12 +33,12 @@ do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size (has_sim ? 1300 : 800),560 font "DejaVu Sans,11" noenhanced }
     if (fmt eq "svg") { set terminal svg size (has_sim ? 1300 : 800),560 font "DejaVu Sans,11" dynamic noenhanced }
     set output outbase . "." . fmt
-    if (has_sim) { set multiplot layout 1,2 title "Convergence: test accuracy of real training runs" }
+    if (has_sim) { set multiplot layout 1,2 title head }
     set grid xtics ytics lc rgb "#dddddd"
     set key right bottom box lc rgb "#bbbbbb"
     set ylabel "test accuracy (%)"
     set xlabel "optimizer step"
-    set title has_sim ? "vs step" : "Convergence: test accuracy vs step"
+    set title has_sim ? "vs step" : "Convergence: test accuracy vs step" . (strlen(cfg) > 0 ? ", " . cfg : "")
     if (x1lo == x1lo) { set xrange [x1lo:x1hi] } else { set autoscale x }
     plot for [i=1:n] datafile index (i-1) using 1:2 with linespoints lw 2 pt 7 ps 0.7 lc rgb C[(i-1) % 8 + 1] title value(sprintf("t%d", i))
     if (has_sim) {

@@ -1340,7 +1340,19 @@ static int draw_convergence(const char *outdir, const char *base,
             sb_printf(&simidx, "%s%d", simidx.len ? " " : "", n);
     }
     if (n) {
+        /* the batch the panel's runs share, in its title (the legend
+         * names it only where an optimizer repeats) */
+        json_int_t b0 = json_integer_value(
+            json_object_get(json_array_get(runs, from), "batch"));
+        for (size_t i = from; i < to; i++)
+            if (json_integer_value(json_object_get(json_array_get(runs, i),
+                                                   "batch")) != b0)
+                b0 = 0;
+        char cfg[64] = "";
+        if (b0 > 0)
+            snprintf(cfg, sizeof cfg, "global batch %lld", (long long)b0);
         sb_printf(&a, "n=%d; has_sim=%d; ", n, nsim > 0);
+        assign_str(&a, "cfg", cfg);
         assign_str(&a, "simdesc", desc);
         assign_str(&a, "simidx", simidx.p);
         assign_str(&a, "nosim", nosim.p);
