@@ -449,6 +449,29 @@ hung 90 && why+=("hung: ended by the timeout")
 grep -q "no progress for 30 s" "$ERR" || why+=("no watchdog message for 30 s")
 report "hung rank, default stall timeout: ends in ${SECS}s (exit $RC)" "${why[@]}"
 
+# A stopped run is not a stalled one: SIGSTOP for twice the stall limit,
+# then SIGCONT (a harness pausing a background study for a timing): the
+# alarm that fell due while stopped must not end it.
+SD=$(mktemp -d)
+(cd "$SD" && exec "$BIN" train --optim lamb --model mlp:784-32-10 \
+    --subset 2048 --test-subset 256 --global-batch 64 --epochs 400 \
+    --stall-timeout 3 --no-save >/dev/null 2>"$SD/err") &
+SP=$!
+sleep 1
+why=()
+if kill -STOP "$SP" 2>/dev/null; then
+    sleep 6
+    kill -CONT "$SP"
+    wait "$SP"
+    SRC=$?
+    [ "$SRC" -eq 0 ] || why+=("exit $SRC: $(head -c 200 "$SD/err")")
+else
+    wait "$SP"
+    why+=("the run ended before it could be stopped (make it longer)")
+fi
+report "stopped 6 s with a 3 s stall limit, then continued: finishes" "${why[@]}"
+rm -rf "$SD"
+
 # A global batch that is not a multiple of the rank count.
 mrun 2 60 --optim lamb "${T[@]}" --global-batch 63
 why=()

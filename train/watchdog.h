@@ -7,7 +7,9 @@
  * peer in seconds, not minutes, yet never kill a slow but healthy run.
  * The limit for the next unit is 10 x the longest such unit measured so
  * far, at least 30 s; before the first one has been timed, 60 s (start-up,
- * first touch of the data).  One watchdog per process (it owns SIGALRM).
+ * first touch of the data).  One watchdog per process (it owns SIGALRM,
+ * and SIGCONT: a process stopped and continued gets the full limit again,
+ * watchdog.c).
  */
 #ifndef LBS_TRAIN_WATCHDOG_H
 #define LBS_TRAIN_WATCHDOG_H
