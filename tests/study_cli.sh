@@ -445,4 +445,36 @@ else
     not_ok "report: 1-bit LAMB with every seed diverged says so" \
         "$(cat "$TOP/ob.err" "$TOP/obr/verdicts.md" 2>/dev/null | head -c 600)"
 fi
+# A run that failed for another reason than divergence (a watchdog) is
+# named apart from the diverged ones, and a failed attempt that the suite
+# ran again to the end (--resume) is not counted at all
+mkdir -p "$TOP/fw"
+"$PY" - "$TOP/fw" <<'PYEOF'
+import json, sys
+d = sys.argv[1]
+with open(d + "/train.jsonl", "w") as f:
+    for s in (1, 2, 3):
+        f.write(json.dumps({"event": "final", "spec": "lamb",
+            "model": "mlp:784-512-256-10", "global_batch": 128, "ranks": 1,
+            "topology": None, "lr_base": 0.007, "lr": 0.007, "seed": s,
+            "val_accuracy": 0.8, "test_accuracy": 0.8 + s / 1000,
+            "train_loss": 0.4, "steps": 10, "wall_s": 1.0}) + "\n")
+def entry(name, seed, status, tail=""):
+    return json.dumps({"event": "entry", "name": name, "verb": "train",
+        "ranks": 1, "status": status, "stderr_tail": tail,
+        "args": ["--optim", "lamb", "--global-batch", "128", "--lr-base",
+                 "0.007", "--seed", str(seed)]}) + "\n"
+stall = "lbscale: train: rank 0 made no progress for 30 s"
+with open(d + "/suite.jsonl", "w") as f:
+    f.write(entry("s3", 3, "failed", stall))   # then redone: s3 ok
+    f.write(entry("s3", 3, "ok"))
+    f.write(entry("s4", 4, "failed", stall))   # never redone
+PYEOF
+if "$PY" "$STUDY" report "$TOP/fw" --out "$TOP/fwr" >/dev/null 2>"$TOP/fw.err" &&
+    grep -q "| 4 | 0 (+1 failed, not diverged) | 80.20 +- 0.10 |" "$TOP/fwr/table.md"; then
+    ok "report: a failed run named apart from diverged; a redone one not counted"
+else
+    not_ok "report: a failed run named apart from diverged; a redone one not counted" \
+        "$(cat "$TOP/fw.err" "$TOP/fwr/table.md" 2>/dev/null | head -c 600)"
+fi
 tap_end

@@ -282,38 +282,45 @@ def failed_rows(run):
     if not os.path.isfile(path):
         return out
     with open(path) as f:
+        entries = []
         for line in f:
             try:
-                e = json.loads(line)
+                entries.append(json.loads(line))
             except ValueError:
                 continue
-            if e.get("event") != "entry" or e.get("verb") != "train" or \
-                    e.get("status") not in ("failed",):
-                continue
-            a = e.get("args") or e.get("argv") or []
-            if "train" in a:
-                a = a[a.index("train") + 1:]
-            spec = argval(a, "--optim")
-            if not spec or argval(a, "--global-batch") is None:
-                continue
-            model = argval(a, "--model", MLP_DEFAULT)
-            model = MODEL_ALIAS.get(model, model)
-            name = optim_name(spec)
-            topo = argval(a, "--topology")
-            if topo is None and name in ("dmsgd", "decentlam"):
-                topo = "ring"
-            shards = argval(a, "--shards", "iid")
-            lrb = argval(a, "--lr-base")
-            nonfinite = "non-finite" in (e.get("stderr_tail") or "")
-            out.append({"event": "final", "spec": spec, "model": model,
-                        "global_batch": int(argval(a, "--global-batch")),
-                        "ranks": int(e.get("ranks", 1)), "topology": topo,
-                        "shards": shards,
-                        "lr_base": float(lrb) if lrb else None, "lr": None,
-                        "seed": int(argval(a, "--seed", "1")),
-                        "test_accuracy": None, "train_loss": None,
-                        "diverged": True, "failed": not nonfinite,
-                        "note": e.get("name"), "_run": run, "argv": a})
+    # an entry that failed and then ran again to the end (suite --resume)
+    # has its result row: the failed attempt is not a run of its own
+    redone = {e.get("name") for e in entries
+              if e.get("event") == "entry" and e.get("status") == "ok"}
+    for e in entries:
+        if e.get("event") != "entry" or e.get("verb") != "train" or \
+                e.get("status") not in ("failed",) or \
+                e.get("name") in redone:
+            continue
+        a = e.get("args") or e.get("argv") or []
+        if "train" in a:
+            a = a[a.index("train") + 1:]
+        spec = argval(a, "--optim")
+        if not spec or argval(a, "--global-batch") is None:
+            continue
+        model = argval(a, "--model", MLP_DEFAULT)
+        model = MODEL_ALIAS.get(model, model)
+        name = optim_name(spec)
+        topo = argval(a, "--topology")
+        if topo is None and name in ("dmsgd", "decentlam"):
+            topo = "ring"
+        shards = argval(a, "--shards", "iid")
+        lrb = argval(a, "--lr-base")
+        nonfinite = "non-finite" in (e.get("stderr_tail") or "")
+        out.append({"event": "final", "spec": spec, "model": model,
+                    "global_batch": int(argval(a, "--global-batch")),
+                    "ranks": int(e.get("ranks", 1)), "topology": topo,
+                    "shards": shards,
+                    "lr_base": float(lrb) if lrb else None, "lr": None,
+                    "seed": int(argval(a, "--seed", "1")),
+                    "test_accuracy": None, "train_loss": None,
+                    "diverged": True, "failed": not nonfinite,
+                    "note": e.get("name"), "_run": run, "argv": a})
     return out
 
 
@@ -855,6 +862,7 @@ def stats_for(rs):
              for r in real]
     return {"seeds": sorted(int(r["seed"]) for r in rs), "n": len(ok),
             "diverged": len(rs) - len(ok),
+            "failed": sum(bool(r.get("failed")) for r in rs),
             "test_acc_mean": m, "test_acc_sd": sd, "test_acc_ci95": list(ci),
             "test_acc": acc,
             "train_loss_mean": float(np.mean(tl)) if tl else None,
@@ -1327,13 +1335,21 @@ def verdict_onebit(cfg, get):
     return v
 
 
+def diverged_cell(st):
+    """The runs not averaged: diverged ones, and those that failed for
+    another reason (a crash, a watchdog) named apart."""
+    f = st.get("failed", 0)
+    d = st["diverged"] - f
+    return "%d" % d if not f else "%d (+%d failed, not diverged)" % (d, f)
+
+
 def table_row(k, st):
-    return "| %s | %s (%s, %s) | %d | %d | %s | %s | %s | %s | %s | " \
+    return "| %s | %s (%s, %s) | %d | %s | %s | %s | %s | %s | %s | " \
         "%.2f | %.1f |" % (
             key_str(k), "%.4g" % st["lr"] if st["lr"] else "-",
             st["lr_base"], (st["lr_scaling"] or "no --lr-base") + (
                 ", %s of grid" % st["grid_edge"] if st["grid_edge"] else ""),
-            len(st["seeds"]), st["diverged"],
+            len(st["seeds"]), diverged_cell(st),
             "%.2f +- %.2f" % (st["test_acc_mean"], st["test_acc_sd"])
             if st["n"] else "all diverged",
             "%.2f .. %.2f" % tuple(st["test_acc_ci95"])
