@@ -446,8 +446,9 @@ else
         "$(cat "$TOP/ob.err" "$TOP/obr/verdicts.md" 2>/dev/null | head -c 600)"
 fi
 # A run that failed for another reason than divergence (a watchdog) is
-# named apart from the diverged ones, and a failed attempt that the suite
-# ran again to the end (--resume) is not counted at all
+# named apart from the diverged ones (a diverged rank under mpirun says so
+# in its log, not in the tail), and a failed attempt that the suite ran
+# again to the end (--resume) is not counted at all
 mkdir -p "$TOP/fw"
 "$PY" - "$TOP/fw" <<'PYEOF'
 import json, sys
@@ -465,13 +466,21 @@ def entry(name, seed, status, tail=""):
         "args": ["--optim", "lamb", "--global-batch", "128", "--lr-base",
                  "0.007", "--seed", str(seed)]}) + "\n"
 stall = "lbscale: train: rank 0 made no progress for 30 s"
+import os
+os.makedirs(d + "/logs", exist_ok=True)
+with open(d + "/logs/s5.log", "w") as f:   # under mpirun: the tail is mpirun's
+    f.write("lbscale: train: rank 1, step 85: lamb: non-finite gradient\n"
+            "Primary job terminated normally, but 1 process returned\n")
 with open(d + "/suite.jsonl", "w") as f:
     f.write(entry("s3", 3, "failed", stall))   # then redone: s3 ok
     f.write(entry("s3", 3, "ok"))
     f.write(entry("s4", 4, "failed", stall))   # never redone
+    e5 = json.loads(entry("s5", 5, "failed", "mpirun noticed ... Exit code: 2"))
+    e5["log"] = "logs/s5.log"                   # diverged: its log says so
+    f.write(json.dumps(e5) + "\n")
 PYEOF
 if "$PY" "$STUDY" report "$TOP/fw" --out "$TOP/fwr" >/dev/null 2>"$TOP/fw.err" &&
-    grep -q "| 4 | 0 (+1 failed, not diverged) | 80.20 +- 0.10 |" "$TOP/fwr/table.md"; then
+    grep -q "| 5 | 1 (+1 failed, not diverged) | 80.20 +- 0.10 |" "$TOP/fwr/table.md"; then
     ok "report: a failed run named apart from diverged; a redone one not counted"
 else
     not_ok "report: a failed run named apart from diverged; a redone one not counted" \

@@ -311,7 +311,7 @@ def failed_rows(run):
             topo = "ring"
         shards = argval(a, "--shards", "iid")
         lrb = argval(a, "--lr-base")
-        nonfinite = "non-finite" in (e.get("stderr_tail") or "")
+        nonfinite = "non-finite" in failure_text(run, e)
         out.append({"event": "final", "spec": spec, "model": model,
                     "global_batch": int(argval(a, "--global-batch")),
                     "ranks": int(e.get("ranks", 1)), "topology": topo,
@@ -322,6 +322,20 @@ def failed_rows(run):
                     "diverged": True, "failed": not nonfinite,
                     "note": e.get("name"), "_run": run, "argv": a})
     return out
+
+
+def failure_text(run, e):
+    """What a failed entry printed: its whole log where the suite kept one
+    (under mpirun the stderr tail is mpirun's footer, and the ranks'
+    'non-finite' lines come before it), else the tail."""
+    log = e.get("log")
+    if log:
+        try:
+            with open(os.path.join(run, log), errors="replace") as f:
+                return f.read()
+        except OSError:
+            pass
+    return e.get("stderr_tail") or ""
 
 
 def optim_name(spec):
