@@ -584,7 +584,7 @@ static int coll_main(struct coll_run *cr, const struct coll_cmd *c)
         rc = coll_keep(cr);
     double avg = cr->busbw_n ? cr->busbw_sum / (double)cr->busbw_n : 0;
     int failed = !rc && cr->lead && below_floor(cr, avg);
-    if (!rc && cr->lead && cr->json_f)
+    if (!rc && cr->lead && cr->json_path)
         rc = nt_json_write(cr, avg, failed);
     if (rc) {
         if (!cr->silent)
@@ -625,14 +625,14 @@ static int min_bw_env(double *min_bw)
     return 0;
 }
 
-/* Rank 0 opens the results run and the -J file; every rank learns
+/* Rank 0 opens the results run and checks the -J path; every rank learns
  * whether it could (0 or the exit code). */
 static int coll_outputs(struct coll_run *cr, struct cli_common *com)
 {
     int orc = 0;
     if (cr->lead) {
         orc = cli_open_run(com, "coll", cr->argc, cr->argv, &cr->run);
-        if (!orc && cr->json_path && (orc = nt_json_open(cr)))
+        if (!orc && cr->json_path && (orc = nt_json_check(cr)))
             cli_error("-J", "%s", cr->e.msg);
     }
     if (lbs_bcast(cr->ctl, &orc, 1, LBS_INT32, 0, -1))
@@ -682,8 +682,6 @@ int verb_coll(int argc, char **argv)
     sum_tab_init(cr.x.P);
     int orc = coll_outputs(&cr, &com);
     rc = orc ? 0 : coll_main(&cr, &c);
-    if (rc)
-        nt_json_drop(&cr);
     json_decref(cr.rows);
     json_decref(cr.devices);
     lbs_run_close(cr.run);

@@ -103,9 +103,7 @@ struct coll_run {
     long total_wrong, busbw_n;
     double busbw_sum;
     double min_bw;   /* NCCL_TESTS_MIN_BW (GB/s), 0: none */
-    const char *json_path;   /* -J */
-    FILE *json_f;            /* rank 0: -J's file, opened before the run */
-    char json_name[4096];    /* the name it got (FILE, FILE.0, ...) */
+    const char *json_path;   /* -J: written at the end, FILE or FILE.N */
     char start[64];          /* the run's start, nccl-tests' format */
     int argc;
     char **argv;
@@ -118,9 +116,8 @@ void nt_preamble(const struct coll_run *cr);
 void nt_section(const struct coll_ops *op);
 void nt_row(const struct coll_run *cr, const json_t *row);
 void nt_footer(const struct coll_run *cr, double avg, int failed);
-int nt_json_open(struct coll_run *cr);
-int nt_json_write(struct coll_run *cr, double avg, int checked_bw);
-void nt_json_drop(struct coll_run *cr);
+int nt_json_check(struct coll_run *cr);
+int nt_json_write(struct coll_run *cr, double avg, int failed);
 
 /* coll_patterns.c */
 void sum_tab_init(int P);

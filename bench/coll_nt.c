@@ -13,10 +13,8 @@
  * Everything here runs on rank 0 only and reads the rows coll_bench.c
  * built (one JSON object per (pattern, size)); nothing is measured here.
  *
- * Ownership: the -J file is opened by nt_json_open and closed by
- * nt_json_write (written) or nt_json_drop (removed: the run failed). */
+ * The -J file is written once, whole, at the end (lbs_write_unique). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +22,7 @@
 #include <unistd.h>
 
 #include "coll_int.h"
+#include "results.h"
 
 extern char **environ;
 
@@ -76,8 +75,6 @@ void nt_preamble(const struct coll_run *cr)
            cr->iters, lbs_allreduce_to_native(cr->comm)
                           ? "into a second buffer (one call)"
                           : "emulated: a copy, then the in-place call");
-    if (cr->json_f)
-        printf("# Writing JSON output to %s\n", cr->json_name);
 }
 
 /* The header of one collective: nccl-tests' three lines (groups, names,
@@ -162,32 +159,22 @@ void nt_footer(const struct coll_run *cr, double avg, int failed)
 
 /* ---- -J FILE ------------------------------------------------------------ */
 
-/* As nccl-tests: never over an existing file; FILE taken, FILE.0, FILE.1,
- * ... */
-int nt_json_open(struct coll_run *cr)
+/* Before the run: the start time, and a FILE that output may go to (a
+ * device, FIFO, directory or link is refused now, not after the run). */
+int nt_json_check(struct coll_run *cr)
 {
     now_str(cr->start, sizeof cr->start);
-    for (int i = -1; i < 1000; i++) {
-        if (i < 0)
-            snprintf(cr->json_name, sizeof cr->json_name, "%s", cr->json_path);
-        else
-            snprintf(cr->json_name, sizeof cr->json_name, "%s.%d",
-                     cr->json_path, i);
-        int fd = open(cr->json_name, O_WRONLY | O_CREAT | O_EXCL, 0644);
-        if (fd >= 0) {
-            cr->json_f = fdopen(fd, "w");
-            if (cr->json_f)
-                return 0;
-            close(fd);
-            unlink(cr->json_name);
-            return lbs_err_set(&cr->e, -ENOMEM, "out of memory");
-        }
-        if (errno != EEXIST)
-            return lbs_err_set(&cr->e, -EINVAL, "'%s': %s", cr->json_name,
-                               strerror(errno));
-    }
-    return lbs_err_set(&cr->e, -EINVAL, "'%s' and %s.0 .. %s.999 all exist",
-                       cr->json_path, cr->json_path, cr->json_path);
+    return lbs_out_file_check(cr->json_path, &cr->e);
+}
+
+/* -J's names, as nccl-tests: FILE, then FILE.0, FILE.1, ... (the base
+ * name, in FILE's directory). */
+static int json_candidate(void *ctx, int dfd, int i, char *buf, size_t len)
+{
+    (void)dfd;
+    int w = i == 1 ? snprintf(buf, len, "%s", (const char *)ctx)
+                   : snprintf(buf, len, "%s.%d", (const char *)ctx, i - 2);
+    return w < 0 || (size_t)w >= len ? -1 : 0;
 }
 
 /* The file's environment list: the variables that steer the run (NCCL,
@@ -290,29 +277,28 @@ static json_t *document(const struct coll_run *cr, double avg, int failed)
         "okay", bw_ok, "errors", "end_time", end);
 }
 
+/* The document, written whole under the first free name (never over an
+ * existing file, and nothing at all when the run fails before it). */
 int nt_json_write(struct coll_run *cr, double avg, int failed)
 {
     json_t *doc = document(cr, avg, failed);
-    int rc = !doc ? lbs_err_set(&cr->e, -ENOMEM, "out of memory") : 0;
-    if (!rc && (json_dumpf(doc, cr->json_f, JSON_INDENT(1)) ||
-                fputc('\n', cr->json_f) == EOF))
-        rc = lbs_err_set(&cr->e, -EIO, "-J %s: %s", cr->json_name,
-                         strerror(errno));
+    char *text = doc ? json_dumps(doc, JSON_INDENT(1)) : NULL;
     json_decref(doc);
-    if (fclose(cr->json_f) && !rc)
-        rc = lbs_err_set(&cr->e, -EIO, "-J %s: %s", cr->json_name,
-                         strerror(errno));
-    cr->json_f = NULL;
-    if (rc)
-        unlink(cr->json_name);
+    if (!text)
+        return lbs_err_set(&cr->e, -ENOMEM, "out of memory");
+    const char *path = cr->json_path, *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[4096], chosen[4096];
+    snprintf(dir, sizeof dir, "%.*s", !slash ? 1 : slash == path ? 1
+                                      : (int)(slash - path),
+             slash ? path : ".");
+    size_t n = strlen(text);
+    text[n] = '\n';    /* json_dumps' NUL: the file ends with a newline */
+    int rc = lbs_write_unique(dir, json_candidate, (void *)base, text, n + 1,
+                              chosen, sizeof chosen, &cr->e);
+    free(text);
+    if (!rc && !cr->bo.json)
+        printf("# Writing JSON output to %.*s%s\n", (int)(base - path), path,
+               chosen);
     return rc;
-}
-
-void nt_json_drop(struct coll_run *cr)
-{
-    if (!cr->json_f)
-        return;
-    fclose(cr->json_f);
-    cr->json_f = NULL;
-    unlink(cr->json_name);
 }
