@@ -497,7 +497,7 @@ static const char suite_about[] =
 static const char suite_epilog[] =
 "Progress (entry i of n, elapsed, ETA) goes to stderr when it is a\n"
 "terminal; otherwise only failures are reported there.  Ctrl-C stops the\n"
-"running entries and the suite (exit 130); --resume continues it.\n"
+"running entries and the suite (exit 130); --resume continues it.\n\n"
 "--jobs N is for training grids on a many-core machine (hundreds of\n"
 "`train --threads 1` entries): N entries run at once, each as alone (its\n"
 "process group, timeout, log and row, committed when it ends; rows in the\n"
