@@ -71,14 +71,14 @@ void suite_progress(struct progress *p, const struct job *run, size_t n)
     p->last = cli_now();
     double running = 0;
     char names[96] = "";
+    size_t len = 0;
     for (size_t k = 0; k < n; k++) {
         running += p->last - run[k].c.t0;
-        size_t len = strlen(names);
-        if (len + 4 < sizeof names)
-            snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "",
-                     run[k].e->name);
+        if (len < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                    k ? ", " : "", run[k].e->name);
     }
-    if (strlen(names) + 1 == sizeof names)      /* cut: say so */
+    if (len >= sizeof names)        /* cut: say so */
         memcpy(names + sizeof names - 4, "...", 4);
     char el[32], r[32], et[32] = "?", what[160];
     fmt_dur(cli_now() - p->t0, el, sizeof el);
