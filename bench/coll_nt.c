@@ -15,6 +15,7 @@
  *
  * The -J file is written once, whole, at the end (lbs_write_unique). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,16 +287,17 @@ int nt_json_write(struct coll_run *cr, double avg, int failed)
     json_decref(doc);
     if (!text)
         return lbs_err_set(&cr->e, -ENOMEM, "out of memory");
-    const char *path = cr->json_path, *slash = strrchr(path, '/');
-    const char *base = slash ? slash + 1 : path;
-    char dir[4096], chosen[4096];
-    snprintf(dir, sizeof dir, "%.*s", !slash ? 1 : slash == path ? 1
-                                      : (int)(slash - path),
-             slash ? path : ".");
+    const char *path = cr->json_path, *base;
+    char dir[PATH_MAX], chosen[PATH_MAX];
+    int rc = lbs_path_split(path, dir, sizeof dir, &base);
+    if (rc) {
+        free(text);
+        return lbs_err_set(&cr->e, rc, "-J %s: %s", path, strerror(-rc));
+    }
     size_t n = strlen(text);
     text[n] = '\n';    /* json_dumps' NUL: the file ends with a newline */
-    int rc = lbs_write_unique(dir, json_candidate, (void *)base, text, n + 1,
-                              chosen, sizeof chosen, &cr->e);
+    rc = lbs_write_unique(dir, json_candidate, (void *)base, text, n + 1,
+                          chosen, sizeof chosen, &cr->e);
     free(text);
     if (!rc && !cr->bo.json)
         printf("# Writing JSON output to %.*s%s\n", (int)(base - path), path,

@@ -100,21 +100,28 @@ int lbs_tmp_create(int dfd, char *name, size_t len, int dir)
     return -1;
 }
 
+int lbs_path_split(const char *path, char *dir, size_t len,
+                   const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = !slash || slash == path ? 1 : (size_t)(slash - path);
+    *base = slash ? slash + 1 : path;
+    if (n >= len)
+        return -ENAMETOOLONG;
+    memcpy(dir, slash ? path : ".", n);
+    dir[n] = '\0';
+    return 0;
+}
+
 /* Split path into its directory (opened) and last component. */
 static int open_parent(const char *path, const char **base)
 {
-    const char *slash = strrchr(path, '/');
-    *base = slash ? slash + 1 : path;
-    if (!slash)
-        return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char dir[PATH_MAX];
-    size_t n = slash == path ? 1 : (size_t)(slash - path);
-    if (n >= sizeof dir) {
-        errno = ENAMETOOLONG;
+    int rc = lbs_path_split(path, dir, sizeof dir, base);
+    if (rc) {
+        errno = -rc;
         return -1;
     }
-    memcpy(dir, path, n);
-    dir[n] = '\0';
     return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 

@@ -115,6 +115,10 @@ int lbs_write_atomic(const char *path, const char *text, size_t len,
 /* Candidate i (1, 2, ...) of a new file's name, into buf: 0 to try it,
  * 1 to skip it (taken in another form), -1 when it does not fit. */
 typedef int lbs_name_fn(void *ctx, int dfd, int i, char *buf, size_t len);
+/* path's directory ("." when it has none, "/" at the root) into dir, and
+ * *base its last component; -ENAMETOOLONG when dir does not fit len. */
+int lbs_path_split(const char *path, char *dir, size_t len,
+                   const char **base);
 /* Write text as a new file in dir under the first name of name's
  * candidates that does not exist yet, chosen atomically (a rename that
  * never replaces): concurrent writers each get their own name, into
