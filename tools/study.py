@@ -1993,11 +1993,10 @@ def cmd_progress(args):
             name, st, have, "-" if planned is None else planned, secs))
         if st != "done":
             missing.append(name)
-    # a phase run with `suite --jobs N` overlaps its runs: their sum is
-    # then more than the time the machine spent, and each wall_s is a run
-    # that shared the machine
-    lines += ["", "training time so far (sum of the runs' wall_s; runs of "
-              "a phase run with suite --jobs overlap): %.0f s = %.2f h"
+    # runs made side by side (this study's, for a while) overlap: their
+    # sum is then more than the time the machine spent
+    lines += ["", "training time so far (sum of the runs' wall_s; runs "
+              "made side by side overlap in it): %.0f s = %.2f h"
               % (total, total / 3600), ""]
     lines.append("not finished: %s" % (", ".join(missing) or "nothing: "
                                        "the report is complete"))
