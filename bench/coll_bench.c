@@ -284,7 +284,7 @@ static int coll_form(struct coll_run *cr, struct coll_kernel *k, int ip,
     cr->x.ip = ip;
     const struct bench_kernel kern = {
         .what = k->op->name, .ctx = k, .nphase = 1, .call = coll_call,
-        .check = coll_check, .gather = coll_gather};
+        .check = coll_check, .gather = coll_gather, .peers = cr->ctl};
     const struct bench_loop loop = {.warmup = cr->warmup,
                                     .iters = cr->iters};
     struct bench_result r;
@@ -399,9 +399,15 @@ static int coll_size(struct coll_run *cr, const struct coll_ops *op, size_t S)
     c->payload = 0;
     int s = op->setup(c, S), rc = 0;
     if (s < 0)
-        return lbs_err_set(&cr->e, s, "out of memory at %zu bytes", S);
-    if (s || (cr->dev && (rc = dev_alloc(c, &cr->e))))
-        return rc;
+        rc = lbs_err_set(&cr->e, s, "out of memory at %zu bytes", S);
+    else if (!s && cr->dev)
+        rc = dev_alloc(c, &cr->e);
+    /* one rank short of memory stops them all before the first barrier */
+    int arc = lbs_comm_agree(cr->ctl, rc, &cr->e);
+    if (arc == -ECANCELED && !rc)
+        cr->silent = 1;   /* the rank that failed says why */
+    if (arc || s)
+        return arc;
     struct coll_kernel k = {.cr = cr, .op = op};
     struct form_res f[2] = {{0}, {0}};
     unsigned forms = coll_forms(op, c);

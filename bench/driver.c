@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lbs_cuda.h"
+#include "lbscale/comm.h"
 
 void bench_result_free(struct bench_result *r)
 {
@@ -86,11 +87,10 @@ int bench_time(const struct bench_kernel *k, const struct bench_loop *l,
     int rc = 0, ok = tri && ratio && tmp;
     for (int p = 0; p < k->nphase && ok; p++)
         ok = (r->t[p] = calloc(n, sizeof *r->t[p])) != NULL;
-    if (!ok || (r->paired && stream_pair_open(&sp, BENCH_REF_N, l->rmw))) {
+    if (!ok || (r->paired && stream_pair_open(&sp, BENCH_REF_N, l->rmw)))
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
-        goto out;
-    }
-    if ((rc = run_loop(k, l, &sp, r, tri, ratio, err)))
+    if ((rc = lbs_comm_agree(k->peers, rc, err)) ||
+        (rc = run_loop(k, l, &sp, r, tri, ratio, err)))
         goto out;
     if (r->paired && stream_pair_close(&sp) != 0) {
         rc = lbs_err_set(err, -EIO, "the %s reference computed wrong "

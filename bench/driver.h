@@ -51,6 +51,10 @@ struct bench_kernel {
     int (*gather)(void *ctx, struct bench_result *r, struct lbs_err *err);
     double bytes;        /* bytes phase 0 moves per call (the bytes model):
                             GB/s and the ratio to the reference; 0: none */
+    /* The ranks that run this loop together (their calls meet in
+     * barriers): every rank's allocations are agreed on before the first
+     * call (lbs_comm_agree).  NULL: one process. */
+    struct lbs_comm *peers;
 };
 
 struct bench_loop {

@@ -182,10 +182,14 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
                     json_t **row, struct lbs_err *err)
 {
     struct optim_kernel k;
-    double rss_optim;
+    double rss_optim = 0;
     int rc = optim_kernel_new(a, comm, &k, &rss_optim, err);
-    if (rc)
-        return rc;
+    int arc = lbs_comm_agree(comm, rc, err);   /* no rank waits alone */
+    if (arc) {
+        if (!rc)
+            optim_kernel_free(&k);
+        return arc;
+    }
     double bpe = lbs_optim_bytes_per_elem(k.o);
     char what[160];
     snprintf(what, sizeof what, "optim %s", lbs_optim_name(k.o));
@@ -193,7 +197,8 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
      * warm-up included (A B A B ...); --stream-gbps X gives a fixed one */
     const struct bench_kernel kern = {
         .what = what, .ctx = &k, .nphase = k.ob ? 2 : 1, .call = optim_call,
-        .check = optim_check, .bytes = (double)k.set.elements * bpe};
+        .check = optim_check, .bytes = (double)k.set.elements * bpe,
+        .peers = comm};
     const struct bench_loop loop = {.warmup = a->warmup, .iters = a->iters,
                                     .ref_gbps = a->stream_gbps, .rmw = 1};
     struct bench_result r;
@@ -510,7 +515,7 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
     struct lbs_run *run = NULL;
     int lead = comm->rank == 0;
     int orc = lead ? cli_open_run(com, "optim", argc, argv, &run) : 0;
-    if (orc) {
+    if ((orc = lbs_comm_agree(comm, orc, NULL))) {
         lbs_comm_free(comm);
         return cli_exit_code(orc);
     }

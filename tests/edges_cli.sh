@@ -223,6 +223,23 @@ else
     [ -s "$R/coll.jsonl" ] &&
         why+=("$(grep -c . "$R/coll.jsonl") rows saved that look complete")
     check "coll: rank 1 killed after $printed printed rows: exit $rc, no rows saved" "${why[@]}"
+
+    # only rank 0 opens the results run; its failure must reach rank 1
+    # before rank 1 waits for it in the first step's barrier (it hung)
+    t0=$(date +%s)
+    (cd "$TOP" && exec timeout -k 5 60 "$MPIRUN" --oversubscribe \
+        --allow-run-as-root -np 2 "$BIN" optim --comm mpi --optim lamb \
+        --elements 1M --iters 3 --out /proc/lbscale-refused \
+        >/dev/null 2>"$TOP/lead.err")
+    rc=$? dt=$(( $(date +%s) - t0 ))
+    why=()
+    case $rc in
+        124 | 137) why+=("hung: killed by the timeout after ${dt} s") ;;
+        0) why+=("exit 0 though rank 0 could not open its results") ;;
+    esac
+    grep -q "^lbscale: optim: .*/proc/lbscale-refused" "$TOP/lead.err" ||
+        why+=("no line naming the path: $(head -c 200 "$TOP/lead.err")")
+    check "optim --comm mpi: rank 0 alone fails to open its run: all ranks end (exit $rc in ${dt} s)" "${why[@]}"
 fi
 
 # ---- study scripts pass paths and notes to gnuplot as data ----------------

@@ -1,5 +1,7 @@
 /* comm.c - the collectives' names and the dispatch from the lbs_* calls
  * to a backend's ops table. */
+#include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "lbscale/comm.h"
@@ -120,6 +122,18 @@ int lbs_bcast(struct lbs_comm *c, void *buf, size_t count, enum lbs_dtype t,
 int lbs_barrier(struct lbs_comm *c)
 {
     return c->ops->barrier(c);
+}
+
+int lbs_comm_agree(struct lbs_comm *c, int rc, struct lbs_err *err)
+{
+    if (!c || c->size < 2 || strcmp(c->ops->name, "mpi"))
+        return rc;
+    int32_t bad = rc != 0;
+    int arc = c->ops->allreduce(c, &bad, 1, LBS_INT32, LBS_MAX, -1);
+    if (rc || arc)
+        return rc ? rc : arc;
+    return bad ? lbs_err_set(err, -ECANCELED, "another rank failed (its "
+                             "own line says why)") : 0;
 }
 
 int lbs_neighbor_exchange(struct lbs_comm *c, const void *send, size_t count,

@@ -185,6 +185,15 @@ int lbs_neighbor_exchange(struct lbs_comm *c, const void *send, size_t count,
                           enum lbs_dtype t, const int *to, int nto,
                           const int *from, int nfrom, void *recv, int layer);
 
+/* Every rank's outcome of a local step (an allocation, opening a file)
+ * combined before the next collective, so that a rank that failed alone
+ * never leaves its peers waiting in that collective (a barrier against
+ * nothing: a hang).  Returns rc where this rank failed, -ECANCELED with
+ * err saying so where only another rank did, 0 where all succeeded.
+ * Only an mpi comm of 2 or more ranks has peers to ask: self and record
+ * (logical ranks; a call would enter the recorded trace) return rc. */
+int lbs_comm_agree(struct lbs_comm *c, int rc, struct lbs_err *err);
+
 /* Sum-allreduce float32 then divide by size: the data-parallel average. */
 int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
                            int layer);
