@@ -9,9 +9,10 @@
  * multi-rank entries) - all before anything runs or any file is written;
  * then run each entry as a child process (fork+exec, own process group,
  * ended when the suite dies, stdout/stderr through pipes, a timeout per
- * entry) under a fresh attempt id, and commit it by appending its row to
- * RUN/suite.jsonl (results.h: rows of uncommitted attempts never count);
- * the child's output is kept in RUN/logs/NNN-name.log (atomically).
+ * entry; up to --jobs of them at once) under a fresh attempt id, and
+ * commit it when it ends by appending its row to RUN/suite.jsonl
+ * (results.h: rows of uncommitted attempts never count); the child's
+ * output is kept in RUN/logs/NNN-name.log (atomically).
  *
  * The phases live apart: suite_parse.c (read, expand, validate),
  * suite_child.c (the child processes), suite_run.c (one entry: run,
@@ -118,6 +119,27 @@ static int purge_run(struct suite *s)
     return 0;
 }
 
+/* --jobs above 1 runs entries side by side: refused (one line, -EINVAL)
+ * when an entry times kernels or the link, whose timings its neighbours
+ * would disturb (suite_entry_times). */
+static int check_jobs(struct suite *s)
+{
+    for (size_t i = 0; s->o->jobs > 1 && i < s->n; i++) {
+        const struct entry *e = &s->e[i];
+        if (suite_entry_times(e)) {
+            cli_error(s->o->what, "%s: entry %d ('%s'): --jobs %ld runs "
+                      "entries side by side, and '%s%s' is a timing (of "
+                      "kernels, the link or the simulator) that its "
+                      "neighbours would disturb; only train and sim "
+                      "entries may run with --jobs above 1", s->file,
+                      e->src + 1, e->name, s->o->jobs, e->verb,
+                      strcmp(e->verb, "sim") ? "" : " speed");
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
 /* Read, parse and validate the suite (nothing runs yet): 0, or the exit
  * code after one printed line. */
 static int load_suite(struct suite *s)
@@ -140,7 +162,7 @@ static int load_suite(struct suite *s)
         return EXIT_RUNTIME;
     }
     s->help_cache = json_object();
-    if (suite_parse(s))
+    if (suite_parse(s) || check_jobs(s))
         return EXIT_BAD_INPUT;
     int multi = 0;
     for (size_t i = 0; i < s->n; i++)
@@ -245,6 +267,10 @@ static int open_suite_run(struct suite *s, struct lbs_run **runp,
         "start", "suite", s->name, "file", s->file, "command", cmd, "vars",
         s->vars, "entries", (json_int_t)s->n, "resume", o->resume != NULL,
         "started_utc", started);
+    /* entries side by side: a reader of their seconds must know (absent:
+     * one at a time, as before --jobs existed) */
+    if (o->jobs > 1)
+        json_object_set_new(start, "jobs", json_integer(o->jobs));
     if (lbs_run_append(run, "suite", start, &le)) {
         cli_error(o->what, "%s", le.msg);
         suite_io_failed = 1;
@@ -254,8 +280,55 @@ static int open_suite_run(struct suite *s, struct lbs_run **runp,
     return 0;
 }
 
-/* Every entry and repetition not done before, until interrupted (SIGINT
- * and SIGTERM stop after the running entry).  Returns whether it was. */
+/* One run to do: an entry and its repetition. */
+struct planned {
+    size_t idx;
+    int rep;
+};
+
+/* The runs not done before, in the order they start: interleaved, round
+ * r has the r-th repetition of every entry that has one, so an entry's
+ * repeats alternate with its neighbours' and drift over the run lands on
+ * all of them alike; else each entry's repeats back to back.  Counted
+ * into pg and t; a new array of *n runs (NULL: out of memory). */
+static struct planned *plan_runs(struct suite *s, json_t *done,
+                                 struct progress *pg, struct tally *t,
+                                 size_t *n)
+{
+    size_t total = 0;
+    int rounds = 1;
+    for (size_t i = 0; i < s->n; i++) {
+        total += (size_t)s->e[i].repeat;
+        if (s->interleave && s->e[i].repeat > rounds)
+            rounds = s->e[i].repeat;
+    }
+    struct planned *plan = calloc(total ? total : 1, sizeof *plan);
+    *n = 0;
+    for (int round = 1; plan && round <= rounds; round++)
+        for (size_t i = 0; i < s->n; i++) {
+            int lo = s->interleave ? round : 1,
+                hi = s->interleave ? round : s->e[i].repeat;
+            for (int r = lo; r <= hi && r <= s->e[i].repeat; r++) {
+                char key[1024];
+                suite_entry_key(&s->e[i], r, key, sizeof key);
+                if (done && json_object_get(done, key)) {
+                    t->done_before++;
+                    continue;
+                }
+                plan[(*n)++] = (struct planned){i, r};
+                pg->n++;
+                pg->todo_n++;
+                pg->todo_est += s->e[i].est_s;
+            }
+        }
+    return plan;
+}
+
+/* Every run not done before, up to pg->jobs at once, until interrupted
+ * (SIGINT and SIGTERM end the running ones; none starts after).  A run
+ * whose arguments read rows of the run ({file.field}) starts only when
+ * nothing runs, so it reads every row of the runs before it, as one at a
+ * time.  Returns whether the suite was interrupted. */
 static int run_entries(struct suite *s, struct lbs_run *run, json_t *done,
                        struct progress *pg, json_t *rows, struct tally *t)
 {
@@ -263,43 +336,45 @@ static int run_entries(struct suite *s, struct lbs_run *run, json_t *done,
     sa.sa_handler = suite_on_signal;
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    for (size_t i = 0; i < s->n; i++)
-        for (int r = 1; r <= s->e[i].repeat; r++) {
-            char key[1024];
-            suite_entry_key(&s->e[i], r, key, sizeof key);
-            if (done && json_object_get(done, key)) {
-                t->done_before++;
-                continue;
-            }
-            pg->n++;
-            pg->todo_n++;
-            pg->todo_est += s->e[i].est_s;
-        }
+    size_t n, next = 0, nrun = 0;
+    struct planned *plan = plan_runs(s, done, pg, t, &n);
+    /* the running ones, in the order they started */
+    struct job running[SUITE_MAX_JOBS];
+    struct child *children[SUITE_MAX_JOBS];
+    if (!plan) {
+        cli_error(s->o->what, "out of memory");
+        suite_io_failed = 1;
+        n = 0;
+    }
     if (pg->tty)
         fprintf(stderr, "%s %s: %zu entries, %zu run(s)%s -> %s\n",
                 s->o->what, s->name, s->n, pg->n,
                 t->done_before ? " still to do" : "", s->run);
-    /* interleaved: round r runs the r-th repetition of every entry that
-     * has one, so an entry's repeats alternate with its neighbours' and
-     * drift over the run lands on all of them alike; else each entry's
-     * repeats back to back */
-    int rounds = 1;
-    for (size_t i = 0; i < s->n && s->interleave; i++)
-        rounds = s->e[i].repeat > rounds ? s->e[i].repeat : rounds;
-    for (int round = 1; round <= rounds && !suite_interrupted; round++)
-        for (size_t i = 0; i < s->n && !suite_interrupted; i++) {
-            int lo = s->interleave ? round : 1,
-                hi = s->interleave ? round : s->e[i].repeat;
-            for (int r = lo; r <= hi && r <= s->e[i].repeat &&
-                             !suite_interrupted; r++) {
-                char key[1024];
-                suite_entry_key(&s->e[i], r, key, sizeof key);
-                if (done && json_object_get(done, key))
-                    continue;
-                pg->i++;
-                suite_run_one(s, run, &s->e[i], r, i, pg, rows, t);
-            }
+    while (nrun || (next < n && !suite_interrupted)) {
+        while (nrun < pg->jobs && next < n && !suite_interrupted &&
+               !(nrun && s->e[plan[next].idx].reads_rows)) {
+            struct job *j = &running[nrun];
+            *j = (struct job){.e = &s->e[plan[next].idx],
+                              .rep = plan[next].rep, .idx = plan[next].idx};
+            next++;
+            pg->i++;
+            if (suite_job_start(s, j, pg, rows))
+                nrun++;
+            else
+                suite_job_finish(s, run, j, pg, rows, t);
         }
+        for (size_t k = 0; k < nrun; k++)
+            children[k] = &running[k].c;
+        int k = nrun ? suite_children_step(children, nrun) : -1;
+        if (k >= 0) {
+            suite_job_finish(s, run, &running[k], pg, rows, t);
+            nrun--;
+            memmove(&running[k], &running[k + 1],
+                    (nrun - (size_t)k) * sizeof *running);
+        }
+        suite_progress(pg, running, nrun);
+    }
+    free(plan);
     int was_interrupted = suite_interrupted != 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -366,7 +441,8 @@ int suite_main(const struct suite_opts *o)
     }
     if ((rc = open_suite_run(&s, &run, &done)))
         goto out;
-    struct progress pg = {.tty = isatty(2), .t0 = cli_now()};
+    struct progress pg = {.tty = isatty(2), .t0 = cli_now(),
+                          .jobs = o->jobs > 1 ? (size_t)o->jobs : 1};
     pg.last = pg.t0;     /* non-tty: the first line after the interval */
     struct tally t = {0};
     json_t *rows = json_array();
@@ -405,7 +481,7 @@ out:
 
 static const char suite_usage[] =
 "usage: lbscale suite FILE.json [--out DIR | --resume RUN] [--set KEY=VALUE]\n"
-"                     [--dry-run] [--no-plot] [--json]";
+"                     [--jobs N] [--dry-run] [--no-plot] [--json]";
 
 static const char suite_about[] =
 "Runs the suite's entries (benchmark verbs with arguments, rank counts for\n"
@@ -421,7 +497,13 @@ static const char suite_about[] =
 static const char suite_epilog[] =
 "Progress (entry i of n, elapsed, ETA) goes to stderr when it is a\n"
 "terminal; otherwise only failures are reported there.  Ctrl-C stops the\n"
-"running entry and the suite (exit 130); --resume continues it.";
+"running entries and the suite (exit 130); --resume continues it.\n\n"
+"--jobs N is for training grids on a many-core machine (hundreds of\n"
+"`train --threads 1` entries): N entries run at once, each as alone (its\n"
+"process group, timeout, log and row, committed when it ends; rows in the\n"
+"order entries end).  A suite with a timing entry (stream, optim,\n"
+"compress, coll, sim speed) is refused with --jobs above 1: entries side\n"
+"by side would disturb each other's timings.";
 
 int suite_set_opt(json_t *vars, const char *what, const char *v)
 {
@@ -448,7 +530,13 @@ int verb_suite(int argc, char **argv)
     json_t *vars = json_object();
     struct suite_opts o = {.what = "suite", .argc = argc, .argv = argv,
                            .vars = vars};
-    const struct cli_opt opts[] = {SUITE_RUN_OPTS(&o), {0}};
+    const struct cli_opt opts[] = {
+        SUITE_RUN_OPTS(&o),
+        {.name = "jobs", .type = CLI_LONG, .dst = &o.jobs, .arg = "N",
+         .lo = 1, .hi = SUITE_MAX_JOBS,
+         .help = "run up to N entries at once (1-64, default 1);\n"
+                 "train and sim entries only (see below)"},
+        {0}};
     const struct cli_verb verb = {.name = "suite", .usage = suite_usage,
                                   .about = suite_about, .opts = opts,
                                   .epilog = suite_epilog};

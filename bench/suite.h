@@ -25,6 +25,10 @@
 
 #include "lbscale/error.h"
 
+/* --jobs: at most this many entries at once (a many-core machine's
+ * training grid; each entry is a process with its own pipes). */
+#define SUITE_MAX_JOBS 64
+
 struct suite_opts {
     const char *file;      /* path (or a name for messages when text set) */
     const char *text;      /* JSON text; NULL = read file */
@@ -34,6 +38,7 @@ struct suite_opts {
     int json;              /* --json: entry rows and summary as JSON lines */
     int dry_run;           /* validate and list, run nothing */
     int no_plot;           /* no figures, no report */
+    long jobs;             /* --jobs: entries at once (0 or 1: one) */
     const char *what;      /* verb name for messages ("suite", "demo") */
     int argc;              /* the command line, for meta.json */
     char **argv;

@@ -1,6 +1,8 @@
 /* suite_child.c - the child processes of `lbscale suite`: each entry
  * runs as its own process (fork+exec, own process group, ended when the
- * suite dies, stdout/stderr through pipes, a timeout per entry). */
+ * suite dies, stdout/stderr through pipes, a timeout per entry); up to
+ * --jobs of them at once, waited for together by one poll over all their
+ * pipes (suite_children_step). */
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -108,17 +110,18 @@ static void env_free(char **env)
     free(env);
 }
 
-/* Run argv (PATH searched) with $LBSCALE_ATTEMPT=attempt, stdin from
- * /dev/null and both output streams captured; kill its process group
- * after timeout_s seconds (TERM, then KILL 5 s later) or when the suite is
- * interrupted.  tick is called about every 0.25 s (may be NULL). */
-void suite_child_run(char *const argv[], const char *attempt,
-                     double timeout_s, tick_fn tick, void *ctx,
-                     struct child *c)
+/* Start argv (PATH searched) with $LBSCALE_ATTEMPT=attempt, stdin from
+ * /dev/null and both output streams going to pipes that
+ * suite_children_step reads.  0 while it runs; -1 when it could not start
+ * (c->spawn_errno says why; nothing to wait for). */
+int suite_child_start(char *const argv[], const char *attempt,
+                      double timeout_s, struct child *c)
 {
     memset(c, 0, sizeof *c);
     c->out.keep = c->err.keep = KEEP_BYTES;   /* the log keeps the tail */
     c->exit_code = -1;
+    c->fd[0] = c->fd[1] = -1;
+    c->timeout_s = timeout_s;
     char exe[PATH_MAX];
     int rc = find_exe(argv[0], exe, sizeof exe);
     if (rc) {
@@ -140,7 +143,7 @@ void suite_child_run(char *const argv[], const char *attempt,
         goto fail;
     }
     pid_t parent = getpid();
-    double t0 = cli_now();
+    c->t0 = cli_now();
     /* _Fork: fork without the atfork handlers.  The child only execs
      * (async-signal-safe calls before it), and OpenBLAS's prefork handler
      * joins its threads, one of which can be stuck in malloc for ever when
@@ -159,69 +162,117 @@ void suite_child_run(char *const argv[], const char *attempt,
         goto fail;
     }
     setpgid(pid, pid);   /* also here: no race with kill(-pid) below */
-    struct pollfd fds[2] = {{po[0], POLLIN, 0}, {pe[0], POLLIN, 0}};
-    int open_fds = 2, exited = 0, st = 0, killed = 0;
-    double kill_at = 0, drain_until = 0;
-    char chunk[8192];
-    for (;;) {
-        double now = cli_now();
-        if (!exited) {
-            pid_t w = waitpid(pid, &st, WNOHANG);
-            if (w == pid) {
-                exited = 1;
-                drain_until = now + 2.0;   /* grandchildren may hold pipes */
-            }
-        }
-        if (exited && (open_fds == 0 || now > drain_until))
-            break;
-        if (!exited && !killed && (suite_interrupted ||
-                                   (timeout_s > 0 && now - t0 > timeout_s))) {
-            if (suite_interrupted)
-                c->interrupted = 1;
-            else
-                c->timed_out = 1;
-            kill(-pid, SIGTERM);
-            killed = 1;
-            kill_at = now + 5.0;
-        } else if (!exited && killed == 1 && now > kill_at) {
-            kill(-pid, SIGKILL);
-            killed = 2;
-        }
-        if (tick && !exited)
-            tick(ctx, now - t0);
-        if (open_fds == 0) {
-            poll(NULL, 0, 50);
-            continue;
-        }
-        int n = poll(fds, 2, 250);
-        if (n < 0 && errno != EINTR)
-            break;
-        for (int i = 0; n > 0 && i < 2; i++) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
-            if (r > 0) {
-                sb_add(i ? &c->err : &c->out, chunk, (size_t)r);
-            } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-                close(fds[i].fd);
-                fds[i].fd = -1;
-                open_fds--;
-            }
-        }
-    }
-    for (int i = 0; i < 2; i++)
-        if (fds[i].fd >= 0)
-            close(fds[i].fd);
-    if (!exited) {
-        kill(-pid, SIGKILL);
-        waitpid(pid, &st, 0);
-    }
-    c->seconds = cli_now() - t0;
-    if (WIFEXITED(st))
-        c->exit_code = WEXITSTATUS(st);
-    else if (WIFSIGNALED(st))
-        c->signal = WTERMSIG(st);
-    return;
+    c->pid = pid;
+    c->fd[0] = po[0];
+    c->fd[1] = pe[0];
+    return 0;
 fail:
     c->spawn_errno = errno ? errno : EIO;
+    return -1;
+}
+
+/* Reap c if it exited, and end its process group when it is past its
+ * timeout or the suite was interrupted (TERM, then KILL 5 s later).
+ * Whether it is finished: exited, and its pipes at end of file or 2 s
+ * gone by (grandchildren may hold them open). */
+static int child_check(struct child *c, double now)
+{
+    if (!c->exited && waitpid(c->pid, &c->status, WNOHANG) == c->pid) {
+        c->exited = 1;
+        c->drain_until = now + 2.0;
+    }
+    if (c->exited)
+        return (c->fd[0] < 0 && c->fd[1] < 0) || now > c->drain_until;
+    if (!c->killed && (suite_interrupted ||
+                       (c->timeout_s > 0 && now - c->t0 > c->timeout_s))) {
+        if (suite_interrupted)
+            c->interrupted = 1;
+        else
+            c->timed_out = 1;
+        kill(-c->pid, SIGTERM);
+        c->killed = 1;
+        c->kill_at = now + 5.0;
+    } else if (c->killed == 1 && now > c->kill_at) {
+        kill(-c->pid, SIGKILL);
+        c->killed = 2;
+    }
+    return 0;
+}
+
+/* The end of a finished child: pipes closed, exit status and seconds. */
+static void child_end(struct child *c)
+{
+    for (int i = 0; i < 2; i++)
+        if (c->fd[i] >= 0) {
+            close(c->fd[i]);
+            c->fd[i] = -1;
+        }
+    if (!c->exited) {
+        kill(-c->pid, SIGKILL);
+        waitpid(c->pid, &c->status, 0);
+        c->exited = 1;
+    }
+    c->seconds = cli_now() - c->t0;
+    if (WIFEXITED(c->status))
+        c->exit_code = WEXITSTATUS(c->status);
+    else if (WIFSIGNALED(c->status))
+        c->signal = WTERMSIG(c->status);
+}
+
+/* One turn of the suite's wait for its running children c[0..n-1] (n at
+ * most SUITE_MAX_JOBS): end those past their timeout (all of them once
+ * the suite is interrupted), then wait up to 250 ms for output on all
+ * their pipes at once and keep it.  Returns the index of a child that has
+ * finished (ended: child_end), or -1 when none has yet. */
+int suite_children_step(struct child *const *c, size_t n)
+{
+    struct pollfd fds[2 * SUITE_MAX_JOBS];
+    struct child *owner[2 * SUITE_MAX_JOBS];
+    size_t nf = 0;
+    int wait_ms = 250;
+    double now = cli_now();
+    for (size_t k = 0; k < n; k++) {
+        if (child_check(c[k], now)) {
+            child_end(c[k]);
+            return (int)k;
+        }
+        /* pipes closed but not yet reaped: look again soon */
+        if (c[k]->fd[0] < 0 && c[k]->fd[1] < 0)
+            wait_ms = 50;
+        for (int i = 0; i < 2; i++)
+            if (c[k]->fd[i] >= 0) {
+                owner[nf] = c[k];
+                fds[nf++] = (struct pollfd){c[k]->fd[i], POLLIN, 0};
+            }
+    }
+    int ready = poll(fds, nf, wait_ms);
+    if (ready < 0 && errno != EINTR && n) {
+        child_end(c[0]);   /* poll itself failed: end one, never spin */
+        return 0;
+    }
+    char chunk[8192];
+    for (size_t i = 0; ready > 0 && i < nf; i++) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        struct child *ch = owner[i];
+        int err = fds[i].fd == ch->fd[1];
+        ssize_t r = read(fds[i].fd, chunk, sizeof chunk);
+        if (r > 0) {
+            sb_add(err ? &ch->err : &ch->out, chunk, (size_t)r);
+        } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+            close(fds[i].fd);
+            ch->fd[err] = -1;
+        }
+    }
+    return -1;
+}
+
+/* Run argv to its end (the validation's `lbscale VERB --help`). */
+void suite_child_run(char *const argv[], const char *attempt,
+                     double timeout_s, struct child *c)
+{
+    struct child *one[1] = {c};
+    if (!suite_child_start(argv, attempt, timeout_s, c))
+        while (suite_children_step(one, 1) < 0)
+            ;
 }

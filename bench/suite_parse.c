@@ -20,6 +20,21 @@
 static const char *const suite_verbs[] = {"stream", "optim", "compress",
                                           "coll", "sim", "train", NULL};
 
+/* Whether an entry times kernels or the link: stream, optim, compress,
+ * coll, and `sim speed` (the simulator's own speed).  --jobs refuses
+ * them: side by side they would disturb each other's timings.  train and
+ * the simulator's models may run side by side: what a training grid is
+ * for (accuracy, loss) does not depend on the load (train's step times
+ * do, and the suite records --jobs beside them). */
+int suite_entry_times(const struct entry *e)
+{
+    if (!strcmp(e->verb, "sim")) {
+        const char *cmd = json_string_value(json_array_get(e->args, 0));
+        return cmd && !strcmp(cmd, "speed");
+    }
+    return strcmp(e->verb, "train") != 0;
+}
+
 #define DEFAULT_TIMEOUT 1800.0
 /* A suite beyond this many entries (after foreach) is a typo, not a plan:
  * refused before expansion, so a 100 x 100 x 100 foreach cannot hang. */
@@ -82,9 +97,11 @@ int suite_var_text(json_t *v, char *out, size_t len)
 }
 
 /* Replace {key} by vars[key]; "{{" and "}}" are literal braces; {a.b}
- * (a dot: a field of RUN/a.jsonl, resolved when the entry runs) is kept.
- * Returns a malloc'ed string or NULL with why filled. */
-static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
+ * (a dot: a field of RUN/a.jsonl, resolved when the entry runs) is kept
+ * and *kept set (kept may be NULL).  Returns a malloc'ed string or NULL
+ * with why filled. */
+static char *expand(const char *in, json_t *vars, int *kept, char *why,
+                    size_t wlen)
 {
     struct strbuf b = {0};
     sb_add(&b, "", 0);
@@ -113,6 +130,8 @@ static char *expand(const char *in, json_t *vars, char *why, size_t wlen)
             }
             if (strchr(key, '.')) {
                 sb_add(&b, p, (size_t)(q - p + 1));
+                if (kept)
+                    *kept = 1;
             } else {
                 char val[512];
                 json_t *v = json_object_get(vars, key);
@@ -171,7 +190,7 @@ static int get_num(struct suite *s, int src, const char *ename, json_t *obj,
         return 0;
     if (json_is_string(v)) {   /* "{np}" from foreach */
         char why[256];
-        char *t = expand(json_string_value(v), vars, why, sizeof why);
+        char *t = expand(json_string_value(v), vars, NULL, why, sizeof why);
         if (!t)
             return bad(s, src, ename, "\"%s\": %s", key, why);
         char *end;
@@ -208,7 +227,7 @@ static int add_entry(struct suite *s, int src, json_t *obj, json_t *vars)
     const char *verb = json_string_value(jv);
     char *name;
     if (jn) {
-        name = expand(json_string_value(jn), vars, why, sizeof why);
+        name = expand(json_string_value(jn), vars, NULL, why, sizeof why);
         if (!name)
             return bad(s, src, json_string_value(jn), "\"name\": %s", why);
     } else {
@@ -244,7 +263,8 @@ static int add_entry(struct suite *s, int src, json_t *obj, json_t *vars)
                      "as \"16M\", \"0.5\")", i);
             goto err;
         }
-        char *t = expand(json_string_value(a), vars, why, sizeof why);
+        char *t = expand(json_string_value(a), vars, &e.reads_rows, why,
+                         sizeof why);
         if (!t) {
             rc = bad(s, src, name, "args[%zu]: %s", i, why);
             goto err;
@@ -482,7 +502,7 @@ int suite_probe_built(struct suite *s)
     s->built = json_array();
     char *argv[] = {s->exe, "--help", NULL};
     struct child c;
-    suite_child_run(argv, NULL, 30, NULL, NULL, &c);
+    suite_child_run(argv, NULL, 30, &c);
     int in = 0;
     for (char *line = c.out.p ? strtok(c.out.p, "\n") : NULL; line;
          line = strtok(NULL, "\n")) {
@@ -529,7 +549,7 @@ static json_t *verb_options(struct suite *s, const struct entry *e)
     if (hit)
         return json_is_array(hit) ? hit : NULL;
     struct child c;
-    suite_child_run(argv, NULL, 30, NULL, NULL, &c);
+    suite_child_run(argv, NULL, 30, &c);
     json_t *opts = json_array();
     if (c.exit_code == 0 && c.out.p) {
         for (char *p = c.out.p; (p = strstr(p, "--"));) {
@@ -633,7 +653,7 @@ void suite_find_mpirun(struct suite *s)
         return;
     char *argv[] = {s->mpirun, "--version", NULL};
     struct child c;
-    suite_child_run(argv, NULL, 30, NULL, NULL, &c);
+    suite_child_run(argv, NULL, 30, &c);
     s->openmpi = (c.out.p && strstr(c.out.p, "Open MPI")) ||
                  (c.err.p && strstr(c.err.p, "Open MPI"));
     suite_child_free(&c);

@@ -1,6 +1,7 @@
-/* suite_run.c - `lbscale suite`'s second phase, one entry at a time:
- * run it under a fresh attempt id with progress, commit its row to
- * RUN/suite.jsonl, keep its output in RUN/logs/, and the summary. */
+/* suite_run.c - `lbscale suite`'s second phase, one run of an entry at a
+ * time (up to --jobs of them at once, suite.c's loop): start it under a
+ * fresh attempt id, show progress, commit its row to RUN/suite.jsonl when
+ * it ends, keep its output in RUN/logs/; and the summary. */
 #include <limits.h>
 #include <signal.h>
 #include <sys/random.h>
@@ -28,15 +29,23 @@ static void fmt_dur(double s, char *out, size_t len)
         snprintf(out, len, "%ld:%02ld", t / 60, t % 60);
 }
 
+/* Seconds left: what is still to run (its estimates, scaled by how the
+ * finished runs compared with theirs, or their mean time) less what the
+ * running ones have done (running: their seconds, summed), shared among
+ * the runs that go at once; -1 when nothing is known yet. */
 static double eta(const struct progress *p, double running)
 {
-    double elapsed = cli_now() - p->t0;
-    (void)elapsed;
+    double left;
     if (p->done_est > 0 && p->todo_est > 0)
-        return p->todo_est * (p->done_s / p->done_est) - running;
-    if (p->done_n)
-        return (p->done_s / (double)p->done_n) * (double)p->todo_n - running;
-    return p->todo_est > 0 ? p->todo_est - running : -1;
+        left = p->todo_est * (p->done_s / p->done_est) - running;
+    else if (p->done_n)
+        left = (p->done_s / (double)p->done_n) * (double)p->todo_n - running;
+    else if (p->todo_est > 0)
+        left = p->todo_est - running;
+    else
+        return -1;
+    size_t at_once = p->jobs < p->todo_n ? p->jobs : p->todo_n;
+    return at_once > 1 ? left / (double)at_once : left;
 }
 
 /* Seconds between progress lines when stderr is not a terminal (CI logs):
@@ -51,13 +60,27 @@ static double progress_every(void)
     return v >= 0.1 && v <= 3600 ? v : PROGRESS_EVERY_S;
 }
 
-static void tick(void *ctx, double running)
+/* The progress line while runs go on (run[0..n-1]): on a terminal
+ * rewritten in place every 0.5 s, else a line every progress_every().
+ * One at a time it names the entry and its time so far; with --jobs,
+ * how many run and which. */
+void suite_progress(struct progress *p, const struct job *run, size_t n)
 {
-    struct progress *p = ctx;
-    if (cli_now() - p->last < (p->tty ? 0.5 : progress_every()))
+    if (!n || cli_now() - p->last < (p->tty ? 0.5 : progress_every()))
         return;
     p->last = cli_now();
-    char el[32], r[32], et[32] = "?";
+    double running = 0;
+    char names[96] = "";
+    size_t len = 0;
+    for (size_t k = 0; k < n; k++) {
+        running += p->last - run[k].c.t0;
+        if (len < sizeof names)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                    k ? ", " : "", run[k].e->name);
+    }
+    if (len >= sizeof names)        /* cut: say so */
+        memcpy(names + sizeof names - 4, "...", 4);
+    char el[32], r[32], et[32] = "?", what[160];
     fmt_dur(cli_now() - p->t0, el, sizeof el);
     fmt_dur(running, r, sizeof r);
     double e = eta(p, running);
@@ -65,12 +88,20 @@ static void tick(void *ctx, double running)
         fmt_dur(e, et, sizeof et);
     else if (e > -1e300 && (p->done_n || p->todo_est > 0))
         snprintf(et, sizeof et, "0:00");
-    if (p->tty)
+    if (p->jobs > 1)
+        snprintf(what, sizeof what, "%zu running: %s", n, names);
+    if (p->tty && p->jobs > 1)
+        fprintf(stderr, "\r\033[K[%zu/%zu] %s | elapsed %s | ETA %s",
+                p->i, p->n, what, el, et);
+    else if (p->tty)
         fprintf(stderr, "\r\033[K[%zu/%zu] %s  %s | elapsed %s | ETA %s",
-                p->i, p->n, p->name, r, el, et);
+                p->i, p->n, names, r, el, et);
+    else if (p->jobs > 1)
+        fprintf(stderr, "progress: [%zu/%zu] %s | elapsed %s | ETA %s\n",
+                p->i, p->n, what, el, et);
     else
         fprintf(stderr, "progress: [%zu/%zu] %s running %s | elapsed %s | "
-                "ETA %s\n", p->i, p->n, p->name, r, el, et);
+                "ETA %s\n", p->i, p->n, names, r, el, et);
     fflush(stderr);
 }
 
@@ -213,8 +244,6 @@ static void new_attempt(size_t idx, int rep, char *out, size_t len)
     snprintf(out, len, "%zu.%d.%016llx", idx + 1, rep, (unsigned long long)r);
 }
 
-/* Run one repetition of e; appends the suite.jsonl row.  Returns the row
- * (borrowed from *rows). */
 /* An entry's status from how its child ended; why says more. */
 static const char *child_status(const struct child *c, const struct entry *e,
                                 const char *argv0, char *why, size_t wlen)
@@ -313,7 +342,7 @@ static void account(const struct suite *s, const struct entry *e, size_t idx,
     }
     if (pg->tty) {
         fprintf(stderr, "[%zu/%zu] %-8s %-28s %7s   (elapsed %s, ETA %s)%s%s\n",
-                pg->i, pg->n, status, e->name, d, el, et,
+                pg->done_n, pg->n, status, e->name, d, el, et,
                 why[0] ? "\n        " : "", why);
         if (strcmp(status, "ok") && c->err.p && c->err.p[0])
             fprintf(stderr, "        stderr: %s\n",
@@ -325,93 +354,120 @@ static void account(const struct suite *s, const struct entry *e, size_t idx,
     }
 }
 
-int suite_run_one(struct suite *s, struct lbs_run *run, const struct entry *e,
-                  int rep, size_t idx, struct progress *pg, json_t *rows,
-                  struct tally *t)
+/* Start one run (j->e, j->rep, j->idx set): its row, a fresh attempt id,
+ * the argv with {file.field} resolved from the rows so far, the child.
+ * Its row's place in rows is taken now, so the summary lists runs in the
+ * order they started whatever the order they end in.  1 while its child
+ * runs (suite_children_step, then suite_job_finish); 0 when it is
+ * already over (skipped, a placeholder without a value, a child that
+ * could not start): suite_job_finish at once. */
+int suite_job_start(struct suite *s, struct job *j, struct progress *pg,
+                    json_t *rows)
 {
-    char why[600] = "", started[32], attempt[LBS_ATTEMPT_MAX + 1];
+    const struct entry *e = j->e;
+    char started[32], attempt[LBS_ATTEMPT_MAX + 1];
     suite_utc_now(started, sizeof started);
-    new_attempt(idx, rep, attempt, sizeof attempt);
+    new_attempt(j->idx, j->rep, attempt, sizeof attempt);
     json_t *row = json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:O}", "event",
-                            "entry", "index", (int)idx, "name", e->name,
-                            "verb", e->verb, "rep", rep, "repeat", e->repeat,
-                            "ranks", e->ranks, "args", e->args);
+                            "entry", "index", (int)j->idx, "name", e->name,
+                            "verb", e->verb, "rep", j->rep, "repeat",
+                            e->repeat, "ranks", e->ranks, "args", e->args);
     json_object_set_new(row, "started_utc", json_string(started));
+    /* side by side (--jobs): seconds after the suite started, so that a
+     * reader of the rows' seconds sees which runs overlapped */
+    if (pg->jobs > 1)
+        json_object_set_new(row, "started_s", json_real(cli_now() - pg->t0));
     json_object_set_new(row, "attempt", json_string(attempt));
-    const char *status = "ok";
-    struct child c;
-    memset(&c, 0, sizeof c);
-    int ran = 0;
+    j->row = row;
+    j->status = NULL;
+    j->why[0] = '\0';
+    j->ran = 0;
+    memset(&j->c, 0, sizeof j->c);
+    j->slot = json_array_size(rows);
+    json_array_append_new(rows, json_null());
     if (e->skip[0]) {
-        status = "skipped";
-        snprintf(why, sizeof why, "%s", e->skip);
-    } else {
-        /* argv: [mpirun flags -np N] exe verb args --out RUN */
-        size_t na = json_array_size(e->args);
-        char **argv = calloc(na + 16, sizeof *argv);
-        char **own = calloc(na + 1, sizeof *own);
-        char np[16];
-        int n = 0, rc = 0;
-        if (e->ranks > 1) {
-            snprintf(np, sizeof np, "%d", e->ranks);
-            argv[n++] = s->mpirun;
-            if (s->openmpi) {
-                argv[n++] = "--oversubscribe";
-                if (geteuid() == 0)
-                    argv[n++] = "--allow-run-as-root";
-            }
-            argv[n++] = "-np";
-            argv[n++] = np;
-        }
-        argv[n++] = s->exe;
-        argv[n++] = e->verb;
-        for (size_t i = 0; i < na && !rc; i++) {
-            rc = resolve_runtime(s->run, json_string_value(
-                json_array_get(e->args, i)), &own[i], why, sizeof why);
-            argv[n++] = own[i];
-        }
-        argv[n++] = "--out";
-        argv[n++] = s->run;
-        argv[n] = NULL;
-        json_object_set_new(row, "argv", rc ? json_null() : argv_json(argv));
-        if (rc) {
-            status = "failed";
-        } else {
-            pg->name = e->name;
-            suite_child_run(argv, attempt, e->timeout_s, tick, pg, &c);
-            ran = 1;
-            if (pg->tty)
-                fprintf(stderr, "\r\033[K");
-            status = child_status(&c, e, argv[0], why, sizeof why);
-        }
-        for (size_t i = 0; i < na; i++)
-            free(own[i]);
-        free(own);
-        free(argv);
+        j->status = "skipped";
+        snprintf(j->why, sizeof j->why, "%s", e->skip);
+        return 0;
     }
-    json_object_set_new(row, "status", json_string(status));
-    json_object_set_new(row, "exit_code", ran && c.exit_code >= 0
-                        ? json_integer(c.exit_code) : json_null());
-    if (c.signal)
-        json_object_set_new(row, "signal", json_integer(c.signal));
-    json_object_set_new(row, "seconds", json_real(ran ? c.seconds : 0));
-    if (why[0])
-        json_object_set_new(row, "note", json_string(why));
-    json_object_set_new(row, "stderr_tail", json_string(tail_of(&c.err)));
-    struct lbs_err le;
-    if (ran)
-        write_log(s, e, rep, idx, status, &c, row);
-    int rc = lbs_run_append(run, "suite", json_incref(row), &le);
+    /* argv: [mpirun flags -np N] exe verb args --out RUN */
+    size_t na = json_array_size(e->args);
+    char **argv = calloc(na + 16, sizeof *argv);
+    char **own = calloc(na + 1, sizeof *own);
+    char np[16];
+    int n = 0, rc = 0;
+    if (e->ranks > 1) {
+        snprintf(np, sizeof np, "%d", e->ranks);
+        argv[n++] = s->mpirun;
+        if (s->openmpi) {
+            argv[n++] = "--oversubscribe";
+            if (geteuid() == 0)
+                argv[n++] = "--allow-run-as-root";
+        }
+        argv[n++] = "-np";
+        argv[n++] = np;
+    }
+    argv[n++] = s->exe;
+    argv[n++] = e->verb;
+    for (size_t i = 0; i < na && !rc; i++) {
+        rc = resolve_runtime(s->run, json_string_value(
+            json_array_get(e->args, i)), &own[i], j->why, sizeof j->why);
+        argv[n++] = own[i];
+    }
+    argv[n++] = "--out";
+    argv[n++] = s->run;
+    argv[n] = NULL;
+    json_object_set_new(row, "argv", rc ? json_null() : argv_json(argv));
     if (rc) {
+        j->status = "failed";
+    } else {
+        j->ran = 1;
+        j->argv0 = argv[0];     /* s->mpirun or s->exe: outlives argv */
+        suite_child_start(argv, attempt, e->timeout_s, &j->c);
+    }
+    for (size_t i = 0; i < na; i++)
+        free(own[i]);
+    free(own);
+    free(argv);
+    return j->ran && !j->c.spawn_errno;
+}
+
+/* The end of a run: its status, its log, its row appended to
+ * RUN/suite.jsonl (the commit) and put in its place in rows, tallies and
+ * its line. */
+void suite_job_finish(struct suite *s, struct lbs_run *run, struct job *j,
+                      struct progress *pg, json_t *rows, struct tally *t)
+{
+    const struct entry *e = j->e;
+    json_t *row = j->row;
+    struct child *c = &j->c;
+    if (j->ran) {
+        if (pg->tty)
+            fprintf(stderr, "\r\033[K");
+        j->status = child_status(c, e, j->argv0, j->why, sizeof j->why);
+    }
+    json_object_set_new(row, "status", json_string(j->status));
+    json_object_set_new(row, "exit_code", j->ran && c->exit_code >= 0
+                        ? json_integer(c->exit_code) : json_null());
+    if (c->signal)
+        json_object_set_new(row, "signal", json_integer(c->signal));
+    json_object_set_new(row, "seconds", json_real(j->ran ? c->seconds : 0));
+    if (j->why[0])
+        json_object_set_new(row, "note", json_string(j->why));
+    json_object_set_new(row, "stderr_tail", json_string(tail_of(&c->err)));
+    struct lbs_err le;
+    if (j->ran)
+        write_log(s, e, j->rep, j->idx, j->status, c, row);
+    if (lbs_run_append(run, "suite", json_incref(row), &le)) {
         cli_error(s->o->what, "%s", le.msg);
         suite_io_failed = 1;
     }
-    json_array_append(rows, row);
-
-    account(s, e, idx, status, ran ? c.seconds : 0, why, &c, row, pg, t);
+    json_array_set(rows, j->slot, row);
+    account(s, e, j->idx, j->status, j->ran ? c->seconds : 0, j->why, c, row,
+            pg, t);
     json_decref(row);
-    suite_child_free(&c);
-    return rc;
+    j->row = NULL;
+    suite_child_free(c);
 }
 
 void suite_print_summary(struct suite *s, json_t *rows, const struct tally *t,

@@ -635,11 +635,19 @@ json_t *lbs_run_committed(const char *dir, struct lbs_err *err)
         return NULL;
     json_t *ok = json_object(), *r;
     size_t i;
+    int invocation = 0;
     json_array_foreach(rows, i, r) {
         const char *a = json_string_value(json_object_get(r, "attempt"));
         const char *st = json_string_value(json_object_get(r, "status"));
+        const char *ev = json_string_value(json_object_get(r, "event"));
+        json_t *at = json_object_get(r, "started_s");
+        invocation += ev && !strcmp(ev, "start");
+        /* when it started: --jobs runs record it; one at a time, the
+         * commits come in the order the runs started */
         if (a && st && !strcmp(st, "ok"))
-            json_object_set_new(ok, a, json_true());
+            json_object_set_new(ok, a, json_pack("[i,f]", invocation,
+                                json_is_number(at) ? json_number_value(at)
+                                                   : (double)i));
     }
     json_decref(rows);
     return ok;
@@ -650,6 +658,54 @@ static int row_counts(json_t *row, json_t *committed)
 {
     const char *a = json_string_value(json_object_get(row, "attempt"));
     return !a || json_object_get(committed, a);
+}
+
+struct started {
+    int invocation;
+    double at;
+    size_t pos;
+    json_t *row;
+};
+
+static int by_start(const void *pa, const void *pb)
+{
+    const struct started *a = pa, *b = pb;
+    if (a->invocation != b->invocation)
+        return a->invocation < b->invocation ? -1 : 1;
+    if (a->at != b->at)
+        return a->at < b->at ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* Suite entries run side by side (--jobs) append their rows in the order
+ * they end; readers that take the first or last row of a kind (a
+ * figure's reference run, {stream.field}) must see them in the order
+ * they started, as one at a time would have written them.  The rows of
+ * attempts are put in that order among the places they hold; rows of no
+ * attempt stay where they are.  One at a time, nothing moves. */
+static void order_by_start(json_t *rows, json_t *committed)
+{
+    size_t n = json_array_size(rows), k = 0;
+    struct started *v = n ? calloc(n, sizeof *v) : NULL;
+    for (size_t i = 0; v && i < n; i++) {
+        json_t *r = json_array_get(rows, i);
+        json_t *when = json_object_get(committed, json_string_value(
+            json_object_get(r, "attempt")));
+        if (when)
+            v[k++] = (struct started){
+                (int)json_integer_value(json_array_get(when, 0)),
+                json_real_value(json_array_get(when, 1)), i, r};
+    }
+    if (k > 1) {
+        size_t *slot = malloc(k * sizeof *slot);
+        for (size_t i = 0; slot && i < k; i++)
+            slot[i] = v[i].pos;
+        qsort(v, k, sizeof *v, by_start);
+        for (size_t i = 0; slot && i < k; i++)
+            json_array_set(rows, slot[i], v[i].row);
+        free(slot);
+    }
+    free(v);
 }
 
 json_t *lbs_run_rows(const char *dir, const char *verb, struct lbs_err *err)
@@ -671,6 +727,8 @@ json_t *lbs_run_rows(const char *dir, const char *verb, struct lbs_err *err)
         if (row_counts(r, committed))
             json_array_append(out, r);
     }
+    if (out && committed)
+        order_by_start(out, committed);
     json_decref(committed);
     json_decref(rows);
     return out;

@@ -60,10 +60,14 @@ void lbs_run_close(struct lbs_run *r);
  * -ENOENT or -EINVAL with err naming the problem. */
 int lbs_run_valid(const char *dir, struct lbs_err *err);
 /* The rows of dir/<verb>.jsonl that count: those of no attempt and those
- * of committed attempts (new reference; empty array when the file is
- * absent; NULL with err set when a line is not JSON). */
+ * of committed attempts, the latter in the order their runs started
+ * (suite --jobs appends them in the order runs end) among the places
+ * they hold (new reference; empty array when the file is absent; NULL
+ * with err set when a line is not JSON). */
 json_t *lbs_run_rows(const char *dir, const char *verb, struct lbs_err *err);
-/* The committed attempt ids of a run, as an object's keys (new ref). */
+/* The committed attempt ids of a run, as an object's keys, each with when
+ * it started: [suite invocation, its "started_s" or the commit's line]
+ * (new ref). */
 json_t *lbs_run_committed(const char *dir, struct lbs_err *err);
 /* Drop the rows and whole-file traces of uncommitted attempts. */
 int lbs_run_purge_uncommitted(const char *dir, struct lbs_err *err);

@@ -263,6 +263,128 @@ run suite "$TOP/int.json" --resume "$TOP/run4" --set iters=2 --no-plot
 check "Ctrl-C stops with 130, --resume completes the rest" "${why[@]}" \
     "stderr: $(head -c 300 "$TOP/int.err")"
 
+# ---- --jobs N: entries side by side (training grids) ---------------------
+# four cheap 1-thread trainings ({epochs} per entry, so a resume can make
+# the killed ones short); a "jobs" suite and its checker of the rows
+jobs_suite() {   # jobs_suite FILE EPOCHS_A EPOCHS_B
+    suite "$1" '{"suite": "jobs", "vars": {"ea": "'"$2"'", "eb": "'"$3"'"},
+ "timeout_s": 120, "entries": [
+  {"name": "a-{o}", "verb": "train", "foreach": {"o": ["sgd", "lamb"]},
+   "args": ["--optim", "{o}", "--model", "mlp:784-16-10", "--subset", "512",
+            "--test-subset", "128", "--global-batch", "64", "--epochs", "{ea}",
+            "--threads", "1", "--no-trace"]},
+  {"name": "b-{o}", "verb": "train", "foreach": {"o": ["sgd", "lamb"]},
+   "args": ["--optim", "{o}", "--model", "mlp:784-16-10", "--subset", "512",
+            "--test-subset", "128", "--global-batch", "64", "--epochs", "{eb}",
+            "--threads", "1", "--no-trace"]}]}'
+}
+# jobs_rows RUN: every entry ok exactly once in suite.jsonl, its log there,
+# one final row each in train.jsonl; prints what is wrong
+jobs_rows() {
+    "$PY" - "$1" <<'PY'
+import json, os, sys
+run = sys.argv[1]
+rows = [json.loads(l) for l in open(run + "/suite.jsonl")]
+names = ["a-sgd", "a-lamb", "b-sgd", "b-lamb"]
+ok = [r["name"] for r in rows if r.get("event") == "entry" and r["status"] == "ok"]
+if sorted(ok) != sorted(names):
+    print("ok rows: %s" % ok)
+for r in rows:
+    if r.get("event") == "entry" and r["status"] == "ok" and \
+            not os.path.isfile(os.path.join(run, r.get("log", "-"))):
+        print("no log for %s" % r["name"])
+fin = [json.loads(l) for l in open(run + "/train.jsonl")]
+if len(fin) != 4:
+    print("train.jsonl has %d rows, expected 4" % len(fin))
+PY
+}
+jobs_suite jobs.json 1 1
+run suite "$TOP/jobs.json" --jobs 2 --no-plot --out "$TOP/jobs2"
+why=()
+[ "$RC" -eq 0 ] || why+=("exit $RC")
+w=$(jobs_rows "$TOP/jobs2") && [ -z "$w" ] || why+=("$w")
+# two runs overlap: one started before the other ended (the rows' start,
+# seconds after the suite started, and seconds); no duration is judged
+"$PY" - "$TOP/jobs2" <<'PY' || why+=("no two entries' run intervals overlap, or no \"jobs\": 2 in the start row")
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1] + "/suite.jsonl")]
+assert rows[0]["event"] == "start" and rows[0]["jobs"] == 2, rows[0]
+iv = [(r["started_s"], r["started_s"] + r["seconds"])
+      for r in rows if r.get("event") == "entry"]
+assert any(a[0] < b[1] and b[0] < a[1]
+           for i, a in enumerate(iv) for b in iv[i + 1:]), iv
+PY
+check "--jobs 2: four train entries, each row once with its log, two runs overlap" \
+    "${why[@]}" "stderr: $(head -c 400 "$ERR")"
+
+# --jobs 1 is the suite as before: the same rows, keys and files
+run suite "$TOP/jobs.json" --no-plot --out "$TOP/jobs0"
+cp "$OUT" "$TOP/jobs0.out"
+run suite "$TOP/jobs.json" --jobs 1 --no-plot --out "$TOP/jobs1"
+why=()
+[ "$RC" -eq 0 ] || why+=("exit $RC")
+"$PY" - "$TOP/jobs0" "$TOP/jobs1" <<'PY' || why+=("suite.jsonl differs in structure")
+import json, sys
+def shape(run):
+    return [(r["event"], r.get("name"), r.get("status"), list(r))
+            for r in map(json.loads, open(run + "/suite.jsonl"))]
+a, b = shape(sys.argv[1]), shape(sys.argv[2])
+assert a == b, (a, b)
+PY
+[ "$(ls "$TOP/jobs0/logs")" = "$(ls "$TOP/jobs1/logs")" ] || why+=("logs differ")
+[ "$(ls "$TOP/jobs0")" = "$(ls "$TOP/jobs1")" ] || why+=("files differ")
+summary() { grep -E '^(==|  ok|  failed)' "$1" | sed 's/[0-9]*:[0-9][0-9]/T/g'; }
+[ "$(summary "$TOP/jobs0.out")" = "$(summary "$OUT")" ] || why+=("summaries differ")
+grep -q '"jobs":\|"started_s":' "$TOP/jobs1/suite.jsonl" && why+=("--jobs 1 records side-by-side fields")
+check "--jobs 1 writes what no --jobs writes (rows, keys, logs, summary)" "${why[@]}" ""
+
+# refused before anything runs: one line, exit 2, no run directory
+bad "--jobs 0" "--jobs|0" suite "$TOP/jobs.json" --jobs 0
+bad "--jobs 65" "--jobs|65" suite "$TOP/jobs.json" --jobs 65
+bad "--jobs x" "--jobs|'x'" suite "$TOP/jobs.json" --jobs x
+suite jobs-stream.json '{"entries": [
+  {"verb": "train", "args": ["--optim", "sgd", "--epochs", "1"]},
+  {"name": "bw", "verb": "stream", "args": ["--elements", "1M"]}]}'
+bad "--jobs 2 with a timing entry names it" "entry 2|'bw'|stream|--jobs 2" \
+    suite "$TOP/jobs-stream.json" --jobs 2
+"$BIN" suite --help | grep -q -- '--jobs N' &&
+    "$BIN" suite --help | grep -q 'timing' && ok "--help documents --jobs" ||
+    not_ok "--help documents --jobs" "$("$BIN" suite --help | grep -i jobs)"
+
+# SIGTERM while two entries run: both end (no process left), the suite
+# exits 130; --resume --jobs 2 completes it, every row exactly once
+jobs_suite jobs-kill.json 1 1000
+(cd "$TOP" && LBSCALE_RESULTS=$TOP/res-jk exec "$BIN" suite "$TOP/jobs-kill.json" \
+    --jobs 2 --no-plot --out "$TOP/jobsk" >"$TOP/jk.out" 2>"$TOP/jk.err") &
+pid=$!
+kids=""
+for _ in $(seq 300); do
+    if [ "$(grep -c '"status":"ok"' "$TOP/jobsk/suite.jsonl" 2>/dev/null)" = 2 ]; then
+        kids=$(pgrep -P "$pid" | tr '\n' ' ')
+        [ "$(echo $kids | wc -w)" -eq 2 ] && break
+    fi
+    sleep 0.1
+done
+kill -TERM $pid
+wait $pid
+rc=$?
+sleep 0.5
+why=()
+[ "$(echo $kids | wc -w)" -eq 2 ] || why+=("never saw two entries running (saw: '$kids')")
+[ "$rc" -eq 130 ] || why+=("exit $rc, expected 130")
+for k in $kids; do
+    st=$(awk '{print $3}' "/proc/$k/stat" 2>/dev/null)
+    [ -n "$st" ] && [ "$st" != Z ] && { why+=("entry process $k left running ($st)"); kill -9 "$k"; }
+done
+[ "$(grep -c '"status":"interrupted"' "$TOP/jobsk/suite.jsonl")" -eq 2 ] ||
+    why+=("not two interrupted rows")
+run suite "$TOP/jobs-kill.json" --resume "$TOP/jobsk" --jobs 2 --set eb=1 --no-plot
+[ "$RC" -eq 0 ] || why+=("resume exit $RC: $(head -c 300 "$ERR")")
+grep -q '2 run(s) completed earlier' "$OUT" || why+=("resume did not skip the two done")
+w=$(jobs_rows "$TOP/jobsk") && [ -z "$w" ] || why+=("$w")
+check "SIGTERM of a --jobs 2 suite ends both entries (130); --resume --jobs 2 completes it once" \
+    "${why[@]}" "stderr: $(head -c 300 "$TOP/jk.err")"
+
 # an mpirun entry (2 ranks)
 if ldd "$BIN" 2>/dev/null | grep -q libasan; then
     skip "a 2-rank entry runs under mpirun into the same run" \

@@ -264,8 +264,36 @@ def load_rows(run):
             if r.get("event") == "final":
                 r["_run"] = run
                 rows.append(r)
+    # suite --jobs appends rows in the order runs end: put the suite's
+    # runs back in the order they started (as lbs_run_rows does), so that
+    # the first row of a configuration is the same whatever the timing
+    when = started_order(run)
+    slots = [i for i, r in enumerate(rows) if r.get("attempt") in when]
+    for i, r in zip(slots, sorted((rows[i] for i in slots),
+                                  key=lambda r: when[r["attempt"]])):
+        rows[i] = r
     rows += failed_rows(run)
     return rows
+
+
+def started_order(run):
+    """attempt -> (suite invocation, when its run started): "started_s"
+    where the suite ran entries side by side, else the commit's line (one
+    at a time, runs commit in the order they start)."""
+    when, inv = {}, 0
+    path = os.path.join(run, "suite.jsonl")
+    if not os.path.isfile(path):
+        return when
+    with open(path) as f:
+        for ln, line in enumerate(f):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            inv += r.get("event") == "start"
+            if r.get("attempt") and r.get("status") == "ok":
+                when[r["attempt"]] = (inv, r.get("started_s", ln))
+    return when
 
 
 MLP_DEFAULT = "mlp:784-512-256-10"
