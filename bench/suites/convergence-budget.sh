@@ -28,6 +28,12 @@
 # 2048 on the CNN).
 # --set: passed to the grid phases (e.g. subset=2048 for a toy run); the
 # extension and seed phases copy the grid runs' arguments.
+# JOBS=N (default 1): the phases of the claims judged on accuracy alone
+# (lb, slamb, onebit, cnn) run N single-threaded training entries side by
+# side (lbscale suite --jobs; on 2 cores, 2 use both; a one-thread run's
+# numbers do not depend on its neighbours, only its wall time does).
+# JointSpar's phases always run one at a time: its claim includes the
+# time to a target, measured in wall seconds.
 # Environment: SEEDS (1,2,3,4,5), CLAIMS (lb slamb onebit jointspar cnn),
 # REF (the 3-epoch study: results/studies/convergence-20261203), LBSCALE,
 # EPOCHS (a budget other than the measured one; read only before OUT/epochs
@@ -114,18 +120,20 @@ fi
 for c in $CLAIMS; do
     [ -f "$OUT/$c-grid-suite.json" ] ||
         "$PY" "$ST" plan "$c" --epochs "$E" --out "$OUT/$c-grid-suite.json"
-    phase "$c-grid" "$OUT/$c-grid-suite.json" "$@"
+    J=()
+    [ "${JOBS:-1}" -gt 1 ] && [ "$c" != jointspar ] && J=(--jobs "$JOBS")
+    phase "$c-grid" "$OUT/$c-grid-suite.json" "$@" "${J[@]}"
     [ -f "$OUT/$c-extend-suite.json" ] ||
         "$PY" "$ST" extend "$OUT/$c-grid" --out "$OUT/$c-extend-suite.json" \
             --timeout-s 14400
-    extend_phase "$c-grid" "$c-extend"
+    extend_phase "$c-grid" "$c-extend" "${J[@]}"
     EXT=()
     [ -d "$OUT/$c-extend" ] && EXT=("$OUT/$c-extend")
     [ -f "$OUT/$c-seeds-suite.json" ] ||
         "$PY" "$ST" seeds "$OUT/$c-grid" "${EXT[@]}" \
             --out "$OUT/$c-seeds-suite.json" --seeds "$SEEDS" \
             --decentral-batches none --onebit-batches none --timeout-s 14400
-    phase "$c-seeds" "$OUT/$c-seeds-suite.json"
+    phase "$c-seeds" "$OUT/$c-seeds-suite.json" "${J[@]}"
     reports
 done
 reports

@@ -7,7 +7,7 @@
 # diverged or failed; anything else (exit 2: bad input) stops the driver.
 # The time each phase took, waiting for the lock included, goes to
 # OUT/driver.log.
-#   extend_phase GRID NAME
+#   extend_phase GRID NAME [lbscale suite args...]
 # writes OUT/NAME-suite.json with tools/study.py extend over OUT/GRID (once)
 # and runs it as phase NAME.
 #   study_plot DIR SCRIPT [NAME=VALUE...]
@@ -49,7 +49,7 @@ phase() {
 extend_phase() {
     [ -f "$OUT/$2-suite.json" ] ||
         "$PY" "$ST" extend "$OUT/$1" --out "$OUT/$2-suite.json"
-    phase "$2" "$OUT/$2-suite.json"
+    phase "$2" "$OUT/$2-suite.json" "${@:3}"
 }
 
 study_plot() {
