@@ -121,10 +121,18 @@ double stream_pair_ref(struct stream_pair *s);
 long stream_pair_close(struct stream_pair *s);
 /* The paired ratios r[i] = kernel GB/s / reference GB/s of one run:
  * median, min, max, and a warning line on stderr (naming `what`) when
- * their median is above 1.05 - the bytes model or the measurement is
+ * their median is above `bound` - the bytes model or the measurement is
  * wrong then (cli_ratio_over: single pairs above it are noise). */
-struct cli_stats roofline_pairs(const char *what, double *r, size_t n);
+struct cli_stats roofline_pairs(const char *what, double *r, size_t n,
+                                double bound);
+/* Against a reference that moves every byte it counts (the in-place
+ * a += s*c of the optimizer steps): 1.05, 5% for noise. */
 #define ROOFLINE_WARN 1.05
+/* Against STREAM's triad, which counts 24 bytes per element but moves 32
+ * (its store reads the line first): a kernel whose bytes model counts
+ * reads only (the compressors' input) can run at up to 32/24 of it
+ * before it beats memory, and 5% for noise on top. */
+#define ROOFLINE_WARN_TRIAD (ROOFLINE_WARN * 32.0 / 24.0)
 /* Peak resident memory of the process (getrusage), MiB, and the current
  * resident set (/proc/self/statm), MiB (0 when unreadable). */
 double cli_peak_rss_mib(void);

@@ -67,7 +67,8 @@ static void summarize(const struct bench_kernel *k, const struct bench_loop *l,
         return;
     r->gbps = k->bytes / r->st[0].median / 1e9;
     if (r->paired)
-        r->ratio = roofline_pairs(k->what, ratio, n);
+        r->ratio = roofline_pairs(k->what, ratio, n, l->rmw ? ROOFLINE_WARN
+                                                            : ROOFLINE_WARN_TRIAD);
     else
         r->ratio = (struct cli_stats){
             .median = r->gbps / l->ref_gbps,

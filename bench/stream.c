@@ -209,15 +209,16 @@ long stream_pair_close(struct stream_pair *s)
     return wrong;
 }
 
-struct cli_stats roofline_pairs(const char *what, double *r, size_t n)
+struct cli_stats roofline_pairs(const char *what, double *r, size_t n,
+                                double bound)
 {
     struct cli_stats st;
-    size_t over = cli_ratio_over(r, n, ROOFLINE_WARN, &st);
+    size_t over = cli_ratio_over(r, n, bound, &st);
     if (over)
         fprintf(stderr, "lbscale: warning: %s: median roofline ratio %.3f "
                 "above %.2f (%zu of %zu pairs above, max %.3f): the bytes "
                 "model or the measurement is wrong\n", what, st.median,
-                ROOFLINE_WARN, over, n, st.max);
+                bound, over, n, st.max);
     return st;
 }
 
