@@ -58,8 +58,13 @@ static const struct verbdef verbs[] = {
       {"wrong", EXACT}, {NULL, 0}}},
     {"compress", {"compressor", "params", "elements", "threads", "device",
                   NULL},
+     /* sgemm_frac: PowerSGD's time is its matrix products, so its ratio
+      * to cblas_sgemm on the same shapes (interleaved) is the one that
+      * stays put (CV 3.3% across the gate benchmark's 147 processes,
+      * stream_frac's 10.3%); only its rows have it */
      {{"gbps", HIGHER}, {"decompress_gbps", HIGHER}, {"stream_frac", HIGHER},
-      {"wire_bytes", EXACT}, {"wrong", EXACT}, {NULL, 0}}},
+      {"sgemm_frac", HIGHER}, {"wire_bytes", EXACT}, {"wrong", EXACT},
+      {NULL, 0}}},
     {"coll", {"coll", "backend", "ranks", "size", "density", NULL},
      {{"time_us", LOWER}, {"busbw_gbps", HIGHER}, {"wrong", EXACT},
       {NULL, 0}}},
