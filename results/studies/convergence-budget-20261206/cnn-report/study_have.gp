@@ -1,3 +1,3 @@
 # written by tools/study.py report: blocks with points
-bhave = "1"
-ehave = "1"
+bhave = "1 4"
+ehave = "1 4"
