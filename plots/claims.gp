@@ -1,7 +1,8 @@
 # claims.gp - issue 35: test accuracy vs epoch for each claim of the
 # convergence study (tools/study.py report writes claims.dat and
 # claims-panels.gp): one panel per claim, one curve per configuration at
-# its chosen rate, mean over seeds with a +-1 sd band.  A curve without
+# its chosen rate, mean over seeds with a +-1 sd band kept within the
+# seeds' own range (study.py epoch_band).  A curve without
 # runs yet (a partial study) is listed in the key as such.
 # Inputs (gnuplot -e): dir, outbase, note (a subtitle).
 if (!exists("note")) note = ""
@@ -14,10 +15,11 @@ do for [fmt in "png svg"] {
     if (fmt eq "png") { set terminal pngcairo size 560*ncol,430*nrow font "DejaVu Sans,10" noenhanced }
     if (fmt eq "svg") { set terminal svg size 560*ncol,430*nrow font "DejaVu Sans,10" dynamic noenhanced }
     set output outbase . "." . fmt
-    set multiplot layout nrow,ncol title "Convergence claims: test accuracy vs epoch (mean, band = +-1 sd over seeds)" . (strlen(note) ? "\n" . note : "")
+    set multiplot layout nrow,ncol title "Convergence claims: test accuracy vs epoch (mean, band = +-1 sd over seeds, within their range)" . (strlen(note) ? "\n" . note : "")
     set grid xtics ytics lc rgb "#dddddd"
     set key right bottom box lc rgb "#bbbbbb"
     set xlabel "epoch"
+    set autoscale xfix   # the epochs run, not the next tic beyond
     set ylabel "test accuracy (%)"
     do for [p=1:npanel] {
         set title PT[p]

@@ -1482,9 +1482,11 @@ def write_acc_vs_batch(out, get, lbb):
 
 
 def epoch_band(rows, k, lr_base):
-    """(epoch, mean, mean - sd, mean + sd) of the test accuracy % over the
-    finished seeds of configuration k at lr_base, per epoch that every
-    seed has."""
+    """(epoch, mean, lo, hi) of the test accuracy % over the finished
+    seeds of configuration k at lr_base, per epoch that every seed has:
+    lo..hi is mean +- sd kept within the seeds' own min..max, so a seed
+    that collapsed to chance cannot draw a band above 100% (or below
+    any seed)."""
     curves = [c for c in (load_curve(r) for r in rows
                           if key_of(r) == k and r.get("lr_base") == lr_base
                           and not diverged(r)) if c]
@@ -1494,7 +1496,8 @@ def epoch_band(rows, k, lr_base):
     for j in range(min(len(c) for c in curves)):
         a = np.array([c[j][1] for c in curves]) * 100
         sd = a.std(ddof=1) if len(a) > 1 else 0.0
-        pts.append((curves[0][j][0], a.mean(), a.mean() - sd, a.mean() + sd))
+        pts.append((curves[0][j][0], a.mean(), max(a.mean() - sd, a.min()),
+                    min(a.mean() + sd, a.max())))
     return pts
 
 
