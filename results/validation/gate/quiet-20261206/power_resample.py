@@ -11,6 +11,8 @@ import json, glob, sys, collections, math
 import numpy as np
 
 rng = np.random.default_rng(1)
+import os
+SGEMM = os.environ.get('SGEMM') == '1'   # PowerSGD by sgemm_frac (compare since 2026-12-06)
 
 from functools import lru_cache
 @lru_cache(None)
@@ -47,7 +49,9 @@ def load(root):
             for l in open(r + '/' + f):
                 x = json.loads(l)
                 if x.get('compress'): continue
-                pools[x[key]].append(x[m]); raw[x[key]].append(x[g])
+                # PowerSGD is held to its sgemm ratio where rows have it
+                mm = 'sgemm_frac' if 'sgemm_frac' in x and SGEMM else m
+                pools[x[key]].append(x[mm]); raw[x[key]].append(x[g])
     return pools, raw
 
 def trial(pool, n, f, F, alpha=0.05, floor=0.05):
