@@ -403,8 +403,8 @@ static int coll_size(struct coll_run *cr, const struct coll_ops *op, size_t S)
     else if (!s && cr->dev)
         rc = dev_alloc(c, &cr->e);
     /* one rank short of memory stops them all before the first barrier */
-    int arc = lbs_comm_agree(cr->ctl, rc, &cr->e);
-    if (arc == -ECANCELED && !rc)
+    int who, arc = lbs_comm_agree(cr->ctl, rc, &who, &cr->e);
+    if (arc && who != cr->x.rank)
         cr->silent = 1;   /* the rank that failed says why */
     if (arc || s)
         return arc;

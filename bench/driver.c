@@ -90,7 +90,7 @@ int bench_time(const struct bench_kernel *k, const struct bench_loop *l,
         ok = (r->t[p] = calloc(n, sizeof *r->t[p])) != NULL;
     if (!ok || (r->paired && stream_pair_open(&sp, BENCH_REF_N, l->rmw)))
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
-    if ((rc = lbs_comm_agree(k->peers, rc, err)) ||
+    if ((rc = lbs_comm_agree(k->peers, rc, NULL, err)) ||
         (rc = run_loop(k, l, &sp, r, tri, ratio, err)))
         goto out;
     if (r->paired && stream_pair_close(&sp) != 0) {

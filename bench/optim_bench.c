@@ -184,7 +184,7 @@ int optim_bench_run(const struct optim_bench_args *a, struct lbs_comm *comm,
     struct optim_kernel k;
     double rss_optim = 0;
     int rc = optim_kernel_new(a, comm, &k, &rss_optim, err);
-    int arc = lbs_comm_agree(comm, rc, err);   /* no rank waits alone */
+    int arc = lbs_comm_agree(comm, rc, NULL, err);   /* no rank waits alone */
     if (arc) {
         if (!rc)
             optim_kernel_free(&k);
@@ -515,7 +515,7 @@ static int optim_bench_main2(struct optim_bench_args *a, const char *backend,
     struct lbs_run *run = NULL;
     int lead = comm->rank == 0;
     int orc = lead ? cli_open_run(com, "optim", argc, argv, &run) : 0;
-    if ((orc = lbs_comm_agree(comm, orc, NULL))) {
+    if ((orc = lbs_comm_agree(comm, orc, NULL, NULL))) {
         lbs_comm_free(comm);
         return cli_exit_code(orc);
     }

@@ -95,7 +95,7 @@ static int setup_data(struct train_run *r, int *pending)
     if (t->global_batch % P)
         rc = lbs_err_set(e, -EINVAL, "%ld is not a multiple of the %d "
                          "ranks", t->global_batch, P);
-    if ((rc = train_ranks_agree(r->comm, rc, &who))) {
+    if ((rc = lbs_comm_agree(r->comm, rc, &who, NULL))) {
         if (who == rank)
             cli_error("--global-batch", "%s", e->msg);
         return rc;
@@ -105,7 +105,7 @@ static int setup_data(struct train_run *r, int *pending)
         r->info = lbs_train_info(r->tr);
         rc = lbs_train_load(r->tr, e);
     }
-    if ((rc = train_ranks_agree(r->comm, rc, &who))) {
+    if ((rc = lbs_comm_agree(r->comm, rc, &who, NULL))) {
         if (who == rank)
             cli_error("train", "%s", e->msg);
         return rc;
@@ -149,7 +149,7 @@ static int setup_model(struct train_run *r, int rc)
         rc = lbs_comm_record_wrap(r->comm, &r->tcomm, e);
     if (!rc)
         rc = lbs_train_optim(r->tr, r->tcomm, e);
-    if ((rc = train_ranks_agree(r->comm, rc, &who)) && who == r->rank)
+    if ((rc = lbs_comm_agree(r->comm, rc, &who, NULL)) && who == r->rank)
         cli_error("train", "%s", e->msg);
     return rc;
 }
@@ -161,7 +161,7 @@ static int open_results(struct train_run *r)
     int rc = 0, who;
     if (r->rank == 0)
         rc = cli_open_run(&r->com, "train", r->argc, r->argv, &r->run);
-    if ((rc = train_ranks_agree(r->comm, rc, &who)))
+    if ((rc = lbs_comm_agree(r->comm, rc, &who, NULL)))
         return rc;
     if (r->run) {
         snprintf(r->rundir, sizeof r->rundir, "%s", lbs_run_dir(r->run));
@@ -426,7 +426,7 @@ static int write_results(struct train_run *r, json_t *row)
         }
     }
     json_decref(row);
-    return train_ranks_agree(r->comm, rc, &who);
+    return lbs_comm_agree(r->comm, rc, &who, NULL);
 }
 
 static void train_run_free(struct train_run *r)

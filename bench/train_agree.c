@@ -13,28 +13,6 @@
 
 /* ---- agreement across ranks -------------------------------------------- */
 
-/* Every rank passes its own rc; all get the code of the lowest failing
- * rank (0 if none).  *who: that rank (or -1).  The caller prints its own
- * message only when who == its rank, so one line reaches stderr. */
-int train_ranks_agree(struct lbs_comm *c, int rc, int *who)
-{
-    *who = rc ? c->rank : -1;
-    if (c->size == 1)
-        return rc;
-    int32_t v[2] = {rc ? c->rank : INT32_MAX, 0};
-    if (lbs_allreduce(c, v, 1, LBS_INT32, LBS_MIN, -1))
-        return rc ? rc : -EIO;
-    if (v[0] == INT32_MAX) {
-        *who = -1;
-        return 0;
-    }
-    *who = v[0];
-    v[1] = rc;
-    if (lbs_bcast(c, &v[1], 1, LBS_INT32, v[0], -1))
-        return rc ? rc : -EIO;
-    return v[1];
-}
-
 static uint64_t fnv1a(const char *s)
 {
     uint64_t h = 0xcbf29ce484222325ull;

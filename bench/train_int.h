@@ -64,7 +64,6 @@ int train_parse_args(int argc, char **argv, struct train_opts *t,
                      struct cli_common *com);
 
 /* train_agree.c */
-int train_ranks_agree(struct lbs_comm *c, int rc, int *who);
 int train_options_differ(struct lbs_comm *c,
                          const struct lbs_train_config *t,
                          const char *const **names_out);

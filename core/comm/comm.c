@@ -124,16 +124,30 @@ int lbs_barrier(struct lbs_comm *c)
     return c->ops->barrier(c);
 }
 
-int lbs_comm_agree(struct lbs_comm *c, int rc, struct lbs_err *err)
+int lbs_comm_agree(struct lbs_comm *c, int rc, int *who, struct lbs_err *err)
 {
-    if (!c || c->size < 2 || strcmp(c->ops->name, "mpi"))
+    int me = c ? c->rank : 0, dummy;
+    if (!who)
+        who = &dummy;
+    *who = rc ? me : -1;
+    if (!c || c->size < 2)
         return rc;
-    int32_t bad = rc != 0;
-    int arc = c->ops->allreduce(c, &bad, 1, LBS_INT32, LBS_MAX, -1);
-    if (rc || arc)
-        return rc ? rc : arc;
-    return bad ? lbs_err_set(err, -ECANCELED, "another rank failed (its "
-                             "own line says why)") : 0;
+    /* the lowest failing rank, then its code from it */
+    int32_t v[2] = {rc ? me : INT32_MAX, 0};
+    if (lbs_allreduce(c, v, 1, LBS_INT32, LBS_MIN, -1))
+        return rc ? rc : -EIO;
+    if (v[0] == INT32_MAX) {
+        *who = -1;
+        return 0;
+    }
+    *who = v[0];
+    v[1] = rc;
+    if (lbs_bcast(c, &v[1], 1, LBS_INT32, v[0], -1))
+        return rc ? rc : -EIO;
+    if (v[0] != me)
+        lbs_err_set(err, v[1], "rank %d failed (its own line says why)",
+                    (int)v[0]);
+    return v[1];
 }
 
 int lbs_neighbor_exchange(struct lbs_comm *c, const void *send, size_t count,

@@ -188,11 +188,13 @@ int lbs_neighbor_exchange(struct lbs_comm *c, const void *send, size_t count,
 /* Every rank's outcome of a local step (an allocation, opening a file)
  * combined before the next collective, so that a rank that failed alone
  * never leaves its peers waiting in that collective (a barrier against
- * nothing: a hang).  Returns rc where this rank failed, -ECANCELED with
- * err saying so where only another rank did, 0 where all succeeded.
- * Only an mpi comm of 2 or more ranks has peers to ask: self and record
- * (logical ranks; a call would enter the recorded trace) return rc. */
-int lbs_comm_agree(struct lbs_comm *c, int rc, struct lbs_err *err);
+ * nothing: a hang).  Every rank passes its own rc; all get the code of
+ * the lowest failing rank (0 if none), so all exit alike.  *who (may be
+ * NULL): that rank, or -1.  On the other ranks err (may be NULL) says
+ * which rank failed; the failing rank prints its own line.  A comm of one
+ * rank (or NULL) returns rc.  Callers on a record comm of logical ranks
+ * must not call it: its collectives enter the trace. */
+int lbs_comm_agree(struct lbs_comm *c, int rc, int *who, struct lbs_err *err);
 
 /* Sum-allreduce float32 then divide by size: the data-parallel average. */
 int lbs_allreduce_mean_f32(struct lbs_comm *c, float *buf, size_t count,
