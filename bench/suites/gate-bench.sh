@@ -15,7 +15,10 @@
 #             SLOWER or WORSE (a flag on any other row is a false alarm)
 # and appends one JSON line per pair to OUT/gate.jsonl, then writes the
 # table OUT/gate.md.  Resumable: a run whose suite finished is kept, a
-# pair already in gate.jsonl is not compared again.  Each suite runs
+# pair already in gate.jsonl is not compared again.  A pair whose runs
+# started more than 45 minutes apart or on another machine (one that
+# spans a pause between sessions) is listed but not counted: the A/A
+# pairs are meant minutes apart on one machine.  Each suite runs
 # under nice and flock /tmp/lbscale-heavy.lock (the machine is shared).
 # Environment: LBSCALE (default build/lbscale), FACTOR (default 1.10),
 # SUITE (default bench/suites/ci.json; a smaller one to try the script),
@@ -39,8 +42,12 @@ table() {  # table OUT: gate.md from gate.jsonl
 import json, sys
 out = sys.argv[1]
 rows = [json.loads(l) for l in open(out + "/gate.jsonl")]
-aa = [r for r in rows if r["kind"] == "aa"]
-pl = [r for r in rows if r["kind"] == "planted"]
+GAP_MAX = 45    # minutes: an A/A pair's runs are one planted run apart
+def counted(r):     # lines written before gap_min was recorded count
+    return r.get("gap_min", 0) <= GAP_MAX and r.get("same_machine", True)
+aa = [r for r in rows if r["kind"] == "aa" and counted(r)]
+pl = [r for r in rows if r["kind"] == "planted" and counted(r)]
+apart = [r for r in rows if not counted(r)]
 with open(out + "/gate.md", "w") as f:
     f.write("| pair | A | B | exit | family | 10% needs n | flagged |\n"
             "|---|---|---|--:|--:|--:|---|\n")
@@ -48,6 +55,10 @@ with open(out + "/gate.md", "w") as f:
         what = ("A/A" if r["kind"] == "aa" else
                 "planted %s x%s: %s" % (r["planted"], r["factor"],
                                         "caught" if r["caught"] else "MISSED"))
+        if not counted(r):
+            what += " (not counted: %s)" % (
+                "%s min apart" % r["gap_min"] if r["same_machine"]
+                else "another machine")
         f.write("| %s | %s | %s | %d | %d | %s | %s |\n" % (
             what, r["a"], r["b"], r["exit"], r["family"],
             r["repeats_for_10pct"] or "-",
@@ -63,9 +74,12 @@ with open(out + "/gate.md", "w") as f:
     other = sum(sum(not mine(r, x) for x in r["regressed"]) for r in pl)
     f.write("\nA/A pairs: %d, exited non-zero: %d.  Planted %s%% slowdowns: "
              "%d, caught: %d (false alarms on other metrics in those pairs: "
-             "%d).  Repeats: %s.\n" % (
+             "%d).  Repeats: %s.  Pairs not counted (runs more than %d min "
+             "apart or on another machine: a resumed benchmark's pair "
+             "across its pause): %d.\n" % (
         len(aa), fa, round(100 * (float(pl[0]["factor"]) - 1)) if pl else "-",
-        len(pl), caught, other, rows[0]["repeat"] if rows else "-"))
+        len(pl), caught, other, rows[0]["repeat"] if rows else "-",
+        GAP_MAX, len(apart)))
 print(open(out + "/gate.md").read())
 PY
 }
@@ -122,12 +136,25 @@ if slow:
     key = ("optim=" if verb == "optim" else "compressor=") + name
     caught = any(r["regression"] and r["verb"] == verb and
                  r["config"].split(",")[0] == key for r in rows[:-1])
-meta = json.load(open("%s/runs/%s/meta.json" % (out, b)))
+import datetime
+def meta(run):
+    return json.load(open("%s/runs/%s/meta.json" % (out, run)))
+ma, mb = meta(a), meta(b)
+def when(m):
+    return datetime.datetime.strptime(m["created_utc"], "%Y-%m-%dT%H:%M:%SZ")
+# minutes between the two runs' starts, and whether one machine ran both:
+# a resumed benchmark's pair across the pause is not an A/A pair of runs
+# minutes apart (the table leaves it out of the count)
+gap = (when(mb) - when(ma)).total_seconds() / 60
 line = {"kind": kind, "a": a, "b": b, "exit": int(rc),
         "regressed": reg, "planted": slow.split("=")[0] if slow else None,
         "factor": slow.split("=")[1] if slow else None, "caught": caught,
         "family": s["family"], "repeats_for_10pct": s["repeats_for_10pct"],
-        "repeat": int(rep), "b_created": meta.get("created_utc"), "git_rev": meta.get("git_rev")}
+        "repeat": int(rep), "a_created": ma.get("created_utc"),
+        "b_created": mb.get("created_utc"), "gap_min": round(gap, 1),
+        "same_machine": ma.get("cpu_model") == mb.get("cpu_model")
+                        and ma.get("hostname") == mb.get("hostname"),
+        "git_rev": mb.get("git_rev")}
 open(out + "/gate.jsonl", "a").write(json.dumps(line) + "\n")
 print(json.dumps(line), file=sys.stderr)
 PY
