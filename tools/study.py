@@ -1795,8 +1795,9 @@ def budget_lines(verdicts, ref):
     except (OSError, ValueError, KeyError) as e:
         die("--budget-ref %s: %s" % (ref, e), 1)
     new = decisions(verdicts)
+    rel = os.path.relpath(ref)      # no machine's paths in a committed report
     lines = ["", "Budget sensitivity (difference in points, 95%% CI unless "
-             "stated; here vs %s):" % ref]
+             "stated; here vs %s):" % (ref if rel.startswith("..") else rel)]
     for cell in list(new) + [c for c in old if c not in new]:
         lines.append("  - %s: here %s; reference %s" % (
             cell, new.get(cell, "not yet run"), old.get(cell, "-")))
