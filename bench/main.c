@@ -54,6 +54,9 @@ static void usage(FILE *f)
                "default the best the CPU has)\n"
                "  LBSCALE_HUGEPAGES=0|1 (advise the streamed arrays as "
                "transparent huge pages; default 1)\n"
+               "  OMP_WAIT_POLICY (default here PASSIVE: threads sleep at "
+               "barriers instead of\n    spinning; set ACTIVE, or "
+               "GOMP_SPINCOUNT, for libgomp's own spin-wait)\n"
                "  LBSCALE_TEST_SLOWDOWN=VERB/NAME=F (tests of the gates only: "
                "optim or compress\n    kernel NAME takes F times as long; "
                "recorded in meta.json)\n");
@@ -95,6 +98,43 @@ static int finish(int rc)
 
 static int run(int argc, char **argv);
 
+/* libgomp's default wait at a barrier is a spin of 300,000 iterations
+ * before it sleeps.  Beside one nice-19 process that spin tripled LAMB's
+ * 100M step on 2 threads (272 ms against 104 passive): the spinning
+ * thread holds its core, so the other process can only run on the core
+ * a team member needs.  Passive waiting cost nothing measurable on the
+ * quiet machine (results/studies/omp-passive-20261206), so lbscale waits
+ * passively unless the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT
+ * set).  LBSCALE_OMP_WAITSET=1 records that lbscale set it (meta.json). */
+static int omp_wait_env(void)
+{
+    if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
+        return 0;
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    setenv("LBSCALE_OMP_WAITSET", "1", 1);
+    return 1;
+}
+
+/* OpenBLAS's kernel family and libgomp's wait policy are read once, when
+ * the libraries load, before main(): where either is to be set, set both
+ * and re-execute once (the environment says it was done, so the new
+ * image and every lbscale it starts keep it). */
+static void startup_env(char **argv)
+{
+    int again = blas_autoselect_env();
+    again |= omp_wait_env();
+    if (!again)
+        return;
+    execv("/proc/self/exe", argv);
+    /* exec failed: run on with the libraries' own choices, and record
+     * that nothing was set */
+    blas_autoselect_undo();
+    if (getenv("LBSCALE_OMP_WAITSET")) {
+        unsetenv("OMP_WAIT_POLICY");
+        unsetenv("LBSCALE_OMP_WAITSET");
+    }
+}
+
 int main(int argc, char **argv)
 {
     return finish(run(argc, argv));
@@ -102,15 +142,16 @@ int main(int argc, char **argv)
 
 static int run(int argc, char **argv)
 {
-    /* OpenBLAS's kernel family is fixed when it initialises: pick the
-     * machine's (blas.h) before anything else, re-executing if needed */
+    /* OpenBLAS's kernel family and libgomp's wait policy are fixed when
+     * they initialise: set them before anything else, re-executing if
+     * needed */
     const char *bad_auto = blas_auto_bad();
     if (bad_auto) {
         cli_error("LBSCALE_BLAS_AUTO", "'%s': 1 (default: pick OpenBLAS's "
                   "kernel family), 0 (leave it) or force", bad_auto);
         return EXIT_BAD_INPUT;
     }
-    blas_autoselect(argv);
+    startup_env(argv);
     lbs_jsonl_on_torn(say_torn);
     if (argc < 2) {   /* bad input: one line, like every refusal */
         fprintf(stderr, "lbscale: no verb given (");

@@ -153,6 +153,14 @@ json_t *lbs_meta_collect(int argc, char **argv)
     json_object_set_new(isa, "env", fz ? json_string(fz) : json_null());
     json_object_set_new(m, "isa", isa);
     json_object_set_new(m, "hugepages", hugepages());
+    /* the OpenMP threads' wait at barriers (bench/main.c): the policy
+     * and whether lbscale chose it (the user had set neither variable) */
+    const char *wp = getenv("OMP_WAIT_POLICY"),
+               *spin = getenv("GOMP_SPINCOUNT");
+    json_object_set_new(m, "omp_wait", json_pack(
+        "{s:o, s:o, s:b}", "policy", wp ? json_string(wp) : json_null(),
+        "gomp_spincount", spin ? json_string(spin) : json_null(),
+        "set_by_lbscale", getenv("LBSCALE_OMP_WAITSET") != NULL));
     /* a run made with the gates' planted slowdown says so */
     const char *slow = getenv("LBSCALE_TEST_SLOWDOWN");
     json_object_set_new(m, "test_slowdown",

@@ -191,6 +191,27 @@ else
     ok "blas: # SKIP no AVX2 on this machine"
 fi
 
+# issue 34: OpenMP threads wait passively unless the user chose
+# (bench/main.c re-executes with OMP_WAIT_POLICY=PASSIVE), and meta.json
+# says which policy ran and who set it
+omp_saved=$(env | grep -E '^(OMP_WAIT_POLICY|GOMP_SPINCOUNT)=' || true)
+unset OMP_WAIT_POLICY GOMP_SPINCOUNT
+omp_meta() {  # omp_meta POLICY SET_BY_LBSCALE: the run in $TOP/ow says so
+    "$PY" -c "import json, sys
+w = json.load(open(sys.argv[1]))['omp_wait']
+sys.exit(not (w['policy'] == sys.argv[2] and str(w['set_by_lbscale']) == sys.argv[3]))" \
+        "$TOP/ow/meta.json" "$1" "$2"
+}
+rm -rf "$TOP/ow"
+good "omp wait: passive by default, set by lbscale (meta.json)" \
+    'omp_meta PASSIVE True' stream --elements 100K --iters 1 --out "$TOP/ow"
+rm -rf "$TOP/ow"
+export OMP_WAIT_POLICY=active
+good "omp wait: the user's OMP_WAIT_POLICY wins" \
+    'omp_meta active False' stream --elements 100K --iters 1 --out "$TOP/ow"
+unset OMP_WAIT_POLICY
+[ -n "$omp_saved" ] && export $omp_saved
+
 # issue 19: the half-precision compressors travel as one allreduce of 2
 # bytes per element, summed in their own format (was an allgather)
 for c in fp16 bf16; do

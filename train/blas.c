@@ -58,26 +58,32 @@ const char *blas_auto_bad(void)
            ? NULL : m;
 }
 
-void blas_autoselect(char **argv)
+int blas_autoselect_env(void)
 {
     const char *mode = getenv("LBSCALE_BLAS_AUTO");
     if (mode && !strcmp(mode, "0"))
-        return;
+        return 0;
     int force = mode && !strcmp(mode, "force");
     const char *env = getenv("OPENBLAS_CORETYPE");
     if (getenv("LBSCALE_BLAS_AUTOSET"))   /* already re-executed once */
-        return;
+        return 0;
     struct blas_cpu cpu;
     blas_cpu_detect(&cpu);
     const char *core = openblas_get_corename();
     const char *pick = blas_pick_coretype(core, &cpu, !force && env && *env);
     if (!pick)
-        return;
+        return 0;
     setenv("OPENBLAS_CORETYPE", pick, 1);
     setenv("LBSCALE_BLAS_AUTOSET", core ? core : "unknown", 1);
-    execv("/proc/self/exe", argv);
-    /* exec failed: keep going with OpenBLAS's own choice */
-    unsetenv("OPENBLAS_CORETYPE");
+    return 1;
+}
+
+void blas_autoselect_undo(void)
+{
+    if (getenv("LBSCALE_BLAS_AUTOSET")) {
+        unsetenv("OPENBLAS_CORETYPE");
+        unsetenv("LBSCALE_BLAS_AUTOSET");
+    }
 }
 
 json_t *blas_info_json(void)

@@ -7,7 +7,7 @@
  * with AVX-512 (Zen 4) to the AVX2 Haswell kernels.  OpenBLAS documents
  * OPENBLAS_CORETYPE=NAME to force a family; it is read once, when the
  * library initialises, so lbscale's main() re-executes itself with it set
- * (blas_autoselect) when it is unset and the decision below says so.
+ * (blas_autoselect_env) when it is unset and the decision below says so.
  * LBSCALE_BLAS_AUTO=0 turns this off; a user's OPENBLAS_CORETYPE wins
  * unless LBSCALE_BLAS_AUTO=force (then a weaker family it names, e.g.
  * Haswell on an AVX-512 machine, is replaced too).
@@ -37,12 +37,14 @@ void blas_cpu_detect(struct blas_cpu *cpu);
 
 /* Called first thing in main(): when the decision names a family and
  * OPENBLAS_CORETYPE is unset, set it (plus LBSCALE_BLAS_AUTOSET=old core
- * name) and execv /proc/self/exe with the same argv.  Returns only when
- * nothing is to be done or the exec failed (then OpenBLAS's choice stays). */
-void blas_autoselect(char **argv);
+ * name) and return 1: main() then re-executes itself (the library reads
+ * it only when it loads).  0: nothing to do (or already re-executed). */
+int blas_autoselect_env(void);
+/* The exec failed: take back what blas_autoselect_env set. */
+void blas_autoselect_undo(void);
 /* The value of LBSCALE_BLAS_AUTO, or NULL when it is one this tool knows
  * (unset, "1" = the default, "0", "force"): main() refuses it otherwise,
- * before blas_autoselect reads it. */
+ * before blas_autoselect_env reads it. */
 const char *blas_auto_bad(void);
 
 /* {"name":"OpenBLAS","version":"0.3.21","config":...,"corename":...,
