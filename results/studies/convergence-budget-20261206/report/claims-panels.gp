@@ -4,4 +4,4 @@ array PT[5] = ["large batch, b=8192", "SLAMB vs LAMB", "1-bit LAMB vs LAMB", "Jo
 array PF[5] = [0, 4, 8, 12, 16]
 array PN[5] = [4, 4, 4, 4, 4]
 array PH[5] = [1, 1, 1, 1, 1]
-array CL[20] = ["sgd (5 seeds)", "adamw (5 seeds)", "lars (5 seeds)", "lamb (5 seeds)", "slamb b=1024 (5 seeds)", "lamb b=1024 (5 seeds)", "slamb b=8192 (5 seeds)", "lamb b=8192 (5 seeds)", "onebit_lamb b=2048 (4 seeds)", "lamb b=2048 (5 seeds)", "onebit_lamb b=8192 (5 seeds)", "lamb b=8192 (5 seeds)", "sgd (1 seeds)", "jointspar (1 seeds)", "lars (1 seeds)", "jointspar_lars (1 seeds)", "sgd (0 seeds)", "jointspar (0 seeds)", "lars (1 seeds)", "jointspar_lars (no runs yet)"]
+array CL[20] = ["sgd (5 seeds)", "adamw (5 seeds)", "lars (5 seeds)", "lamb (5 seeds)", "slamb b=1024 (5 seeds)", "lamb b=1024 (5 seeds)", "slamb b=8192 (5 seeds)", "lamb b=8192 (5 seeds)", "onebit_lamb b=2048 (4 seeds)", "lamb b=2048 (5 seeds)", "onebit_lamb b=8192 (5 seeds)", "lamb b=8192 (5 seeds)", "sgd (5 seeds)", "jointspar (5 seeds)", "lars (5 seeds)", "jointspar_lars (5 seeds)", "sgd (5 seeds)", "jointspar (5 seeds)", "lars (5 seeds)", "jointspar_lars (5 seeds)"]

@@ -1,0 +1,3 @@
+# written by tools/study.py report: blocks with points
+bhave = ""
+ehave = ""
