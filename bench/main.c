@@ -121,15 +121,15 @@ static int omp_wait_env(void)
  * image and every lbscale it starts keep it). */
 static void startup_env(char **argv)
 {
-    int again = blas_autoselect_env();
-    again |= omp_wait_env();
-    if (!again)
+    int blas = blas_autoselect_env(), omp = omp_wait_env();
+    if (!blas && !omp)
         return;
     execv("/proc/self/exe", argv);
-    /* exec failed: run on with the libraries' own choices, and record
-     * that nothing was set */
-    blas_autoselect_undo();
-    if (getenv("LBSCALE_OMP_WAITSET")) {
+    /* exec failed: run on with the libraries' own choices, and take back
+     * only what this call set (an inherited setting is in force) */
+    if (blas)
+        blas_autoselect_undo();
+    if (omp) {
         unsetenv("OMP_WAIT_POLICY");
         unsetenv("LBSCALE_OMP_WAITSET");
     }

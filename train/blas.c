@@ -80,10 +80,8 @@ int blas_autoselect_env(void)
 
 void blas_autoselect_undo(void)
 {
-    if (getenv("LBSCALE_BLAS_AUTOSET")) {
-        unsetenv("OPENBLAS_CORETYPE");
-        unsetenv("LBSCALE_BLAS_AUTOSET");
-    }
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("LBSCALE_BLAS_AUTOSET");
 }
 
 json_t *blas_info_json(void)

@@ -40,7 +40,8 @@ void blas_cpu_detect(struct blas_cpu *cpu);
  * name) and return 1: main() then re-executes itself (the library reads
  * it only when it loads).  0: nothing to do (or already re-executed). */
 int blas_autoselect_env(void);
-/* The exec failed: take back what blas_autoselect_env set. */
+/* The exec failed: take back what blas_autoselect_env set (call it only
+ * when that returned 1). */
 void blas_autoselect_undo(void);
 /* The value of LBSCALE_BLAS_AUTO, or NULL when it is one this tool knows
  * (unset, "1" = the default, "0", "force"): main() refuses it otherwise,
