@@ -30,7 +30,7 @@ def main():
         for r in (p["a"], p["b"]):
             if r not in runs:
                 runs.append(r)
-    print("| run | triad GB/s, 1 thread: median [min, max] of 7 |")
+    print("| run | triad GB/s, 1 thread: median [min, max] of its STREAM processes |")
     print("|---|---|")
     for r in runs:
         print("| %s | %.1f [%.1f, %.1f] |" % ((r,) + triad(out, r)))
