@@ -99,11 +99,10 @@ static int finish(int rc)
 static int run(int argc, char **argv);
 
 /* libgomp's default wait at a barrier is a spin of 300,000 iterations
- * before it sleeps.  Beside one nice-19 process that spin tripled LAMB's
- * 100M step on 2 threads (272 ms against 104 passive): the spinning
- * thread holds its core, so the other process can only run on the core
- * a team member needs.  Passive waiting cost nothing measurable on the
- * quiet machine (results/studies/omp-passive-20261206), so lbscale waits
+ * before it sleeps.  A spinning team member holds its core, which the
+ * other threads (OpenBLAS's own, or another process) need: 2-thread
+ * training ran 2.3-4.4x faster passive, and the kernels showed no cost
+ * beyond run-to-run drift (results/studies/omp-passive-20261206), so lbscale waits
  * passively unless the user chose (OMP_WAIT_POLICY or GOMP_SPINCOUNT
  * set).  LBSCALE_OMP_WAITSET=1 records that lbscale set it (meta.json). */
 static int omp_wait_env(void)
