@@ -130,7 +130,8 @@ int verb_check(int argc, char **argv)
 
 static const char compare_usage[] =
 "usage: lbscale compare RUN_A RUN_B [--min-effect F] [--margin-single F]\n"
-"                       [--alpha P] [--json | --markdown]";
+"                       [--alpha P] [--family ratio|all]\n"
+"                       [--json | --markdown]";
 
 static const char compare_about[] =
 "Every metric the two results runs share, matched on configuration (the\n"
@@ -145,8 +146,14 @@ static const char compare_about[] =
 "variation), whichever is larger.  Where the samples are too few for the\n"
 "test to reach alpha (at 3 a side its best p is 1/20, so 3 repeats cannot\n"
 "be tested among many metrics), only a change beyond --margin-single\n"
-"counts.  Each row says what change its samples could detect and how many\n"
-"repeats a side a 10% change needs (docs/regression-gates.md).\n"
+"counts.  Where a kernel has a paired ratio (an optimizer's\n"
+"roofline_frac, a compressor's stream_frac, PowerSGD's sgemm_frac: its\n"
+"time against the machine's reference measured next to it), that ratio\n"
+"alone is tested; its raw times and rates, and the STREAM rows, are\n"
+"reported but not tested, because between two runs the machine's\n"
+"bandwidth moves 10-20% while the ratios hold (--family all tests\n"
+"everything).  Each row says what change its samples could detect and\n"
+"how many repeats a side a 10% change needs (docs/regression-gates.md).\n"
 "Exit 0: no regression; 1: a metric regressed or changed; 2: bad input.";
 
 int verb_compare(int argc, char **argv)
@@ -168,6 +175,11 @@ int verb_compare(int argc, char **argv)
          .lo = 1e-6, .hi = 0.99,
          .help = "family-wise significance level: the chance of any\n"
                  "false alarm in the comparison (default 0.05)"},
+        {.name = "family", .type = CLI_CHOICE, .dst = &o.family_all,
+         .arg = "F", .choices = (const char *const[]){"ratio", "all", NULL},
+         .help = "what is tested: ratio (default: a kernel's paired\n"
+                 "ratio alone where it has one) or all (every timing\n"
+                 "and rate, e.g. to compare two machines)"},
         {.name = "json", .type = CLI_FLAG, .dst = &o.json,
          .help = "one JSON object per metric, then a summary object"},
         {.name = "markdown", .type = CLI_FLAG, .dst = &o.markdown,

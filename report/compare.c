@@ -12,7 +12,8 @@
  *            1e-9 is CHANGED, a regression;
  *   lower / higher  timings and rates, noisy: the change is the ratio of
  *            the medians.  Every such metric with >= 2 samples a side is
- *            one hypothesis of the comparison's family; each gets the
+ *            a hypothesis of the comparison's family (but see "paired
+ *            ratios" below); each gets the
  *            exact one-sided Mann-Whitney p of "B is worse" (and of "B is
  *            better"), and Holm's correction over the family keeps the
  *            chance of any false alarm in the whole comparison at alpha
@@ -24,6 +25,16 @@
  *            all (too few samples for the family: at 3 a side the best
  *            one-sided p is 1/20), only a change beyond --margin-single
  *            (default 25%, and the spread) counts, and the row says so.
+ *   paired ratios  a kernel's time over a reference of the machine
+ *            measured next to it, interleaved (roofline_frac,
+ *            stream_frac, sgemm_frac).  Where a configuration has one
+ *            tested, it alone is in the family; that configuration's raw
+ *            timings and rates, and the STREAM rows, are "reported", not
+ *            tested: between two runs minutes apart the machine's
+ *            bandwidth moves 10-20% and the raw rates with it, while the
+ *            ratios hold (the gate benchmark: 4 of 20 A/A pairs flagged
+ *            with every metric tested, 1 of 20 with the ratios alone).
+ *            --family all tests every timing and rate (two machines).
  * Each tested row says what change its samples could have detected (80%
  * power; sigtest.h's lbs_detectable) and how many repeats a side a 10%
  * change needs; docs/regression-gates.md has the reasoning.
@@ -42,7 +53,13 @@
 
 enum kind { EXACT, LOWER, HIGHER };
 
-struct metric { const char *field; enum kind kind; };
+/* ratio > 0: a paired ratio, the kernel's time over a reference of the
+ * machine measured next to it (interleaved); where a configuration has
+ * one tested, it alone stands for the kernel (the highest ratio rank
+ * where there are two) and the raw times and rates are reported, not
+ * tested: between two runs the machine's bandwidth moves 10-20% while
+ * the ratio holds (docs/regression-gates.md, "The ratio family"). */
+struct metric { const char *field; enum kind kind; int ratio; };
 
 struct verbdef {
     const char *verb;
@@ -54,34 +71,36 @@ struct verbdef {
 static const struct verbdef verbs[] = {
     {"optim", {"optim", "params", "elements", "layers", "threads", "ranks",
                "compress", "device", NULL},
-     {{"step_ms_median", LOWER}, {"roofline_frac", HIGHER},
-      {"wrong", EXACT}, {NULL, 0}}},
+     {{"step_ms_median", LOWER, 0}, {"roofline_frac", HIGHER, 1},
+      {"wrong", EXACT, 0}, {NULL, 0, 0}}},
     {"compress", {"compressor", "params", "elements", "threads", "device",
                   NULL},
      /* sgemm_frac: PowerSGD's time is its matrix products, so its ratio
       * to cblas_sgemm on the same shapes (interleaved) is the one that
       * stays put (CV 3.3% across the gate benchmark's 147 processes,
       * stream_frac's 10.3%); only its rows have it */
-     {{"gbps", HIGHER}, {"decompress_gbps", HIGHER}, {"stream_frac", HIGHER},
-      {"sgemm_frac", HIGHER}, {"wire_bytes", EXACT}, {"wrong", EXACT},
-      {NULL, 0}}},
+     {{"gbps", HIGHER, 0}, {"decompress_gbps", HIGHER, 0},
+      {"stream_frac", HIGHER, 1}, {"sgemm_frac", HIGHER, 2},
+      {"wire_bytes", EXACT, 0}, {"wrong", EXACT, 0},
+      {NULL, 0, 0}}},
     {"coll", {"coll", "backend", "ranks", "size", "density", NULL},
-     {{"time_us", LOWER}, {"busbw_gbps", HIGHER}, {"wrong", EXACT},
-      {NULL, 0}}},
+     {{"time_us", LOWER, 0}, {"busbw_gbps", HIGHER, 0}, {"wrong", EXACT, 0},
+      {NULL, 0, 0}}},
     {"stream", {"elements", "threads", "device", NULL},
-     {{"triad_gbps", HIGHER}, {"copy_gbps", HIGHER}, {"wrong", EXACT},
-      {NULL, 0}}},
+     {{"triad_gbps", HIGHER, 0}, {"copy_gbps", HIGHER, 0},
+      {"wrong", EXACT, 0}, {NULL, 0, 0}}},
     {"sim", {"model", "platform", "optim", "gpus", "grad_dtype", "accum",
              "batch_per_gpu", NULL},
-     {{"iter_ms", EXACT}, {"exposed_comm_ms", EXACT},
-      {"scaling_efficiency", EXACT}, {"bytes_per_gpu", EXACT}, {NULL, 0}}},
+     {{"iter_ms", EXACT, 0}, {"exposed_comm_ms", EXACT, 0},
+      {"scaling_efficiency", EXACT, 0}, {"bytes_per_gpu", EXACT, 0},
+      {NULL, 0, 0}}},
     {"sim_netsweep", {"model", "platform", "optim", "gpus", "node_gbps",
                       NULL},
-     {{"scaling_efficiency", EXACT}, {NULL, 0}}},
+     {{"scaling_efficiency", EXACT, 0}, {NULL, 0, 0}}},
     {"train", {"optim", "spec", "model", "dataset", "global_batch", "seed",
                "ranks", "compress", NULL},
-     {{"test_accuracy", EXACT}, {"sent_bytes_per_rank", EXACT},
-      {"wall_s", LOWER}, {NULL, 0}}},
+     {{"test_accuracy", EXACT, 0}, {"sent_bytes_per_rank", EXACT, 0},
+      {"wall_s", LOWER, 0}, {NULL, 0, 0}}},
 };
 
 
@@ -139,6 +158,8 @@ struct entry {
     double cvp;           /* pooled */
     size_t na, nb;
     double p_worse, p_better;   /* one-sided; NaN outside the family */
+    const char *held_by;  /* reported, not tested: the paired ratio that
+                           * is (NULL: judged itself) */
 };
 
 struct entries {
@@ -154,9 +175,14 @@ static double cv_of(double *x, size_t n)
 
 /* A timing or rate with >= 2 samples a side: one hypothesis of the
  * family (at 1 a side no rank test exists). */
-static int in_family(const struct entry *e)
+static int testable_alone(const struct entry *e)
 {
     return e->m->kind != EXACT && e->na >= 2 && e->nb >= 2;
+}
+
+static int in_family(const struct entry *e)
+{
+    return testable_alone(e) && !e->held_by;
 }
 
 static int add_entry(struct entries *es, const struct verbdef *d,
@@ -175,7 +201,7 @@ static int add_entry(struct entries *es, const struct verbdef *d,
     *e = (struct entry){.d = d, .m = m, .na = na, .nb = nb,
                         .p_worse = NAN, .p_better = NAN};
     snprintf(e->cfg, sizeof e->cfg, "%s", cfg);
-    if (in_family(e)) {   /* before cli_stats sorts the samples */
+    if (testable_alone(e)) {   /* before cli_stats sorts the samples */
         double pg, pl;    /* P(A's ranks as high / as low as seen) */
         lbs_mwu(xa, na, xb, nb, &pg, &pl);
         e->p_worse = m->kind == LOWER ? pl : pg;   /* B above A: slower */
@@ -229,6 +255,46 @@ static int gather_verb(const char *ra, const char *rb,
     return rc;
 }
 
+/* The paired ratio tested for entry i's configuration: the highest
+ * ranked ratio metric of the same verb and configuration with samples
+ * enough to test (NULL: none). */
+static const struct entry *ratio_of(const struct entries *es, size_t i)
+{
+    const struct entry *e = &es->v[i], *best = NULL;
+    for (size_t j = 0; j < es->n; j++) {
+        const struct entry *c = &es->v[j];
+        if (c->d == e->d && c->m->ratio && testable_alone(c) &&
+            !strcmp(c->cfg, e->cfg) && (!best || c->m->ratio > best->m->ratio))
+            best = c;
+    }
+    return best;
+}
+
+/* The ratio family (compare's default; docs/regression-gates.md): where
+ * a configuration's paired ratio is tested, its raw timings and rates,
+ * and the STREAM rows those ratios are taken over, are reported beside
+ * it but not tested.  With --family all, everything is tested. */
+static void hold_by_ratios(struct entries *es, const struct compare_opts *o)
+{
+    if (o->family_all)
+        return;
+    const char *any = NULL;
+    for (size_t i = 0; i < es->n; i++) {
+        struct entry *e = &es->v[i];
+        const struct entry *r = e->m->kind != EXACT ? ratio_of(es, i) : NULL;
+        if (r && r != e)
+            e->held_by = r->m->field;
+        if (r)
+            any = "the kernels' paired ratios";
+    }
+    for (size_t i = 0; i < es->n && any; i++)
+        if (!strcmp(es->v[i].d->verb, "stream") && es->v[i].m->kind != EXACT)
+            es->v[i].held_by = any;
+    for (size_t i = 0; i < es->n; i++)
+        if (es->v[i].held_by)
+            es->v[i].p_worse = es->v[i].p_better = NAN;
+}
+
 /* The family's size and Holm-adjusted p's (NaN outside it). */
 struct family {
     size_t m;
@@ -276,6 +342,11 @@ static void detect_text(const struct entry *e, const struct family *f,
         snprintf(out, len, "deterministic: any change");
         return;
     }
+    if (e->held_by) {
+        snprintf(out, len, "not tested: %s %s (--family all tests it)",
+                 e->held_by, strchr(e->held_by, ' ') ? "are" : "is");
+        return;
+    }
     *nfor = lbs_repeats_for(COMPARE_TARGET, e->cvp, al, floor, COMPARE_NMAX);
     char need[96];
     if (*nfor)
@@ -313,6 +384,8 @@ static const char *verdict(const struct entry *e, double pw, double pb,
 {
     *regress = 0;
     double a = e->ma, b = e->mb;
+    if (e->held_by)
+        return "reported";
     if (e->m->kind == EXACT) {
         int same = a == b || fabs(b - a) <= 1e-9 * fmax(fabs(a), fabs(b));
         *regress = !same;
@@ -365,6 +438,7 @@ static json_t *entry_row(const struct entries *es, size_t i,
     t->regressed += reg;
     t->improved += !strcmp(v, "better");
     t->changed += !strcmp(v, "CHANGED");
+    t->reported += e->held_by != NULL;
     double delta = e->ma != 0 ? e->mb / e->ma - 1 : 0;
     int worse = e->m->kind == LOWER ? delta > 0 : delta < 0;
     double p = worse ? e->p_worse : e->p_better,
@@ -424,6 +498,8 @@ static int judge_all(const char *ra, const char *rb,
     *rows = NULL;
     for (size_t k = 0; k < sizeof verbs / sizeof verbs[0] && !rc; k++)
         rc = gather_verb(ra, rb, &verbs[k], &es, err);
+    if (!rc)
+        hold_by_ratios(&es, o);
     if (!rc && family_of(&es, &f))
         rc = lbs_err_set(err, -ENOMEM, "out of memory");
     if (!rc) {
@@ -453,10 +529,13 @@ static int judge_all(const char *ra, const char *rb,
 json_t *compare_summary(const struct compare_tally *t,
                         const struct compare_opts *o)
 {
-    return json_pack("{s:s,s:i,s:i,s:i,s:i,s:f,s:f,s:f,s:i,s:f,s:o,s:i}",
+    return json_pack("{s:s,s:i,s:i,s:i,s:i,s:i,s:s,s:f,s:f,s:f,s:i,s:f,"
+                     "s:o,s:i}",
                      "summary", "compare", "compared", t->compared,
                      "regressed", t->regressed, "changed", t->changed,
-                     "improved", t->improved, "min_effect", o->min_effect,
+                     "improved", t->improved, "reported", t->reported,
+                     "family_rule", o->family_all ? "all" : "ratio",
+                     "min_effect", o->min_effect,
                      "margin_single", o->margin_single, "alpha", o->alpha,
                      "family", t->family, "first_step", t->first_step,
                      "repeats_for_10pct", t->repeats_for_10pct
@@ -471,6 +550,10 @@ void compare_family_line(const struct compare_tally *t,
                      "the whole comparison (Holm; first step %.2g); a change "
                      "counts beyond %.0f%% or the samples' spread",
                      t->family, o->alpha, t->first_step, 100 * o->min_effect);
+    if (w >= 0 && (size_t)w < len && t->reported)
+        w += snprintf(out + w, len - (size_t)w, "; %d raw timings and rates "
+                      "reported beside their paired ratios, not tested "
+                      "(--family all tests them)", t->reported);
     if (w < 0 || (size_t)w >= len || !t->family)
         return;
     if (t->repeats_for_10pct)

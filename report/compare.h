@@ -6,7 +6,10 @@
  * be equal (else CHANGED), timings and rates are judged by the ratio of
  * the medians, an exact one-sided Mann-Whitney U test per metric with
  * Holm's correction over the comparison, and a floor (the minimum effect
- * or the samples' spread); compare.c's header has the rules.
+ * or the samples' spread); where a kernel has a paired ratio (its time
+ * over the machine's reference measured next to it) only that ratio is
+ * tested and its raw times and rates are reported; compare.c's header
+ * has the rules.
  *
  * Ownership: the json_t results are new references. */
 #ifndef LBS_COMPARE_H
@@ -24,6 +27,8 @@ struct compare_opts {
     double alpha;          /* family-wise error rate of one comparison */
     int json;              /* one JSON object per metric on stdout */
     int markdown;          /* a markdown table row per metric */
+    int family_all;        /* test every timing and rate, not only the
+                            * paired ratios where a kernel has one */
 };
 #define COMPARE_OPTS_DEFAULT \
     {.min_effect = 0.05, .margin_single = 0.25, .alpha = 0.05}
@@ -34,6 +39,7 @@ struct compare_opts {
  * does), and the tested metrics no repeat count brings to 10%. */
 struct compare_tally {
     int compared, regressed, improved, changed;
+    int reported;          /* raw metrics held by a paired ratio */
     int family;
     double first_step;
     int repeats_for_10pct, cannot_10pct;
@@ -48,7 +54,7 @@ int compare_runs(const char *ra, const char *rb, const struct compare_opts *o,
                  struct compare_tally *t, struct lbs_err *err);
 
 /* {"summary": "compare", "compared", "regressed", "changed", "improved",
- * "min_effect", "margin_single", "alpha", "family", "first_step",
+ * "reported", "family_rule" ("ratio" or "all"), "min_effect", "margin_single", "alpha", "family", "first_step",
  * "repeats_for_10pct", "cannot_10pct"}: the last line of `compare
  * --json`. */
 json_t *compare_summary(const struct compare_tally *t,

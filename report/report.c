@@ -1622,7 +1622,9 @@ static void html_verdicts(struct strbuf *b, json_t *v)
                   "test per metric with Holm's correction over the %lld "
                   "tested (alpha %.2g for the whole comparison), counted "
                   "beyond %.0f%% or the samples' spread (%.0f%% where the "
-                  "samples are too few for the test); exact metrics must be "
+                  "samples are too few for the test); %lld raw times and "
+                  "rates reported beside their kernels' paired ratios, not "
+                  "tested; exact metrics must be "
                   "equal.  <code>lbscale compare</code> gives the same "
                   "verdicts and exits 1 on a regression.</p>\n",
                   json_integer_value(json_object_get(s, "compared")),
@@ -1631,7 +1633,8 @@ static void html_verdicts(struct strbuf *b, json_t *v)
                   json_integer_value(json_object_get(s, "improved")),
                   json_integer_value(json_object_get(s, "family")),
                   num(s, "alpha"), 100 * num(s, "min_effect"),
-                  100 * num(s, "margin_single"));
+                  100 * num(s, "margin_single"),
+                  json_integer_value(json_object_get(s, "reported")));
         html_table(b, t, 1);
         json_decref(t);
     }

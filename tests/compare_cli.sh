@@ -3,7 +3,9 @@
 # (TAP): identical runs pass; a changed deterministic metric fails; five
 # samples per side 20% slower with 1% noise are SLOWER (exit 1), the same
 # shift buried in 30% noise is not significant (exit 0); one sample per
-# side needs 25%; bad input exits 2.
+# side needs 25%; where a kernel has a paired ratio only the ratio is
+# tested (a step slower with its reference is reported, exit 0; --family
+# all tests it); bad input exits 2.
 set -u
 BIN=${1:?usage: compare_cli.sh LBSCALE_BINARY}
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
@@ -11,13 +13,15 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=python3
 . "$(dirname "$0")/tap.sh"
 
-# mkrun DIR SCALE NOISE N WIRE: an optim run with N rows of step_ms
-# 100 x SCALE x (1 + NOISE x u), u alternating in [-1, 1], and a compress
-# row with wire_bytes WIRE
+# mkrun DIR SCALE NOISE N WIRE [REF]: an optim run with N rows of step_ms
+# 100 x SCALE x (1 + NOISE x u), u alternating in [-1, 1], roofline_frac
+# 80 x REF / step_ms (REF default 1: the reference did not move), and a
+# compress row with wire_bytes WIRE
 mkrun() {
     "$PY" - "$@" <<'PY'
 import json, os, sys
 d, scale, noise, n, wire = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+ref = float(sys.argv[6]) if len(sys.argv) > 6 else 1
 os.makedirs(d, exist_ok=True)
 json.dump({"git_rev": "test"}, open(os.path.join(d, "meta.json"), "w"))
 with open(os.path.join(d, "optim.jsonl"), "w") as f:
@@ -26,7 +30,7 @@ with open(os.path.join(d, "optim.jsonl"), "w") as f:
         t = 100 * scale * (1 + noise * u)
         f.write(json.dumps({"bench": "optim", "optim": "lamb", "elements": 1000,
                             "threads": 1, "step_ms_median": t,
-                            "roofline_frac": 80 / t, "wrong": 0}) + "\n")
+                            "roofline_frac": 80 * ref / t, "wrong": 0}) + "\n")
 with open(os.path.join(d, "compress.jsonl"), "w") as f:
     f.write(json.dumps({"bench": "compress", "compressor": "topk",
                         "params": "k=0.01", "elements": 1000, "threads": 1,
@@ -73,7 +77,18 @@ mkrun "$TOP/one_a" 1 0 1 800
 mkrun "$TOP/one_b" 1.2 0 1 800
 mkrun "$TOP/one_c" 1.3 0 1 800
 cmp_case "identical runs: exit 0" 0 "$TOP/a" "$TOP/same" "0 regressed"
-cmp_case "20% slower, 5 samples, 1% noise: SLOWER, exit 1" 1 "$TOP/a" "$TOP/slow" "SLOWER"
+cmp_case "20% slower, 5 samples, 1% noise: its ratio WORSE, exit 1" 1 "$TOP/a" "$TOP/slow" \
+    "roofline_frac .*WORSE"
+grep -q "step_ms_median .*reported  *not tested: roofline_frac is" "$TOP/out" &&
+    ok "... the raw step time reported beside it, not tested" ||
+    not_ok "... the raw step time reported beside it, not tested" "$(cat "$TOP/out")"
+mkrun "$TOP/moved" 1.2 0.01 5 800 1.2
+cmp_case "step 20% slower with its reference (the machine moved): exit 0" 0 \
+    "$TOP/a" "$TOP/moved" "1 raw timings and rates reported"
+"$BIN" compare "$TOP/a" "$TOP/moved" --family all >"$TOP/out" 2>&1
+[ $? -eq 1 ] && grep -q "step_ms_median .*SLOWER" "$TOP/out" &&
+    ok "--family all tests the raw step time: SLOWER" ||
+    not_ok "--family all tests the raw step time: SLOWER" "$(cat "$TOP/out")"
 cmp_case "20% slower in 30% noise: noise, exit 0" 0 "$TOP/a" "$TOP/noisy" "noise (within spread)"
 cmp_case "wire bytes differ: CHANGED, exit 1" 1 "$TOP/a" "$TOP/wire" "CHANGED"
 cmp_case "one sample per side, 20%: below the 25% margin" 0 "$TOP/one_a" "$TOP/one_b"
@@ -114,8 +129,41 @@ assert s["family"]==24 and abs(s["first_step"]-0.05/24)<1e-12 and s["repeats_for
 assert all(x["detectable"] is None and x["repeats_for_10pct"]==6 for x in m), m[0]
 assert m[0]["p"]==0.05 and m[0]["p_holm"]==1 and m[0]["verdict"]=="no change", m[0]' "$TOP/j" &&
     ok "--json: family, first step, detectable, repeats per metric" || not_ok "--json: family, first step, detectable, repeats per metric" "$(head -2 "$TOP/j")"
+# streamrun DIR N TRIAD [RATIO]: N STREAM rows of triad_gbps TRIAD (1%
+# spread), with RATIO also N optim rows whose roofline_frac is 0.8
+streamrun() {
+    "$PY" - "$@" <<'PY'
+import json, os, sys
+d, n, triad = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+os.makedirs(d, exist_ok=True)
+json.dump({"git_rev": "test"}, open(os.path.join(d, "meta.json"), "w"))
+u = [-1, 1, -0.5, 0.5, 0, -0.25, 0.25]
+with open(os.path.join(d, "stream.jsonl"), "w") as f:
+    for i in range(n):
+        f.write(json.dumps({"bench": "stream", "elements": 1000, "threads": 1,
+                            "triad_gbps": triad * (1 + 0.01 * u[i % 7]),
+                            "wrong": 0}) + "\n")
+if len(sys.argv) > 4:
+    with open(os.path.join(d, "optim.jsonl"), "w") as f:
+        for i in range(n):
+            f.write(json.dumps({"bench": "optim", "optim": "lamb",
+                                "elements": 1000, "threads": 1,
+                                "step_ms_median": 100 * 50 / triad,
+                                "roofline_frac": 0.8 * (1 + 0.01 * u[i % 7]),
+                                "wrong": 0}) + "\n")
+PY
+}
+streamrun "$TOP/s1" 6 50
+streamrun "$TOP/s2" 6 40
+cmp_case "STREAM alone, triad 20% lower: tested, WORSE" 1 "$TOP/s1" "$TOP/s2" \
+    "triad_gbps .*WORSE"
+streamrun "$TOP/s3" 6 50 ratio
+streamrun "$TOP/s4" 6 40 ratio
+cmp_case "STREAM beside paired ratios: reported, exit 0" 0 "$TOP/s3" "$TOP/s4" \
+    "triad_gbps .*reported  *not tested: the kernels' paired ratios are"
 "$BIN" compare "$TOP/a" "$TOP/slow" --json >"$TOP/j" 2>&1
-"$PY" -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert r[-1]["summary"]=="compare" and r[-1]["regressed"]>=1' "$TOP/j" &&
+"$PY" -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; s=r[-1]; assert s["summary"]=="compare" and s["regressed"]>=1 and s["reported"]==1 and s["family_rule"]=="ratio", s
+m=[x for x in r[:-1] if x["metric"]=="step_ms_median"][0]; assert m["verdict"]=="reported" and m["p"] is None and not m["regression"], m' "$TOP/j" &&
     ok "--json ends with a summary object" || not_ok "--json ends with a summary object" "$(tail -3 "$TOP/j")"
 "$BIN" compare "$TOP/a" "$TOP/slow" --markdown >"$TOP/m" 2>&1
 grep -q '^| verb | configuration' "$TOP/m" && ok "--markdown table" || not_ok "--markdown table"
@@ -133,6 +181,7 @@ bad() {  # bad DESC PATTERN ARGS...
 bad "one run only" "usage" "$TOP/a"
 bad "not a results run" "not a results run" "$TOP/a" "$TOP"
 bad "bad margin" "--margin" "$TOP/a" "$TOP/same" --margin 2
+bad "unknown family rule" "use one of ratio, all" "$TOP/a" "$TOP/same" --family some
 mkdir -p "$TOP/empty" && echo '{}' >"$TOP/empty/meta.json"
 "$BIN" compare "$TOP/a" "$TOP/empty" >"$TOP/out" 2>"$TOP/err"
 [ $? -eq 2 ] && grep -q "share no metric" "$TOP/err" && ok "runs sharing nothing: exit 2" || not_ok "runs sharing nothing: exit 2" "$(cat "$TOP/err")"
