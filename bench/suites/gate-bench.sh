@@ -14,7 +14,9 @@
 #   planted:  P(i) against S(i); caught when the slowed kernel's row is
 #             SLOWER or WORSE (a flag on any other row is a false alarm)
 # and appends one JSON line per pair to OUT/gate.jsonl, then writes the
-# table OUT/gate.md.  Resumable: a run whose suite finished is kept, a
+# table OUT/gate.md.  Each pair is read twice from the same runs:
+# compare's rule (the paired ratios, docs/regression-gates.md) and
+# `compare --family all` (every timing and rate), "_all" in the JSON.  Resumable: a run whose suite finished is kept, a
 # pair already in gate.jsonl is not compared again.  A pair whose runs
 # started more than 45 minutes apart or on another machine (one that
 # spans a pause between sessions) is listed but not counted: the A/A
@@ -49,8 +51,11 @@ aa = [r for r in rows if r["kind"] == "aa" and counted(r)]
 pl = [r for r in rows if r["kind"] == "planted" and counted(r)]
 apart = [r for r in rows if not counted(r)]
 with open(out + "/gate.md", "w") as f:
-    f.write("| pair | A | B | exit | family | 10% needs n | flagged |\n"
-            "|---|---|---|--:|--:|--:|---|\n")
+    both = all("exit_all" in r for r in rows) and rows
+    f.write("| pair | A | B | exit | family | 10%% needs n | flagged |%s\n"
+            "|---|---|---|--:|--:|--:|---|%s\n" % (
+                " exit, --family all | flagged, --family all |" if both else "",
+                "--:|---|" if both else ""))
     for r in rows:
         what = ("A/A" if r["kind"] == "aa" else
                 "planted %s x%s: %s" % (r["planted"], r["factor"],
@@ -59,10 +64,12 @@ with open(out + "/gate.md", "w") as f:
             what += " (not counted: %s)" % (
                 "%s min apart" % r["gap_min"] if r["same_machine"]
                 else "another machine")
-        f.write("| %s | %s | %s | %d | %d | %s | %s |\n" % (
+        f.write("| %s | %s | %s | %d | %d | %s | %s |%s\n" % (
             what, r["a"], r["b"], r["exit"], r["family"],
             r["repeats_for_10pct"] or "-",
-            ", ".join(r["regressed"]) or "-"))
+            ", ".join(r["regressed"]) or "-",
+            " %d | %s |" % (r["exit_all"], ", ".join(r["regressed_all"])
+                            or "-") if both else ""))
     fa = sum(r["exit"] != 0 for r in aa)
     caught = sum(r["caught"] for r in pl)
     # flagged rows of any kernel but the slowed one (its own rows: the
@@ -80,6 +87,12 @@ with open(out + "/gate.md", "w") as f:
         len(aa), fa, round(100 * (float(pl[0]["factor"]) - 1)) if pl else "-",
         len(pl), caught, other, rows[0]["repeat"] if rows else "-",
         GAP_MAX, len(apart)))
+    if both:
+        f.write("Family: %s (%s metrics).  Read with --family all (%s "
+                "metrics): A/A exited non-zero: %d; planted caught: %d.\n" % (
+            rows[0].get("family_rule"), rows[0]["family"],
+            rows[0]["family_all"], sum(r["exit_all"] != 0 for r in aa),
+            sum(r["caught_all"] for r in pl)))
 print(open(out + "/gate.md").read())
 PY
 }
@@ -119,23 +132,30 @@ suite() {  # suite NAME [SLOWDOWN]: OUT/runs/NAME, kept when complete
 
 pair() {  # pair KIND A B [SLOWDOWN]: one line of gate.jsonl
     grep -q "\"a\": \"$2\", \"b\": \"$3\"" "$OUT/gate.jsonl" && return 0
-    local rc=0
+    local rc=0 rc_all=0
     "$BIN" compare "$OUT/runs/$2" "$OUT/runs/$3" --json \
         >"$OUT/runs/$2-$3.json" 2>&1 || rc=$?
-    "$PY" - "$OUT" "$1" "$2" "$3" "$rc" "${4:-}" "$REPEAT" <<'PY'
+    "$BIN" compare "$OUT/runs/$2" "$OUT/runs/$3" --json --family all \
+        >"$OUT/runs/$2-$3-all.json" 2>&1 || rc_all=$?
+    "$PY" - "$OUT" "$1" "$2" "$3" "$rc" "${4:-}" "$REPEAT" "$rc_all" <<'PY'
 import json, sys
-out, kind, a, b, rc, slow, rep = sys.argv[1:8]
-rows = [json.loads(l) for l in open("%s/runs/%s-%s.json" % (out, a, b))]
-s = rows[-1]
-reg = ["%s %s %s" % (r["verb"], r["config"].split(",")[0], r["metric"])
-       for r in rows[:-1] if r["regression"]]
-caught = False
-if slow:
-    verb, rest = slow.split("/")
-    name = rest.split("=")[0]
-    key = ("optim=" if verb == "optim" else "compressor=") + name
-    caught = any(r["regression"] and r["verb"] == verb and
-                 r["config"].split(",")[0] == key for r in rows[:-1])
+out, kind, a, b, rc, slow, rep, rc_all = sys.argv[1:9]
+def read(suffix):   # (summary, flagged rows, caught) of one reading
+    rows = [json.loads(l) for l in
+            open("%s/runs/%s-%s%s.json" % (out, a, b, suffix))]
+    reg = ["%s %s %s" % (r["verb"], r["config"].split(",")[0], r["metric"])
+           for r in rows[:-1] if r["regression"]]
+    caught = False
+    if slow:
+        verb, rest = slow.split("/")
+        name = rest.split("=")[0]
+        key = ("optim=" if verb == "optim" else "compressor=") + name
+        caught = any(r["regression"] and r["verb"] == verb and
+                     r["config"].split(",")[0] == key for r in rows[:-1])
+    return rows[-1], reg, caught
+# compare's rule (the paired ratios) and --family all (every timing)
+s, reg, caught = read("")
+s_all, reg_all, caught_all = read("-all")
 import datetime
 def meta(run):
     return json.load(open("%s/runs/%s/meta.json" % (out, run)))
@@ -150,6 +170,9 @@ line = {"kind": kind, "a": a, "b": b, "exit": int(rc),
         "regressed": reg, "planted": slow.split("=")[0] if slow else None,
         "factor": slow.split("=")[1] if slow else None, "caught": caught,
         "family": s["family"], "repeats_for_10pct": s["repeats_for_10pct"],
+        "family_rule": s.get("family_rule", "all"),
+        "exit_all": int(rc_all), "regressed_all": reg_all,
+        "caught_all": caught_all, "family_all": s_all["family"],
         "repeat": int(rep), "a_created": ma.get("created_utc"),
         "b_created": mb.get("created_utc"), "gap_min": round(gap, 1),
         "same_machine": ma.get("cpu_model") == mb.get("cpu_model")
