@@ -53,12 +53,8 @@
 
 enum kind { EXACT, LOWER, HIGHER };
 
-/* ratio > 0: a paired ratio, the kernel's time over a reference of the
- * machine measured next to it (interleaved); where a configuration has
- * one tested, it alone stands for the kernel (the highest ratio rank
- * where there are two) and the raw times and rates are reported, not
- * tested: between two runs the machine's bandwidth moves 10-20% while
- * the ratio holds (docs/regression-gates.md, "The ratio family"). */
+/* ratio > 0: a paired ratio (the header's "paired ratios"); where a
+ * configuration has two tested, the higher rank stands for it. */
 struct metric { const char *field; enum kind kind; int ratio; };
 
 struct verbdef {
@@ -173,13 +169,14 @@ static double cv_of(double *x, size_t n)
     return s.mean != 0 ? s.sd / fabs(s.mean) : 0;
 }
 
-/* A timing or rate with >= 2 samples a side: one hypothesis of the
- * family (at 1 a side no rank test exists). */
+/* A timing or rate with >= 2 samples a side (at 1 a side no rank test
+ * exists). */
 static int testable_alone(const struct entry *e)
 {
     return e->m->kind != EXACT && e->na >= 2 && e->nb >= 2;
 }
 
+/* One hypothesis of the family: testable and not held by a ratio. */
 static int in_family(const struct entry *e)
 {
     return testable_alone(e) && !e->held_by;
@@ -270,6 +267,13 @@ static const struct entry *ratio_of(const struct entries *es, size_t i)
     return best;
 }
 
+/* e is reported beside by, not tested: out of the family, no p. */
+static void hold(struct entry *e, const char *by)
+{
+    e->held_by = by;
+    e->p_worse = e->p_better = NAN;
+}
+
 /* The ratio family (compare's default; docs/regression-gates.md): where
  * a configuration's paired ratio is tested, its raw timings and rates,
  * and the STREAM rows those ratios are taken over, are reported beside
@@ -278,21 +282,17 @@ static void hold_by_ratios(struct entries *es, const struct compare_opts *o)
 {
     if (o->family_all)
         return;
-    const char *any = NULL;
+    int any = 0;
     for (size_t i = 0; i < es->n; i++) {
         struct entry *e = &es->v[i];
         const struct entry *r = e->m->kind != EXACT ? ratio_of(es, i) : NULL;
+        any |= r != NULL;
         if (r && r != e)
-            e->held_by = r->m->field;
-        if (r)
-            any = "the kernels' paired ratios";
+            hold(e, r->m->field);
     }
     for (size_t i = 0; i < es->n && any; i++)
         if (!strcmp(es->v[i].d->verb, "stream") && es->v[i].m->kind != EXACT)
-            es->v[i].held_by = any;
-    for (size_t i = 0; i < es->n; i++)
-        if (es->v[i].held_by)
-            es->v[i].p_worse = es->v[i].p_better = NAN;
+            hold(&es->v[i], "the kernels' paired ratios");
 }
 
 /* The family's size and Holm-adjusted p's (NaN outside it). */
