@@ -1111,3 +1111,94 @@ Test(isa, mask_hits)
     free(ref);
     free(got);
 }
+
+/* LBS_KERN_CHUNKED's claiming (kern.h): every chunk runs exactly once, in
+ * any interleaving of the threads' claims - taken in turn, or one thread
+ * taking everything before the others start (a thread held back by the
+ * scheduler) - and teams above LBS_CLAIM_MAX (or LBS_CHUNKS) take the
+ * static shares once each. */
+Test(isa, chunk_claims_cover_each_chunk_once)
+{
+    const size_t Ts[] = {1, 2, 3, 5, 7, LBS_CLAIM_MAX, LBS_CLAIM_MAX + 1,
+                         300};
+    for (size_t a = 0; a < sizeof Ts / sizeof *Ts; a++)
+        for (int order = 0; order < 2; order++) {
+            const size_t T = Ts[a];
+            struct lbs_claim cl[LBS_CLAIM_MAX] = {{0}};
+            size_t v[300] = {0}, c0, c1;
+            int seen[LBS_CHUNKS] = {0}, live[300];
+            for (size_t t = 0; t < T; t++)
+                live[t] = 1;
+            for (size_t left = T, t = 0; left; t = (t + 1) % T) {
+                if (!live[t])
+                    continue;
+                do {
+                    if (!lbs_claim_next(cl, t, T, &v[t], &c0, &c1)) {
+                        live[t] = 0;
+                        left--;
+                        break;
+                    }
+                    cr_assert(c0 <= c1 && c1 <= LBS_CHUNKS);
+                    for (size_t c = c0; c < c1; c++)
+                        seen[c]++;
+                } while (order == 1);   /* 1: thread 0 runs dry first */
+            }
+            for (size_t c = 0; c < LBS_CHUNKS; c++)
+                cr_assert_eq(seen[c], 1, "T = %zu, order %d: chunk %zu ran "
+                             "%d times", T, order, c, seen[c]);
+        }
+    /* and on a real team */
+    for (int th = 1; th <= 4; th++) {
+        int seen[LBS_CHUNKS] = {0};
+        omp_set_num_threads(th);
+        LBS_KERN_CHUNKED((size_t)LBS_PAR_MIN, {
+            for (size_t c = c0; c < c1; c++)
+                __atomic_fetch_add(&seen[c], 1, __ATOMIC_RELAXED);
+        });
+        for (size_t c = 0; c < LBS_CHUNKS; c++)
+            cr_assert_eq(seen[c], 1, "%d threads: chunk %zu", th, c);
+    }
+}
+
+/* The chunked optimizers step the same at any thread count, bit for bit
+ * (each chunk's sums are its own, whichever thread claims it): LAMB,
+ * SLAMB on chunk ids (2-D layers above its `small`, cyclic k = 0.1) and
+ * 1-bit LAMB past its warm-up, 4 steps at 1, 2, 3 and 5 threads. */
+Test(isa, chunked_steps_any_thread_count)
+{
+    const char *specs[] = {"lamb:lr=0.01,wd=0.01", "slamb:lr=0.01,k=0.1",
+                           "onebit_lamb:lr=0.01,freeze_step=2"};
+    struct lbs_err e = {{0}};
+    for (int s = 0; s < 3; s++) {
+        float *ref[NLAY] = {0};
+        const int ths[] = {1, 2, 3, 5};
+        for (int a = 0; a < 4; a++) {
+            struct lbs_layer L[NLAY];
+            float *v[NLAY];
+            rs = 77;
+            lay_make(L, v);
+            for (int i = 0; i < NLAY; i++) {
+                L[i].name = "l";
+                L[i].ndim = 2;
+                L[i].shape[0] = 1;
+                L[i].shape[1] = (int64_t)lay_n[i];
+            }
+            struct lbs_optim *o;
+            omp_set_num_threads(ths[a]);
+            cr_assert_eq(lbs_optim_new(specs[s], L, NLAY, NULL, &o, &e), 0,
+                         "%s: %s", specs[s], e.msg);
+            for (int t = 0; t < 4; t++)
+                cr_assert_eq(lbs_optim_step(o, &e), 0, "%s", e.msg);
+            for (int i = 0; i < NLAY; i++) {
+                if (!a)
+                    ref[i] = dup(L[i].w, lay_n[i]);
+                else
+                    same_f(L[i].w, ref[i], lay_n[i], specs[s], "threads");
+            }
+            lbs_optim_free(o);
+            lay_free(L, v);
+        }
+        for (int i = 0; i < NLAY; i++)
+            free(ref[i]);
+    }
+}
