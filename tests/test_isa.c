@@ -1112,56 +1112,8 @@ Test(isa, mask_hits)
     free(got);
 }
 
-/* LBS_KERN_CHUNKED's claiming (kern.h): every chunk runs exactly once, in
- * any interleaving of the threads' claims - taken in turn, or one thread
- * taking everything before the others start (a thread held back by the
- * scheduler) - and teams above LBS_CLAIM_MAX (or LBS_CHUNKS) take the
- * static shares once each. */
-Test(isa, chunk_claims_cover_each_chunk_once)
-{
-    const size_t Ts[] = {1, 2, 3, 5, 7, LBS_CLAIM_MAX, LBS_CLAIM_MAX + 1,
-                         300};
-    for (size_t a = 0; a < sizeof Ts / sizeof *Ts; a++)
-        for (int order = 0; order < 2; order++) {
-            const size_t T = Ts[a];
-            struct lbs_claim cl[LBS_CLAIM_MAX] = {{0}};
-            size_t v[300] = {0}, c0, c1;
-            int seen[LBS_CHUNKS] = {0}, live[300];
-            for (size_t t = 0; t < T; t++)
-                live[t] = 1;
-            for (size_t left = T, t = 0; left; t = (t + 1) % T) {
-                if (!live[t])
-                    continue;
-                do {
-                    if (!lbs_claim_next(cl, t, T, &v[t], &c0, &c1)) {
-                        live[t] = 0;
-                        left--;
-                        break;
-                    }
-                    cr_assert(c0 <= c1 && c1 <= LBS_CHUNKS);
-                    for (size_t c = c0; c < c1; c++)
-                        seen[c]++;
-                } while (order == 1);   /* 1: thread 0 runs dry first */
-            }
-            for (size_t c = 0; c < LBS_CHUNKS; c++)
-                cr_assert_eq(seen[c], 1, "T = %zu, order %d: chunk %zu ran "
-                             "%d times", T, order, c, seen[c]);
-        }
-    /* and on a real team */
-    for (int th = 1; th <= 4; th++) {
-        int seen[LBS_CHUNKS] = {0};
-        omp_set_num_threads(th);
-        LBS_KERN_CHUNKED((size_t)LBS_PAR_MIN, {
-            for (size_t c = c0; c < c1; c++)
-                __atomic_fetch_add(&seen[c], 1, __ATOMIC_RELAXED);
-        });
-        for (size_t c = 0; c < LBS_CHUNKS; c++)
-            cr_assert_eq(seen[c], 1, "%d threads: chunk %zu", th, c);
-    }
-}
-
 /* The chunked optimizers step the same at any thread count, bit for bit
- * (each chunk's sums are its own, whichever thread claims it): LAMB,
+ * (each chunk's sums are its own, whichever thread runs it): LAMB,
  * SLAMB on chunk ids (2-D layers above its `small`, cyclic k = 0.1) and
  * 1-bit LAMB past its warm-up, 4 steps at 1, 2, 3 and 5 threads. */
 Test(isa, chunked_steps_any_thread_count)

@@ -35,8 +35,6 @@
 
 #include <omp.h>
 
-#include "chunks.h"
-
 enum lbs_isa { LBS_ISA_C = 0, LBS_ISA_AVX2 = 1, LBS_ISA_AVX512 = 2,
                LBS_ISA_COUNT };
 
@@ -86,60 +84,25 @@ struct lbs_kern {
 extern const struct lbs_kern lbs_kern_c, lbs_kern_avx2, lbs_kern_avx512;
 
 /* Run body(c0, c1) over the chunks [0, LBS_CHUNKS): on the calling thread
- * below LBS_PAR_MIN elements, else on the OpenMP team.  Thread t owns the
- * contiguous share [LBS_CHUNKS t / T, LBS_CHUNKS (t+1) / T) (as
- * schedule(static) would cut it, so a NUMA machine's first touch,
- * core/mem.c, keeps its pages local) and claims it LBS_CLAIM_GRAIN chunks
- * at a time from the front; a thread done with its own share then claims
- * what is left of the others'.  A thread the scheduler holds back (a
- * shared machine's other process, a late wake from a passive wait)
- * leaves its work to the running ones instead of keeping them waiting at
- * the region's end (results/studies/slamb-load-20261207).  Every chunk is
- * claimed once and writes its own partial sums, so which thread runs it
- * changes no result.  Teams above LBS_CLAIM_MAX take the static shares. */
-#define LBS_CLAIM_GRAIN 2
-#define LBS_CLAIM_MAX 64
-struct lbs_claim {
-    _Alignas(64) size_t taken;  /* chunks of the share claimed so far */
-};
-
-/* Thread t of T: the next chunks [*c0, *c1) it runs, 0 when none is
- * left; *v (0 at first) is the share it is on, counted from its own. */
-static inline int lbs_claim_next(struct lbs_claim *cl, size_t t, size_t T,
-                                 size_t *v, size_t *c0, size_t *c1)
-{
-    if (T > LBS_CLAIM_MAX) {            /* the static share, once */
-        *c0 = LBS_CHUNKS * t / T;
-        *c1 = LBS_CHUNKS * (t + 1) / T;
-        return (*v)++ == 0;
-    }
-    for (; *v < T; ++*v) {
-        size_t s = (t + *v) % T, hi = LBS_CHUNKS * (s + 1) / T;
-        size_t c = LBS_CHUNKS * s / T +
-                   __atomic_fetch_add(&cl[s].taken, LBS_CLAIM_GRAIN,
-                                      __ATOMIC_RELAXED);
-        if (c < hi) {
-            *c0 = c;
-            *c1 = c + LBS_CLAIM_GRAIN < hi ? c + LBS_CLAIM_GRAIN : hi;
-            return 1;
-        }
-    }
-    return 0;
-}
-
+ * below LBS_PAR_MIN elements, else one contiguous share per OpenMP thread
+ * (as schedule(static) would cut them).  Static on purpose: a layer's
+ * passes give each thread the same share, so what one pass leaves in a
+ * core's caches the next finds there.  Claiming chunks instead (a done
+ * thread taking the other's) made LARS's step 1.16x slower in the
+ * guest's high-bandwidth mode (results/studies/slamb-load-20261207). */
 #define LBS_KERN_CHUNKED(n, body)                                           \
     do {                                                                    \
         if ((n) < LBS_PAR_MIN) {                                            \
             size_t c0 = 0, c1 = LBS_CHUNKS;                                 \
             body;                                                           \
         } else {                                                            \
-            struct lbs_claim cl_[LBS_CLAIM_MAX] = {{0}};                    \
             _Pragma("omp parallel")                                         \
             {                                                               \
                 size_t T_ = (size_t)omp_get_num_threads(),                  \
-                       t_ = (size_t)omp_get_thread_num(), v_ = 0, c0, c1;   \
-                while (lbs_claim_next(cl_, t_, T_, &v_, &c0, &c1))          \
-                    body;                                                   \
+                       t_ = (size_t)omp_get_thread_num();                   \
+                size_t c0 = LBS_CHUNKS * t_ / T_,                           \
+                       c1 = LBS_CHUNKS * (t_ + 1) / T_;                     \
+                body;                                                       \
             }                                                               \
         }                                                                   \
     } while (0)

@@ -74,11 +74,11 @@ void lbs_lamb_apply(const float *u, float *w, size_t n, float step)
         K->axpy(w, u, step, n);
         return;
     }
-    /* chunks claimed as pass 1's are (kern.h), not static shares */
-    LBS_KERN_CHUNKED(n, {
-        size_t lo = lbs_chunk_lo(n, c0);
-        K->axpy(w + lo, u + lo, step, lbs_chunk_lo(n, c1) - lo);
-    });
+#pragma omp parallel for schedule(static)
+    for (size_t c = 0; c < LBS_CHUNKS; c++) {
+        size_t lo = lbs_chunk_lo(n, c), hi = lbs_chunk_lo(n, c + 1);
+        K->axpy(w + lo, u + lo, step, hi - lo);
+    }
 }
 
 struct lbs_lamb_coef lbs_adam_coef(const struct lbs_adam_cfg *a, long t,
