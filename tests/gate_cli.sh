@@ -6,7 +6,10 @@
 # the planted slowdown LBSCALE_TEST_SLOWDOWN slows only the kernel it
 # names, is recorded in meta.json, is refused when malformed and is off
 # unless set; a suite runs its repeats in rounds (a1 b1 c1 a2 b2 b3), or
-# entry by entry with "interleave": false.
+# entry by entry with "interleave": false; bench/suites/gate-ab.sh refuses
+# bad input with one line and makes nothing, runs its arms in ABBA rounds,
+# merges each arm's rounds into one run and flags a slowdown planted on
+# arm B alone.
 set -u
 BIN=${1:?usage: gate_cli.sh LBSCALE_BINARY}
 case $BIN in /*) ;; *) BIN=$PWD/$BIN ;; esac
@@ -101,4 +104,26 @@ got=$(order "$TOP/nil.json" "$TOP/nil") || got="failed: $(cat "$TOP/err")"
 echo '{"suite": "x", "interleave": 1, "entries": [{"verb": "stream"}]}' >"$TOP/bad.json"
 "$BIN" suite "$TOP/bad.json" --dry-run >"$TOP/out" 2>"$TOP/err"
 [ $? -eq 2 ] && grep -q "interleave" "$TOP/err" && ok "suite: a non-boolean interleave is refused" || not_ok "suite: a non-boolean interleave is refused" "$(cat "$TOP/err")"
+# ---- the interleaved A/B gate (bench/suites/gate-ab.sh) ---------------------
+AB=$(cd "$(dirname "$0")/.." && pwd)/bench/suites/gate-ab.sh
+echo '{"suite": "ab", "entries": [
+  {"name": "stream", "verb": "stream", "repeat": 5, "args": ["--elements", "1M", "--threads", "1"]},
+  {"name": "lamb", "verb": "optim", "args": ["--optim", "lamb", "--elements", "1M", "--threads", "1"]},
+  {"name": "sim", "verb": "sim", "args": ["sweep", "--model", "bert-large", "--platform", "dgx-a100", "--optim", "sgd", "--gpus", "8"]}]}' >"$TOP/ab.json"
+SUITE=$TOP/ab.json "$AB" "$TOP/ab-bad" "$BIN" "$BIN" 1 >"$TOP/out" 2>"$TOP/err"
+rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$TOP/err")" -eq 1 ] && [ ! -e "$TOP/ab-bad" ] &&
+    ok "gate-ab: 1 round refused (exit 2, one line, nothing made)" ||
+    not_ok "gate-ab: 1 round refused" "exit $rc" "$(cat "$TOP/err")"
+SUITE=$TOP/ab.json B_ENV="LBSCALE_TEST_SLOWDOWN=optim/lamb=3" \
+    "$AB" "$TOP/ab" "$BIN" "$BIN" 4 >"$TOP/out" 2>"$TOP/err"
+rc=$?
+arms=$(sed -n 's/^== round [0-9]* arm \([AB]\).*/\1/p' "$TOP/err" | tr -d '\n')
+rows=$(grep -c '"optim":"lamb"' "$TOP/ab/A/run/optim.jsonl" 2>/dev/null)
+if [ $rc -eq 1 ] && [ "$arms" = ABBAABBA ] && [ "$rows" = 4 ] &&
+    "$PY" -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])][:-1]; sys.exit(not [x for x in r if x["regression"]] == [x for x in r if x["metric"] == "roofline_frac"])' "$TOP/ab/compare.json"; then
+    ok "gate-ab: arms in ABBA rounds, 4 rows a side, a 3x LAMB on arm B flagged alone (exit 1)"
+else
+    not_ok "gate-ab: a planted 3x LAMB on arm B" "exit $rc arms $arms rows $rows" "$(cat "$TOP/out" "$TOP/err")"
+fi
 tap_end

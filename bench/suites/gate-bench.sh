@@ -28,6 +28,11 @@
 # P0, P2, P4, ... - RUNS=21 PLANT_EVERY=2 gives the issue's 20 A/A pairs
 # and 11 planted ones in 32 suite runs instead of 42; the slowed kernel
 # still cycles through the targets in order).
+# AB_ROUNDS=R: the interleaved design instead (bench/suites/gate-ab.sh):
+# each pair is one gate-ab.sh run of R rounds, the same binary on both
+# arms - A/A pairs AA0, AA1, ... (RUNS of them) and planted ones PL0, ...
+# (the slowdown on arm B only) - so each pair's two sides are timed in
+# the same minutes; REPEAT is then unused.
 # `gate-bench.sh --table OUT` only rewrites OUT/gate.md.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -132,17 +137,19 @@ suite() {  # suite NAME [SLOWDOWN]: OUT/runs/NAME, kept when complete
 
 pair() {  # pair KIND A B [SLOWDOWN]: one line of gate.jsonl
     grep -q "\"a\": \"$2\", \"b\": \"$3\"" "$OUT/gate.jsonl" && return 0
-    local rc=0 rc_all=0
+    local rc=0 rc_all=0 tag
+    tag=$(tr / . <<<"$2-$3")    # AB mode's runs are AA0/A/run, ...
     "$BIN" compare "$OUT/runs/$2" "$OUT/runs/$3" --json \
-        >"$OUT/runs/$2-$3.json" 2>&1 || rc=$?
+        >"$OUT/runs/$tag.json" 2>&1 || rc=$?
     "$BIN" compare "$OUT/runs/$2" "$OUT/runs/$3" --json --family all \
-        >"$OUT/runs/$2-$3-all.json" 2>&1 || rc_all=$?
-    "$PY" - "$OUT" "$1" "$2" "$3" "$rc" "${4:-}" "$REPEAT" "$rc_all" <<'PY'
+        >"$OUT/runs/$tag-all.json" 2>&1 || rc_all=$?
+    "$PY" - "$OUT" "$1" "$2" "$3" "$rc" "${4:-}" "$REPEAT" "$rc_all" "$tag" \
+        "${AB_ROUNDS:+ab}" <<'PY'
 import json, sys
-out, kind, a, b, rc, slow, rep, rc_all = sys.argv[1:9]
+out, kind, a, b, rc, slow, rep, rc_all, tag, mode = sys.argv[1:11]
 def read(suffix):   # (summary, flagged rows, caught) of one reading
     rows = [json.loads(l) for l in
-            open("%s/runs/%s-%s%s.json" % (out, a, b, suffix))]
+            open("%s/runs/%s%s.json" % (out, tag, suffix))]
     reg = ["%s %s %s" % (r["verb"], r["config"].split(",")[0], r["metric"])
            for r in rows[:-1] if r["regression"]]
     caught = False
@@ -173,7 +180,8 @@ line = {"kind": kind, "a": a, "b": b, "exit": int(rc),
         "family_rule": s.get("family_rule", "all"),
         "exit_all": int(rc_all), "regressed_all": reg_all,
         "caught_all": caught_all, "family_all": s_all["family"],
-        "repeat": int(rep), "a_created": ma.get("created_utc"),
+        "repeat": int(rep), "design": mode or "run-vs-run",
+        "a_created": ma.get("created_utc"),
         "b_created": mb.get("created_utc"), "gap_min": round(gap, 1),
         "same_machine": ma.get("cpu_model") == mb.get("cpu_model")
                         and ma.get("hostname") == mb.get("hostname"),
@@ -183,7 +191,32 @@ print(json.dumps(line), file=sys.stderr)
 PY
 }
 
+ab() {  # ab NAME [SLOWDOWN]: OUT/runs/NAME/{A,B}/run, interleaved rounds
+    local d=$OUT/runs/$1
+    [ -f "$d/B/run/meta.json" ] && [ -f "$d/compare.json" ] && return 0
+    echo "== $1 ${2:-plain} $(date -u +%H:%M:%S)" >&2
+    B_ENV=${2:+LBSCALE_TEST_SLOWDOWN=$2} SUITE=$OUT/ci-gate.json \
+        LBSCALE=$BIN "$ROOT/bench/suites/gate-ab.sh" "$d" "$BIN" "$BIN" \
+        "$AB_ROUNDS" >"$d.log" 2>&1 || true   # 1: compare flagged
+    [ -f "$d/compare.json" ] ||
+        { echo "gate-bench.sh: $1 failed; see $d.log" >&2; exit 1; }
+}
+
 EVERY=${PLANT_EVERY:-1}
+if [ -n "${AB_ROUNDS:-}" ]; then
+    mkdir -p "$OUT/runs"
+    REPEAT=$AB_ROUNDS   # samples a side: one per round
+    for ((i = 0; i < RUNS; i++)); do
+        ab "AA$i"
+        pair aa "AA$i/A/run" "AA$i/B/run"
+        [ $((i % EVERY)) -eq 0 ] || continue
+        t=${TARGETS[(i / EVERY) % ${#TARGETS[@]}]}
+        ab "PL$i" "$t=$FACTOR"
+        pair planted "PL$i/A/run" "PL$i/B/run" "$t=$FACTOR"
+    done
+    table "$OUT"
+    exit 0
+fi
 for ((i = 0; i < RUNS; i++)); do
     suite "P$i"
     [ "$i" -gt 0 ] && pair aa "P$((i - 1))" "P$i"
