@@ -3,14 +3,17 @@
 # LAMB's: each round profiles one process of 9 interleaved LAMB/SLAMB
 # pairs (perf record, cpu-clock sampling: this guest has no hardware
 # counters) at the best kernel level, then one at --isa avx2; the order
-# alternates by round (COMMANDS.md).  Holds /tmp/lbscale-heavy.lock.
+# alternates by round (COMMANDS.md).  The whole run, perf's reports
+# included, holds /tmp/lbscale-heavy.lock: other timed work waits.
 set -u
+exec 9>/tmp/lbscale-heavy.lock
+flock 9
 OUT=${1:?usage: run.sh OUT BIN [ROUNDS]}
 BIN=${2:?}; R=${3:-4}
 mkdir -p "$OUT"
 one() {  # one TAG ISA-ARGS...
     local tag=$1; shift
-    flock /tmp/lbscale-heavy.lock perf record -q -F 4999 -o "$OUT/$tag.data" -- \
+    perf record -q -F 4999 -o "$OUT/$tag.data" -- \
         "$BIN" optim --optim lamb --pair slamb --elements 100M --threads 2 \
         --iters 9 --warmup 2 --no-save "$@" >"$OUT/$tag.out" 2>&1
     perf report -q -i "$OUT/$tag.data" --stdio --no-children --sort sym \
