@@ -88,3 +88,43 @@ def main(out):
 
 if __name__ == "__main__":
     main(sys.argv[1])
+
+
+def beyond_bytes(out):
+    """H1's quantity per process: each SLAMB pass's CPU ms against what
+    its bytes would take at its LAMB counterpart's GB/s (q1 at pass 1's,
+    qfix and qupd at the update's)."""
+    print()
+    print("Beyond bytes (CPU ms per step): SLAMB's passes minus LAMB's, "
+          "split into what the extra bytes explain at LAMB's GB/s and "
+          "what each pass takes beyond that:")
+    print()
+    print("| process | lamb step ms | slamb - lamb | bytes | q1 beyond | "
+          "qfix beyond | qupd beyond | q1 GB/s / pass 1's | "
+          "qupd GB/s / update's |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for rep in sorted(glob.glob(os.path.join(out, "r*-*.report"))):
+        tag = os.path.basename(rep)[:-7]
+        rows = read(rep)
+        lamb_ms, _ = out_fields(rep[:-7] + ".out")
+        ms, used = {}, set()
+        for p, (pre, _) in PASSES.items():
+            keys = [k for k in rows if k.startswith(pre) and k not in used]
+            used.update(keys)
+            ms[p] = sum(rows[k] for k in keys) * 1000.0 / HZ / STEPS
+        B = {p: b for p, (_, b) in PASSES.items()}
+        p1, up = ms["lamb pass 1"], ms["lamb pass 2 (axpy)"]
+        exp = {"slamb q1": p1 * B["slamb q1"] / B["lamb pass 1"],
+               "slamb qfix": up * B["slamb qfix"] / B["lamb pass 2 (axpy)"],
+               "slamb qupd": up * B["slamb qupd"] / B["lamb pass 2 (axpy)"]}
+        slamb = sum(ms[p] for p in PASSES if p.startswith("slamb"))
+        diff = slamb - p1 - up
+        print(f"| {tag} | {lamb_ms} | {diff:+.1f} | "
+              f"{sum(exp.values()) - p1 - up:+.1f} | " +
+              " | ".join(f"{ms[p] - exp[p]:+.1f}" for p in exp) +
+              f" | {exp['slamb q1'] / ms['slamb q1']:.2f} | "
+              f"{exp['slamb qupd'] / ms['slamb qupd']:.2f} |")
+
+
+if __name__ == "__main__":
+    beyond_bytes(sys.argv[1])
