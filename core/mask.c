@@ -91,15 +91,6 @@ static int shuffle_segments(size_t n)
     return S < 1 ? 1 : S > SEG_MAX ? SEG_MAX : S;
 }
 
-/* Indices the segments past the first hold: b[1] + ... + b[S-1]. */
-static size_t shuffle_extra(size_t n, int S)
-{
-    size_t e = 0;
-    for (int s = 1; s < S; s++)
-        e += n - n / (size_t)S * (size_t)s;
-    return e;
-}
-
 /* Fisher-Yates steps i = hi-1 down to lo on a: a block of targets is
  * drawn first so that each swap's far line can be fetched ahead. */
 static void fy_steps(uint32_t *a, size_t lo, size_t hi, uint64_t key)
@@ -457,14 +448,39 @@ int lbs_mask_cyclic_new(uint64_t seed, int layer, size_t n, double k,
     return 0;
 }
 
-size_t lbs_mask_cyclic_ids_scratch(size_t n)
+/* The chunk ids without the shuffle: labels by position (q[p] = the chunk
+ * of position p), then the shuffle's swaps in the opposite order.  Why
+ * that is the ids: the shuffle a (position -> element) is the identity
+ * with the swaps (i j_i) applied for i = n-1 down to 1, a = t_{n-1} o ...
+ * o t_1 as maps, so a^-1 = t_1 o ... o t_{n-1}, and the ids, chunk o
+ * a^-1, are the labels with the same swaps applied for i = 1 up to n-1.
+ * One byte per element instead of a 4-byte index: a quarter of the
+ * memory the random swaps touch, and no scatter pass after them.  The
+ * swaps form one chain, so one thread runs it (SLAMB gives its layers to
+ * threads side by side). */
+static void ids_swaps(uint8_t *q, size_t n, size_t C, uint64_t key)
 {
-    return (n + shuffle_extra(n, shuffle_segments(n))) * sizeof(uint32_t);
+    for (size_t c = 0; c < C; c++)
+        memset(q + n * c / C, (int)c, n * (c + 1) / C - n * c / C);
+    uint32_t j[DRAW_AHEAD];
+    void (*draws)(uint64_t, size_t, size_t, uint32_t *) = lbs_kern()->fy_draws;
+    for (size_t lo = 1; lo < n;) {
+        size_t m = n - lo < DRAW_AHEAD ? n - lo : DRAW_AHEAD;
+        draws(key, lo + m, m, j);       /* j[s]: step lo + m - 1 - s */
+        for (size_t s = m; s-- > 0;) {
+            if (s >= PREFETCH)
+                __builtin_prefetch(&q[j[s - PREFETCH]], 1);
+            size_t i = lo + m - 1 - s;
+            uint8_t t = q[i];
+            q[i] = q[j[s]];
+            q[j[s]] = t;
+        }
+        lo += m;
+    }
 }
 
 int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
-                        uint8_t *q, void *scratch, size_t scratch_bytes,
-                        struct lbs_err *err)
+                        uint8_t *q, struct lbs_err *err)
 {
     int rc = cyclic_check(n, k, err);
     if (rc)
@@ -473,18 +489,7 @@ int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
     if (C > 256)
         return lbs_err_set(err, -EINVAL, "cyclic mask: %zu chunks do not fit "
                            "in one-byte ids", C);
-    size_t have = scratch ? scratch_bytes / sizeof(uint32_t) : 0;
-    uint32_t *a = have >= n ? scratch : lbs_array_alloc(n, sizeof *a);
-    if (!a)
-        return lbs_err_set(err, -ENOMEM, "cyclic mask: out of memory");
-    void *spare;
-    size_t room;
-    cyclic_shuffle(seed, layer, n, a, have >= n ? a + n : NULL,
-                   have >= n ? have - n : 0, NULL, NULL, &spare, &room);
-    free(spare);
-    chunk_ids(a, n, C, q, 1);
-    if (a != scratch)
-        free(a);
+    ids_swaps(q, n, C, lbs_rng_key(seed, UINT64_MAX, (uint64_t)layer));
     return 0;
 }
 

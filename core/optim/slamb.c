@@ -435,24 +435,16 @@ static int compact_room(struct slamb_state *s, size_t cnt)
     return 0;
 }
 
-/* Chunk ids (made from the seed: lbs_mask_cyclic_ids), their offsets and
- * the averaged-momenta store for layer i (cyclic, at most 255 chunks);
- * they hold all the step needs of the schedule, so its permutation
- * (4 bytes per element), where a k warm-up made it, goes. */
-static int make_chunk_ids(struct lbs_optim *o, size_t i, void *scratch,
-                          size_t scratch_bytes, struct lbs_err *err)
+/* The offsets and the averaged-momenta store of chunk-id layer i, whose
+ * ids sl->q hold (at most 255 chunks); with them the layer has all the
+ * step needs of the schedule, so its permutation (4 bytes per element),
+ * where a k warm-up made it, goes.  On failure q goes too. */
+static int chunk_id_state(struct lbs_optim *o, size_t i, struct lbs_err *err)
 {
-    const struct slamb_cfg *c = o->cfg;
     struct slamb_state *s = o->state;
     struct slamb_layer *sl = &s->L[i];
     const size_t n = o->layers[i].n;
-    int rc;
     sl->pmq = -1;
-    if (!(sl->q = lbs_array_alloc(n, 1)))
-        goto nomem;
-    if ((rc = lbs_mask_cyclic_ids((uint64_t)c->seed, (int)i, n, c->k, sl->q,
-                                  scratch, scratch_bytes, err)))
-        goto fail;
     if (!(sl->qoff = chunk_offsets(sl->q, n, sl->chunks)))
         goto nomem;
     size_t mx = chunk_max(sl->qoff, sl->chunks);
@@ -462,15 +454,54 @@ static int make_chunk_ids(struct lbs_optim *o, size_t i, void *scratch,
     sl->cyc = NULL;
     return 0;
 nomem:
-    rc = lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
-fail:
     free(sl->q);
     free(sl->qoff);
     free(sl->pm);
     sl->q = NULL;
     sl->qoff = NULL;
     sl->pm = NULL;
-    return rc;
+    return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
+}
+
+/* The ids of every layer whose q is allocated and not yet made (no
+ * qoff), layers side by side on the threads: each layer's ids are one
+ * chain of dependent swaps (lbs_mask_cyclic_ids), the layers are
+ * independent.  A failure is found again in order for its message. */
+static int chunk_ids_all(struct lbs_optim *o, struct lbs_err *err)
+{
+    const struct slamb_cfg *c = o->cfg;
+    struct slamb_layer *L = ((struct slamb_state *)o->state)->L;
+    const long nl = (long)o->nlayers;
+    int bad = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(| : bad)
+    for (long i = 0; i < nl; i++)
+        if (L[i].q && !L[i].qoff)
+            bad |= lbs_mask_cyclic_ids((uint64_t)c->seed, (int)i,
+                                       o->layers[i].n, c->k, L[i].q,
+                                       NULL) != 0;
+    for (long i = 0; bad && i < nl; i++) {
+        int rc = L[i].q && !L[i].qoff
+            ? lbs_mask_cyclic_ids((uint64_t)c->seed, (int)i, o->layers[i].n,
+                                  c->k, L[i].q, err) : 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Chunk-id layer i made after a k warm-up (slamb_settle). */
+static int make_chunk_ids(struct lbs_optim *o, size_t i, struct lbs_err *err)
+{
+    struct slamb_layer *sl = &((struct slamb_state *)o->state)->L[i];
+    if (!(sl->q = lbs_array_alloc(o->layers[i].n, 1)))
+        return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
+    int rc = chunk_ids_all(o, err);
+    if (rc) {
+        free(sl->q);
+        sl->q = NULL;
+        return rc;
+    }
+    return chunk_id_state(o, i, err);
 }
 
 static int slamb_check(const void *cfg, const char *name,
@@ -484,8 +515,6 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
 {
     const struct slamb_cfg *c = o->cfg;
     int rc;
-    size_t scr_bytes = 0;
-    void *scr = NULL;
     struct slamb_state *s = calloc(1, sizeof *s);
     if (!s)
         return lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
@@ -497,17 +526,6 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
     if (!s->m || !s->v || !s->L)
         goto nomem;
     size_t maxn = 0, big = 0;
-    /* the chunk ids of every layer are made in one scratch (the shuffle
-     * of the largest layer), so fresh memory is touched once */
-    for (size_t i = 0; i < o->nlayers && (int)c->mask == MASK_CYCLIC &&
-                       !s->warm_end; i++) {
-        size_t n = o->layers[i].n, b = lbs_mask_cyclic_ids_scratch(n);
-        if (!lbs_layer_is_1d(o, i) && (double)n >= c->small &&
-            lbs_mask_cyclic_count(c->k, n) <= 255 && b > scr_bytes)
-            scr_bytes = b;
-    }
-    if (scr_bytes && !(scr = lbs_array_alloc(scr_bytes, 1)))
-        goto nomem;
     for (size_t i = 0; i < o->nlayers; i++) {
         const struct lbs_layer *L = &o->layers[i];
         struct slamb_layer *sl = &s->L[i];
@@ -526,8 +544,8 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         /* during a k warm-up the schedule changes, so staleness is
          * counted (slamb_settle switches to chunk ids afterwards) */
         if (sl->chunks && sl->chunks <= 255 && !s->warm_end) {
-            if ((rc = make_chunk_ids(o, i, scr, scr_bytes, err)))
-                goto fail;
+            if (!(sl->q = lbs_array_alloc(L->n, 1)))
+                goto nomem;
         } else {
             if (sl->chunks &&
                 (rc = lbs_mask_cyclic_new((uint64_t)c->seed, (int)i, L->n,
@@ -539,8 +557,11 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
         if (L->n > maxn)
             maxn = L->n;
     }
-    free(scr);
-    scr = NULL;
+    if ((rc = chunk_ids_all(o, err)))
+        goto fail;
+    for (size_t i = 0; i < o->nlayers; i++)
+        if (s->L[i].q && (rc = chunk_id_state(o, i, err)))
+            goto fail;
     if (!(s->u = lbs_zalloc_f32(big)))
         goto nomem;
     if (maxn) {
@@ -556,7 +577,6 @@ static int slamb_init(struct lbs_optim *o, struct lbs_err *err)
 nomem:
     rc = lbs_err_set(err, -ENOMEM, "slamb: out of memory for state");
 fail:
-    free(scr);
     slamb_fini(o);
     return rc;
 }
@@ -645,7 +665,7 @@ static int slamb_settle(struct lbs_optim *o, size_t i, struct lbs_err *err)
     if (!sl->c || !sl->chunks || sl->chunks > 255 || s->warm_end == LONG_MAX ||
         o->t <= s->warm_end + (long)sl->chunks)
         return 0;
-    int rc = make_chunk_ids(o, i, NULL, 0, err);
+    int rc = make_chunk_ids(o, i, err);
     if (rc)
         return rc;
     free(sl->c);

@@ -49,14 +49,10 @@ size_t lbs_mask_cyclic_chunks(const struct lbs_mask_cyclic *m);
 /* q[i] = the chunk of the cyclic(k) schedule that holds element i, for
  * n elements (the caller's buffer) and at most 256 chunks (-EINVAL
  * beyond): what lbs_mask_cyclic_new's chunks say, without building them.
- * scratch (may be NULL): scratch_bytes the call may use instead of
- * allocating its own (up to lbs_mask_cyclic_ids_scratch(n) are used),
- * so that a caller making the ids of many layers touches fresh memory
- * once. */
+ * One thread (it is one chain of dependent swaps over q); a caller with
+ * many layers runs them side by side. */
 int lbs_mask_cyclic_ids(uint64_t seed, int layer, size_t n, double k,
-                        uint8_t *q, void *scratch, size_t scratch_bytes,
-                        struct lbs_err *err);
-size_t lbs_mask_cyclic_ids_scratch(size_t n);
+                        uint8_t *q, struct lbs_err *err);
 /* The chunk count for density k over n elements: ceil(1/k), at most n
  * (also when 1/k exceeds what size_t holds). */
 size_t lbs_mask_cyclic_count(double k, size_t n);
