@@ -1,13 +1,13 @@
 /* test_mask.c - the cyclic schedule is the one it has always been.
  *
- * lbs_mask_cyclic_new builds its chunks in linear time on the kernels'
- * threads (issue 34); the wire bytes of cyclick and SLAMB, their traces and
+ * lbs_mask_cyclic_new and lbs_mask_cyclic_ids no longer shuffle: they
+ * swap chunk labels in the opposite order (core/mask.c says why that is
+ * the same thing); the wire bytes of cyclick and SLAMB, their traces and
  * every recorded run depend on the exact chunks, so the construction is
- * compared, chunk by chunk, with a copy of the one it replaced (one thread,
+ * compared, chunk by chunk, with a copy of the original one (one thread,
  * Fisher-Yates then a qsort of each chunk) for several seeds, layer sizes,
- * densities and thread counts: one segment (serial), 2-4 segments, a thread
- * count that does not divide the layer, chunk ids of 1, 2 and 4 bytes, and
- * the per-chunk cursor walk (C close to n).
+ * densities and thread counts: labels of 1, 2 and 4 bytes, and the
+ * counting pass's per-chunk cursor walk (C close to n).
  */
 #include <criterion/criterion.h>
 #include <errno.h>
