@@ -14,8 +14,11 @@
  *                 cut into C = ceil(1/k) nearly equal chunks; step t uses
  *                 chunk t mod C, so every coordinate is visited once every
  *                 C steps.  Each chunk is sorted for streaming access.
- *                 Built in linear time on the OpenMP threads (core/mask.c
- *                 says how); the chunks do not depend on the thread count.
+ *                 Built in linear time without the permutation itself:
+ *                 chunk labels swapped on one thread, then the chunks
+ *                 laid out by a counting pass on the OpenMP threads
+ *                 (core/mask.c says why); the chunks do not depend on the
+ *                 thread count.
  *
  * Index lists are ascending uint32 (layers must have < 2^32 elements).
  * Ownership: lbs_mask_cyclic_new allocates (n indices), _free releases;
