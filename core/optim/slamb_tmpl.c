@@ -416,13 +416,25 @@ static size_t F(q1_vec)(const struct lbs_slamb_coef *k, const float *g,
         ur = _mm512_mask_add_ps(ur, (__mmask16)~kc, ur,
                                 _mm512_mul_ps(ui, ui));
         /* compress in registers and store the first c lanes (the memory
-         * form of vcompressps is microcoded on some cores) */
+         * form of vcompressps is microcoded on some cores).  c <= 4 in 98%
+         * of blocks at k = 0.1: then a 16-byte store, which splits a cache
+         * line 3 times in 16, where a 64-byte one at a 4-byte offset
+         * always does (two store slots each on Zen 4) */
         unsigned c = (unsigned)__builtin_popcount(kc);
-        __mmask16 first = cm + 16 <= end ? (__mmask16)0xffff
-                                         : (__mmask16)((1u << c) - 1);
-        _mm512_mask_storeu_ps(cm, first, _mm512_maskz_compress_ps(kc, mi));
-        _mm512_mask_storeu_ps(cv, first, _mm512_maskz_compress_ps(kc, vi));
-        _mm512_mask_storeu_ps(cw, first, _mm512_maskz_compress_ps(kc, wi));
+        __m512 xm = _mm512_maskz_compress_ps(kc, mi),
+               xv = _mm512_maskz_compress_ps(kc, vi),
+               xw = _mm512_maskz_compress_ps(kc, wi);
+        if (c <= 4 && cm + 4 <= end) {
+            _mm_storeu_ps(cm, _mm512_castps512_ps128(xm));
+            _mm_storeu_ps(cv, _mm512_castps512_ps128(xv));
+            _mm_storeu_ps(cw, _mm512_castps512_ps128(xw));
+        } else {
+            __mmask16 first = cm + 16 <= end ? (__mmask16)0xffff
+                                             : (__mmask16)((1u << c) - 1);
+            _mm512_mask_storeu_ps(cm, first, xm);
+            _mm512_mask_storeu_ps(cv, first, xv);
+            _mm512_mask_storeu_ps(cw, first, xw);
+        }
         cm += c;
         cv += c;
         cw += c;
