@@ -1,0 +1,17 @@
+#!/usr/bin/env python3
+"""analyse.py RUN_DIR - medians per build and size from run.sh's
+pairs.txt, and the round-by-round differences NEW - OLD (the rows come in
+ABBA order, one old and one new per size per round)."""
+import statistics as st
+import sys
+
+rows = [l.split() for l in open(sys.argv[1] + "/pairs.txt") if not l.startswith("#")]
+for size in ("100M", "1M"):
+    old = [float(r[2]) for r in rows if r[0] == "old" and r[1] == size]
+    new = [float(r[2]) for r in rows if r[0] == "new" and r[1] == size]
+    lamb = [float(r[5]) for r in rows if r[1] == size]
+    d = [n - o for o, n in zip(old, new)]
+    print(f"{size}: old {st.median(old):.3f} new {st.median(new):.3f} "
+          f"(rounds {len(d)}; new lower in {sum(x < 0 for x in d)}; "
+          f"median difference {st.median(d):+.3f}; LAMB {min(lamb):.2f}-{max(lamb):.2f} ms)")
+    print("  differences: " + " ".join(f"{x:+.3f}" for x in d))
