@@ -36,8 +36,9 @@ double cli_now(void);
 /* The planted slowdown, a test-only knob for benchmarking the regression
  * gates (docs/regression-gates.md): LBSCALE_TEST_SLOWDOWN=VERB/NAME=F
  * (VERB optim or compress, NAME an optimizer or compressor name, F in
- * (1, 100]) makes that kernel's timed call take F times as long, by
- * spinning after it inside the timed window.  Never active unless the
+ * (1, 100]) makes that kernel's timed calls take F times as long (a
+ * compressor's compress and its decompress each), by spinning after
+ * each inside its timed window.  Never active unless the
  * variable is set.  cli_slowdown_check: 0, or -EINVAL with e set when
  * the variable is set but malformed (main refuses it, exit 2). */
 int cli_slowdown_check(struct lbs_err *e);
