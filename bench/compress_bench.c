@@ -215,7 +215,7 @@ static int ckernel_call(void *ctx, long i, double *t, struct lbs_err *err)
                    : lbs_decompress(k->c, k->p, bytes, n, 0, 1 + i, k->out,
                                     err);
     /* decompress too: PowerSGD's gated sgemm_frac times both calls, so a
-     * plant on compress alone moved it 6%, not 10% (ab-20261207, PL14) */
+     * plant on compress alone moved it about 6%, not 10% (ab-20261207) */
     if (k->slow > 1)
         cli_slowdown_spin(k->slow, cli_now() - t1);
     double t2 = cli_now();
