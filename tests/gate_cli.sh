@@ -107,17 +107,19 @@ echo '{"suite": "x", "interleave": 1, "entries": [{"verb": "stream"}]}' >"$TOP/b
 "$BIN" suite "$TOP/bad.json" --dry-run >"$TOP/out" 2>"$TOP/err"
 [ $? -eq 2 ] && grep -q "interleave" "$TOP/err" && ok "suite: a non-boolean interleave is refused" || not_ok "suite: a non-boolean interleave is refused" "$(cat "$TOP/err")"
 # ---- the interleaved A/B gate (bench/suites/gate-ab.sh) ---------------------
+# its own lock file: a caller holding the machine's heavy lock (e.g. a
+# benchmark run around .ci/run) must not make the test wait on itself
 AB=$(cd "$(dirname "$0")/.." && pwd)/bench/suites/gate-ab.sh
 echo '{"suite": "ab", "entries": [
   {"name": "stream", "verb": "stream", "repeat": 5, "args": ["--elements", "1M", "--threads", "1"]},
   {"name": "lamb", "verb": "optim", "args": ["--optim", "lamb", "--elements", "1M", "--threads", "1"]},
   {"name": "sim", "verb": "sim", "args": ["sweep", "--model", "bert-large", "--platform", "dgx-a100", "--optim", "sgd", "--gpus", "8"]}]}' >"$TOP/ab.json"
-SUITE=$TOP/ab.json "$AB" "$TOP/ab-bad" "$BIN" "$BIN" 1 >"$TOP/out" 2>"$TOP/err"
+SUITE=$TOP/ab.json LBSCALE_LOCK=$TOP/heavy.lock "$AB" "$TOP/ab-bad" "$BIN" "$BIN" 1 >"$TOP/out" 2>"$TOP/err"
 rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$TOP/err")" -eq 1 ] && [ ! -e "$TOP/ab-bad" ] &&
     ok "gate-ab: 1 round refused (exit 2, one line, nothing made)" ||
     not_ok "gate-ab: 1 round refused" "exit $rc" "$(cat "$TOP/err")"
-SUITE=$TOP/ab.json B_ENV="LBSCALE_TEST_SLOWDOWN=optim/lamb=3" \
+SUITE=$TOP/ab.json LBSCALE_LOCK=$TOP/heavy.lock B_ENV="LBSCALE_TEST_SLOWDOWN=optim/lamb=3" \
     "$AB" "$TOP/ab" "$BIN" "$BIN" 4 >"$TOP/out" 2>"$TOP/err"
 rc=$?
 arms=$(sed -n 's/^== round [0-9]* arm \([AB]\).*/\1/p' "$TOP/err" | tr -d '\n')

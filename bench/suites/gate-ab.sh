@@ -23,7 +23,9 @@
 # ..." set for arm B only: the gate benchmark plants its slowdown there,
 # LBSCALE_TEST_SLOWDOWN), COMPARE_ARGS (more arguments for compare).
 # Resumable: a round whose suite finished is kept.  Each suite runs under
-# nice and flock /tmp/lbscale-heavy.lock (the machine is shared).
+# nice and flock LBSCALE_LOCK (default /tmp/lbscale-heavy.lock: the
+# machine is shared; the tests name their own, so a caller holding the
+# machine's lock does not wait on itself).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PY=/usr/bin/python3
@@ -33,6 +35,7 @@ die() { echo "gate-ab.sh: $*" >&2; exit 2; }
     die "usage: gate-ab.sh OUT BIN_A BIN_B [ROUNDS]"
 OUT=$1 A=$2 B=$3 ROUNDS=${4:-12}
 SUITE=${SUITE:-$ROOT/bench/suites/ci.json}
+LOCK=${LBSCALE_LOCK:-/tmp/lbscale-heavy.lock}
 for b in "$A" "$B"; do
     [ -f "$b" ] && [ -x "$b" ] || die "'$b' is not an executable lbscale"
 done
@@ -69,7 +72,7 @@ arm() {  # arm A|B ROUND: one round of one arm, kept when complete
     rm -rf "$d"
     mkdir -p "$OUT/$1"
     echo "== round $2 arm $1 $(date -u +%H:%M:%S)" >&2
-    flock /tmp/lbscale-heavy.lock env "${envs[@]}" nice "$bin" suite \
+    flock "$LOCK" env "${envs[@]}" nice "$bin" suite \
         "$OUT/ab-suite.json" --no-plot --out "$d" >"$d.log" 2>&1 ||
         { echo "gate-ab.sh: round $2 arm $1 failed; see $d.log" >&2; exit 1; }
     touch "$d/.complete"

@@ -21,7 +21,8 @@
 # started more than 45 minutes apart or on another machine (one that
 # spans a pause between sessions) is listed but not counted: the A/A
 # pairs are meant minutes apart on one machine.  Each suite runs
-# under nice and flock /tmp/lbscale-heavy.lock (the machine is shared).
+# under nice and flock LBSCALE_LOCK (default /tmp/lbscale-heavy.lock: the
+# machine is shared).
 # Environment: LBSCALE (default build/lbscale), FACTOR (default 1.10),
 # SUITE (default bench/suites/ci.json; a smaller one to try the script),
 # PLANT_EVERY (default 1: a planted run after every plain run; 2: after
@@ -129,7 +130,7 @@ suite() {  # suite NAME [SLOWDOWN]: OUT/runs/NAME, kept when complete
     rm -rf "$d"
     mkdir -p "$OUT/runs"
     echo "== $1 ${2:-plain} $(date -u +%H:%M:%S)" >&2
-    flock /tmp/lbscale-heavy.lock env ${2:+LBSCALE_TEST_SLOWDOWN=$2} \
+    flock "${LBSCALE_LOCK:-/tmp/lbscale-heavy.lock}" env ${2:+LBSCALE_TEST_SLOWDOWN=$2} \
         nice "$BIN" suite "$OUT/ci-gate.json" --no-plot --out "$d" \
         >"$OUT/runs/$1.log" 2>&1
     touch "$d/.complete"
