@@ -33,6 +33,11 @@ int main(int argc,char**argv){
   double pw[LBS_CHUNKS],pu[LBS_CHUNKS],part[LBS_CHUNKS][4];
   double best[6]; for(int j=0;j<6;j++)best[j]=1e30;
   for(int r=0;r<reps;r++){
+    /* new chunk ids every rep, outside the timing: with the same ids each
+     * rep the branch predictor learns a block's branches by heart */
+    cc=pc=0;
+    for(size_t i=0;i<hi;i++){q[i]=rand()%C;cc+=q[i]==3;pc+=q[i]==2;}
+    for(int j=1;j<=LBS_CHUNKS;j++){off[j]=cc;poff[j]=pc;}
     double t0=now();
     lbs_lamb_kern_avx512.lamb_chunks(&lk,g,m,v,w,u,n,0,1,pw,pu);
     double t1=now();
