@@ -300,19 +300,24 @@ static void F(slamb_qu)(const struct lbs_slamb_coef *k, const float *m,
  * compiler turns the lookup into one scalar load and insert per lane,
  * which cost more than the rest of the pass.  With at most 32 chunks
  * (k >= 1/32) the table sits in two AVX-512 registers and a permute picks
- * the lanes' steps; AVX2 gathers. */
+ * the lanes' steps; above that a gather from the table (1 KiB, in L1).
+ * AVX2 permutes up to 16 chunks and gathers above. */
 #if defined(__AVX512F__)
+static inline __m512 F(qtab16)(const float *tab, unsigned nq, __m512 t0,
+                               __m512 t1, __m512i qi)
+{
+    return nq <= 32 ? _mm512_permutex2var_ps(t0, qi, t1)
+                    : _mm512_i32gather_ps(qi, tab, 4);
+}
 static size_t F(qt_vec)(const float *tab, unsigned nq, const uint8_t *q,
                         const float *u, float *w, size_t n)
 {
-    if (nq > 32)
-        return 0;
     const __m512 t0 = _mm512_loadu_ps(tab), t1 = _mm512_loadu_ps(tab + 16);
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         __m512i qi = _mm512_cvtepu8_epi32(
             _mm_loadu_si128((const __m128i *)(q + i)));
-        __m512 t = _mm512_permutex2var_ps(t0, qi, t1);
+        __m512 t = F(qtab16)(tab, nq, t0, t1, qi);
         _mm512_storeu_ps(w + i, _mm512_sub_ps(_mm512_loadu_ps(w + i),
                                               _mm512_mul_ps(
                                                   t, _mm512_loadu_ps(u + i))));
@@ -450,8 +455,6 @@ static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
                           unsigned cur, const float **in, const float *u,
                           float *w, size_t n)
 {
-    if (nq > 32)
-        return 0;
     const __m512 t0 = _mm512_loadu_ps(tab), t1 = _mm512_loadu_ps(tab + 16);
     const __m128i qc = _mm_set1_epi8((char)cur);
     const float *pi = *in;
@@ -464,7 +467,7 @@ static size_t F(qupd_vec)(const float *tab, unsigned nq, const uint8_t *q,
             _mm512_loadu_ps(u + i), kc,
             _mm512_maskz_loadu_ps((__mmask16)((1u << c) - 1), pi));
         pi += c;
-        __m512 t = _mm512_permutex2var_ps(t0, _mm512_cvtepu8_epi32(qb), t1);
+        __m512 t = F(qtab16)(tab, nq, t0, t1, _mm512_cvtepu8_epi32(qb));
         _mm512_storeu_ps(w + i, _mm512_sub_ps(_mm512_loadu_ps(w + i),
                                               _mm512_mul_ps(t, ui)));
     }
