@@ -315,23 +315,6 @@ static void slamb_norms_split(const struct lbs_slamb_coef *k, const float *m,
     }
 }
 
-static inline float clampf(float x, float lo, float hi)
-{
-    return x < lo ? lo : x > hi ? hi : x;
-}
-
-/* The step lr_e phi_e of an element of staleness ci (ci > 0). */
-static float stale_step(const struct lbs_slamb_blend *b, const float *spow,
-                        uint64_t ci)
-{
-    float s = ci < SPOW_TABLE ? spow[ci] : powf(b->beta3, (float)ci);
-    float lr_e = s * b->lr + (1 - s) * b->lr_min;
-    float phi_e = s * b->phi_max + (1 - s) * b->phi_min;
-    if (b->clamp)
-        phi_e = clampf(phi_e, b->cmin, b->cmax);
-    return lr_e * phi_e;
-}
-
 static void slamb_update_split(const struct lbs_slamb_blend *b,
                                const float *spow, const float *u,
                                const uint32_t *c, float *w, size_t n)
@@ -763,8 +746,9 @@ static int slamb_layer_q(struct lbs_optim *o, size_t i,
     float tab[256] = {0};
     for (size_t j = 0; j < sl->chunks; j++)
         tab[j] = j == cur ? b.step_synced
-                          : stale_step(&b, s->spow, chunk_staleness(
-                                           o->t, sl->chunks, j));
+                          : lbs_slamb_stale_step(
+                                &b, s->spow, SPOW_TABLE,
+                                chunk_staleness(o->t, sl->chunks, j));
     LBS_KERN_CHUNKED(n, K->slamb_qupd_chunks(tab, (unsigned)sl->chunks, &B,
                                              s->u, L->w, n, c0, c1));
     return 0;

@@ -4,6 +4,7 @@
 #ifndef LBS_SLAMB_KERN_H
 #define LBS_SLAMB_KERN_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,22 @@ struct lbs_slamb_blend {
     float lr, lr_min, phi_max, phi_min, cmin, cmax, beta3;
     int clamp;                    /* clamp the blended phi to [cmin, cmax] */
 };
+
+/* The step lr_e phi_e of an element of staleness ci > 0: s = beta3^ci
+ * from spow below ntab (powf at or past it), lr and phi blended by s,
+ * phi clamped to [cmin, cmax] when b->clamp.  One rule for slamb.c's
+ * per-chunk table and the counter form's update (slamb_tmpl.c). */
+static inline float lbs_slamb_stale_step(const struct lbs_slamb_blend *b,
+                                         const float *spow, size_t ntab,
+                                         uint64_t ci)
+{
+    float s = ci < ntab ? spow[ci] : powf(b->beta3, (float)ci);
+    float lr_e = s * b->lr + (1 - s) * b->lr_min;
+    float phi_e = s * b->phi_max + (1 - s) * b->phi_min;
+    if (b->clamp)
+        phi_e = phi_e < b->cmin ? b->cmin : phi_e > b->cmax ? b->cmax : phi_e;
+    return lr_e * phi_e;
+}
 
 /* SLAMB's chunk-id layer at one step (slamb.c): q holds each element's
  * chunk, chunk cur is synced; off (poff) is qoff's row for cur (prev):

@@ -64,25 +64,13 @@ static void F(slamb_split)(const struct lbs_slamb_coef *k, const float *m,
     }
 }
 
-static inline float clampf(float x, float lo, float hi)
-{
-    return x < lo ? lo : x > hi ? hi : x;
-}
-
-/* Counters: the step of each element from its staleness (table of
- * beta3^c below ntab, powf above). */
+/* Counters: the step of each element from its staleness (synced: c = 0) */
 static inline float F(stale_step1)(const struct lbs_slamb_blend *b,
                                    const float *spow, size_t ntab,
                                    uint32_t ci)
 {
-    if (ci == 0)
-        return b->step_synced;
-    float s = ci < ntab ? spow[ci] : powf(b->beta3, (float)ci);
-    float lr_e = s * b->lr + (1 - s) * b->lr_min;
-    float phi_e = s * b->phi_max + (1 - s) * b->phi_min;
-    if (b->clamp)
-        phi_e = clampf(phi_e, b->cmin, b->cmax);
-    return lr_e * phi_e;
+    return ci == 0 ? b->step_synced
+                   : lbs_slamb_stale_step(b, spow, ntab, ci);
 }
 
 /* The same 16 lanes at a time (returns where it stopped): the synced
@@ -115,7 +103,7 @@ static size_t F(upd_vec)(const struct lbs_slamb_blend *b, const float *spow,
         __m512 lre = _mm512_add_ps(_mm512_mul_ps(s, lr), _mm512_mul_ps(r, lrm));
         __m512 phi = _mm512_add_ps(_mm512_mul_ps(s, pmax),
                                    _mm512_mul_ps(r, pmin));
-        if (b->clamp) {   /* clampf's rule, NaN kept */
+        if (b->clamp) {   /* lbs_slamb_stale_step's clamp, NaN kept */
             phi = _mm512_mask_blend_ps(
                 _mm512_cmp_ps_mask(phi, hi, _CMP_GT_OQ), phi, hi);
             phi = _mm512_mask_blend_ps(
