@@ -217,28 +217,29 @@ Test(isa, compact_expand)
  * elementwise kernels: x[i] = in[o++] where q[i] == qc; out = x where
  * q == qc; u of every element (slamb_split, all synced); sums of w^2 and
  * u^2 split by q == qc into p[0..1] (synced) and p[2..3]. */
-static void q_expand(float *x, const uint8_t *q, unsigned qc, const float *in)
+static void q_expand(float *x, const uint8_t *q, unsigned qc, const float *in,
+                     size_t n)
 {
-    for (size_t i = 0, o = 0; i < N; i++)
+    for (size_t i = 0, o = 0; i < n; i++)
         if (q[i] == qc)
             x[i] = in[o++];
 }
 static size_t q_compact(const float *x, const uint8_t *q, unsigned qc,
-                        float *out)
+                        float *out, size_t n)
 {
     size_t o = 0;
-    for (size_t i = 0; i < N; i++)
+    for (size_t i = 0; i < n; i++)
         if (q[i] == qc)
             out[o++] = x[i];
     return o;
 }
 static void q_sums(const struct lbs_slamb_coef *k, const float *m,
                    const float *v, const float *w, const uint8_t *q,
-                   unsigned qc, float *u, double p[4])
+                   unsigned qc, float *u, double p[4], size_t n)
 {
     double d[4];
-    SL(&lbs_kern_c)->slamb_split(k, m, v, w, NULL, u, N, d);
-    for (size_t i = 0; i < N; i++) {
+    SL(&lbs_kern_c)->slamb_split(k, m, v, w, NULL, u, n, d);
+    for (size_t i = 0; i < n; i++) {
         int j = q[i] == qc ? 0 : 2;
         p[j] += (double)w[i] * w[i];
         p[j + 1] += (double)u[i] * u[i];
@@ -250,21 +251,21 @@ static void q_sums(const struct lbs_slamb_coef *k, const float *m,
  * into m, takes the moments, u and the stale sums, and compacts the
  * synced m, v, w; the fix-up averages the compact m (kept), makes u_S
  * and the synced sums; the update takes u_S where q == cur. */
-Test(isa, slamb_chunk_ids)
+static void chunk_ids_case(size_t n)
 {
     const struct lbs_slamb_coef k = {
         .b1 = 0.9f, .b2 = 0.999f, .c1 = 0.1f, .c2 = 0.001f, .ibc1 = 3.1f,
         .ibc2 = 7.7f, .eps = 1e-6f, .wd = 0.01f};
     const unsigned C = 7, cur = 4, prev = 3;
     const float inv = 0.25f;
-    float *g = arr(N, 2, 0), *m0 = arr(N, 0.1f, 0), *v0 = arr(N, 0.01f, 1),
-          *w0 = arr(N, 1, 0), *pm0 = arr(N, 0.3f, 0);
-    uint8_t *q = malloc(N);
+    float *g = arr(n, 2, 0), *m0 = arr(n, 0.1f, 0), *v0 = arr(n, 0.01f, 1),
+          *w0 = arr(n, 1, 0), *pm0 = arr(n, 0.3f, 0);
+    uint8_t *q = malloc(n);
     uint32_t off[LBS_CHUNKS + 1] = {0}, poff[LBS_CHUNKS + 1] = {0};
     for (size_t c = 0; c < LBS_CHUNKS; c++) {
         off[c + 1] = off[c];
         poff[c + 1] = poff[c];
-        for (size_t i = lbs_chunk_lo(N, c); i < lbs_chunk_lo(N, c + 1); i++) {
+        for (size_t i = lbs_chunk_lo(n, c); i < lbs_chunk_lo(n, c + 1); i++) {
             q[i] = (uint8_t)((i * 5 + i / 17) % C);
             off[c + 1] += q[i] == cur;
             poff[c + 1] += q[i] == prev;
@@ -275,36 +276,36 @@ Test(isa, slamb_chunk_ids)
         tab[j] = 0.001f * (float)(j + 1);
     for (int with_pm = 0; with_pm < 2; with_pm++) {
         /* the reference */
-        float *mr = dup(m0, N), *vr = dup(v0, N), *ur = arr(N, 1, 0),
-              *wr = dup(w0, N), *sm = malloc(N * 4), *sv = malloc(N * 4),
-              *sw = malloc(N * 4), *su = malloc(N * 4);
+        float *mr = dup(m0, n), *vr = dup(v0, n), *ur = arr(n, 1, 0),
+              *wr = dup(w0, n), *sm = malloc(n * 4), *sv = malloc(n * 4),
+              *sw = malloc(n * 4), *su = malloc(n * 4);
         if (with_pm)
-            q_expand(mr + OFF, q, prev, pm0);
-        SL(&lbs_kern_c)->slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, N);
+            q_expand(mr + OFF, q, prev, pm0, n);
+        SL(&lbs_kern_c)->slamb_moments(&k, g + OFF, mr + OFF, vr + OFF, NULL, n);
         double pr[4] = {0}, ps[4] = {0};
-        q_sums(&k, mr + OFF, vr + OFF, w0 + OFF, q, cur, ur + OFF, pr);
-        size_t cnt = q_compact(mr + OFF, q, cur, sm);
-        q_compact(vr + OFF, q, cur, sv);
-        q_compact(w0 + OFF, q, cur, sw);
+        q_sums(&k, mr + OFF, vr + OFF, w0 + OFF, q, cur, ur + OFF, pr, n);
+        size_t cnt = q_compact(mr + OFF, q, cur, sm, n);
+        q_compact(vr + OFF, q, cur, sv, n);
+        q_compact(w0 + OFF, q, cur, sw, n);
         cr_assert_eq(cnt, off[LBS_CHUNKS]);
-        float *m1 = dup(mr, N);   /* m after pass 1 */
+        float *m1 = dup(mr, n);   /* m after pass 1 */
         for (size_t j = 0; j < cnt; j++)
             sm[j] = sm[j] * 2 * inv;   /* "allreduce": x 2 */
-        q_expand(mr + OFF, q, cur, sm);
-        float *ua = arr(N, 1, 0);
-        q_sums(&k, mr + OFF, vr + OFF, w0 + OFF, q, cur, ua + OFF, ps);
-        q_compact(ua + OFF, q, cur, su);
-        q_expand(ur + OFF, q, cur, su);
-        for (size_t i = 0; i < N; i++)
+        q_expand(mr + OFF, q, cur, sm, n);
+        float *ua = arr(n, 1, 0);
+        q_sums(&k, mr + OFF, vr + OFF, w0 + OFF, q, cur, ua + OFF, ps, n);
+        q_compact(ua + OFF, q, cur, su, n);
+        q_expand(ur + OFF, q, cur, su, n);
+        for (size_t i = 0; i < n; i++)
             wr[OFF + i] -= tab[q[i]] * ur[OFF + i];
         for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
             const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
             if (!K)
                 continue;
-            float *m = dup(m0, N), *v = dup(v0, N), *w = dup(w0, N),
-                  *u = malloc(N * 4), *pm = malloc(N * 4),
-                  *cm = malloc(N * 4), *cv = malloc(N * 4),
-                  *cw = malloc(N * 4);
+            float *m = dup(m0, n), *v = dup(v0, n), *w = dup(w0, n),
+                  *u = malloc(n * 4), *pm = malloc(n * 4),
+                  *cm = malloc(n * 4), *cv = malloc(n * 4),
+                  *cw = malloc(n * 4);
             const struct lbs_slamb_qbuf B = {
                 .q = q, .cur = cur, .prev = prev, .off = off, .poff = poff,
                 .cm = cm, .cv = cv, .cw = cw, .pm = with_pm ? pm0 : NULL};
@@ -313,10 +314,10 @@ Test(isa, slamb_chunk_ids)
              * would stay */
             for (int h = 1; h >= 0; h--)
                 SL(K)->slamb_q1_chunks(&k, g + OFF, m + OFF, v + OFF, w + OFF, u,
-                                   &B, N, h * LBS_CHUNKS / 2,
+                                   &B, n, h * LBS_CHUNKS / 2,
                                    (h + 1) * LBS_CHUNKS / 2, part);
-            same_f(m + OFF, m1 + OFF, N, "slamb_q1_chunks m", K->name);
-            same_f(v + OFF, vr + OFF, N, "slamb_q1_chunks v", K->name);
+            same_f(m + OFF, m1 + OFF, n, "slamb_q1_chunks m", K->name);
+            same_f(v + OFF, vr + OFF, n, "slamb_q1_chunks v", K->name);
             same_f(cv, sv, cnt, "slamb_q1_chunks cv", K->name);
             same_f(cw, sw, cnt, "slamb_q1_chunks cw", K->name);
             for (size_t j = 0; j < cnt; j++)
@@ -333,10 +334,10 @@ Test(isa, slamb_chunk_ids)
                 close_d(p[j], j < 2 ? ps[j] : pr[j], BOUND_NORM,
                         "slamb chunk-id norm", K->name);
             for (int h = 0; h < 2; h++)
-                SL(K)->slamb_qupd_chunks(tab, C, &B, u, w + OFF, N,
+                SL(K)->slamb_qupd_chunks(tab, C, &B, u, w + OFF, n,
                                      h * LBS_CHUNKS / 2,
                                      (h + 1) * LBS_CHUNKS / 2);
-            same_f(w + OFF, wr + OFF, N, "slamb_qupd_chunks w", K->name);
+            same_f(w + OFF, wr + OFF, n, "slamb_qupd_chunks w", K->name);
             free(m); free(v); free(w); free(u); free(pm);
             free(cm); free(cv); free(cw);
         }
@@ -345,28 +346,37 @@ Test(isa, slamb_chunk_ids)
     }
     /* over 32 chunks the AVX-512 table lookup is not a permute (nothing
      * synced: u from u alone) */
-    for (size_t i = 0; i < N; i++)
+    for (size_t i = 0; i < n; i++)
         q[i] = (uint8_t)(i * 11 % 40);
     for (int j = 0; j < 40; j++)
         tab[j] = 0.002f * (float)(j + 1);
     const struct lbs_slamb_qbuf B40 = {.q = q, .cur = 255, .off = off,
                                        .cv = g};
-    float *w40 = dup(w0, N);
-    for (size_t i = 0; i < N; i++)
+    float *w40 = dup(w0, n);
+    for (size_t i = 0; i < n; i++)
         w40[OFF + i] -= tab[q[i]] * g[OFF + i];
     for (int lv = 0; lv < LBS_ISA_COUNT; lv++) {
         const struct lbs_kern *K = lbs_kern_of((enum lbs_isa)lv);
         if (!K)
             continue;
-        float *w = dup(w0, N);
-        SL(K)->slamb_qupd_chunks(tab, 40, &B40, g + OFF, w + OFF, N, 0,
+        float *w = dup(w0, n);
+        SL(K)->slamb_qupd_chunks(tab, 40, &B40, g + OFF, w + OFF, n, 0,
                              LBS_CHUNKS);
-        same_f(w + OFF, w40 + OFF, N, "slamb_qupd_chunks (40 chunks) w",
+        same_f(w + OFF, w40 + OFF, n, "slamb_qupd_chunks (40 chunks) w",
                K->name);
         free(w);
     }
     free(w40);
     free(g); free(m0); free(v0); free(w0); free(pm0); free(q);
+}
+
+/* N: 39 elements per parallel chunk; then 2500, so each chunk's pass 1
+ * is three calls (LBS_NORM_BLOCK blocks) and its compact share fills
+ * many whole vectors (the AVX-512 form stores whole aligned ones) */
+Test(isa, slamb_chunk_ids)
+{
+    chunk_ids_case(N);
+    chunk_ids_case((size_t)LBS_CHUNKS * 2500 + 37);
 }
 
 Test(isa, compressor_kernels)
