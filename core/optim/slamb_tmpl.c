@@ -76,9 +76,8 @@ static inline float F(stale_step1)(const struct lbs_slamb_blend *b,
 /* The same 16 lanes at a time, 8 at AVX2 (returns where it stopped):
  * the synced test per element is a branch the predictor cannot learn (k
  * of the elements, at random), and it was most of the counter form's
- * time.
- * The same operations in the same order, so the same bits; a block with
- * a count at or past ntab goes to the scalar rule (powf). */
+ * time.  The same operations in the same order, so the same bits; a
+ * block with a count at or past ntab goes to the scalar rule (powf). */
 #if defined(__AVX512F__)
 static size_t F(upd_vec)(const struct lbs_slamb_blend *b, const float *spow,
                          size_t ntab, const float *u, const uint32_t *c,
@@ -386,7 +385,7 @@ static void F(slamb_qu)(const struct lbs_slamb_coef *k, const float *m,
  * which cost more than the rest of the pass.  With at most 32 chunks
  * (k >= 1/32) the table sits in two AVX-512 registers and a permute picks
  * the lanes' steps; above that a gather from the table (1 KiB, in L1).
- * AVX2 permutes up to 16 chunks and gathers above. */
+ * AVX2 gathers here; its qupd_vec permutes up to 16 chunks. */
 #if defined(__AVX512F__)
 static inline __m512 F(qtab16)(const float *tab, unsigned nq, __m512 t0,
                                __m512 t1, __m512i qi)
@@ -885,9 +884,10 @@ static void check_counters(const struct lbs_slamb_kern *K,
         bc.cmin = bounds[j][0];
         bc.cmax = bounds[j][1];
         float *wc = lbs_kcheck_dup(r, w0, N);
-        LBS_KCALL(r, j ? "slamb_update (crossed)" : "slamb_update (clamped)",
-                  N, K->slamb_update(&bc, spow, 4096, u, c, wc, N));
-        lbs_kcheck_bits(r, "slamb update w (clamped)", wc, N * sizeof *wc);
+        const char *what = j ? "slamb_update (crossed)"
+                             : "slamb_update (clamped)";
+        LBS_KCALL(r, what, N, K->slamb_update(&bc, spow, 4096, u, c, wc, N));
+        lbs_kcheck_bits(r, what, wc, N * sizeof *wc);
     }
 }
 
